@@ -1,0 +1,181 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/proc"
+)
+
+// claudeSpec drives Claude Code: `claude -p --output-format stream-json
+// --verbose`, the prompt on standard input.
+func claudeSpec() cliSpec {
+	return cliSpec{
+		name:       "claude",
+		bin:        "claude",
+		minVersion: version{1, 0, 0},
+		build: func(req Request, _ func() (string, error)) (invocation, error) {
+			args := []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
+			if req.Model != "" {
+				args = append(args, "--model", req.Model)
+			}
+			if req.SessionID != "" {
+				args = append(args, "--resume", req.SessionID)
+			}
+			return invocation{Args: args, Stdin: &req.Prompt}, nil
+		},
+		newParser: func() streamParser { return &claudeParser{text: proc.NewTail(MaxReplyBytes)} },
+	}
+}
+
+// claudeParser reads Claude Code's stream-json events.
+type claudeParser struct {
+	text      *proc.Tail // text of the last assistant message, as a fallback
+	cut       bool
+	session   string
+	result    *claudeResult
+	rateLimit *Failure
+	other     []string // non-JSON lines, for classification
+}
+
+type claudeResult struct {
+	Subtype        string   `json:"subtype"`
+	IsError        bool     `json:"is_error"`
+	Result         *string  `json:"result"`
+	SessionID      string   `json:"session_id"`
+	TotalCostUSD   *float64 `json:"total_cost_usd"`
+	APIErrorStatus *int     `json:"api_error_status"`
+	Usage          struct {
+		InputTokens              int64 `json:"input_tokens"`
+		OutputTokens             int64 `json:"output_tokens"`
+		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	} `json:"usage"`
+	Errors []string `json:"errors"`
+}
+
+func (p *claudeParser) Line(line []byte, cut bool) {
+	var ev struct {
+		Type      string `json:"type"`
+		Subtype   string `json:"subtype"`
+		SessionID string `json:"session_id"`
+		Message   struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"message"`
+		RateLimitInfo struct {
+			Status   string          `json:"status"`
+			ResetsAt json.RawMessage `json:"resetsAt"`
+		} `json:"rate_limit_info"`
+	}
+	if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
+		if s := strings.TrimSpace(string(line)); s != "" && len(p.other) < 50 {
+			p.other = append(p.other, truncate(s, 2000))
+		}
+		return
+	}
+	if ev.SessionID != "" {
+		p.session = ev.SessionID
+	}
+	switch ev.Type {
+	case "assistant":
+		var parts []string
+		for _, c := range ev.Message.Content {
+			if c.Type == "text" && c.Text != "" {
+				parts = append(parts, c.Text)
+			}
+		}
+		if len(parts) > 0 {
+			p.text = proc.NewTail(MaxReplyBytes)
+			p.text.Write([]byte(strings.Join(parts, "\n")))
+			p.cut = cut
+		}
+	case "rate_limit_event":
+		if st := strings.ToLower(ev.RateLimitInfo.Status); st == "rejected" || st == "exceeded" {
+			p.rateLimit = &Failure{Kind: FailRateLimit, Message: "rate limit " + st, HTTPStatus: 429, ResetAt: parseResetsAt(ev.RateLimitInfo.ResetsAt)}
+		}
+	case "result":
+		var r claudeResult
+		if err := json.Unmarshal(line, &r); err == nil {
+			p.result = &r
+		}
+		p.cut = p.cut || cut
+	}
+}
+
+// parseResetsAt reads a reset time given as Unix seconds or RFC 3339.
+func parseResetsAt(raw json.RawMessage) time.Time {
+	var n float64
+	if json.Unmarshal(raw, &n) == nil && n > 0 {
+		if n > 1e12 { // milliseconds
+			return time.UnixMilli(int64(n))
+		}
+		return time.Unix(int64(n), 0)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+func (p *claudeParser) Finish(end callEnd) Response {
+	r := Response{SessionID: p.session, Text: p.text.String(), Truncated: p.cut || p.text.Truncated()}
+	res := p.result
+	if res != nil {
+		if res.Result != nil {
+			r.Text = *res.Result
+			if len(r.Text) > MaxReplyBytes {
+				r.Text, r.Truncated = r.Text[len(r.Text)-MaxReplyBytes:], true
+			}
+		}
+		if res.SessionID != "" {
+			r.SessionID = res.SessionID
+		}
+		u := res.Usage
+		r.Usage = Usage{
+			InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+			OutputTokens: u.OutputTokens,
+		}
+		if res.TotalCostUSD != nil {
+			r.Usage.CostUSD, r.Usage.CostKnown = *res.TotalCostUSD, true
+		}
+	}
+	if end.Stopped {
+		return r
+	}
+	// Key on is_error and api_error_status, never on subtype (agents.md).
+	failed := res == nil || res.IsError || end.ExitCode != 0
+	if !failed {
+		return r
+	}
+	msg := r.Text
+	if res != nil && len(res.Errors) > 0 {
+		msg = strings.Join(res.Errors, "; ")
+	}
+	all := msg + "\n" + strings.Join(p.other, "\n") + "\n" + end.Stderr
+	switch {
+	case res != nil && res.APIErrorStatus != nil && *res.APIErrorStatus > 0:
+		r.Failure = classifyStatus(*res.APIErrorStatus, failureLine(all))
+		if r.Failure.Kind == FailRateLimit && r.Failure.ResetAt.IsZero() && p.rateLimit != nil {
+			r.Failure.ResetAt = p.rateLimit.ResetAt
+		}
+	case p.rateLimit != nil:
+		r.Failure = p.rateLimit
+	default:
+		r.Failure = classifyText(all)
+	}
+	if r.Failure == nil {
+		if res != nil && res.IsError {
+			r.Failure = &Failure{Kind: FailAPI, Message: failureLine(all)}
+		} else {
+			r.Failure = &Failure{Kind: FailCrash, Message: crashMessage(end)}
+		}
+	}
+	return r
+}

@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Builtins lists the built-in backends in the order jlgcli picks the first
+// installed one when none is configured.
+var Builtins = []string{"claude", "codex", "copilot", "gemini", "opencode"}
+
+// builtinSpec returns the spec of a built-in backend.
+func builtinSpec(name string) (cliSpec, bool) {
+	switch name {
+	case "claude":
+		return claudeSpec(), true
+	case "codex":
+		return codexSpec(), true
+	case "copilot":
+		return copilotSpec(), true
+	case "gemini":
+		return geminiSpec(), true
+	case "opencode":
+		return opencodeSpec(), true
+	}
+	return cliSpec{}, false
+}
+
+// IsBuiltin reports whether name is a built-in backend.
+func IsBuiltin(name string) bool { return slices.Contains(Builtins, name) }
+
+// CommandSpec is a user-defined command backend as configured.
+type CommandSpec struct {
+	Command []string
+	Prompt  string
+}
+
+// Registry resolves backend names to agents.
+type Registry struct {
+	// Commands are the user-defined backends, by name.
+	Commands map[string]CommandSpec
+	// Env is the base environment of every agent (nil: jlgcli's own).
+	Env []string
+}
+
+// UnknownError is returned for a backend name that is neither built in nor
+// configured.
+type UnknownError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("unknown backend %q; known backends: %s", e.Name, strings.Join(e.Known, ", "))
+}
+
+// Names lists every backend: the built-ins, then the configured commands in
+// name order.
+func (r *Registry) Names() []string {
+	names := append([]string(nil), Builtins...)
+	var cmds []string
+	for n := range r.Commands {
+		if !IsBuiltin(n) {
+			cmds = append(cmds, n)
+		}
+	}
+	sort.Strings(cmds)
+	return append(names, cmds...)
+}
+
+// Get returns the agent named name.
+func (r *Registry) Get(name string) (Agent, error) {
+	if c, ok := r.Commands[name]; ok && len(c.Command) > 0 {
+		mode := c.Prompt
+		if mode == "" {
+			mode = PromptStdin
+		}
+		return &Command{BackendName: name, Argv: c.Command, Prompt: mode, Env: r.Env}, nil
+	}
+	if spec, ok := builtinSpec(name); ok {
+		return &cliAgent{spec: spec, env: r.Env}, nil
+	}
+	return nil, &UnknownError{Name: name, Known: r.Names()}
+}
