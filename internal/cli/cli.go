@@ -1,0 +1,191 @@
+// Package cli is jlgcli's command line: one file per command, flag parsing
+// only, and the one function that maps errors to exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+// Version is jlgcli's version, set at build time with -ldflags.
+var Version = "dev"
+
+// Stdio is the world a command sees: its streams and environment, injected
+// so that tests can supply their own.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// ErrIsTerminal tells whether Err is a terminal (live status line).
+	ErrIsTerminal bool
+	// Getenv reads the environment; nil: os.Getenv.
+	Getenv func(string) string
+	// Environ is the environment agents start from; nil: os.Environ().
+	Environ []string
+	// Dir is the working directory; "": the process's own.
+	Dir string
+}
+
+func (s *Stdio) getenv(k string) string {
+	if s.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return s.Getenv(k)
+}
+
+func (s *Stdio) dir() (string, error) {
+	if s.Dir != "" {
+		return s.Dir, nil
+	}
+	return os.Getwd()
+}
+
+// usageError is a mistake in how jlgcli was called: exit 64.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+// exitError ends a command with a given code, its message already printed
+// (or none needed).
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// hintError carries a line telling the user what to do.
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() }
+func (e *hintError) Unwrap() error { return e.err }
+
+// Main runs jlgcli with args (without the program name) and returns the exit
+// code.
+func Main(ctx context.Context, args []string, stdio Stdio) int {
+	root := newRootCmd(&stdio)
+	root.SetArgs(args)
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	err := root.ExecuteContext(ctx)
+	code := ExitCode(err)
+	if err != nil && !isExitError(err) {
+		fmt.Fprintf(stdio.Err, "jlgcli: error: %v\n", err)
+		var h *hintError
+		if errors.As(err, &h) && h.hint != "" {
+			fmt.Fprintf(stdio.Err, "jlgcli: hint: %s\n", h.hint)
+		}
+		if code == engine.ExitUsage && !isConfigError(err) {
+			fmt.Fprintln(stdio.Err, "jlgcli: hint: run 'jlgcli help' for usage")
+		}
+	}
+	return code
+}
+
+// ExitCode maps an error to the exit code of the contract: the one place
+// where that is decided.
+func ExitCode(err error) int {
+	var (
+		exit  *exitError
+		usage *usageError
+		cfg   *config.Error
+	)
+	switch {
+	case err == nil:
+		return engine.ExitOK
+	case errors.As(err, &exit):
+		return exit.code
+	case errors.As(err, &usage), errors.As(err, &cfg):
+		return engine.ExitUsage
+	case errors.Is(err, context.Canceled):
+		return engine.ExitInterrupted
+	}
+	return engine.ExitError
+}
+
+func isExitError(err error) bool {
+	var e *exitError
+	return errors.As(err, &e)
+}
+
+func isConfigError(err error) bool {
+	var e *config.Error
+	return errors.As(err, &e)
+}
+
+func newRootCmd(stdio *Stdio) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "jlgcli",
+		Short: "Drive AI coding-agent CLIs until the task is really done",
+		Long: strings.TrimSpace(`
+jlgcli drives an agent CLI (claude, codex, copilot, gemini, opencode, or any
+command) headless: one call with 'run', or a supervised loop with 'loop' that
+stops when the agent signals completion or a guard (iterations, time, no
+progress) stops it. Exit codes are a contract: see 'jlgcli help exit-codes'.`),
+		Version:       Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(
+		newRunCmd(stdio, false),
+		newRunCmd(stdio, true),
+		newConfigCmd(stdio),
+		newBackendsCmd(stdio),
+		exitCodesHelp(),
+	)
+	// Unknown commands and wrong argument counts are usage errors too.
+	for _, c := range root.Commands() {
+		if c.Args != nil {
+			args := c.Args
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				if err := args(cmd, a); err != nil {
+					return &usageError{err}
+				}
+				return nil
+			}
+		}
+	}
+	root.Args = func(cmd *cobra.Command, a []string) error {
+		if len(a) > 0 {
+			return usagef("unknown command %q for jlgcli", a[0])
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	return root
+}
+
+func exitCodesHelp() *cobra.Command {
+	return &cobra.Command{
+		Use:   "exit-codes",
+		Short: "The exit codes of jlgcli and what they mean",
+		Long: strings.TrimSpace(`
+ 0  done                     completion detected
+ 2  backend-missing          the agent's executable is not installed
+ 4  max-iterations           the iteration limit was reached
+ 5  no-progress              identical consecutive replies (noProgressLimit)
+ 6  backend-unauthenticated  the agent CLI is not logged in / has no valid key
+ 7  budget-exceeded          the cost budget was spent
+64  usage                    bad flag, bad config, unknown or unsupported backend
+65  invalid-json             json completion and no valid status object
+69  rate-limited             the provider's rate limit was hit
+75  timeout                  the global time limit was reached
+130 interrupted              SIGINT/SIGTERM
+other                        the agent exited non-zero: its code is passed through
+                             (an API error the agent reported with status 0 gives 1)`),
+	}
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/config"
+)
+
+type configOptions struct {
+	flags settingFlags
+}
+
+func newConfigCmd(stdio *Stdio) *cobra.Command {
+	o := &configOptions{}
+	cmd := &cobra.Command{
+		Use:   "config [flags]",
+		Short: "Print the resolved configuration and where each value came from",
+		Long: `Print every setting as jlgcli resolves it, from lowest to highest precedence:
+defaults, the user file ($XDG_CONFIG_HOME/jlgcli/config.toml), the project file
+(jlgcli.toml in the working directory or its nearest parent up to the repository
+root), the environment (JLGCLI_*), then flags. Give the same flags as to 'loop'
+to see their effect; --json prints an object.`,
+		Args: cobra.NoArgs,
+	}
+	o.flags.register(cmd.Flags(), true)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		flags, err := o.flags.layer(cmd.Flags())
+		if err != nil {
+			return err
+		}
+		cfg, err := loadConfig(stdio, flags)
+		if err != nil {
+			return err
+		}
+		return printConfig(stdio, cfg, cmd.Flags().Changed("json") && o.flags.json)
+	}
+	return cmd
+}
+
+type configEntry struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+func printConfig(stdio *Stdio, cfg *config.Config, asJSON bool) error {
+	var entries []configEntry
+	for _, k := range cfg.AllKeys() {
+		entries = append(entries, configEntry{Key: k, Value: cfg.Value(k), Source: cfg.Sources[k]})
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(entries)
+	}
+	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	for _, e := range entries {
+		v := e.Value
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Key, v, e.Source)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/ui"
+)
+
+// runOptions are the inputs of `run` and `loop`.
+type runOptions struct {
+	loop       bool
+	promptFile string
+	flags      settingFlags
+}
+
+func newRunCmd(stdio *Stdio, loop bool) *cobra.Command {
+	o := &runOptions{loop: loop}
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Make one agent call and print its reply",
+		Long: strings.TrimSpace(`
+Make one call to the agent and print its reply on stdout (or, with --json, the
+result object). PROMPT '-' reads the prompt from stdin; -f reads it from a file.`),
+		Args: cobra.MaximumNArgs(1),
+	}
+	if loop {
+		cmd.Use = "loop [flags] PROMPT"
+		cmd.Short = "Call the agent in a loop until it signals done or a guard stops it"
+		cmd.Long = strings.TrimSpace(`
+Send the prompt to the agent, read its reply, and decide: done (the marker line,
+or a JSON {"status":"done"}), or continue (the same prompt, or the JSON "next").
+Guards: --max-iterations (exit 4), --timeout for the whole loop (exit 75),
+--no-progress-limit identical consecutive replies (exit 5). PROMPT '-' reads
+stdin; -f reads a file.`)
+	}
+	cmd.Flags().StringVarP(&o.promptFile, "prompt-file", "f", "", "read the prompt from FILE")
+	o.flags.register(cmd.Flags(), loop)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runRun(cmd.Context(), stdio, cmd, o, args)
+	}
+	return cmd
+}
+
+func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions, args []string) error {
+	prompt, err := readPrompt(stdio, o.promptFile, args)
+	if err != nil {
+		return err
+	}
+	flags, err := o.flags.layer(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(stdio, flags)
+	if err != nil {
+		return err
+	}
+
+	reg := &agent.Registry{Commands: cfg.Backends, Env: stdio.Environ}
+	res, a := pickAgent(stdio, cfg, reg)
+	if a != nil {
+		opts := engine.Options{
+			RunID:           newRunID(time.Now()),
+			Prompt:          prompt,
+			Once:            !o.loop,
+			Model:           cfg.Model,
+			Dir:             cfg.Cwd,
+			Env:             cfg.EnvList(),
+			MaxIterations:   cfg.MaxIterations,
+			Timeout:         cfg.Timeout,
+			Completion:      cfg.CompletionMode,
+			Marker:          cfg.Marker,
+			NoProgressLimit: cfg.NoProgressLimit,
+		}
+		var progress *ui.Progress
+		if !cfg.Quiet {
+			progress = ui.NewProgress(stdio.Err, stdio.ErrIsTerminal)
+			opts.Observer = progress
+		}
+		res = engine.Run(ctx, a, opts)
+		if progress != nil {
+			progress.Close()
+		}
+	}
+	return report(stdio, cfg, res)
+}
+
+// pickAgent resolves the configured backend. With none configured it picks
+// the first installed built-in and says so. When no agent can be had, it
+// returns the result that says why.
+func pickAgent(stdio *Stdio, cfg *config.Config, reg *agent.Registry) (engine.Result, agent.Agent) {
+	name := cfg.Backend
+	res := engine.Result{Transcript: []engine.Entry{}}
+	if name == "" {
+		for _, b := range agent.Builtins {
+			if _, err := proc.LookPath(b, stdio.Environ); err == nil {
+				name = b
+				break
+			}
+		}
+		if name == "" {
+			res.Status = engine.StatusBackendMissing
+			res.ExitCode = engine.ExitBackendMissing
+			res.Details = "no backend configured and none of " + strings.Join(agent.Builtins, ", ") + " is installed"
+			return res, nil
+		}
+		if !cfg.Quiet {
+			fmt.Fprintf(stdio.Err, "jlgcli: no backend configured; using %s, the first installed of %s\n", name, strings.Join(agent.Builtins, ", "))
+		}
+	}
+	a, err := reg.Get(name)
+	if err != nil {
+		res.Backend = name
+		res.Status = engine.StatusBackendUnknown
+		res.ExitCode = engine.StatusBackendUnknown.ExitCode()
+		res.Details = err.Error()
+		return res, nil
+	}
+	return res, a
+}
+
+// report prints the result: the reply (or the JSON object) on stdout, and on
+// stderr why a run that is not done stopped. It returns the exit error.
+func report(stdio *Stdio, cfg *config.Config, res engine.Result) error {
+	if cfg.JSON {
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else if len(res.Transcript) > 0 && res.Text != "" {
+		fmt.Fprintln(stdio.Out, strings.TrimRight(res.Text, "\n"))
+	}
+	if res.Status != engine.StatusDone {
+		fmt.Fprintf(stdio.Err, "jlgcli: %s: %s\n", res.Status, res.Details)
+		if h := statusHint(res); h != "" {
+			fmt.Fprintf(stdio.Err, "jlgcli: hint: %s\n", h)
+		}
+	}
+	if res.Truncated && !cfg.JSON {
+		fmt.Fprintf(stdio.Err, "jlgcli: the reply was longer than %d MiB; only its tail was kept\n", agent.MaxReplyBytes>>20)
+	}
+	if res.ExitCode == 0 {
+		return nil
+	}
+	return &exitError{code: res.ExitCode}
+}
+
+func statusHint(res engine.Result) string {
+	switch res.Status {
+	case engine.StatusBackendMissing:
+		return "install the agent CLI, or choose another backend with -b (see 'jlgcli backends')"
+	case engine.StatusBackendUnauthenticated:
+		return "log in with the agent CLI itself, or set its API key in the environment (see 'jlgcli backends')"
+	case engine.StatusBackendUnknown:
+		return "define it under [backends." + res.Backend + "] in jlgcli.toml, or pick a known backend"
+	case engine.StatusMaxIterations:
+		return "raise --max-iterations, or check that the agent ends its reply with the marker line"
+	case engine.StatusInvalidJSON:
+		return `in json mode the agent must end with a JSON object such as {"status":"done","summary":"..."}`
+	}
+	return ""
+}
+
+// readPrompt takes the prompt from the argument, stdin ("-") or a file.
+func readPrompt(stdio *Stdio, file string, args []string) (string, error) {
+	var (
+		data []byte
+		err  error
+	)
+	switch {
+	case file != "" && len(args) > 0:
+		return "", usagef("give the prompt as an argument or with --prompt-file, not both")
+	case file != "":
+		data, err = os.ReadFile(file)
+		if err != nil {
+			return "", usagef("--prompt-file: %v", err)
+		}
+	case len(args) == 0:
+		return "", usagef("missing PROMPT (give '-' to read it from stdin, or --prompt-file FILE)")
+	case args[0] == "-":
+		if stdio.In == nil {
+			return "", usagef("no stdin to read the prompt from")
+		}
+		data, err = io.ReadAll(stdio.In)
+		if err != nil {
+			return "", fmt.Errorf("read prompt from stdin: %w", err)
+		}
+	default:
+		data = []byte(args[0])
+	}
+	p := string(data)
+	if strings.TrimSpace(p) == "" {
+		return "", usagef("the prompt is empty")
+	}
+	return p, nil
+}
+
+// newRunID makes an id that sorts by time: 20261122T032100Z-a1b2c3.
+func newRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
