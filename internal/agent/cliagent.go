@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,12 +128,15 @@ func (a *cliAgent) Run(ctx context.Context, req Request) (Response, error) {
 // runParsed runs one call and feeds its output to p.
 func runParsed(ctx context.Context, argv, env []string, req Request, stdin *string, p streamParser) (Response, error) {
 	stderr := proc.NewTail(stderrKeep)
-	lines := &proc.Lines{Max: lineMax, Fn: p.Line}
+	var sink io.Writer = &proc.Lines{Max: lineMax, Fn: p.Line}
+	if w, ok := p.(io.Writer); ok {
+		sink = w // a parser that wants the raw output, not lines
+	}
 	stdout := writerFunc(func(b []byte) {
 		if req.Output != nil {
 			req.Output(b)
 		}
-		lines.Write(b)
+		sink.Write(b)
 	})
 	c := proc.Cmd{Argv: argv, Dir: req.Dir, Env: env, Stdout: stdout, Stderr: stderr}
 	if stdin != nil {
@@ -142,7 +146,9 @@ func runParsed(ctx context.Context, argv, env []string, req Request, stdin *stri
 	if err != nil {
 		return Response{}, err
 	}
-	lines.Flush()
+	if l, ok := sink.(*proc.Lines); ok {
+		l.Flush()
+	}
 	r := p.Finish(callEnd{ExitCode: res.ExitCode, Stopped: res.Stopped, Stderr: stderr.String()})
 	r.ExitCode = res.ExitCode
 	r.Duration = res.Duration

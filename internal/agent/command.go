@@ -71,21 +71,25 @@ func (c *Command) Run(ctx context.Context, req Request) (Response, error) {
 	return runParsed(ctx, argv, env, req, stdin, &plainParser{text: proc.NewTail(MaxReplyBytes)})
 }
 
-// plainParser takes standard output as the reply, as it is.
+// plainParser takes standard output as the reply, as it is: it is written
+// straight to a bounded tail (not split in lines), so the end of the output is
+// what is kept however long it was.
 type plainParser struct {
 	text *proc.Tail
-	cut  bool
 }
 
-func (p *plainParser) Line(line []byte, cut bool) {
-	p.cut = p.cut || cut
+func (p *plainParser) Write(b []byte) (int, error) { return p.text.Write(b) }
+
+// Line is not used: runParsed gives a parser that is an io.Writer the raw
+// output instead.
+func (p *plainParser) Line(line []byte, _ bool) {
 	p.text.Write(line)
 	p.text.Write([]byte{'\n'})
 }
 
 func (p *plainParser) Finish(end callEnd) Response {
 	text := strings.TrimRight(p.text.String(), "\n")
-	r := Response{Text: text, Truncated: p.cut || p.text.Truncated()}
+	r := Response{Text: text, Truncated: p.text.Truncated()}
 	if end.ExitCode != 0 && !end.Stopped {
 		r.Failure = classifyText(end.Stderr + "\n" + text)
 		if r.Failure == nil {

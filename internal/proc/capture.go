@@ -18,7 +18,9 @@ type Tail struct {
 // NewTail returns a Tail keeping at most limit bytes.
 func NewTail(limit int) *Tail { return &Tail{limit: limit} }
 
-// Write keeps the tail of p and always reports it all written.
+// Write keeps the tail of p and always reports it all written. The buffer
+// grows to twice the limit before its tail is moved to the front, so each
+// byte is copied a bounded number of times however much is written.
 func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -27,18 +29,27 @@ func (t *Tail) Write(p []byte) (int, error) {
 		t.buf = append(t.buf[:0], p[len(p)-t.limit:]...)
 		return len(p), nil
 	}
-	if over := len(t.buf) + len(p) - t.limit; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+	if len(t.buf)+len(p) > 2*t.limit {
+		keep := t.limit - len(p)
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-keep:]...)
 	}
 	t.buf = append(t.buf, p...)
 	return len(p), nil
+}
+
+// tail is the kept part of buf: its last limit bytes.
+func (t *Tail) tail() []byte {
+	if len(t.buf) > t.limit {
+		return t.buf[len(t.buf)-t.limit:]
+	}
+	return t.buf
 }
 
 // Bytes returns a copy of the kept tail.
 func (t *Tail) Bytes() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return bytes.Clone(t.buf)
+	return bytes.Clone(t.tail())
 }
 
 // String returns the kept tail as a string.
@@ -55,7 +66,7 @@ func (t *Tail) Total() int64 {
 func (t *Tail) Truncated() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.total > int64(len(t.buf))
+	return t.total > int64(len(t.tail()))
 }
 
 // Lines is an io.Writer that calls Fn with each complete line written to it
