@@ -17,8 +17,10 @@ type instantAgent struct {
 	n     int
 }
 
-func (a *instantAgent) Name() string                              { return "instant" }
-func (a *instantAgent) Check(context.Context) agent.Availability { return agent.Availability{Status: agent.Available} }
+func (a *instantAgent) Name() string { return "instant" }
+func (a *instantAgent) Check(context.Context) agent.Availability {
+	return agent.Availability{Status: agent.Available}
+}
 func (a *instantAgent) Run(_ context.Context, _ agent.Request) (agent.Response, error) {
 	a.n++
 	// Alternate two replies: no two consecutive replies are equal.

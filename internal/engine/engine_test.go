@@ -231,7 +231,7 @@ func TestTranscriptAndTotals(t *testing.T) {
 type recorder struct{ started, done []int }
 
 func (r *recorder) IterationStarted(i, _ int, _ time.Time) { r.started = append(r.started, i) }
-func (r *recorder) IterationDone(e Entry, _ *Result)      { r.done = append(r.done, e.Iteration) }
+func (r *recorder) IterationDone(e Entry, _ *Result)       { r.done = append(r.done, e.Iteration) }
 
 func TestTimeoutIsGlobalAcrossIterations(t *testing.T) {
 	// Each call takes 30ms; with 100ms in all, the run cannot reach the
