@@ -28,7 +28,8 @@ const drainDelay = 2 * time.Second
 // Cmd describes one subprocess.
 type Cmd struct {
 	// Argv is the program and its arguments; Argv[0] is looked up in PATH
-	// (of Env when it sets PATH) if it has no slash.
+	// (of Env when it sets PATH) if it has no slash. A relative Argv[0] (or
+	// PATH entry) is relative to the current directory, not to Dir.
 	Argv []string
 	// Dir is the working directory; empty means the current one.
 	Dir string
@@ -59,6 +60,19 @@ type Result struct {
 
 // ErrNotFound is returned (wrapped) when the executable does not exist.
 var ErrNotFound = errors.New("executable not found")
+
+// live holds the process group ids of the processes Run is supervising.
+var live sync.Map
+
+// KillAll sends SIGKILL to the process group of every process that Run is
+// supervising: for a second Ctrl-C, when jlgcli must exit at once without
+// leaving an agent behind.
+func KillAll() {
+	live.Range(func(k, _ any) bool {
+		_ = syscall.Kill(-k.(int), syscall.SIGKILL)
+		return true
+	})
+}
 
 // Run starts c, waits for it and for every process of its group to end, and
 // returns how it ended. When ctx ends first, the group gets SIGTERM, then
@@ -142,6 +156,8 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 		f.Close()
 	}
 	pgid := cmd.Process.Pid
+	live.Store(pgid, struct{}{})
+	defer live.Delete(pgid)
 
 	if stdinW != nil {
 		go func() {
@@ -218,7 +234,9 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 }
 
 // LookPath reports where name would be found with the environment env (nil:
-// the current one's PATH), or an error wrapping ErrNotFound.
+// the current one's PATH), or an error wrapping ErrNotFound. The path is
+// absolute: a relative name or PATH entry is relative to the current
+// directory, and Run runs the program found there whatever Cmd.Dir is.
 func LookPath(name string, env []string) (string, error) { return lookPath(name, env) }
 
 func lookPath(name string, env []string) (string, error) {
@@ -233,7 +251,7 @@ func lookPath(name string, env []string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", name, ErrNotFound)
 		}
-		return p, nil
+		return absPath(p)
 	}
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {
@@ -241,8 +259,19 @@ func lookPath(name string, env []string) (string, error) {
 		}
 		p := filepath.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
+			return absPath(p)
 		}
 	}
 	return "", fmt.Errorf("%s: %w", name, ErrNotFound)
+}
+
+// absPath makes a path found from the current directory absolute: a relative
+// exec.Cmd.Path is taken relative to Cmd.Dir, which would run another program
+// than the one found (or none).
+func absPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	return abs, nil
 }
