@@ -91,7 +91,9 @@ func (p *plainParser) Finish(end callEnd) Response {
 	text := strings.TrimRight(p.text.String(), "\n")
 	r := Response{Text: text, Truncated: p.text.Truncated()}
 	if end.ExitCode != 0 && !end.Stopped {
-		r.Failure = classifyText(end.Stderr + "\n" + text)
+		// Only its stderr: the reply is the agent's own prose, where "403"
+		// or "rate limiter" may well appear in a fix it describes.
+		r.Failure = classifyText(end.Stderr)
 		if r.Failure == nil {
 			r.Failure = &Failure{Kind: FailCrash, Message: crashMessage(end)}
 		}

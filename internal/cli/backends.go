@@ -37,7 +37,7 @@ func newBackendsCmd(stdio *Stdio) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		reg := &agent.Registry{Commands: cfg.Backends, Env: stdio.Environ}
+		reg := registry(stdio, cfg)
 		names := reg.Names()
 		rows := make([]backendRow, len(names))
 		var wg sync.WaitGroup

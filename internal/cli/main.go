@@ -2,21 +2,34 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/proc"
 )
 
 // Run is the whole program for main: the real streams and environment, and a
 // context that the first SIGINT or SIGTERM cancels (the agent is stopped and
-// the result reported); a second signal kills jlgcli at once.
+// the result reported). A second signal kills every agent's process group
+// and exits 130 at once.
 func Run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	go func() {
-		<-ctx.Done()
-		stop() // the next signal gets the default action
+		sig := <-sigs
+		cancel(fmt.Errorf("%w by %v", errInterrupted, sig))
+		<-sigs
+		proc.KillAll()
+		fmt.Fprintln(os.Stderr, "jlgcli: second signal: agent killed, exiting now")
+		os.Exit(engine.ExitInterrupted)
 	}()
 	stdio := Stdio{
 		In:            os.Stdin,
@@ -26,3 +39,5 @@ func Run() int {
 	}
 	return Main(ctx, os.Args[1:], stdio)
 }
+
+var errInterrupted = errors.New("interrupted")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,7 +70,7 @@ func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions
 		return err
 	}
 
-	reg := &agent.Registry{Commands: cfg.Backends, Env: stdio.Environ}
+	reg := registry(stdio, cfg)
 	res, a := pickAgent(stdio, cfg, reg)
 	if a != nil {
 		opts := engine.Options{
@@ -106,7 +107,7 @@ func pickAgent(stdio *Stdio, cfg *config.Config, reg *agent.Registry) (engine.Re
 	res := engine.Result{Transcript: []engine.Entry{}}
 	if name == "" {
 		for _, b := range agent.Builtins {
-			if _, err := proc.LookPath(b, stdio.Environ); err == nil {
+			if _, err := proc.LookPath(b, reg.Env); err == nil {
 				name = b
 				break
 			}
@@ -115,6 +116,7 @@ func pickAgent(stdio *Stdio, cfg *config.Config, reg *agent.Registry) (engine.Re
 			res.Status = engine.StatusBackendMissing
 			res.ExitCode = engine.ExitBackendMissing
 			res.Details = "no backend configured and none of " + strings.Join(agent.Builtins, ", ") + " is installed"
+			res.Text = res.Details
 			return res, nil
 		}
 		if !cfg.Quiet {
@@ -127,9 +129,22 @@ func pickAgent(stdio *Stdio, cfg *config.Config, reg *agent.Registry) (engine.Re
 		res.Status = engine.StatusBackendUnknown
 		res.ExitCode = engine.StatusBackendUnknown.ExitCode()
 		res.Details = err.Error()
+		res.Text = res.Details
 		return res, nil
 	}
 	return res, a
+}
+
+// registry is the backends of cfg, over the environment agents start from:
+// jlgcli's own plus the configured [env] and --env, so that a PATH given
+// there is where the agent is looked for too.
+func registry(stdio *Stdio, cfg *config.Config) *agent.Registry {
+	env := stdio.Environ
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(slices.Clip(env), cfg.EnvList()...)
+	return &agent.Registry{Commands: cfg.Backends, Env: env}
 }
 
 // report prints the result: the reply (or the JSON object) on stdout, and on

@@ -319,8 +319,8 @@ func (c *Config) apply(l *Layer) error {
 		set("marker")
 	}
 	if l.NoProgressLimit != nil {
-		if *l.NoProgressLimit < 0 {
-			return bad("noProgressLimit", fmt.Sprintf("must be 0 (off) or more, not %d", *l.NoProgressLimit))
+		if n := *l.NoProgressLimit; n < 0 || n == 1 {
+			return bad("noProgressLimit", fmt.Sprintf("must be 0 (off) or at least 2, not %d: it counts identical consecutive replies, and 1 would stop at the first reply", n))
 		}
 		c.NoProgressLimit = *l.NoProgressLimit
 		set("noProgressLimit")

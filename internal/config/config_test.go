@@ -120,6 +120,7 @@ func TestInvalidValues(t *testing.T) {
 		{"timeoutMs = -1\n", "timeoutMs"},
 		{"completionMode = \"xml\"\n", "completionMode"},
 		{"noProgressLimit = -2\n", "noProgressLimit"},
+		{"noProgressLimit = 1\n", "noProgressLimit"},
 		{"marker = \"  \"\n", "marker"},
 		{"[backends.claude]\ncommand = [\"x\"]\n", "backends.claude"},
 		{"[backends.bot]\ncommand = []\n", "backends.bot.command"},
