@@ -112,6 +112,10 @@ func lastStatusObject(reply string) (json.RawMessage, bool) {
 			break
 		}
 		start := i + j
+		if !mayOpenObject(reply[start+1:]) {
+			i = start + 1
+			continue
+		}
 		dec := json.NewDecoder(strings.NewReader(reply[start:]))
 		var obj map[string]json.RawMessage
 		if err := dec.Decode(&obj); err != nil {
@@ -125,6 +129,14 @@ func lastStatusObject(reply string) (json.RawMessage, bool) {
 		i = start + int(dec.InputOffset())
 	}
 	return last, found
+}
+
+// mayOpenObject reports whether rest, what follows a '{', can continue a
+// JSON object: after spaces, a key's quote or the closing brace. It spares
+// a decoder for every brace of prose or code.
+func mayOpenObject(rest string) bool {
+	t := strings.TrimLeft(rest, " \t\r\n")
+	return t != "" && (t[0] == '"' || t[0] == '}')
 }
 
 func compact(obj json.RawMessage, key string) string {
