@@ -1,0 +1,32 @@
+# jlgcli — the few commands a developer needs. `make help` lists them.
+GO ?= go
+AGENTS_DIR := .cache/agents
+
+.PHONY: help install build test agents check bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+install: ## install jlgcli into $(go env GOPATH)/bin
+	$(GO) install ./cmd/jlgcli
+
+build: ## build ./bin/jlgcli
+	$(GO) build -o bin/jlgcli ./cmd/jlgcli
+
+test: ## run every test, with the race detector
+	$(GO) test -race ./...
+
+agents: ## install the pinned agent CLIs (npm) into .cache/agents for the conformance tests
+	mkdir -p $(AGENTS_DIR)
+	cp .ci/agents/package.json .ci/agents/package-lock.json $(AGENTS_DIR)/
+	cd $(AGENTS_DIR) && npm ci --no-audit --no-fund
+
+check: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
+	$(GO) vet ./...
+
+bench: ## run the benchmarks (numbers in BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean: ## remove build output
+	rm -rf bin
