@@ -3,9 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"strings"
-	"time"
-
-	"github.com/jlgcli/jlgcli/internal/proc"
 )
 
 // claudeSpec drives Claude Code: `claude -p --output-format stream-json
@@ -25,18 +22,17 @@ func claudeSpec() cliSpec {
 			}
 			return invocation{Args: args, Stdin: &req.Prompt}, nil
 		},
-		newParser: func() streamParser { return &claudeParser{text: proc.NewTail(MaxReplyBytes)} },
+		newParser: func() streamParser { return &claudeParser{text: newReply()} },
 	}
 }
 
 // claudeParser reads Claude Code's stream-json events.
 type claudeParser struct {
-	text      *proc.Tail // text of the last assistant message, as a fallback
-	cut       bool
+	text      *reply // text of the last assistant message, as a fallback
 	session   string
 	result    *claudeResult
 	rateLimit *Failure
-	other     []string // non-JSON lines, for classification
+	other     otherLines // non-JSON lines, for classification
 }
 
 type claudeResult struct {
@@ -71,10 +67,11 @@ func (p *claudeParser) Line(line []byte, cut bool) {
 			ResetsAt json.RawMessage `json:"resetsAt"`
 		} `json:"rate_limit_info"`
 	}
-	if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
-		if s := strings.TrimSpace(string(line)); s != "" && len(p.other) < 50 {
-			p.other = append(p.other, truncate(s, 2000))
-		}
+	if _, ok := eventType(line); !ok {
+		p.other.add(line)
+		return
+	}
+	if !decode(line, &ev) {
 		return
 	}
 	if ev.SessionID != "" {
@@ -89,43 +86,24 @@ func (p *claudeParser) Line(line []byte, cut bool) {
 			}
 		}
 		if len(parts) > 0 {
-			p.text = proc.NewTail(MaxReplyBytes)
-			p.text.Write([]byte(strings.Join(parts, "\n")))
-			p.cut = cut
+			p.text.set(strings.Join(parts, "\n"), cut)
 		}
 	case "rate_limit_event":
 		if st := strings.ToLower(ev.RateLimitInfo.Status); st == "rejected" || st == "exceeded" {
-			p.rateLimit = &Failure{Kind: FailRateLimit, Message: "rate limit " + st, HTTPStatus: 429, ResetAt: parseResetsAt(ev.RateLimitInfo.ResetsAt)}
+			p.rateLimit = &Failure{Kind: FailRateLimit, Message: "rate limit " + st, HTTPStatus: 429, ResetAt: parseTime(ev.RateLimitInfo.ResetsAt)}
 		}
 	case "result":
 		var r claudeResult
-		if err := json.Unmarshal(line, &r); err == nil {
+		if decode(line, &r) {
 			p.result = &r
 		}
-		p.cut = p.cut || cut
+		p.text.cut = p.text.cut || cut
 	}
-}
-
-// parseResetsAt reads a reset time given as Unix seconds or RFC 3339.
-func parseResetsAt(raw json.RawMessage) time.Time {
-	var n float64
-	if json.Unmarshal(raw, &n) == nil && n > 0 {
-		if n > 1e12 { // milliseconds
-			return time.UnixMilli(int64(n))
-		}
-		return time.Unix(int64(n), 0)
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if t, err := time.Parse(time.RFC3339, s); err == nil {
-			return t
-		}
-	}
-	return time.Time{}
 }
 
 func (p *claudeParser) Finish(end callEnd) Response {
-	r := Response{SessionID: p.session, Text: p.text.String(), Truncated: p.cut || p.text.Truncated()}
+	r := Response{SessionID: p.session}
+	p.text.fill(&r)
 	res := p.result
 	if res != nil {
 		if res.Result != nil {
@@ -158,7 +136,7 @@ func (p *claudeParser) Finish(end callEnd) Response {
 	if res != nil && len(res.Errors) > 0 {
 		msg = strings.Join(res.Errors, "; ")
 	}
-	all := msg + "\n" + strings.Join(p.other, "\n") + "\n" + end.Stderr
+	all := msg + "\n" + p.other.String() + "\n" + end.Stderr
 	switch {
 	case res != nil && res.APIErrorStatus != nil && *res.APIErrorStatus > 0:
 		r.Failure = classifyStatus(*res.APIErrorStatus, failureLine(all))
