@@ -19,7 +19,7 @@ test: ## run every test, with the race detector
 agents: ## install the pinned agent CLIs (npm) into .cache/agents for the conformance tests
 	mkdir -p $(AGENTS_DIR)
 	cp .ci/agents/package.json .ci/agents/package-lock.json $(AGENTS_DIR)/
-	cd $(AGENTS_DIR) && npm ci --no-audit --no-fund
+	cd $(AGENTS_DIR) && npm install --no-audit --no-fund --no-save
 
 check: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
