@@ -1,0 +1,79 @@
+package ui
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+// syncBuffer is a bytes.Buffer safe for the redraw goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestPlainLinePerIteration(t *testing.T) {
+	var buf syncBuffer
+	p := NewProgress(&buf, false)
+	res := &engine.Result{CostUSD: 0.0123, CostKnown: true}
+	p.IterationStarted(1, 3, time.Now())
+	p.IterationDone(engine.Entry{Iteration: 1, Response: "\n  First line of reply\nsecond", DurationMs: 1500}, res)
+	p.IterationStarted(2, 3, time.Now())
+	p.IterationDone(engine.Entry{Iteration: 2, Response: ""}, res)
+	p.Close()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
+	}
+	if !strings.HasPrefix(lines[0], "jlgcli: iteration 1/3 done in 1.5s") || !strings.Contains(lines[0], "$0.0123") || !strings.HasSuffix(lines[0], `"First line of reply"`) {
+		t.Errorf("line 1: %q", lines[0])
+	}
+	if !strings.Contains(lines[1], "iteration 2/3") || !strings.Contains(lines[1], "(empty reply)") {
+		t.Errorf("line 2: %q", lines[1])
+	}
+	if strings.Contains(buf.String(), "\r") || strings.Contains(buf.String(), "\x1b") {
+		t.Error("control characters on a stream that is not a terminal")
+	}
+}
+
+func TestTerminalStatusLine(t *testing.T) {
+	var buf syncBuffer
+	p := NewProgress(&buf, true)
+	p.IterationStarted(2, 10, time.Now())
+	p.IterationDone(engine.Entry{Iteration: 2, Response: strings.Repeat("long reply ", 50)}, &engine.Result{})
+	p.Close()
+	out := buf.String()
+	if !strings.Contains(out, "\r\x1b[K⟳ iteration 2/10 · ") {
+		t.Fatalf("no status line: %q", out)
+	}
+	if strings.Contains(out, "\n") {
+		t.Errorf("a status line must not scroll: %q", out)
+	}
+	if !strings.HasSuffix(out, "\r\x1b[K") {
+		t.Errorf("Close must clear the line: %q", out)
+	}
+	for _, draw := range strings.Split(out, "\r\x1b[K") {
+		if n := len([]rune(draw)); n > 110 {
+			t.Errorf("status line of %d runes, over 110", n)
+		}
+	}
+	if strings.Contains(out, "$") {
+		t.Errorf("no cost is shown when the CLI reports none: %q", out)
+	}
+}
