@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -42,6 +43,9 @@ type Cmd struct {
 	Stdout, Stderr io.Writer
 	// Grace is the time between SIGTERM and SIGKILL; zero means DefaultGrace.
 	Grace time.Duration
+	// StallTimeout, when positive, stops the group when the process has
+	// printed nothing (on stdout or stderr) for that long.
+	StallTimeout time.Duration
 }
 
 // Result is how a process ended.
@@ -54,6 +58,9 @@ type Result struct {
 	// Stopped is true when the context ended before the process did and
 	// jlgcli stopped the group.
 	Stopped bool
+	// Stalled is true when the process printed nothing for StallTimeout
+	// and jlgcli stopped the group for it.
+	Stalled bool
 	// Duration is the wall time from start to the end of the group.
 	Duration time.Duration
 }
@@ -93,6 +100,8 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	cmd := &exec.Cmd{Path: path, Args: c.Argv, Dir: c.Dir, Env: c.Env}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
+	var lastOutput atomic.Int64 // UnixNano of the last output, for the stall watchdog
+	lastOutput.Store(time.Now().UnixNano())
 	var (
 		copies  sync.WaitGroup
 		closers []*os.File // read ends, closed when the drain delay is over
@@ -111,7 +120,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 		copies.Add(1)
 		go func() {
 			defer copies.Done()
-			_, _ = io.Copy(w, r)
+			_, _ = io.Copy(activity{w, &lastOutput}, r)
 		}()
 		return wr, nil
 	}
@@ -166,19 +175,37 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 		}()
 	}
 
-	// Watch the context: TERM the group, then KILL it after the grace.
+	// Watch the context and the output: TERM the group, then KILL it after
+	// the grace.
 	exited := make(chan struct{})
-	var stopped bool
+	var stopped, stalled bool
 	var stopMu sync.Mutex
 	go func() {
-		select {
-		case <-exited:
-			return
-		case <-ctx.Done():
+		var tick <-chan time.Time
+		if c.StallTimeout > 0 {
+			t := time.NewTicker(min(c.StallTimeout/4, time.Second))
+			defer t.Stop()
+			tick = t.C
 		}
-		stopMu.Lock()
-		stopped = true
-		stopMu.Unlock()
+	watch:
+		for {
+			select {
+			case <-exited:
+				return
+			case <-ctx.Done():
+				stopMu.Lock()
+				stopped = true
+				stopMu.Unlock()
+				break watch
+			case now := <-tick:
+				if now.Sub(time.Unix(0, lastOutput.Load())) >= c.StallTimeout {
+					stopMu.Lock()
+					stalled = true
+					stopMu.Unlock()
+					break watch
+				}
+			}
+		}
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		t := time.NewTimer(grace)
 		defer t.Stop()
@@ -215,7 +242,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 
 	res := Result{Duration: time.Since(start)}
 	stopMu.Lock()
-	res.Stopped = stopped
+	res.Stopped, res.Stalled = stopped, stalled
 	stopMu.Unlock()
 	var exitErr *exec.ExitError
 	switch {
@@ -231,6 +258,17 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
 	return res, nil
+}
+
+// activity is a writer that notes the time of each write.
+type activity struct {
+	w    io.Writer
+	last *atomic.Int64
+}
+
+func (a activity) Write(p []byte) (int, error) {
+	a.last.Store(time.Now().UnixNano())
+	return a.w.Write(p)
 }
 
 // LookPath reports where name would be found with the environment env (nil:

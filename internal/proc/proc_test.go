@@ -531,3 +531,40 @@ func TestRelativeProgramIsTheOneFound(t *testing.T) {
 		t.Errorf("Run(prog) with an empty PATH entry: %+v, %v, stdout %q", res, err, out.String())
 	}
 }
+
+func TestStallTimeoutStopsASilentGroup(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	var out bytes.Buffer
+	res, err := Run(ctx, Cmd{
+		Argv:         []string{"sh", "-c", "echo started; sleep 300"},
+		Stdout:       &out,
+		StallTimeout: 300 * time.Millisecond,
+		Grace:        100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Stalled || res.Stopped || res.Signal == 0 {
+		t.Fatalf("result %+v: want stalled and killed by a signal", res)
+	}
+	if out.String() != "started\n" {
+		t.Errorf("output %q", out.String())
+	}
+}
+
+func TestStallTimeoutSparesAChattyProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	// Prints every 50ms for about a second: never silent for 500ms.
+	res, err := Run(ctx, Cmd{
+		Argv:         []string{"sh", "-c", "i=0; while [ $i -lt 20 ]; do echo tick >&2; sleep 0.05; i=$((i+1)); done"},
+		StallTimeout: 500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stalled || res.ExitCode != 0 {
+		t.Fatalf("result %+v", res)
+	}
+}
