@@ -38,6 +38,9 @@ type Request struct {
 	// Output, when not nil, receives the agent's raw standard output as it
 	// comes (for run directories and progress); it must not block.
 	Output func(p []byte)
+	// StallTimeout, when positive, stops a call whose agent prints nothing
+	// for that long; the response's failure is then FailStall.
+	StallTimeout time.Duration
 }
 
 // Response is what one call produced.
@@ -93,6 +96,12 @@ const (
 	FailCrash FailureKind = "crash"
 	// FailTimeout: jlgcli stopped the call because its time ran out.
 	FailTimeout FailureKind = "timeout"
+	// FailStall: jlgcli stopped the call because the agent printed nothing
+	// for the stall timeout.
+	FailStall FailureKind = "stall"
+	// FailContext: the agent's session is full (context window or turn
+	// limit); a fresh session can go on.
+	FailContext FailureKind = "context"
 )
 
 // Failure describes why a call failed.

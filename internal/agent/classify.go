@@ -34,11 +34,17 @@ func classifyTextAt(s string, now time.Time) *Failure {
 		return &Failure{Kind: FailAuth, Message: msg, HTTPStatus: httpStatus(s)}
 	case rateRE.MatchString(s):
 		return &Failure{Kind: FailRateLimit, Message: msg, HTTPStatus: httpStatus(s), ResetAt: resetTime(s, now)}
+	case contextRE.MatchString(s):
+		return &Failure{Kind: FailContext, Message: msg, HTTPStatus: httpStatus(s)}
 	case apiRE.MatchString(s):
 		return &Failure{Kind: FailAPI, Message: msg, HTTPStatus: httpStatus(s)}
 	}
 	return nil
 }
+
+// contextRE: the session is full, a fresh one can go on (checked before
+// apiRE: providers answer these with a 400).
+var contextRE = regexp.MustCompile(`(?i)prompt is too long|context[ _](?:length|window)[ _](?:exceeded|is full|limit)|context_length_exceeded|maximum context length|exceeds? (?:the )?(?:model'?s? )?context|input is too long|reached (?:the |its )?(?:maximum|max) (?:number of )?turns|error_max_turns`)
 
 // classifyStatus classifies a failure from a provider's HTTP status code.
 func classifyStatus(code int, msg string) *Failure { return classifyStatusAt(code, msg, timeNow()) }
@@ -52,6 +58,8 @@ func classifyStatusAt(code int, msg string, now time.Time) *Failure {
 	case code == 429:
 		f.Kind = FailRateLimit
 		f.ResetAt = resetTime(msg, now)
+	case contextRE.MatchString(msg):
+		f.Kind = FailContext
 	default:
 		f.Kind = FailAPI
 	}

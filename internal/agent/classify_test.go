@@ -175,3 +175,22 @@ func TestTruncateKeepsCharacters(t *testing.T) {
 		t.Errorf("truncate = %q", got)
 	}
 }
+
+func TestContextExhaustion(t *testing.T) {
+	for _, msg := range []string{
+		"API Error: 400 prompt is too long: 210000 tokens > 200000 maximum",
+		"This model's maximum context length is 128000 tokens",
+		`{"code":"context_length_exceeded"}`,
+		"Your input exceeds the context window of this model",
+	} {
+		if f := classifyText(msg); f == nil || f.Kind != FailContext {
+			t.Errorf("%q: %+v", msg, f)
+		}
+	}
+	if f := classifyStatus(400, "prompt is too long"); f.Kind != FailContext {
+		t.Errorf("400 prompt too long: %+v", f)
+	}
+	if f := classifyStatus(400, "invalid request"); f.Kind != FailAPI {
+		t.Errorf("400 other: %+v", f)
+	}
+}

@@ -138,6 +138,8 @@ func (p *claudeParser) Finish(end callEnd) Response {
 	}
 	all := msg + "\n" + p.other.String() + "\n" + end.Stderr
 	switch {
+	case res != nil && res.Subtype == "error_max_turns":
+		r.Failure = &Failure{Kind: FailContext, Message: "claude reached its turn limit (error_max_turns)"}
 	case res != nil && res.APIErrorStatus != nil && *res.APIErrorStatus > 0:
 		r.Failure = classifyStatus(*res.APIErrorStatus, failureLine(all))
 		if r.Failure.Kind == FailRateLimit && r.Failure.ResetAt.IsZero() && p.rateLimit != nil {

@@ -138,7 +138,7 @@ func runParsed(ctx context.Context, argv, env []string, req Request, stdin *stri
 		}
 		sink.Write(b)
 	})
-	c := proc.Cmd{Argv: argv, Dir: req.Dir, Env: env, Stdout: stdout, Stderr: stderr}
+	c := proc.Cmd{Argv: argv, Dir: req.Dir, Env: env, Stdout: stdout, Stderr: stderr, StallTimeout: req.StallTimeout}
 	if stdin != nil {
 		c.Stdin = strings.NewReader(*stdin)
 	}
@@ -149,10 +149,13 @@ func runParsed(ctx context.Context, argv, env []string, req Request, stdin *stri
 	if l, ok := sink.(*proc.Lines); ok {
 		l.Flush()
 	}
-	r := p.Finish(callEnd{ExitCode: res.ExitCode, Stopped: res.Stopped, Stderr: stderr.String()})
+	r := p.Finish(callEnd{ExitCode: res.ExitCode, Stopped: res.Stopped || res.Stalled, Stderr: stderr.String()})
 	r.ExitCode = res.ExitCode
 	r.Duration = res.Duration
-	if res.Stopped {
+	switch {
+	case res.Stalled:
+		r.Failure = &Failure{Kind: FailStall, Message: fmt.Sprintf("stopped by jlgcli: no output for %s", req.StallTimeout)}
+	case res.Stopped:
 		r.Failure = &Failure{Kind: FailTimeout, Message: "stopped by jlgcli: " + context.Cause(ctx).Error()}
 	}
 	return r, nil

@@ -175,7 +175,7 @@ func geminiExit(code int) (FailureKind, int, string) {
 	case 52:
 		return FailCrash, 0, "gemini configuration error (exit 52)"
 	case 53:
-		return FailCrash, 0, "gemini reached its session turn limit (exit 53)"
+		return FailContext, 0, "gemini reached its session turn limit (exit 53)"
 	case 54:
 		return FailCrash, 0, "gemini tool execution failed (exit 54)"
 	case 55:
