@@ -156,7 +156,7 @@ func report(stdio *Stdio, cfg *config.Config, res engine.Result) error {
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
-	} else if len(res.Transcript) > 0 && res.Text != "" {
+	} else if res.Text != "" && (len(res.Transcript) > 0 || res.Status == engine.StatusInterrupted) {
 		fmt.Fprintln(stdio.Out, strings.TrimRight(res.Text, "\n"))
 	}
 	if res.Status != engine.StatusDone {

@@ -2,8 +2,12 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -11,11 +15,20 @@ import (
 	"github.com/jlgcli/jlgcli/internal/proc"
 )
 
+// Session modes.
+const (
+	// SessionFresh starts a new agent session each iteration, with a
+	// handoff of the task, the progress notes and the last refusal.
+	SessionFresh = "fresh"
+	// SessionContinue resumes the agent's own session each iteration.
+	SessionContinue = "continue"
+)
+
 // Options are the resolved settings of one run.
 type Options struct {
 	// RunID names the run.
 	RunID string
-	// Prompt is the first prompt.
+	// Prompt is the task: the first prompt.
 	Prompt string
 	// Once makes a single call whose success is done, without completion
 	// parsing (the `run` command).
@@ -26,7 +39,8 @@ type Options struct {
 	Env   []string
 	// MaxIterations bounds the number of calls (at least 1).
 	MaxIterations int
-	// Timeout bounds the whole run; each call gets the time that is left.
+	// Timeout bounds the active time of the run; each call gets the time
+	// that is left.
 	Timeout time.Duration
 	// Completion and Marker say how done is signalled.
 	Completion completion.Mode
@@ -34,12 +48,45 @@ type Options struct {
 	// NoProgressLimit stops the run after that many identical consecutive
 	// replies; 0 disables the check.
 	NoProgressLimit int
+	// StallTimeout stops a call whose agent prints nothing that long; the
+	// iteration counts and the next one retries. 0 disables it.
+	StallTimeout time.Duration
+	// MaxWait bounds the total time spent waiting for rate limits to reset;
+	// 0 means a rate limit stops the run at once.
+	MaxWait time.Duration
+	// Session is SessionFresh (default) or SessionContinue.
+	Session string
+	// ProgressFile, when set, is where the agent keeps its progress notes;
+	// fresh sessions are told to read and update it.
+	ProgressFile string
+	// Guards may refuse a reply that claims done, in order.
+	Guards []Guard
+	// Journal, when set, keeps the run durable.
+	Journal Journal
+	// Resume, when set, continues a run from its journal.
+	Resume *Resume
 	// Observer is told of each iteration; nil: nobody.
 	Observer Observer
 	// Output receives the agent's raw standard output as it comes; nil: none.
 	Output func(p []byte)
-	// Now is the clock; nil: time.Now.
-	Now func() time.Time
+	// Now and Sleep are the clock; nil: the real one.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+	// HeartbeatEvery is how often a live run's checkpoint is refreshed
+	// during a call; 0: every 10 seconds.
+	HeartbeatEvery time.Duration
+}
+
+// Resume is where a run continues from.
+type Resume struct {
+	State      State
+	Transcript []Entry
+}
+
+// Guard may refuse a reply that claims done.
+type Guard interface {
+	// Check returns nil to accept done, or why it is refused.
+	Check(ctx context.Context, reply string) *Refusal
 }
 
 // Observer follows a run as it goes.
@@ -52,121 +99,402 @@ type Observer interface {
 
 const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
 
+// run is one execution of the loop.
+type run struct {
+	o   Options
+	a   agent.Agent
+	now func() time.Time
+
+	mu  sync.Mutex // guards st and res for the heartbeat
+	st  State
+	res Result
+	// began is when this process started (or resumed) the run; base is the
+	// active time used before.
+	began time.Time
+	base  int64
+	// journalErr is the first error of the journal: the run goes on and
+	// its result says so.
+	journalErr error
+}
+
 // Run drives a through the loop and returns the result; it never panics on
 // an agent's failure and always returns a Result whose ExitCode follows the
 // contract.
-func Run(ctx context.Context, a agent.Agent, o Options) (res Result) {
-	now := o.Now
-	if now == nil {
-		now = time.Now
+func Run(ctx context.Context, a agent.Agent, o Options) Result {
+	r := &run{o: o, a: a, now: o.Now}
+	if r.now == nil {
+		r.now = time.Now
 	}
-	start := now()
-	res = Result{Backend: a.Name(), RunID: o.RunID, Transcript: []Entry{}}
-	defer func() { res.DurationMs = ms(now().Sub(start)) }()
-
-	if s, details := availability(a.Check(ctx)); s != "" {
-		res.stop(s, details)
-		res.Text = details
-		return res
+	if r.o.Sleep == nil {
+		r.o.Sleep = sleep
 	}
+	if r.o.Session == "" {
+		r.o.Session = SessionFresh
+	}
+	r.began = r.now()
+	r.res = Result{Backend: a.Name(), RunID: o.RunID, Transcript: []Entry{}}
+	r.st = State{Prompt: o.Prompt}
+	if o.Resume != nil {
+		r.st = o.Resume.State
+		if r.st.Prompt == "" { // stopped before its first iteration
+			r.st.Prompt = o.Prompt
+		}
+		for _, e := range o.Resume.Transcript {
+			r.res.add(e, agent.Usage{InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUSD: e.CostUSD, CostKnown: e.CostKnown})
+		}
+		r.record(Event{Type: EventResume, Time: r.began})
+	} else {
+		r.record(Event{Type: EventStart, Time: r.began})
+	}
+	r.base = r.st.ElapsedMs
+	r.loop(ctx)
+	r.res.DurationMs = r.elapsed()
+	r.st.ElapsedMs = r.res.DurationMs
+	data, _ := json.Marshal(StopData{Status: r.res.Status, ExitCode: r.res.ExitCode, Details: r.res.Details})
+	r.record(Event{Type: EventStop, Time: r.now(), Data: data})
+	r.checkpoint(r.res.Status)
+	if r.journalErr != nil {
+		r.res.Details = strings.TrimPrefix(r.res.Details+"; ", "; ") + "the run's journal failed: " + r.journalErr.Error()
+	}
+	return r.res
+}
 
-	maxIter := o.MaxIterations
-	if o.Once || maxIter < 1 {
+// elapsed is the active time of the run, in milliseconds.
+func (r *run) elapsed() int64 { return r.base + ms(r.now().Sub(r.began)) }
+
+func (r *run) loop(ctx context.Context) {
+	if s, details := availability(r.a.Check(ctx)); s != "" {
+		r.stop(s, details)
+		r.res.Text = details
+		return
+	}
+	maxIter := r.o.MaxIterations
+	if r.o.Once || maxIter < 1 {
 		maxIter = 1
 	}
-	deadline := start.Add(o.Timeout)
-	prompt := o.Prompt
-	prev, repeats := "", 0
-
-	for i := 1; i <= maxIter; i++ {
+	for {
 		if ctx.Err() != nil {
-			res.stop(StatusInterrupted, "interrupted before iteration "+fmt.Sprint(i))
-			return res
+			r.stop(StatusInterrupted, fmt.Sprintf("interrupted after %d iterations", r.st.Iterations))
+			return
 		}
-		began := now()
-		if o.Timeout > 0 && !began.Before(deadline) {
-			res.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %d iterations", o.Timeout, len(res.Transcript)))
-			return res
+		if r.st.Iterations >= maxIter {
+			r.stop(StatusMaxIterations, fmt.Sprintf("reached the limit of %d iterations without completion", maxIter))
+			return
 		}
-		if o.Observer != nil {
-			o.Observer.IterationStarted(i, maxIter, began)
+		left := r.o.Timeout - time.Duration(r.elapsed())*time.Millisecond
+		if r.o.Timeout > 0 && left <= 0 {
+			r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %d iterations", r.o.Timeout, r.st.Iterations))
+			return
 		}
-		callCtx, cancel := ctx, context.CancelFunc(func() {})
-		if o.Timeout > 0 {
-			callCtx, cancel = context.WithDeadlineCause(ctx, time.Now().Add(deadline.Sub(began)),
-				fmt.Errorf("global timeout of %s reached", o.Timeout))
-		}
-		resp, err := a.Run(callCtx, agent.Request{Prompt: prompt, Model: o.Model, Dir: o.Dir, Env: o.Env, Output: o.Output})
-		cancel()
-		if err != nil {
-			s := StatusError
-			if errors.Is(err, proc.ErrNotFound) {
-				s = StatusBackendMissing
-			} else if errors.Is(err, agent.ErrPromptTooLong) {
-				s = StatusBackendUnsupported
-			}
-			res.stop(s, err.Error())
-			return res
-		}
-		e := Entry{
-			Iteration:    i,
-			StartedAt:    began.Format(timestampLayout),
-			Prompt:       prompt,
-			Response:     resp.Text,
-			DurationMs:   ms(now().Sub(began)),
-			ExitCode:     resp.ExitCode,
-			SessionID:    resp.SessionID,
-			InputTokens:  resp.Usage.InputTokens,
-			OutputTokens: resp.Usage.OutputTokens,
-			CostUSD:      resp.Usage.CostUSD,
-			Truncated:    resp.Truncated,
-			Failure:      resp.Failure,
-		}
-		res.add(e, resp.Usage)
-		if o.Observer != nil {
-			o.Observer.IterationDone(e, &res)
-		}
-
-		if resp.Failure != nil || resp.ExitCode != 0 {
-			failed(ctx, &res, resp, o.Timeout)
-			return res
-		}
-		if o.Once {
-			res.stop(StatusDone, "")
-			return res
-		}
-
-		// No progress: checked after the entry is recorded, before the
-		// completion is parsed (seed 000).
-		if o.NoProgressLimit > 0 {
-			if i > 1 && resp.Text == prev {
-				repeats++
-			} else {
-				repeats = 1
-			}
-			prev = resp.Text
-			if repeats >= o.NoProgressLimit {
-				res.stop(StatusNoProgress, fmt.Sprintf("stopped after %d identical consecutive replies", repeats))
-				return res
-			}
-		}
-
-		v := completion.Parse(resp.Text, o.Completion, o.Marker)
-		switch v.Status {
-		case completion.Done:
-			res.Summary = v.Summary
-			res.stop(StatusDone, "")
-			return res
-		case completion.Invalid:
-			res.stop(StatusInvalidJSON, v.Reason)
-			return res
-		}
-		if v.Next != "" {
-			prompt = v.Next
+		if !r.iterate(ctx, maxIter, left) {
+			return
 		}
 	}
-	res.stop(StatusMaxIterations, fmt.Sprintf("reached the limit of %d iterations without completion", maxIter))
-	return res
+}
+
+// iterate makes one call and decides; false when the run stops.
+func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool {
+	i := r.st.Iterations + 1
+	began := r.now()
+	if r.o.Observer != nil {
+		r.o.Observer.IterationStarted(i, maxIter, began)
+	}
+	prompt := r.prompt(i)
+	req := agent.Request{Prompt: prompt, Model: r.o.Model, Dir: r.o.Dir, Env: r.o.Env, StallTimeout: r.o.StallTimeout}
+	if r.o.Session == SessionContinue {
+		req.SessionID = r.st.SessionID
+	}
+	out := r.output(i)
+	if out != nil || r.o.Output != nil {
+		req.Output = func(p []byte) {
+			if out != nil {
+				out.Write(p)
+			}
+			if r.o.Output != nil {
+				r.o.Output(p)
+			}
+		}
+	}
+	callCtx, cancel := ctx, context.CancelFunc(func() {})
+	if r.o.Timeout > 0 {
+		callCtx, cancel = context.WithTimeoutCause(ctx, left, fmt.Errorf("global timeout of %s reached", r.o.Timeout))
+	}
+	stopBeat := r.heartbeat()
+	resp, err := r.a.Run(callCtx, req)
+	stopBeat()
+	cancel()
+	if out != nil {
+		out.Close()
+	}
+	if err != nil {
+		s := StatusError
+		if errors.Is(err, proc.ErrNotFound) {
+			s = StatusBackendMissing
+		} else if errors.Is(err, agent.ErrPromptTooLong) {
+			s = StatusBackendUnsupported
+		}
+		r.stop(s, err.Error())
+		return false
+	}
+	f := resp.Failure
+	if f == nil && resp.ExitCode != 0 {
+		f = &agent.Failure{Kind: agent.FailCrash, Message: fmt.Sprintf("the agent exited with status %d", resp.ExitCode)}
+	}
+	// An interrupted call is not an iteration: it is made again on resume.
+	if f != nil && f.Kind == agent.FailTimeout && ctx.Err() != nil {
+		r.res.Text = resp.Text // what it said so far, for the user
+		r.stop(StatusInterrupted, fmt.Sprintf("interrupted during iteration %d", i))
+		return false
+	}
+	// A rate limit costs no iteration: wait for its reset and call again.
+	if f != nil && f.Kind == agent.FailRateLimit {
+		return r.waitRateLimit(ctx, f)
+	}
+
+	e := Entry{
+		Iteration:    i,
+		StartedAt:    began.Format(timestampLayout),
+		Prompt:       prompt,
+		Response:     resp.Text,
+		DurationMs:   ms(r.now().Sub(began)),
+		ExitCode:     resp.ExitCode,
+		SessionID:    resp.SessionID,
+		InputTokens:  resp.Usage.InputTokens,
+		OutputTokens: resp.Usage.OutputTokens,
+		CostUSD:      resp.Usage.CostUSD,
+		CostKnown:    resp.Usage.CostKnown,
+		Truncated:    resp.Truncated,
+		Failure:      f,
+	}
+	verdict, refusal, stop := r.decide(ctx, i, resp, f)
+
+	r.mu.Lock()
+	r.res.add(e, resp.Usage)
+	r.st.Iterations = i
+	r.st.ElapsedMs = r.elapsed()
+	if resp.SessionID != "" {
+		r.st.SessionID = resp.SessionID
+	}
+	if f != nil && f.Kind == agent.FailContext {
+		r.st.SessionID = "" // the session is full: the next one starts fresh
+	}
+	r.mu.Unlock()
+
+	data, _ := json.Marshal(IterationData{Entry: e, Verdict: verdict, Refusal: refusal, State: r.st})
+	r.record(Event{Type: EventIteration, Iteration: i, Time: r.now(), Data: data})
+	r.checkpoint(StatusRunning)
+	if r.o.Observer != nil {
+		r.o.Observer.IterationDone(e, &r.res)
+	}
+	if stop != nil {
+		stop()
+		return false
+	}
+	return true
+}
+
+// decide reads one reply and updates the state for the next iteration. It
+// returns the verdict recorded with the iteration, the refusal of done if
+// any, and, when the run stops here, the function that ends it.
+func (r *run) decide(ctx context.Context, i int, resp agent.Response, f *agent.Failure) (string, *Refusal, func()) {
+	if f != nil {
+		switch f.Kind {
+		case agent.FailStall:
+			// The iteration counts; the next one tries again.
+			return "stalled", nil, nil
+		case agent.FailContext:
+			return "session-full", nil, nil
+		}
+		return "failed", nil, func() { r.failed(f, resp.ExitCode) }
+	}
+	if r.o.Once {
+		return "done", nil, func() { r.stop(StatusDone, "") }
+	}
+	// No progress: checked after the entry is recorded, before the
+	// completion is parsed (seed 000).
+	if r.o.NoProgressLimit > 0 {
+		if i > 1 && len(r.res.Transcript) > 0 && resp.Text == r.res.Transcript[len(r.res.Transcript)-1].Response {
+			r.st.Repeats++
+		} else {
+			r.st.Repeats = 1
+		}
+		if r.st.Repeats >= r.o.NoProgressLimit {
+			n := r.st.Repeats
+			return "no-progress", nil, func() {
+				r.stop(StatusNoProgress, fmt.Sprintf("stopped after %d identical consecutive replies", n))
+			}
+		}
+	}
+	v := completion.Parse(resp.Text, r.o.Completion, r.o.Marker)
+	switch v.Status {
+	case completion.Invalid:
+		return "invalid-json", nil, func() { r.stop(StatusInvalidJSON, v.Reason) }
+	case completion.Continue:
+		if v.Next != "" {
+			r.st.Prompt = v.Next
+		}
+		r.st.Feedback, r.st.Refused = "", nil
+		return "continue", nil, nil
+	}
+	for _, g := range r.o.Guards {
+		if ref := g.Check(ctx, resp.Text); ref != nil {
+			if ctx.Err() != nil {
+				// Interrupted while a guard ran: its verdict is not one.
+				return "interrupted", nil, func() {
+					r.stop(StatusInterrupted, fmt.Sprintf("interrupted while verifying iteration %d", i))
+				}
+			}
+			r.st.Feedback, r.st.Refused = ref.Prompt, ref
+			return "refused", ref, nil
+		}
+	}
+	r.st.Feedback, r.st.Refused = "", nil
+	summary := v.Summary
+	return "done", nil, func() {
+		r.res.Summary = summary
+		r.stop(StatusDone, "")
+	}
+}
+
+// waitRateLimit waits for a rate limit to reset when MaxWait allows it and
+// returns whether the loop goes on.
+func (r *run) waitRateLimit(ctx context.Context, f *agent.Failure) bool {
+	now := r.now()
+	wait := time.Duration(0)
+	if !f.ResetAt.IsZero() {
+		wait = f.ResetAt.Sub(now) + time.Second
+	}
+	if wait <= 0 {
+		// No reset time: back off, 30s doubling per wait already made,
+		// up to 10 minutes, with jitter.
+		n := min(r.st.WaitedMs/int64(30*time.Second/time.Millisecond), 5)
+		wait = min(30*time.Second<<n, 10*time.Minute)
+		wait += time.Duration(rand.Int64N(int64(wait / 4)))
+	}
+	details := "rate limited: " + f.Message
+	if !f.ResetAt.IsZero() {
+		details += "; resets at " + f.ResetAt.Format(time.RFC3339)
+	}
+	used := time.Duration(r.st.WaitedMs) * time.Millisecond
+	if r.o.MaxWait <= 0 || used+wait > r.o.MaxWait {
+		r.res.Failure = f
+		if r.o.MaxWait > 0 {
+			details += fmt.Sprintf("; waiting %s more would pass --max-wait %s", wait.Round(time.Second), r.o.MaxWait)
+		}
+		r.stop(StatusRateLimited, details)
+		return false
+	}
+	until := now.Add(wait)
+	r.mu.Lock()
+	r.st.WaitedMs += ms(wait)
+	r.mu.Unlock()
+	data, _ := json.Marshal(WaitData{Until: until, WaitMs: ms(wait), Message: f.Message, State: r.st})
+	r.record(Event{Type: EventWait, Iteration: r.st.Iterations + 1, Time: now, Data: data})
+	// Waiting is not active time: the timeout does not run meanwhile.
+	waitStart := r.now()
+	err := r.o.Sleep(ctx, wait)
+	r.began = r.began.Add(r.now().Sub(waitStart))
+	if err != nil {
+		r.stop(StatusInterrupted, "interrupted while waiting for a rate limit to reset")
+		return false
+	}
+	return true
+}
+
+// prompt builds the prompt of iteration i.
+func (r *run) prompt(i int) string {
+	st := r.st
+	if r.o.Once {
+		return st.Prompt
+	}
+	if r.o.Session == SessionContinue && st.SessionID != "" {
+		// The agent has the context: say only what is new.
+		if st.Feedback != "" {
+			return st.Feedback
+		}
+		return st.Prompt
+	}
+	if i == 1 {
+		if r.o.ProgressFile == "" {
+			return st.Prompt
+		}
+		return st.Prompt + "\n\n" + progressNote(r.o.ProgressFile)
+	}
+	if r.o.ProgressFile == "" && st.Feedback == "" {
+		return st.Prompt
+	}
+	return handoff(r.o.Prompt, st.Prompt, r.o.ProgressFile, st.Feedback)
+}
+
+// output opens the journal's file for the raw output of iteration i.
+func (r *run) output(i int) interface {
+	Write([]byte) (int, error)
+	Close() error
+} {
+	if r.o.Journal == nil {
+		return nil
+	}
+	if w := r.o.Journal.Output(i); w != nil {
+		return w
+	}
+	return nil
+}
+
+func (r *run) record(ev Event) {
+	if r.o.Journal == nil {
+		return
+	}
+	if err := r.o.Journal.Record(ev); err != nil && r.journalErr == nil {
+		r.journalErr = err
+	}
+}
+
+func (r *run) checkpoint(s Status) {
+	if r.o.Journal == nil {
+		return
+	}
+	r.mu.Lock()
+	cp := Checkpoint{RunID: r.o.RunID, State: r.st, Status: s, Heartbeat: r.now().UTC(), CostUSD: r.res.CostUSD}
+	r.mu.Unlock()
+	cp.State.ElapsedMs = r.elapsed()
+	_ = r.o.Journal.Checkpoint(cp)
+}
+
+// heartbeat refreshes the checkpoint while a call runs; the returned
+// function stops it.
+func (r *run) heartbeat() func() {
+	if r.o.Journal == nil {
+		return func() {}
+	}
+	every := r.o.HeartbeatEvery
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				r.checkpoint(StatusRunning)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func (r *run) stop(s Status, details string) {
+	r.res.stop(s, details)
+	if ref := r.st.Refused; ref != nil && s != StatusDone {
+		r.res.GateFailed = true
+		r.res.Details += fmt.Sprintf("; the last done was refused by %s: %s", ref.Guard, ref.Details)
+	}
 }
 
 // availability maps a failed Check to a status and its details; "" when the
@@ -183,32 +511,57 @@ func availability(av agent.Availability) (Status, string) {
 	return "", ""
 }
 
-// failed ends res for a call that failed.
-func failed(ctx context.Context, res *Result, resp agent.Response, timeout time.Duration) {
-	f := resp.Failure
-	if f == nil {
-		f = &agent.Failure{Kind: agent.FailCrash, Message: fmt.Sprintf("the agent exited with status %d", resp.ExitCode)}
-	}
-	res.Failure = f
+// failed ends the run for a call that failed.
+func (r *run) failed(f *agent.Failure, exitCode int) {
+	r.res.Failure = f
 	switch f.Kind {
 	case agent.FailTimeout:
-		if ctx.Err() != nil {
-			res.stop(StatusInterrupted, "interrupted during iteration "+fmt.Sprint(res.Iterations))
-			return
-		}
-		res.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached during iteration %d; the agent was stopped", timeout, res.Iterations))
+		r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached during iteration %d; the agent was stopped", r.o.Timeout, r.st.Iterations))
 	case agent.FailAuth:
-		res.stop(StatusBackendUnauthenticated, "the agent is not authenticated: "+f.Message)
-	case agent.FailRateLimit:
-		d := "rate limited: " + f.Message
-		if !f.ResetAt.IsZero() {
-			d += "; resets at " + f.ResetAt.Format(time.RFC3339)
-		}
-		res.stop(StatusRateLimited, d)
+		r.stop(StatusBackendUnauthenticated, "the agent is not authenticated: "+f.Message)
 	default:
-		res.stop(StatusError, fmt.Sprintf("the agent failed (%s): %s", f.Kind, f.Message))
-		if resp.ExitCode != 0 {
-			res.ExitCode = resp.ExitCode // passed through (seed 001)
+		r.stop(StatusError, fmt.Sprintf("the agent failed (%s): %s", f.Kind, f.Message))
+		if exitCode != 0 {
+			r.res.ExitCode = exitCode // passed through (seed 001)
 		}
 	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// progressNote asks the agent to keep its progress notes.
+func progressNote(file string) string {
+	return fmt.Sprintf("Keep short progress notes in %s: what is done, what is left, what to try next. Update them before you end your reply; a later session may continue from them.", file)
+}
+
+// handoff is the prompt of a fresh session after the first: the task, the
+// current step, the progress notes and the last refusal.
+func handoff(task, current, progressFile, feedback string) string {
+	var b strings.Builder
+	b.WriteString("You are continuing a task that earlier sessions worked on; their work is in the working directory.\n\n## Task\n\n")
+	b.WriteString(task)
+	if current != task {
+		b.WriteString("\n\n## Next step\n\n")
+		b.WriteString(current)
+	}
+	if progressFile != "" {
+		b.WriteString("\n\n## Progress\n\nRead the progress notes in ")
+		b.WriteString(progressFile)
+		b.WriteString(" first (it may not exist yet). ")
+		b.WriteString(progressNote(progressFile))
+	}
+	if feedback != "" {
+		b.WriteString("\n\n## Your last \"done\" was not accepted\n\n")
+		b.WriteString(feedback)
+	}
+	return b.String()
 }

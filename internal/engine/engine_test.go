@@ -18,6 +18,7 @@ type fakeAgent struct {
 	avail   agent.Availability
 	replies []agent.Response
 	delay   time.Duration // each call waits this long, or until ctx ends
+	onRun   func()        // called at each call (e.g. to move a fake clock)
 
 	mu   sync.Mutex
 	reqs []agent.Request
@@ -37,6 +38,9 @@ func (f *fakeAgent) Run(ctx context.Context, req agent.Request) (agent.Response,
 	n := len(f.reqs)
 	f.reqs = append(f.reqs, req)
 	f.mu.Unlock()
+	if f.onRun != nil {
+		f.onRun()
+	}
 	if f.delay > 0 {
 		select {
 		case <-time.After(f.delay):
@@ -115,7 +119,7 @@ func TestLoopSeedCases(t *testing.T) {
 		{name: "auth failure on first call", agent: &fakeAgent{replies: []agent.Response{{Text: "Not logged in", ExitCode: 1, Failure: &agent.Failure{Kind: agent.FailAuth, Message: "Not logged in · Please run /login"}}}},
 			status: StatusBackendUnauthenticated, exit: 6, iterations: 1, details: "Not logged in"},
 		{name: "rate limited with reset", agent: &fakeAgent{replies: []agent.Response{{ExitCode: 1, Failure: &agent.Failure{Kind: agent.FailRateLimit, Message: "429", ResetAt: time.Date(2026, 11, 22, 13, 0, 0, 0, time.UTC)}}}},
-			status: StatusRateLimited, exit: 69, iterations: 1, details: "2026-11-22T13:00:00Z"},
+			status: StatusRateLimited, exit: 69, iterations: 0, details: "2026-11-22T13:00:00Z"},
 		// Seed 000.
 		{name: "stop after noProgressLimit identical replies", agent: &fakeAgent{replies: texts("Same response", "Same response", "Same response")},
 			opts: func(o *Options) { o.NoProgressLimit = 3 }, status: StatusNoProgress, exit: 5, iterations: 3, details: "3 identical"},
@@ -203,13 +207,15 @@ func TestTranscriptAndTotals(t *testing.T) {
 		{Text: "Response 1", SessionID: "s1", Usage: agent.Usage{InputTokens: 10, OutputTokens: 2, CostUSD: 0.5, CostKnown: true}},
 		{Text: "Response 2\nDONE", SessionID: "s1", Usage: agent.Usage{InputTokens: 20, OutputTokens: 3, CostUSD: 0.25, CostKnown: true}},
 	}}
+	// Each call takes one second of a fake clock.
 	clock := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	now := func() time.Time { clock = clock.Add(time.Second); return clock }
+	now := func() time.Time { return clock }
+	a.onRun = func() { clock = clock.Add(time.Second) }
 	obs := &recorder{}
 	res := Run(context.Background(), a, opts(func(o *Options) { o.Prompt = "Initial prompt"; o.Now = now; o.Observer = obs; o.RunID = "r1" }))
 	want := []Entry{
-		{Iteration: 1, StartedAt: "2026-11-22T10:00:02.000Z", Prompt: "Initial prompt", Response: "Response 1", DurationMs: 1000, SessionID: "s1", InputTokens: 10, OutputTokens: 2, CostUSD: 0.5},
-		{Iteration: 2, StartedAt: "2026-11-22T10:00:04.000Z", Prompt: "Initial prompt", Response: "Response 2\nDONE", DurationMs: 1000, SessionID: "s1", InputTokens: 20, OutputTokens: 3, CostUSD: 0.25},
+		{Iteration: 1, StartedAt: "2026-11-22T10:00:00.000Z", Prompt: "Initial prompt", Response: "Response 1", DurationMs: 1000, SessionID: "s1", InputTokens: 10, OutputTokens: 2, CostUSD: 0.5, CostKnown: true},
+		{Iteration: 2, StartedAt: "2026-11-22T10:00:01.000Z", Prompt: "Initial prompt", Response: "Response 2\nDONE", DurationMs: 1000, SessionID: "s1", InputTokens: 20, OutputTokens: 3, CostUSD: 0.25, CostKnown: true},
 	}
 	if diff := cmp.Diff(want, res.Transcript); diff != "" {
 		t.Errorf("transcript (-want +got):\n%s", diff)
@@ -217,7 +223,7 @@ func TestTranscriptAndTotals(t *testing.T) {
 	if res.InputTokens != 30 || res.OutputTokens != 5 || res.CostUSD != 0.75 || !res.CostKnown || res.SessionID != "s1" || res.RunID != "r1" {
 		t.Errorf("totals %+v", res)
 	}
-	if res.Text != "Response 2\nDONE" || res.DurationMs != 5000 {
+	if res.Text != "Response 2\nDONE" || res.DurationMs != 2000 {
 		t.Errorf("text %q duration %d", res.Text, res.DurationMs)
 	}
 	if diff := cmp.Diff([]int{1, 2}, obs.started); diff != "" {

@@ -88,6 +88,7 @@ type Entry struct {
 	InputTokens  int64          `json:"inputTokens"`
 	OutputTokens int64          `json:"outputTokens"`
 	CostUSD      float64        `json:"costUsd"`
+	CostKnown    bool           `json:"costKnown,omitempty"`
 	Truncated    bool           `json:"truncated,omitempty"`
 	Failure      *agent.Failure `json:"failure,omitempty"`
 }
@@ -115,6 +116,10 @@ type Result struct {
 	// its tail was kept.
 	Truncated bool           `json:"truncated,omitempty"`
 	Failure   *agent.Failure `json:"failure,omitempty"`
+	// GateFailed is set when the run stopped (not done) while the last
+	// reply that claimed done had been refused by a guard (checks,
+	// checklist, premature stop); Details says which and why.
+	GateFailed bool `json:"gateFailed,omitempty"`
 }
 
 func (r *Result) add(e Entry, u agent.Usage) {

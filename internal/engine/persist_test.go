@@ -1,0 +1,325 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+)
+
+// memJournal keeps events in memory.
+type memJournal struct {
+	mu     sync.Mutex
+	events []Event
+	cps    []Checkpoint
+	// failAfter, when > 0, makes Record fail from that many events on.
+	failAfter int
+}
+
+func (j *memJournal) Record(ev Event) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.failAfter > 0 && len(j.events) >= j.failAfter {
+		return io.ErrShortWrite
+	}
+	j.events = append(j.events, ev)
+	return nil
+}
+
+func (j *memJournal) Checkpoint(cp Checkpoint) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.cps = append(j.cps, cp)
+	return nil
+}
+
+func (j *memJournal) Output(int) io.WriteCloser { return nil }
+
+func (j *memJournal) types() []string {
+	var out []string
+	for _, ev := range j.events {
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+func TestJournalRecordsEveryIterationOnce(t *testing.T) {
+	j := &memJournal{}
+	a := &fakeAgent{replies: texts("one", "two", "DONE")}
+	res := Run(context.Background(), a, opts(func(o *Options) { o.Journal = j; o.RunID = "r" }))
+	if res.Status != StatusDone {
+		t.Fatal(res.Status)
+	}
+	if diff := cmp.Diff([]string{"start", "iteration", "iteration", "iteration", "stop"}, j.types()); diff != "" {
+		t.Errorf("events: %s", diff)
+	}
+	st, tr, stop, err := Replay(j.events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Iterations != 3 || len(tr) != 3 || stop == nil || stop.Status != StatusDone {
+		t.Errorf("replay: %+v %d %+v", st, len(tr), stop)
+	}
+	if diff := cmp.Diff(res.Transcript, tr); diff != "" {
+		t.Errorf("replayed transcript differs: %s", diff)
+	}
+	last := j.cps[len(j.cps)-1]
+	if last.Status != StatusDone || last.RunID != "r" || last.State.Iterations != 3 {
+		t.Errorf("last checkpoint %+v", last)
+	}
+}
+
+// A run stopped after any number of recorded events resumes to the same
+// result as a run that was never stopped: no iteration lost or repeated.
+func TestResumeFromEveryPrefix(t *testing.T) {
+	replies := func() []agent.Response {
+		return texts("a", "b", `{"status":"continue","next":"step 3"}`, "c", "c", "d\nDONE")
+	}
+	full := Run(context.Background(), &fakeAgent{replies: replies()}, opts(func(o *Options) { o.Journal = &memJournal{} }))
+	if full.Status != StatusDone || full.Iterations != 6 {
+		t.Fatalf("full run: %s after %d", full.Status, full.Iterations)
+	}
+	j := &memJournal{}
+	Run(context.Background(), &fakeAgent{replies: replies()}, opts(func(o *Options) { o.Journal = j }))
+	for cut := 1; cut < len(j.events)-1; cut++ {
+		events := append([]Event(nil), j.events[:cut]...)
+		st, tr, _, err := Replay(events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The agent goes on from where the first run was.
+		a := &fakeAgent{replies: replies()[st.Iterations:]}
+		res := Run(context.Background(), a, opts(func(o *Options) {
+			o.Journal = &memJournal{}
+			o.Resume = &Resume{State: st, Transcript: tr}
+		}))
+		if res.Status != StatusDone || res.Iterations != 6 {
+			t.Errorf("cut %d: %s after %d", cut, res.Status, res.Iterations)
+			continue
+		}
+		var got, want []string
+		for k := range res.Transcript {
+			got = append(got, res.Transcript[k].Prompt+"|"+res.Transcript[k].Response)
+			want = append(want, full.Transcript[k].Prompt+"|"+full.Transcript[k].Response)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("cut %d: transcript (-want +got):\n%s", cut, diff)
+		}
+	}
+}
+
+func TestResumeKeepsNoProgressCount(t *testing.T) {
+	j := &memJournal{}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &fakeAgent{replies: texts("same", "same")}
+	a.onRun = func() {
+		if len(a.reqs) == 3 {
+			cancel() // interrupted during the third call
+		}
+	}
+	a.delay = 10 * time.Millisecond
+	res := Run(ctx, a, opts(func(o *Options) { o.Journal = j }))
+	if res.Status != StatusInterrupted || res.Iterations != 2 {
+		t.Fatalf("%s after %d", res.Status, res.Iterations)
+	}
+	st, tr, stop, _ := Replay(j.events)
+	if stop == nil || stop.Status != StatusInterrupted || st.Repeats != 2 {
+		t.Fatalf("state %+v stop %+v", st, stop)
+	}
+	res = Run(context.Background(), &fakeAgent{replies: texts("same")}, opts(func(o *Options) {
+		o.Resume = &Resume{State: st, Transcript: tr}
+	}))
+	if res.Status != StatusNoProgress || res.Iterations != 3 {
+		t.Errorf("resumed: %s after %d (the count of identical replies must survive the resume)", res.Status, res.Iterations)
+	}
+}
+
+func TestResumeCountsTimeAlreadyUsed(t *testing.T) {
+	st := State{Iterations: 1, ElapsedMs: (5 * time.Minute).Milliseconds(), Prompt: "Task"}
+	res := Run(context.Background(), &fakeAgent{}, opts(func(o *Options) {
+		o.Resume = &Resume{State: st, Transcript: []Entry{{Iteration: 1}}}
+	}))
+	if res.Status != StatusTimeout || res.Iterations != 1 {
+		t.Errorf("%s after %d: the 5m already used must count against the 5m timeout", res.Status, res.Iterations)
+	}
+}
+
+type guardFunc func(reply string) *Refusal
+
+func (g guardFunc) Check(_ context.Context, reply string) *Refusal { return g(reply) }
+
+func TestGuardRefusesDoneAndFeedsBack(t *testing.T) {
+	calls := 0
+	gate := guardFunc(func(string) *Refusal {
+		calls++
+		if calls == 1 {
+			return &Refusal{Guard: "checks", Details: "go test failed", Prompt: "Check `go test` failed:\nFAIL TestX"}
+		}
+		return nil
+	})
+	a := &fakeAgent{replies: texts("DONE", "fixed\nDONE")}
+	res := Run(context.Background(), a, opts(func(o *Options) { o.Guards = []Guard{gate} }))
+	if res.Status != StatusDone || res.Iterations != 2 || res.GateFailed {
+		t.Fatalf("%s after %d", res.Status, res.Iterations)
+	}
+	if p := a.reqs[1].Prompt; !strings.Contains(p, "FAIL TestX") || !strings.Contains(p, "Task") {
+		t.Errorf("second prompt does not carry the failure and the task:\n%s", p)
+	}
+}
+
+func TestLimitWithGateFailingSaysSo(t *testing.T) {
+	gate := guardFunc(func(string) *Refusal {
+		return &Refusal{Guard: "checks", Details: "go test failed", Prompt: "fix it"}
+	})
+	a := &fakeAgent{replies: texts("DONE 1\nDONE", "DONE 2\nDONE")}
+	res := Run(context.Background(), a, opts(func(o *Options) { o.Guards = []Guard{gate}; o.MaxIterations = 2 }))
+	if res.Status != StatusMaxIterations || res.ExitCode != 4 || !res.GateFailed || !strings.Contains(res.Details, "go test failed") {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestStallCountsAndRetries(t *testing.T) {
+	a := &fakeAgent{replies: []agent.Response{
+		{ExitCode: 143, Failure: &agent.Failure{Kind: agent.FailStall, Message: "no output for 10m"}},
+		{Text: "DONE"},
+	}}
+	res := Run(context.Background(), a, opts(func(o *Options) { o.StallTimeout = time.Minute }))
+	if res.Status != StatusDone || res.Iterations != 2 {
+		t.Fatalf("%s after %d", res.Status, res.Iterations)
+	}
+	if f := res.Transcript[0].Failure; f == nil || f.Kind != agent.FailStall {
+		t.Errorf("the stall is not recorded: %+v", res.Transcript[0])
+	}
+	if a.reqs[0].StallTimeout != time.Minute || a.reqs[1].Prompt != a.reqs[0].Prompt {
+		t.Errorf("requests %+v", a.reqs)
+	}
+}
+
+func TestRateLimitWaitsForReset(t *testing.T) {
+	clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	var slept []time.Duration
+	j := &memJournal{}
+	a := &fakeAgent{replies: []agent.Response{
+		{ExitCode: 1, Failure: &agent.Failure{Kind: agent.FailRateLimit, Message: "429", ResetAt: clock.Add(20 * time.Minute)}},
+		{Text: "DONE"},
+	}}
+	res := Run(context.Background(), a, opts(func(o *Options) {
+		o.Journal = j
+		o.MaxWait = time.Hour
+		o.Now = func() time.Time { return clock }
+		o.Sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); clock = clock.Add(d); return nil }
+	}))
+	if res.Status != StatusDone || res.Iterations != 1 {
+		t.Fatalf("%s after %d: %s", res.Status, res.Iterations, res.Details)
+	}
+	if diff := cmp.Diff([]time.Duration{20*time.Minute + time.Second}, slept); diff != "" {
+		t.Errorf("slept: %s", diff)
+	}
+	// The wait is neither an iteration nor active time.
+	if res.DurationMs != 0 {
+		t.Errorf("duration %dms counts the wait", res.DurationMs)
+	}
+	st, _, _, _ := Replay(j.events)
+	if st.WaitedMs != (20*time.Minute + time.Second).Milliseconds() {
+		t.Errorf("waited %d", st.WaitedMs)
+	}
+}
+
+func TestRateLimitBeyondMaxWaitStops(t *testing.T) {
+	clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	a := &fakeAgent{replies: []agent.Response{
+		{ExitCode: 1, Failure: &agent.Failure{Kind: agent.FailRateLimit, Message: "429", ResetAt: clock.Add(2 * time.Hour)}},
+	}}
+	res := Run(context.Background(), a, opts(func(o *Options) {
+		o.MaxWait = time.Hour
+		o.Now = func() time.Time { return clock }
+		o.Sleep = func(context.Context, time.Duration) error { t.Fatal("slept"); return nil }
+	}))
+	if res.Status != StatusRateLimited || res.ExitCode != 69 || !strings.Contains(res.Details, "max-wait") {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestRateLimitWithoutResetBacksOff(t *testing.T) {
+	var slept []time.Duration
+	fail := agent.Response{ExitCode: 1, Failure: &agent.Failure{Kind: agent.FailRateLimit, Message: "429"}}
+	a := &fakeAgent{replies: []agent.Response{fail, fail, {Text: "DONE"}}}
+	res := Run(context.Background(), a, opts(func(o *Options) {
+		o.MaxWait = time.Hour
+		o.Sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	}))
+	if res.Status != StatusDone || len(slept) != 2 {
+		t.Fatalf("%s, slept %v", res.Status, slept)
+	}
+	if slept[0] < 30*time.Second || slept[0] > 38*time.Second || slept[1] < 60*time.Second {
+		t.Errorf("backoff %v: want about 30s then about 60s", slept)
+	}
+}
+
+func TestSessionContinueResumesTheAgentSession(t *testing.T) {
+	a := &fakeAgent{replies: []agent.Response{{Text: "one", SessionID: "s1"}, {Text: "two", SessionID: "s1"}, {Text: "DONE", SessionID: "s1"}}}
+	Run(context.Background(), a, opts(func(o *Options) { o.Session = SessionContinue }))
+	var ids []string
+	for _, r := range a.reqs {
+		ids = append(ids, r.SessionID)
+	}
+	if diff := cmp.Diff([]string{"", "s1", "s1"}, ids); diff != "" {
+		t.Errorf("session ids: %s", diff)
+	}
+}
+
+func TestSessionFullRotatesToFresh(t *testing.T) {
+	a := &fakeAgent{replies: []agent.Response{
+		{Text: "one", SessionID: "s1"},
+		{ExitCode: 1, SessionID: "s1", Failure: &agent.Failure{Kind: agent.FailContext, Message: "prompt is too long"}},
+		{Text: "DONE", SessionID: "s2"},
+	}}
+	res := Run(context.Background(), a, opts(func(o *Options) { o.Session = SessionContinue; o.ProgressFile = "/run/progress.md" }))
+	if res.Status != StatusDone || res.Iterations != 3 {
+		t.Fatalf("%s after %d", res.Status, res.Iterations)
+	}
+	if a.reqs[2].SessionID != "" || !strings.Contains(a.reqs[2].Prompt, "/run/progress.md") || !strings.Contains(a.reqs[2].Prompt, "Task") {
+		t.Errorf("after a full session the next call must be fresh with a handoff: %+v", a.reqs[2])
+	}
+}
+
+func TestFreshSessionHandoff(t *testing.T) {
+	a := &fakeAgent{replies: texts(`{"status":"continue","next":"now step 2"}`, `{"status":"done"}`)}
+	Run(context.Background(), a, opts(func(o *Options) {
+		o.Completion = "json"
+		o.ProgressFile = "/run/progress.md"
+	}))
+	first, second := a.reqs[0].Prompt, a.reqs[1].Prompt
+	if !strings.HasPrefix(first, "Task\n\n") || !strings.Contains(first, "/run/progress.md") {
+		t.Errorf("first prompt:\n%s", first)
+	}
+	for _, want := range []string{"## Task\n\nTask", "## Next step\n\nnow step 2", "/run/progress.md"} {
+		if !strings.Contains(second, want) {
+			t.Errorf("handoff lacks %q:\n%s", want, second)
+		}
+	}
+	if a.reqs[1].SessionID != "" {
+		t.Error("fresh mode passed a session id")
+	}
+}
+
+func TestJournalFailureIsReported(t *testing.T) {
+	res := Run(context.Background(), &fakeAgent{replies: texts("DONE")}, opts(func(o *Options) { o.Journal = &memJournal{failAfter: 1} }))
+	if res.Status != StatusDone || !strings.Contains(res.Details, "journal failed") {
+		t.Errorf("%+v", res)
+	}
+}
+
+func TestReplayRejectsAGap(t *testing.T) {
+	d, _ := json.Marshal(IterationData{State: State{Iterations: 2}})
+	if _, _, _, err := Replay([]Event{{Type: EventIteration, Iteration: 2, Data: d}}); err == nil {
+		t.Error("an iteration 2 with no iteration 1 was accepted")
+	}
+}

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// State is what the loop carries from one iteration to the next: enough to
+// continue a run exactly where it stopped. Every iteration event holds the
+// State after it, so the last one is the state of the run.
+type State struct {
+	// Iterations is the number of recorded iterations.
+	Iterations int `json:"iterations"`
+	// ElapsedMs is the active time used against the global timeout: time
+	// while jlgcli ran the loop, waits for a rate limit excepted.
+	ElapsedMs int64 `json:"elapsedMs"`
+	// WaitedMs is the time spent waiting for rate limits, against MaxWait.
+	WaitedMs int64 `json:"waitedMs"`
+	// Prompt is the prompt of the next iteration (the task, or json next).
+	Prompt string `json:"prompt"`
+	// Repeats counts identical consecutive replies (noProgressLimit).
+	Repeats int `json:"repeats"`
+	// SessionID is the agent's session, continued in session mode continue.
+	SessionID string `json:"sessionId,omitempty"`
+	// Feedback is what the next prompt must tell the agent: why its last
+	// "done" was refused.
+	Feedback string `json:"feedback,omitempty"`
+	// Refused is the last refusal of done, cleared when a reply does not
+	// claim done or done is accepted.
+	Refused *Refusal `json:"refused,omitempty"`
+}
+
+// Refusal is a guard's refusal of a reply that claims done.
+type Refusal struct {
+	// Guard names the guard: "checks", "checklist", "premature-stop".
+	Guard string `json:"guard"`
+	// Details says in one line why.
+	Details string `json:"details"`
+	// Prompt tells the agent what to do about it (next iteration).
+	Prompt string `json:"-"`
+	// Report is the guard's full result (e.g. each check's outcome).
+	Report json.RawMessage `json:"report,omitempty"`
+}
+
+// Event types written to the journal.
+const (
+	EventStart     = "start"
+	EventIteration = "iteration"
+	EventWait      = "rate-limit-wait"
+	EventStop      = "stop"
+	EventResume    = "resume"
+)
+
+// Event is one line of a run's journal.
+type Event struct {
+	Type      string          `json:"type"`
+	Iteration int             `json:"iteration,omitempty"`
+	Time      time.Time       `json:"time"`
+	Data      json.RawMessage `json:"data,omitempty"`
+}
+
+// IterationData is the payload of an iteration event: the transcript entry,
+// the verdict on it, and the state after it.
+type IterationData struct {
+	Entry   Entry    `json:"entry"`
+	Verdict string   `json:"verdict"`
+	Refusal *Refusal `json:"refusal,omitempty"`
+	State   State    `json:"state"`
+}
+
+// WaitData is the payload of a rate-limit wait event.
+type WaitData struct {
+	Until   time.Time `json:"until"`
+	WaitMs  int64     `json:"waitMs"`
+	Message string    `json:"message"`
+	State   State     `json:"state"`
+}
+
+// StopData is the payload of a stop event.
+type StopData struct {
+	Status   Status `json:"status"`
+	ExitCode int    `json:"exitCode"`
+	Details  string `json:"details,omitempty"`
+}
+
+// Checkpoint is the snapshot written after every iteration and at every
+// heartbeat while a run is live.
+type Checkpoint struct {
+	RunID     string    `json:"runId"`
+	State     State     `json:"state"`
+	Status    Status    `json:"status"` // "running" while live, then the final status
+	Heartbeat time.Time `json:"heartbeat"`
+	CostUSD   float64   `json:"costUsd"`
+}
+
+// StatusRunning is the status of a live run in its checkpoint.
+const StatusRunning Status = "running"
+
+// Journal keeps a run durable. Record must return only once the event is
+// stored for good: an iteration exists once its event is recorded.
+type Journal interface {
+	Record(ev Event) error
+	Checkpoint(cp Checkpoint) error
+	// Output returns where the raw output of an iteration goes, or nil.
+	Output(iteration int) io.WriteCloser
+}
+
+// Replay rebuilds a run from its journal's events: the state to resume
+// from, the transcript so far, and the last stop, if any.
+func Replay(events []Event) (State, []Entry, *StopData, error) {
+	var (
+		st         State
+		transcript = []Entry{}
+		stop       *StopData
+	)
+	for _, ev := range events {
+		switch ev.Type {
+		case EventIteration:
+			var d IterationData
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return st, nil, nil, fmt.Errorf("iteration %d event: %w", ev.Iteration, err)
+			}
+			if d.State.Iterations != len(transcript)+1 {
+				return st, nil, nil, fmt.Errorf("iteration %d event follows %d iterations", d.State.Iterations, len(transcript))
+			}
+			transcript = append(transcript, d.Entry)
+			st, stop = d.State, nil
+		case EventWait:
+			var d WaitData
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return st, nil, nil, fmt.Errorf("wait event: %w", err)
+			}
+			st, stop = d.State, nil
+		case EventStop:
+			var d StopData
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return st, nil, nil, fmt.Errorf("stop event: %w", err)
+			}
+			stop = &d
+		case EventResume:
+			stop = nil
+		}
+	}
+	return st, transcript, stop, nil
+}
