@@ -214,7 +214,11 @@ func TestRateLimitWaitsForReset(t *testing.T) {
 		o.Journal = j
 		o.MaxWait = time.Hour
 		o.Now = func() time.Time { return clock }
-		o.Sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); clock = clock.Add(d); return nil }
+		o.Sleep = func(_ context.Context, d time.Duration) error {
+			slept = append(slept, d)
+			clock = clock.Add(d)
+			return nil
+		}
 	}))
 	if res.Status != StatusDone || res.Iterations != 1 {
 		t.Fatalf("%s after %d: %s", res.Status, res.Iterations, res.Details)
