@@ -29,6 +29,9 @@ const (
 	DefaultTimeout         = 5 * time.Minute
 	DefaultMarker          = "DONE"
 	DefaultNoProgressLimit = 3
+	DefaultStallTimeout    = 10 * time.Minute
+	DefaultMaxWait         = time.Hour
+	DefaultCheckTimeout    = 10 * time.Minute
 )
 
 // Config is the resolved configuration.
@@ -44,6 +47,22 @@ type Config struct {
 	Env             map[string]string
 	JSON            bool
 	Quiet           bool
+	// StateDir overrides where runs are kept ("": the default).
+	StateDir string
+	// Session is "fresh" or "continue".
+	Session string
+	// StallTimeout stops a silent agent; 0 disables it.
+	StallTimeout time.Duration
+	// MaxWait bounds the waits for rate limits; 0: no wait.
+	MaxWait time.Duration
+	// Checks are the verification gate's commands.
+	Checks []Check
+	// Baseline runs the checks once before the first iteration.
+	Baseline bool
+	// Checklist is a file whose unchecked items refuse done.
+	Checklist string
+	// Premature configures premature-stop detection.
+	Premature Premature
 	// Backends are the user-defined command backends.
 	Backends map[string]agent.CommandSpec
 	// Sources says where each key's value came from.
@@ -51,7 +70,8 @@ type Config struct {
 }
 
 // Keys lists the top-level keys in the order `jlgcli config` prints them.
-var Keys = []string{"backend", "model", "maxIterations", "timeoutMs", "completionMode", "marker", "noProgressLimit", "cwd", "env", "json", "quiet"}
+var Keys = []string{"backend", "model", "maxIterations", "timeoutMs", "completionMode", "marker", "noProgressLimit", "cwd", "env", "json", "quiet",
+	"stateDir", "session", "stallTimeout", "maxWait", "checks", "baseline", "checklist", "prematureStop"}
 
 // Layer is one source of settings; nil fields are not set by it.
 type Layer struct {
@@ -69,6 +89,45 @@ type Layer struct {
 	JSON            *bool                  `toml:"json"`
 	Quiet           *bool                  `toml:"quiet"`
 	Backends        map[string]backendFile `toml:"backends"`
+	StateDir        *string                `toml:"stateDir"`
+	Session         *string                `toml:"session"`
+	StallTimeout    *string                `toml:"stallTimeout"`
+	MaxWait         *string                `toml:"maxWait"`
+	Checks          []checkFile            `toml:"checks"`
+	// ShellChecks are --check command lines (flags only).
+	ShellChecks []string       `toml:"-"`
+	Baseline    *bool          `toml:"baseline"`
+	Checklist   *string        `toml:"checklist"`
+	Premature   *prematureFile `toml:"prematureStop"`
+}
+
+// Check is one command of the verification gate: Run is an argv, or Shell a
+// command line for sh -c (from --check).
+type Check struct {
+	Name    string
+	Run     []string
+	Shell   string
+	Timeout time.Duration
+}
+
+// Premature configures premature-stop detection: phrases replace the
+// built-in lists when given.
+type Premature struct {
+	Enabled   bool
+	Phrases   []string
+	Negations []string
+}
+
+type checkFile struct {
+	Name    string   `toml:"name"`
+	Run     []string `toml:"run"`
+	Timeout string   `toml:"timeout"`
+}
+
+type prematureFile struct {
+	Enabled   *bool    `toml:"enabled"`
+	Phrases   []string `toml:"phrases"`
+	Negations []string `toml:"negations"`
 }
 
 type backendFile struct {
@@ -166,9 +225,10 @@ func LoadFile(path string) (*Layer, error) {
 		return nil, tomlError(path, err)
 	}
 	l.Name = path
-	if l.Cwd != nil && *l.Cwd != "" && !filepath.IsAbs(*l.Cwd) {
-		abs := filepath.Join(filepath.Dir(path), *l.Cwd)
-		l.Cwd = &abs
+	for _, p := range []*string{l.Cwd, l.StateDir, l.Checklist} {
+		if p != nil && *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(filepath.Dir(path), *p)
+		}
 	}
 	return l, nil
 }
@@ -199,6 +259,10 @@ func knownHint(key []string) string {
 	switch {
 	case len(key) == 1:
 		return " (known keys: " + strings.Join(Keys, ", ") + ", backends)"
+	case len(key) == 2 && key[0] == "checks":
+		return " (a check has: name, run, timeout)"
+	case len(key) == 2 && key[0] == "prematureStop":
+		return " (prematureStop has: enabled, phrases, negations)"
 	case len(key) == 3 && key[0] == "backends":
 		return " (a backend has: command, prompt)"
 	}
@@ -260,6 +324,10 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		CompletionMode:  completion.ModeMarker,
 		Marker:          DefaultMarker,
 		NoProgressLimit: DefaultNoProgressLimit,
+		Session:         "fresh",
+		StallTimeout:    DefaultStallTimeout,
+		MaxWait:         DefaultMaxWait,
+		Premature:       Premature{Enabled: true},
 		Env:             map[string]string{},
 		Backends:        map[string]agent.CommandSpec{},
 		Sources:         map[string]string{},
@@ -346,6 +414,82 @@ func (c *Config) apply(l *Layer) error {
 		c.Quiet = *l.Quiet
 		set("quiet")
 	}
+	if l.StateDir != nil {
+		c.StateDir = *l.StateDir
+		set("stateDir")
+	}
+	if l.Session != nil {
+		if *l.Session != "fresh" && *l.Session != "continue" {
+			return bad("session", fmt.Sprintf("must be \"fresh\" or \"continue\", not %q", *l.Session))
+		}
+		c.Session = *l.Session
+		set("session")
+	}
+	for _, d := range []struct {
+		key string
+		src *string
+		dst *time.Duration
+	}{{"stallTimeout", l.StallTimeout, &c.StallTimeout}, {"maxWait", l.MaxWait, &c.MaxWait}} {
+		if d.src == nil {
+			continue
+		}
+		v, err := time.ParseDuration(*d.src)
+		if err != nil || v < 0 {
+			return bad(d.key, fmt.Sprintf("%q is not a duration such as 10m (0 disables)", *d.src))
+		}
+		*d.dst = v
+		set(d.key)
+	}
+	if len(l.Checks) > 0 || len(l.ShellChecks) > 0 {
+		// Checks of a higher layer replace those of a lower one.
+		c.Checks = nil
+		for i, ch := range l.Checks {
+			key := fmt.Sprintf("checks[%d]", i)
+			if len(ch.Run) == 0 || ch.Run[0] == "" {
+				return bad(key+".run", "must be a non-empty list: the program and its arguments")
+			}
+			timeout := DefaultCheckTimeout
+			if ch.Timeout != "" {
+				d, err := time.ParseDuration(ch.Timeout)
+				if err != nil || d <= 0 {
+					return bad(key+".timeout", fmt.Sprintf("%q is not a positive duration such as 5m", ch.Timeout))
+				}
+				timeout = d
+			}
+			name := ch.Name
+			if name == "" {
+				name = strings.Join(ch.Run, " ")
+			}
+			c.Checks = append(c.Checks, Check{Name: name, Run: ch.Run, Timeout: timeout})
+		}
+		for _, sh := range l.ShellChecks {
+			if strings.TrimSpace(sh) == "" {
+				return bad("checks", "--check needs a command line")
+			}
+			c.Checks = append(c.Checks, Check{Name: sh, Shell: sh, Timeout: DefaultCheckTimeout})
+		}
+		set("checks")
+	}
+	if l.Baseline != nil {
+		c.Baseline = *l.Baseline
+		set("baseline")
+	}
+	if l.Checklist != nil {
+		c.Checklist = *l.Checklist
+		set("checklist")
+	}
+	if p := l.Premature; p != nil {
+		if p.Enabled != nil {
+			c.Premature.Enabled = *p.Enabled
+		}
+		if p.Phrases != nil {
+			c.Premature.Phrases = p.Phrases
+		}
+		if p.Negations != nil {
+			c.Premature.Negations = p.Negations
+		}
+		set("prematureStop")
+	}
 	for name, b := range l.Backends {
 		key := "backends." + name
 		if agent.IsBuiltin(name) {
@@ -405,6 +549,32 @@ func (c *Config) Value(key string) string {
 		return strconv.FormatBool(c.JSON)
 	case "quiet":
 		return strconv.FormatBool(c.Quiet)
+	case "stateDir":
+		return c.StateDir
+	case "session":
+		return c.Session
+	case "stallTimeout":
+		return c.StallTimeout.String()
+	case "maxWait":
+		return c.MaxWait.String()
+	case "checks":
+		var names []string
+		for _, ch := range c.Checks {
+			names = append(names, fmt.Sprintf("%q", ch.Name))
+		}
+		return strings.Join(names, ", ")
+	case "baseline":
+		return strconv.FormatBool(c.Baseline)
+	case "checklist":
+		return c.Checklist
+	case "prematureStop":
+		if !c.Premature.Enabled {
+			return "disabled"
+		}
+		if c.Premature.Phrases == nil {
+			return "enabled (built-in phrases)"
+		}
+		return fmt.Sprintf("enabled (%d phrases)", len(c.Premature.Phrases))
 	}
 	if name, ok := strings.CutPrefix(key, "backends."); ok {
 		if b, ok := c.Backends[name]; ok {

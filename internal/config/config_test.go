@@ -214,3 +214,75 @@ func TestRelativeCwdIsRelativeToTheFile(t *testing.T) {
 		t.Error(*l.Cwd)
 	}
 }
+
+func TestPersistenceKeys(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, filepath.Join(dir, "jlgcli.toml"), `
+stateDir = "state"
+session = "continue"
+stallTimeout = "2m"
+maxWait = "0s"
+baseline = true
+checklist = "TODO.md"
+
+[[checks]]
+name = "unit"
+run = ["go", "test", "./..."]
+timeout = "3m"
+
+[[checks]]
+run = ["go", "vet", "./..."]
+
+[prematureStop]
+enabled = false
+`)
+	l, err := LoadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := &Layer{Name: "flag", ShellChecks: []string{"make lint"}}
+	c, err := Resolve(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Check{
+		{Name: "unit", Run: []string{"go", "test", "./..."}, Timeout: 3 * time.Minute},
+		{Name: "go vet ./...", Run: []string{"go", "vet", "./..."}, Timeout: DefaultCheckTimeout},
+	}
+	if diff := cmp.Diff(want, c.Checks); diff != "" {
+		t.Errorf("checks: %s", diff)
+	}
+	if c.StateDir != filepath.Join(dir, "state") || c.Session != "continue" || c.StallTimeout != 2*time.Minute ||
+		c.MaxWait != 0 || !c.Baseline || c.Checklist != filepath.Join(dir, "TODO.md") || c.Premature.Enabled {
+		t.Errorf("config %+v", c)
+	}
+	// --check replaces the file's checks.
+	c, err = Resolve(l, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Checks) != 1 || c.Checks[0].Shell != "make lint" {
+		t.Errorf("checks with --check: %+v", c.Checks)
+	}
+	for _, bad := range []struct{ content, key string }{
+		{"session = \"sometimes\"\n", "session"},
+		{"stallTimeout = \"soon\"\n", "stallTimeout"},
+		{"[[checks]]\nname = \"x\"\n", "checks[0].run"},
+		{"[[checks]]\nrun = [\"x\"]\ntimeout = \"-1s\"\n", "checks[0].timeout"},
+	} {
+		l, err := LoadFile(write(t, filepath.Join(dir, "bad.toml"), bad.content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Resolve(l)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != bad.key {
+			t.Errorf("%q: %v", bad.content, err)
+		}
+	}
+	_, err = LoadFile(write(t, filepath.Join(dir, "bad.toml"), "[[checks]]\nrun = [\"x\"]\ncmd = 1\n"))
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Key != "checks.cmd" || !strings.Contains(err.Error(), "name, run, timeout") {
+		t.Errorf("unknown key in a check: %v", err)
+	}
+}
