@@ -1,0 +1,230 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jlgcli/jlgcli/internal/proc"
+)
+
+// Bounds of what is kept of a check's output.
+const (
+	// CaptureBytes is how much of a check's combined output is captured (its
+	// tail); the fingerprint reads all of it as it streams.
+	CaptureBytes = 64 << 10
+	// TailLines and TailBytes bound CheckResult.OutputTail, the part that
+	// goes into the prompt.
+	TailLines = 40
+	TailBytes = 4 << 10
+	// fingerprintLineMax bounds one line as the fingerprint reads it.
+	fingerprintLineMax = 8 << 10
+)
+
+// ExitNotStarted is the ExitCode of a check that could not be started (its
+// program does not exist, the directory is missing, ...), as a shell says.
+const ExitNotStarted = 127
+
+// CheckResult is how one check ended.
+type CheckResult struct {
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	// ExitCode is the exit status, 128+signal when a signal ended it,
+	// ExitNotStarted when it could not be started.
+	ExitCode int  `json:"exitCode"`
+	Passed   bool `json:"passed"`
+	// TimedOut: the check's own timeout stopped it.
+	TimedOut bool `json:"timedOut"`
+	// Interrupted: the run's context ended while the check ran (the user's
+	// signal or the global timeout); its outcome says nothing of the code.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Error says why the check could not be started.
+	Error      string `json:"error,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+	TimeoutMs  int64  `json:"timeoutMs"`
+	// OutputTail is the end of the combined output, at most TailLines lines
+	// and TailBytes bytes, without terminal escapes.
+	OutputTail string `json:"outputTail,omitempty"`
+	// OutputBytes is the size of the whole output.
+	OutputBytes int64 `json:"outputBytes"`
+	// Fingerprint identifies the failure: equal across runs that fail the
+	// same way (see Fingerprint). Empty for an interrupted check.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Baseline is set by Judge on the copies it returns: how the check fared
+	// in the baseline (one of the Baseline* constants); empty without one.
+	Baseline string `json:"baseline,omitempty"`
+}
+
+// Result is one run of the checks.
+type Result struct {
+	// Passed: every check ran and passed (true for no checks).
+	Passed bool `json:"passed"`
+	// Checks are the results in the order of the checks; when the context
+	// ended, those not started are missing.
+	Checks []CheckResult `json:"checks"`
+	// Interrupted: the context ended before every check had run.
+	Interrupted bool  `json:"interrupted,omitempty"`
+	DurationMs  int64 `json:"durationMs"`
+}
+
+// Run runs each check in dir, one after the other, and returns their
+// results. env holds extra KEY=VALUE pairs added to jlgcli's own environment
+// (as agent.Request.Env); the checks' standard input is /dev/null.
+//
+// Each check runs in its own process group, which is stopped (SIGTERM, then
+// SIGKILL) at the check's timeout or when ctx ends. Every check runs, so that
+// the agent learns of all the failures, unless ctx ends: then the running
+// check is marked Interrupted, the rest are not started, and the Result is
+// Interrupted and not Passed.
+func Run(ctx context.Context, dir string, env []string, checks []Check) Result {
+	start := time.Now()
+	res := Result{Passed: true, Checks: make([]CheckResult, 0, len(checks))}
+	full := environ(env)
+	for _, c := range checks {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
+		cr := runOne(ctx, dir, full, c)
+		res.Checks = append(res.Checks, cr)
+		if cr.Interrupted {
+			res.Interrupted = true
+			break
+		}
+	}
+	for _, cr := range res.Checks {
+		if !cr.Passed {
+			res.Passed = false
+		}
+	}
+	if res.Interrupted {
+		res.Passed = false
+	}
+	res.DurationMs = time.Since(start).Milliseconds()
+	return res
+}
+
+// Baseline runs the checks before the first iteration: the *Result that
+// Judge compares later runs with. It is Run under another name, returned as
+// a pointer because that is how Judge and a checkpoint hold it.
+func Baseline(ctx context.Context, dir string, env []string, checks []Check) *Result {
+	r := Run(ctx, dir, env, checks)
+	return &r
+}
+
+func runOne(ctx context.Context, dir string, env []string, c Check) CheckResult {
+	cr := CheckResult{Name: c.Name, Command: c.Command(), TimeoutMs: c.timeout().Milliseconds()}
+	if err := c.Validate(); err != nil {
+		cr.ExitCode = ExitNotStarted
+		cr.Error = err.Error()
+		cr.OutputTail = cr.Error
+		cr.Fingerprint = Fingerprint(cr.ExitCode, false, cr.Error)
+		return cr
+	}
+	tail := proc.NewTail(CaptureBytes)
+	fp := newFingerprinter()
+	outLines := &proc.Lines{Max: fingerprintLineMax, Fn: fp.addBytes}
+	errLines := &proc.Lines{Max: fingerprintLineMax, Fn: fp.addBytes}
+
+	cctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	pr, err := proc.Run(cctx, proc.Cmd{
+		Argv:   c.argv(),
+		Dir:    dir,
+		Env:    env,
+		Stdout: io.MultiWriter(tail, outLines),
+		Stderr: io.MultiWriter(tail, errLines),
+	})
+	outLines.Flush()
+	errLines.Flush()
+	cr.DurationMs = pr.Duration.Milliseconds()
+	cr.OutputBytes = tail.Total()
+
+	if err != nil {
+		// Not started: proc.ErrNotFound, a missing directory, ...
+		cr.ExitCode = ExitNotStarted
+		cr.Error = err.Error()
+		if errors.Is(err, proc.ErrNotFound) {
+			cr.Error = fmt.Sprintf("%s (is it installed and on PATH?)", err)
+		}
+		cr.OutputTail = cr.Error
+		fp.add(cr.Error)
+		cr.Fingerprint = fp.sum(cr.ExitCode, false)
+		return cr
+	}
+	cr.ExitCode = pr.ExitCode
+	switch {
+	case pr.Stopped && ctx.Err() != nil:
+		cr.Interrupted = true
+	case pr.Stopped:
+		cr.TimedOut = true
+	}
+	cr.Passed = !pr.Stopped && pr.ExitCode == 0
+	cr.OutputTail = shortTail(tail.Bytes(), tail.Truncated())
+	if !cr.Interrupted {
+		cr.Fingerprint = fp.sum(cr.ExitCode, cr.TimedOut)
+	}
+	return cr
+}
+
+// environ is the checks' complete environment: jlgcli's own plus extra;
+// nil (the current one) when there is no extra.
+func environ(extra []string) []string {
+	if len(extra) == 0 {
+		return nil
+	}
+	return append(os.Environ(), extra...)
+}
+
+// shortTail is the end of out for a prompt: without terminal escapes, at
+// most TailLines lines and TailBytes bytes, starting at a line (or at least
+// a character) boundary, valid UTF-8.
+func shortTail(out []byte, truncated bool) string {
+	if truncated {
+		// The first line was cut by the capture; drop it if there are others.
+		if i := bytes.IndexByte(out, '\n'); i >= 0 && i < len(out)-1 {
+			out = out[i+1:]
+		}
+	}
+	s := strings.TrimRight(stripANSI(string(out)), "\n\r\t ")
+	// Keep the last TailLines lines.
+	n := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			n++
+			if n == TailLines {
+				s = s[i+1:]
+				break
+			}
+		}
+	}
+	if len(s) > TailBytes {
+		s = s[len(s)-TailBytes:]
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+			s = s[i+1:]
+		} else {
+			for len(s) > 0 && !utf8.RuneStart(s[0]) {
+				s = s[1:]
+			}
+		}
+	}
+	// Progress bars redraw a line with \r: show what was drawn last.
+	if strings.ContainsRune(s, '\r') {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			l = strings.TrimRight(l, "\r")
+			if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+				l = l[j+1:]
+			}
+			lines[i] = l
+		}
+		s = strings.Join(lines, "\n")
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
