@@ -266,7 +266,14 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 		Truncated:    resp.Truncated,
 		Failure:      f,
 	}
-	verdict, refusal, stop := r.decide(ctx, i, resp, f)
+	// Guards (checks) run within the time that is left too.
+	gctx, gcancel := ctx, context.CancelFunc(func() {})
+	if r.o.Timeout > 0 {
+		rest := r.o.Timeout - time.Duration(r.elapsed())*time.Millisecond
+		gctx, gcancel = context.WithTimeoutCause(ctx, max(rest, 0), fmt.Errorf("global timeout of %s reached", r.o.Timeout))
+	}
+	verdict, refusal, stop := r.decide(ctx, gctx, i, resp, f)
+	gcancel()
 
 	r.mu.Lock()
 	r.res.add(e, resp.Usage)
@@ -296,7 +303,7 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 // decide reads one reply and updates the state for the next iteration. It
 // returns the verdict recorded with the iteration, the refusal of done if
 // any, and, when the run stops here, the function that ends it.
-func (r *run) decide(ctx context.Context, i int, resp agent.Response, f *agent.Failure) (string, *Refusal, func()) {
+func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *agent.Failure) (string, *Refusal, func()) {
 	if f != nil {
 		switch f.Kind {
 		case agent.FailStall:
@@ -337,11 +344,16 @@ func (r *run) decide(ctx context.Context, i int, resp agent.Response, f *agent.F
 		return "continue", nil, nil
 	}
 	for _, g := range r.o.Guards {
-		if ref := g.Check(ctx, resp.Text); ref != nil {
+		if ref := g.Check(gctx, resp.Text); ref != nil {
+			// Stopped while a guard ran: its verdict is not one.
 			if ctx.Err() != nil {
-				// Interrupted while a guard ran: its verdict is not one.
 				return "interrupted", nil, func() {
 					r.stop(StatusInterrupted, fmt.Sprintf("interrupted while verifying iteration %d", i))
+				}
+			}
+			if gctx.Err() != nil {
+				return "timeout", nil, func() {
+					r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached while verifying iteration %d", r.o.Timeout, i))
 				}
 			}
 			r.st.Feedback, r.st.Refused = ref.Prompt, ref

@@ -1,0 +1,96 @@
+// Package guard holds the engine's guards of "done": the premature-stop
+// detector, the checklist and the verification checks, each refusing a reply
+// that claims done with the reason and the prompt that tells the agent what
+// to do about it.
+package guard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+)
+
+// MaxPrematureRefusals is how many replies in a row the premature-stop
+// detector refuses before it lets done through: a false positive must not
+// spend every iteration of a finished task.
+const MaxPrematureRefusals = 2
+
+// Premature refuses a done that announces more work.
+type Premature struct {
+	Detector detect.Premature
+	refused  int
+}
+
+// Check implements engine.Guard.
+func (p *Premature) Check(_ context.Context, reply string) *engine.Refusal {
+	f, ok := p.Detector.Check(reply)
+	if !ok || p.refused >= MaxPrematureRefusals {
+		p.refused = 0
+		return nil
+	}
+	p.refused++
+	return &engine.Refusal{
+		Guard:   "premature-stop",
+		Details: fmt.Sprintf("the reply claims done but announces more work (%q)", f.Phrase),
+		Prompt:  detect.ContinuePrompt(f),
+		Report:  mustJSON(f),
+	}
+}
+
+// Checklist refuses done while a file has unchecked items.
+type Checklist struct {
+	File string
+}
+
+// Check implements engine.Guard. A checklist that cannot be read refuses:
+// an agent does not finish by deleting its checklist.
+func (c *Checklist) Check(context.Context, string) *engine.Refusal {
+	items, err := gate.Unchecked(c.File)
+	if err != nil {
+		return &engine.Refusal{Guard: "checklist", Details: err.Error(),
+			Prompt: fmt.Sprintf("The checklist %s could not be read (%v). Restore it and complete its items before you say you are done.", c.File, err)}
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	return &engine.Refusal{
+		Guard:   "checklist",
+		Details: fmt.Sprintf("%d unchecked item(s) in %s", len(items), c.File),
+		Prompt:  gate.ChecklistPrompt(c.File, items),
+		Report:  mustJSON(items),
+	}
+}
+
+// Checks runs the verification commands and refuses done when one fails
+// (unless it failed the same way in the baseline).
+type Checks struct {
+	Dir      string
+	Env      []string
+	Checks   []gate.Check
+	Baseline *gate.Result
+	// Last is the last verdict, for the result.
+	Last *gate.Verdict
+}
+
+// Check implements engine.Guard.
+func (c *Checks) Check(ctx context.Context, _ string) *engine.Refusal {
+	res := gate.Run(ctx, c.Dir, c.Env, c.Checks)
+	v := gate.Judge(&res, c.Baseline)
+	c.Last = &v
+	if v.Passed {
+		return nil
+	}
+	return &engine.Refusal{Guard: "checks", Details: v.Summary(), Prompt: gate.FailurePrompt(v), Report: mustJSON(v)}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	return b
+}
