@@ -1,0 +1,362 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func openIndex(t *testing.T, root string) *Index {
+	t.Helper()
+	x, err := OpenIndex(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x
+}
+
+func ids(rows []RunRow) []string {
+	var s []string
+	for _, r := range rows {
+		s = append(s, r.ID)
+	}
+	return s
+}
+
+// makeRun creates a run on disk with a checkpoint, and closes it.
+func makeRun(t *testing.T, root, id string, started time.Time, p Progress) {
+	t.Helper()
+	r, err := Create(root, id, Meta{Command: "loop", Backend: "codex", StartedAt: started})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.WriteCheckpoint(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIndexUpsertListGet(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	x := openIndex(t, root)
+	for i, id := range []string{"b", "a", "c"} {
+		makeRun(t, root, id, t0.Add(time.Duration(i)*time.Minute), Progress{})
+	}
+	rows := []RunRow{
+		{ID: "b", Command: "loop", Status: "done", Backend: "claude", Iterations: 2, CostUSD: 0.25, CostKnown: true, DurationMs: 1500, StartedAt: t0, UpdatedAt: t0.Add(time.Hour)},
+		{ID: "a", Command: "run", Status: "max-iterations", Backend: "codex", Iterations: 10, StartedAt: t0.Add(time.Minute), UpdatedAt: t0.Add(time.Hour)},
+		{ID: "c", Command: "loop", Status: Running, Backend: "claude", Iterations: 1, StartedAt: t0.Add(2 * time.Minute), UpdatedAt: t0.Add(time.Hour)},
+	}
+	for _, row := range rows {
+		if err := x.Upsert(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := x.List(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"c", "a", "b"}, ids(got)); diff != "" {
+		t.Errorf("List is not newest first (-want +got):\n%s", diff)
+	}
+	want := rows[0]
+	want.Dir = filepath.Join(root, "runs", "b")
+	if diff := cmp.Diff(want, got[2]); diff != "" {
+		t.Errorf("row (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		f    Filter
+		want []string
+	}{
+		{Filter{Status: "done"}, []string{"b"}},
+		{Filter{Command: "loop"}, []string{"c", "b"}},
+		{Filter{Backend: "claude", Limit: 1}, []string{"c"}},
+		{Filter{Status: "timeout"}, nil},
+	} {
+		got, err := x.List(tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, ids(got)); diff != "" {
+			t.Errorf("List(%+v) (-want +got):\n%s", tc.f, diff)
+		}
+	}
+
+	// An older write cannot move a run back.
+	stale := rows[0]
+	stale.Status, stale.UpdatedAt = Running, t0
+	if err := x.Upsert(stale); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := x.Get("b"); err != nil || got.Status != "done" {
+		t.Errorf("after a stale upsert: %+v, %v", got, err)
+	}
+	newer := rows[0]
+	newer.Iterations, newer.UpdatedAt = 3, t0.Add(2*time.Hour)
+	if err := x.Upsert(newer); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := x.Get("b"); err != nil || got.Iterations != 3 {
+		t.Errorf("after a newer upsert: %+v, %v", got, err)
+	}
+	if _, err := x.Get("zzz"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get of a missing run: %v", err)
+	}
+	if err := x.Upsert(RunRow{ID: "../x"}); err == nil {
+		t.Error("Upsert of a bad id accepted")
+	}
+
+	// The JSON of `jlgcli runs --json`.
+	data, err := json.Marshal(got[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	_ = json.Unmarshal(data, &m)
+	for _, k := range []string{"id", "status", "command", "backend", "iterations", "costUsd", "startedAt", "live"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("row JSON has no %q: %s", k, data)
+		}
+	}
+}
+
+func TestIndexFollowsTheRunDirectories(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	x := openIndex(t, root)
+	// Runs on disk that nobody indexed.
+	makeRun(t, root, "r1", t0, Progress{Status: "done", Iterations: 4, CostUSD: 0.5, CostKnown: true, DurationMs: 900, Heartbeat: t0.Add(time.Minute)})
+	makeRun(t, root, "r2", t0.Add(time.Minute), Progress{Status: Running, Iterations: 1})
+	live, err := Create(root, "r3", Meta{Command: "task", Backend: "claude", StartedAt: t0.Add(2 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	// Not a run: no meta.json.
+	if err := os.MkdirAll(filepath.Join(root, "runs", "r4"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	rows, err := x.List(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RunRow{
+		{ID: "r3", Command: "task", Status: Running, Backend: "claude", StartedAt: t0.Add(2 * time.Minute), Live: true},
+		{ID: "r2", Command: "loop", Status: Running, Backend: "codex", Iterations: 1, StartedAt: t0.Add(time.Minute)},
+		{ID: "r1", Command: "loop", Status: "done", Backend: "codex", Iterations: 4, CostUSD: 0.5, CostKnown: true, DurationMs: 900,
+			StartedAt: t0, UpdatedAt: t0.Add(time.Minute)},
+	}
+	opts := []cmp.Option{cmpopts.IgnoreFields(RunRow{}, "Dir")}
+	rows[0].UpdatedAt, rows[1].UpdatedAt = time.Time{}, time.Time{} // file times
+	if diff := cmp.Diff(want, rows, opts...); diff != "" {
+		t.Errorf("List (-want +got):\n%s", diff)
+	}
+	live.Close()
+	if rows, _ := x.List(Filter{}); rows[0].Live {
+		t.Error("a closed run is still live")
+	}
+	// A run removed from disk leaves the index.
+	if err := os.RemoveAll(filepath.Join(root, "runs", "r2")); err != nil {
+		t.Fatal(err)
+	}
+	rows, err = x.List(Filter{})
+	if err != nil || !slices.Equal(ids(rows), []string{"r3", "r1"}) {
+		t.Errorf("after removing r2: %v, %v", ids(rows), err)
+	}
+	var n int
+	if err := x.db.QueryRow(`SELECT count(*) FROM runs`).Scan(&n); err != nil || n != 2 {
+		t.Errorf("%d rows in the table, %v", n, err)
+	}
+	// Get reads a run that is on disk only.
+	makeRun(t, root, "r5", t0, Progress{Status: "timeout"})
+	if row, err := x.Get("r5"); err != nil || row.Status != "timeout" {
+		t.Errorf("Get of a run on disk only: %+v, %v", row, err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "runs", "r5")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Get("r5"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get of a removed run: %v", err)
+	}
+}
+
+// The engine's checkpoint keeps its counts in "state".
+func TestRowOfTheEnginesCheckpoint(t *testing.T) {
+	t.Parallel()
+	_, r := newRun(t, "r1")
+	cp := json.RawMessage(`{"runId":"r1","state":{"iterations":3,"elapsedMs":4200,"prompt":"p"},"status":"done","heartbeat":"2026-11-22T05:00:00Z","costUsd":0.75}`)
+	if err := r.WriteCheckpoint(cp); err != nil {
+		t.Fatal(err)
+	}
+	row, err := r.Row()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Iterations != 3 || row.DurationMs != 4200 || row.Status != "done" || row.CostUSD != 0.75 || !row.CostKnown ||
+		!row.UpdatedAt.Equal(t0.Add(45*time.Minute)) || !row.Live {
+		t.Errorf("row = %+v", row)
+	}
+}
+
+func TestIndexRebuild(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for i := range 5 {
+		makeRun(t, root, fmt.Sprintf("r%d", i), t0.Add(time.Duration(i)*time.Minute), Progress{Status: "done", Iterations: i})
+	}
+	check := func(what string, x *Index) {
+		t.Helper()
+		var n int
+		if err := x.db.QueryRow(`SELECT count(*) FROM runs WHERE status = 'done'`).Scan(&n); err != nil || n != 5 {
+			t.Errorf("%s: %d rows, %v", what, n, err)
+		}
+	}
+	// A missing index is built from the runs.
+	x := openIndex(t, root)
+	check("new index", x)
+	if n, err := x.Rebuild(); n != 5 || err != nil {
+		t.Errorf("Rebuild = %d, %v", n, err)
+	}
+	x.Close()
+
+	// A damaged index is moved aside and rebuilt.
+	for _, damage := range []func(path string) error{
+		func(path string) error {
+			return os.WriteFile(path, []byte("this is not a database, but it is long enough to look like one............................"), 0o644)
+		},
+		func(path string) error { // a page in the middle
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteAt([]byte(strings.Repeat("\xff", 4096)), 4096)
+			return err
+		},
+	} {
+		path := filepath.Join(root, "index.db")
+		if err := damage(path); err != nil {
+			t.Fatal(err)
+		}
+		x := openIndex(t, root)
+		check("damaged index", x)
+		x.Close()
+		aside, _ := filepath.Glob(path + ".corrupt-*")
+		if len(aside) == 0 {
+			t.Error("the damaged index was not kept aside")
+		}
+		for _, a := range aside {
+			os.Remove(a)
+		}
+	}
+}
+
+func TestIndexNewerSchema(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	x := openIndex(t, root)
+	if _, err := x.db.Exec(`PRAGMA user_version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if _, err := OpenIndex(root); err == nil || !strings.Contains(err.Error(), "newer jlgcli") {
+		t.Errorf("OpenIndex of a newer schema: %v", err)
+	}
+}
+
+func TestIndexPathWithSpecialCharacters(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "a?b#c%20d e")
+	x := openIndex(t, root)
+	if err := x.Upsert(RunRow{ID: "r1", StartedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "index.db")); err != nil {
+		t.Error(err)
+	}
+	var mode string
+	if err := x.db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v", mode, err)
+	}
+}
+
+// integrity fails the test unless the index passes SQLite's integrity check
+// and holds n rows.
+func integrity(t *testing.T, root string, n int) {
+	t.Helper()
+	db, err := openDB(filepath.Join(root, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check: %q, %v", check, err)
+	}
+	var got int
+	if err := db.QueryRow(`SELECT count(*) FROM runs`).Scan(&got); err != nil || got != n {
+		t.Errorf("%d rows, want %d (%v)", got, n, err)
+	}
+}
+
+func TestIndexConcurrentHandles(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Go(func() {
+			x, err := OpenIndex(root) // at once, on a new root
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer x.Close()
+			if err := upsertMany(x, fmt.Sprint("g", g), 100); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	integrity(t, root, 300)
+}
+
+func TestIndexConcurrentProcesses(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	var cmds []*exec.Cmd
+	for p := range 2 {
+		cmd := child(t, "index", "STORE_ROOT="+root, fmt.Sprint("STORE_ID=p", p), "STORE_N=100")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	x := openIndex(t, root) // at once with the children, on a new root
+	if err := upsertMany(x, "parent", 100); err != nil {
+		t.Error(err)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("child: %v", err)
+		}
+	}
+	integrity(t, root, 300)
+	rows, err := x.List(Filter{Status: "done"})
+	if err != nil || len(rows) != 300 {
+		t.Errorf("List: %d rows, %v", len(rows), err)
+	}
+}
