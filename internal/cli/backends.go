@@ -37,7 +37,7 @@ func newBackendsCmd(stdio *Stdio) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		reg := registry(stdio, cfg)
+		reg := registry(stdio, cfg.Backends, cfg.EnvList())
 		names := reg.Names()
 		rows := make([]backendRow, len(names))
 		var wg sync.WaitGroup

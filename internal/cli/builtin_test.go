@@ -49,10 +49,11 @@ func runCLI(t *testing.T, bin string, args ...string) (int, string, string) {
 }
 
 // A Claude Code stand-in: answers --version, and for -p prints a
-// stream-json session whose result echoes the prompt read on stdin.
+// stream-json session whose result echoes the first line of the prompt read
+// on stdin.
 const fakeClaude = `
 if [ "$1" = "--version" ]; then echo "2.1.197 (Claude Code)"; exit 0; fi
-prompt=$(cat)
+prompt=$(head -n 1; cat >/dev/null)
 echo '{"type":"system","subtype":"init","session_id":"sess-1"}'
 echo '{"type":"mystery","whatever":true}'
 printf '{"type":"result","subtype":"success","is_error":false,"result":"got: %s\\nDONE","session_id":"sess-1","total_cost_usd":0.01,"usage":{"input_tokens":100,"output_tokens":5}}\n' "$prompt"

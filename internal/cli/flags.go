@@ -19,6 +19,8 @@ var flagOfKey = map[string]string{
 	"backend": "backend", "model": "model", "maxIterations": "max-iterations", "timeoutMs": "timeout",
 	"completionMode": "completion", "marker": "marker", "noProgressLimit": "no-progress-limit",
 	"cwd": "cwd", "env": "env", "json": "json", "quiet": "quiet",
+	"stateDir": "state-dir", "session": "session", "stallTimeout": "stall-timeout", "maxWait": "max-wait",
+	"checks": "check", "baseline": "baseline", "checklist": "checklist",
 }
 
 // settingFlags are the flags that are also config keys.
@@ -34,6 +36,13 @@ type settingFlags struct {
 	env             []string
 	json            bool
 	quiet           bool
+	stateDir        string
+	session         string
+	stallTimeout    time.Duration
+	maxWait         time.Duration
+	checks          []string
+	baseline        bool
+	checklist       string
 }
 
 func (f *settingFlags) register(fs *pflag.FlagSet, loop bool) {
@@ -49,12 +58,24 @@ func (f *settingFlags) register(fs *pflag.FlagSet, loop bool) {
 		fs.StringVar(&f.completion, "completion", "marker", "how the agent signals done: marker or json (config: completionMode)")
 		fs.StringVar(&f.marker, "marker", config.DefaultMarker, "the line that means done in marker mode (config: marker)")
 		fs.IntVar(&f.noProgressLimit, "no-progress-limit", config.DefaultNoProgressLimit, "stop after this many identical consecutive replies, exit 5; 0 disables (config: noProgressLimit)")
+		f.registerPersistence(fs)
 	}
 }
 
+// registerPersistence adds the flags of persistent runs (loop, resume).
+func (f *settingFlags) registerPersistence(fs *pflag.FlagSet) {
+	fs.StringVar(&f.stateDir, "state-dir", "", "where runs are kept (default: .jlgcli at the repository root, else $XDG_STATE_HOME/jlgcli) (config: stateDir)")
+	fs.StringVar(&f.session, "session", "fresh", "fresh: a new agent session each iteration, with a handoff; continue: resume the agent's session (config: session)")
+	fs.DurationVar(&f.stallTimeout, "stall-timeout", config.DefaultStallTimeout, "kill an agent that prints nothing this long and retry the iteration; 0 disables (config: stallTimeout)")
+	fs.DurationVar(&f.maxWait, "max-wait", config.DefaultMaxWait, "longest total wait for rate limits to reset; 0: stop at the first, exit 69 (config: maxWait)")
+	fs.StringArrayVar(&f.checks, "check", nil, "a command line (run with sh -c) that must pass before done is accepted; repeatable (config: [[checks]])")
+	fs.BoolVar(&f.baseline, "baseline", false, "run the checks once before the first iteration; a check failing there the same way does not block done (config: baseline)")
+	fs.StringVar(&f.checklist, "checklist", "", "refuse done while FILE has unchecked '- [ ]' items (config: checklist)")
+}
+
 // layer is the flags that were set on the command line, as a config layer.
-func (f *settingFlags) layer(fs *pflag.FlagSet) (*config.Layer, error) {
-	l := &config.Layer{Name: "flag"}
+func (f *settingFlags) layer(fs *pflag.FlagSet) (l *config.Layer, err error) {
+	l = &config.Layer{Name: "flag"}
 	set := fs.Changed
 	if set("backend") {
 		l.Backend = &f.backend
@@ -103,6 +124,37 @@ func (f *settingFlags) layer(fs *pflag.FlagSet) (*config.Layer, error) {
 	}
 	if set("quiet") {
 		l.Quiet = &f.quiet
+	}
+	abs := func(p string) (*string, error) {
+		a, err := filepath.Abs(p)
+		return &a, err
+	}
+	if set("state-dir") {
+		if l.StateDir, err = abs(f.stateDir); err != nil {
+			return nil, usagef("--state-dir: %v", err)
+		}
+	}
+	if set("session") {
+		l.Session = &f.session
+	}
+	if set("stall-timeout") {
+		s := f.stallTimeout.String()
+		l.StallTimeout = &s
+	}
+	if set("max-wait") {
+		s := f.maxWait.String()
+		l.MaxWait = &s
+	}
+	if set("check") {
+		l.ShellChecks = f.checks
+	}
+	if set("baseline") {
+		l.Baseline = &f.baseline
+	}
+	if set("checklist") {
+		if l.Checklist, err = abs(f.checklist); err != nil {
+			return nil, usagef("--checklist: %v", err)
+		}
 	}
 	return l, nil
 }

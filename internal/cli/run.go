@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,9 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
 
@@ -70,25 +69,22 @@ func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions
 		return err
 	}
 
-	reg := registry(stdio, cfg)
+	reg := registry(stdio, cfg.Backends, cfg.EnvList())
 	res, a := pickAgent(stdio, cfg, reg)
-	if a != nil {
-		opts := engine.Options{
-			RunID:           newRunID(time.Now()),
-			Prompt:          prompt,
-			Once:            !o.loop,
-			Model:           cfg.Model,
-			Dir:             cfg.Cwd,
-			Env:             cfg.EnvList(),
-			MaxIterations:   cfg.MaxIterations,
-			Timeout:         cfg.Timeout,
-			Completion:      cfg.CompletionMode,
-			Marker:          cfg.Marker,
-			NoProgressLimit: cfg.NoProgressLimit,
+	switch {
+	case a == nil:
+	case o.loop:
+		// A loop is a persistent run: journaled, resumable, guarded.
+		if res, err = startLoop(ctx, stdio, cfg, a, prompt); err != nil {
+			return err
 		}
+	default:
+		opts := settingsOf(cfg, a.Name()).options(store.NewRunID(time.Now()), prompt)
+		opts.Once = true
+		opts.MaxWait = 0 // one call: a rate limit is reported, not waited for
 		var progress *ui.Progress
 		if !cfg.Quiet {
-			progress = ui.NewProgress(stdio.Err, stdio.ErrIsTerminal)
+			progress = newProgress(stdio)
 			opts.Observer = progress
 		}
 		res = engine.Run(ctx, a, opts)
@@ -96,7 +92,17 @@ func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions
 			progress.Close()
 		}
 	}
-	return report(stdio, cfg, res)
+	return report(stdio, cfg.JSON, res)
+}
+
+func newProgress(stdio *Stdio) *ui.Progress { return ui.NewProgress(stdio.Err, stdio.ErrIsTerminal) }
+
+func completionMode(s string) completion.Mode {
+	m, err := completion.ParseMode(s)
+	if err != nil {
+		return completion.ModeMarker
+	}
+	return m
 }
 
 // pickAgent resolves the configured backend. With none configured it picks
@@ -138,22 +144,20 @@ func pickAgent(stdio *Stdio, cfg *config.Config, reg *agent.Registry) (engine.Re
 // registry is the backends of cfg, over the environment agents start from:
 // jlgcli's own plus the configured [env] and --env, so that a PATH given
 // there is where the agent is looked for too.
-func registry(stdio *Stdio, cfg *config.Config) *agent.Registry {
+func registry(stdio *Stdio, commands map[string]agent.CommandSpec, extraEnv []string) *agent.Registry {
 	env := stdio.Environ
 	if env == nil {
 		env = os.Environ()
 	}
-	env = append(slices.Clip(env), cfg.EnvList()...)
-	return &agent.Registry{Commands: cfg.Backends, Env: env}
+	env = append(slices.Clip(env), extraEnv...)
+	return &agent.Registry{Commands: commands, Env: env}
 }
 
 // report prints the result: the reply (or the JSON object) on stdout, and on
 // stderr why a run that is not done stopped. It returns the exit error.
-func report(stdio *Stdio, cfg *config.Config, res engine.Result) error {
-	if cfg.JSON {
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+func report(stdio *Stdio, asJSON bool, res engine.Result) error {
+	if asJSON {
+		if err := printJSON(stdio, res); err != nil {
 			return err
 		}
 	} else if res.Text != "" && (len(res.Transcript) > 0 || res.Status == engine.StatusInterrupted) {
@@ -165,7 +169,7 @@ func report(stdio *Stdio, cfg *config.Config, res engine.Result) error {
 			fmt.Fprintf(stdio.Err, "jlgcli: hint: %s\n", h)
 		}
 	}
-	if res.Truncated && !cfg.JSON {
+	if res.Truncated && !asJSON {
 		fmt.Fprintf(stdio.Err, "jlgcli: the reply was longer than %d MiB; only its tail was kept\n", agent.MaxReplyBytes>>20)
 	}
 	if res.ExitCode == 0 {
@@ -183,6 +187,9 @@ func statusHint(res engine.Result) string {
 	case engine.StatusBackendUnknown:
 		return "define it under [backends." + res.Backend + "] in jlgcli.toml, or pick a known backend"
 	case engine.StatusMaxIterations:
+		if res.GateFailed {
+			return "the agent claimed done but a guard refused it (details above); fix that, or resume with a higher --max-iterations"
+		}
 		return "raise --max-iterations, or check that the agent ends its reply with the marker line"
 	case engine.StatusInvalidJSON:
 		return `in json mode the agent must end with a JSON object such as {"status":"done","summary":"..."}`
@@ -222,11 +229,4 @@ func readPrompt(stdio *Stdio, file string, args []string) (string, error) {
 		return "", usagef("the prompt is empty")
 	}
 	return p, nil
-}
-
-// newRunID makes an id that sorts by time: 20261122T032100Z-a1b2c3.
-func newRunID(now time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }

@@ -150,7 +150,8 @@ func Run(ctx context.Context, a agent.Agent, o Options) Result {
 	r.loop(ctx)
 	r.res.DurationMs = r.elapsed()
 	r.st.ElapsedMs = r.res.DurationMs
-	data, _ := json.Marshal(StopData{Status: r.res.Status, ExitCode: r.res.ExitCode, Details: r.res.Details})
+	data, _ := json.Marshal(StopData{Status: r.res.Status, ExitCode: r.res.ExitCode, Details: r.res.Details,
+		Summary: r.res.Summary, Text: r.res.Text, DurationMs: r.res.DurationMs, Failure: r.res.Failure, GateFailed: r.res.GateFailed})
 	r.record(Event{Type: EventStop, Time: r.now(), Data: data})
 	r.checkpoint(r.res.Status)
 	if r.journalErr != nil {

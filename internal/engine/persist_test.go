@@ -70,6 +70,13 @@ func TestJournalRecordsEveryIterationOnce(t *testing.T) {
 	if diff := cmp.Diff(res.Transcript, tr); diff != "" {
 		t.Errorf("replayed transcript differs: %s", diff)
 	}
+	shown, err := ResultOf("r", "fake", j.events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(res, shown); diff != "" {
+		t.Errorf("the result rebuilt from the journal differs (-run +rebuilt):\n%s", diff)
+	}
 	last := j.cps[len(j.cps)-1]
 	if last.Status != StatusDone || last.RunID != "r" || last.State.Iterations != 3 {
 		t.Errorf("last checkpoint %+v", last)

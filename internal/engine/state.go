@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
 )
 
 // State is what the loop carries from one iteration to the next: enough to
@@ -78,11 +80,17 @@ type WaitData struct {
 	State   State     `json:"state"`
 }
 
-// StopData is the payload of a stop event.
+// StopData is the payload of a stop event: the result but its transcript,
+// which the iteration events hold.
 type StopData struct {
-	Status   Status `json:"status"`
-	ExitCode int    `json:"exitCode"`
-	Details  string `json:"details,omitempty"`
+	Status     Status         `json:"status"`
+	ExitCode   int            `json:"exitCode"`
+	Details    string         `json:"details,omitempty"`
+	Summary    string         `json:"summary,omitempty"`
+	Text       string         `json:"text"`
+	DurationMs int64          `json:"durationMs"`
+	Failure    *agent.Failure `json:"failure,omitempty"`
+	GateFailed bool           `json:"gateFailed,omitempty"`
 }
 
 // Checkpoint is the snapshot written after every iteration and at every
@@ -144,4 +152,27 @@ func Replay(events []Event) (State, []Entry, *StopData, error) {
 		}
 	}
 	return st, transcript, stop, nil
+}
+
+// ResultOf rebuilds a run's result from its journal, as `loop --json`
+// printed it when the run stopped. A run with no stop after its last
+// iteration (live, or killed) has status running and exit code -1.
+func ResultOf(runID, backend string, events []Event) (Result, error) {
+	st, transcript, stop, err := Replay(events)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{RunID: runID, Backend: backend, Transcript: []Entry{}}
+	for _, e := range transcript {
+		res.add(e, agent.Usage{InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUSD: e.CostUSD, CostKnown: e.CostKnown})
+	}
+	res.DurationMs = st.ElapsedMs
+	if stop == nil {
+		res.Status, res.ExitCode = StatusRunning, -1
+		res.Details = fmt.Sprintf("the run has not stopped after %d iterations: it is live, or it was killed and can be resumed", st.Iterations)
+		return res, nil
+	}
+	res.Status, res.ExitCode, res.Details, res.Summary = stop.Status, stop.ExitCode, stop.Details, stop.Summary
+	res.Text, res.DurationMs, res.Failure, res.GateFailed = stop.Text, stop.DurationMs, stop.Failure, stop.GateFailed
+	return res, nil
 }

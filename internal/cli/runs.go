@@ -1,0 +1,305 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// storeFlags locate the runs.
+type storeFlags struct {
+	stateDir string
+	json     bool
+}
+
+func (f *storeFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.stateDir, "state-dir", "", "where runs are kept (default: .jlgcli at the repository root, else $XDG_STATE_HOME/jlgcli)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
+}
+
+// root finds the state root as a loop started here would, with the
+// configuration's stateDir unless --state-dir is given.
+func (f *storeFlags) root(stdio *Stdio) (string, error) {
+	cfg, err := loadConfig(stdio, nil)
+	if err != nil {
+		return "", err
+	}
+	override := f.stateDir
+	if override == "" {
+		override = cfg.StateDir
+	}
+	return stateRoot(stdio, cfg.Cwd, override)
+}
+
+// openRun opens run id, mapping a missing or ambiguous id to a usage error.
+func openRun(root, id string) (*store.Run, error) {
+	run, err := store.Open(root, id)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAmbiguous) {
+		return nil, &hintError{&usageError{err}, "'jlgcli runs' lists the runs kept in " + root}
+	}
+	return run, err
+}
+
+type runsOptions struct {
+	storeFlags
+	status string
+	limit  int
+}
+
+func newRunsCmd(stdio *Stdio) *cobra.Command {
+	o := &runsOptions{}
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List the runs, newest first",
+		Long: `List the runs kept for this repository (or in $XDG_STATE_HOME/jlgcli outside one), newest
+first: id, command, status, backend, iterations, cost, duration and start. LIVE says whether a
+process is running it now; a run whose status is 'running' and that is not live was killed:
+'jlgcli resume ID' continues it.`,
+		Args: cobra.NoArgs,
+	}
+	o.register(cmd)
+	cmd.Flags().StringVar(&o.status, "status", "", "only runs with this status")
+	cmd.Flags().IntVarP(&o.limit, "limit", "n", 0, "at most N runs")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		root, err := o.root(stdio)
+		if err != nil {
+			return err
+		}
+		idx, err := store.OpenIndex(root)
+		if err != nil {
+			return err
+		}
+		defer idx.Close()
+		rows, err := idx.List(store.Filter{Status: o.status, Limit: o.limit})
+		if err != nil {
+			return err
+		}
+		if o.json {
+			if rows == nil {
+				rows = []store.RunRow{}
+			}
+			return printJSON(stdio, rows)
+		}
+		tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE")
+		for _, r := range rows {
+			cost := "-"
+			if r.CostKnown {
+				cost = fmt.Sprintf("$%.4f", r.CostUSD)
+			}
+			live := "no"
+			if r.Live {
+				live = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Command, r.Status, r.Backend, r.Iterations, cost,
+				(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), live)
+		}
+		return tw.Flush()
+	}
+	return cmd
+}
+
+func newShowCmd(stdio *Stdio) *cobra.Command {
+	o := &storeFlags{}
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Show one run: its result, transcript, and where its files are",
+		Long: `Show one run (its id, or a unique prefix of it). --json prints the same result object as
+'loop --json', transcript included, rebuilt from the run's journal.`,
+		Args: cobra.ExactArgs(1),
+	}
+	o.register(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		root, err := o.root(stdio)
+		if err != nil {
+			return err
+		}
+		run, err := openRun(root, args[0])
+		if err != nil {
+			return err
+		}
+		defer run.Close()
+		events, err := runEvents(stdio, run, false)
+		if err != nil {
+			return err
+		}
+		res, err := engine.ResultOf(run.ID, run.Meta.Backend, events)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", run.ID, err)
+		}
+		live := run.Live()
+		if o.json {
+			return printJSON(stdio, res)
+		}
+		status := string(res.Status)
+		if res.Status == engine.StatusRunning && !live {
+			status += " (not live: killed; 'jlgcli resume " + run.ID + "' continues it)"
+		}
+		tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "run\t%s\n", run.ID)
+		fmt.Fprintf(tw, "command\t%s\n", run.Meta.Command)
+		fmt.Fprintf(tw, "backend\t%s\n", run.Meta.Backend)
+		fmt.Fprintf(tw, "status\t%s\n", status)
+		if res.Details != "" {
+			fmt.Fprintf(tw, "details\t%s\n", res.Details)
+		}
+		fmt.Fprintf(tw, "iterations\t%d\n", res.Iterations)
+		fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
+		if res.CostKnown {
+			fmt.Fprintf(tw, "cost\t$%.4f\n", res.CostUSD)
+		}
+		fmt.Fprintf(tw, "tokens\t%d in, %d out\n", res.InputTokens, res.OutputTokens)
+		fmt.Fprintf(tw, "started\t%s\n", run.Meta.StartedAt.Local().Format(time.RFC3339))
+		fmt.Fprintf(tw, "directory\t%s\n", run.Dir)
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, e := range res.Transcript {
+			fmt.Fprintf(stdio.Out, "\n--- iteration %d (%s, %s)\n", e.Iteration, e.StartedAt, time.Duration(e.DurationMs)*time.Millisecond)
+			if e.Failure != nil {
+				fmt.Fprintf(stdio.Out, "failure: %s: %s\n", e.Failure.Kind, e.Failure.Message)
+			}
+			fmt.Fprintf(stdio.Out, "output: %s\n%s\n", run.OutputPath(e.Iteration), e.Response)
+		}
+		return nil
+	}
+	return cmd
+}
+
+type resumeOptions struct {
+	storeFlags
+	quiet         bool
+	maxIterations int
+	timeout       time.Duration
+	maxWait       time.Duration
+}
+
+func newResumeCmd(stdio *Stdio) *cobra.Command {
+	o := &resumeOptions{}
+	cmd := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Continue a stopped or killed run exactly where it stopped",
+		Long: `Continue a run (its id, or a unique prefix) where it stopped: its iteration count, the
+time it used against its timeout, its cost, its no-progress count, its agent session and its
+next prompt are those the journal recorded. An iteration that was cut short is made again;
+none is counted twice. Time while the run was not running is not counted. The run goes on
+with the settings it was started with; --max-iterations, --timeout and --max-wait raise its
+limits. A run that ended done is only printed.`,
+		Args: cobra.ExactArgs(1),
+	}
+	o.register(cmd)
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().IntVar(&o.maxIterations, "max-iterations", 0, "new iteration limit (counting the iterations already made)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "new global time limit (counting the time already used)")
+	cmd.Flags().DurationVar(&o.maxWait, "max-wait", 0, "new limit on the total wait for rate limits")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		root, err := o.root(stdio)
+		if err != nil {
+			return err
+		}
+		run, err := openRun(root, args[0])
+		if err != nil {
+			return err
+		}
+		defer run.Close()
+		if _, err := run.Lock(); err != nil {
+			if errors.Is(err, store.ErrLive) {
+				return &hintError{&usageError{fmt.Errorf("run %s is running in another process: %w", run.ID, err)}, "wait for it, or stop it with Ctrl-C there"}
+			}
+			return err
+		}
+		events, err := runEvents(stdio, run, o.quiet)
+		if err != nil {
+			return err
+		}
+		st, transcript, stop, err := engine.Replay(events)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", run.ID, err)
+		}
+		if stop != nil && stop.Status == engine.StatusDone {
+			res, err := engine.ResultOf(run.ID, run.Meta.Backend, events)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Err, "jlgcli: run %s is already done; nothing to resume\n", run.ID)
+			return report(stdio, o.json, res)
+		}
+		var s settings
+		if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
+			return fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
+		}
+		set := cmd.Flags().Changed
+		if set("max-iterations") {
+			s.MaxIterations = o.maxIterations
+		}
+		if set("timeout") {
+			s.TimeoutMs = o.timeout.Milliseconds()
+		}
+		if set("max-wait") {
+			s.MaxWaitMs = o.maxWait.Milliseconds()
+		}
+		var commands map[string]agent.CommandSpec
+		if s.Command != nil {
+			commands = map[string]agent.CommandSpec{s.Backend: *s.Command}
+		}
+		reg := registry(stdio, commands, s.Env)
+		a, err := reg.Get(s.Backend)
+		if err != nil {
+			return &usageError{err}
+		}
+		var baseline *gate.Result
+		for _, ev := range events {
+			if ev.Type == eventBaseline {
+				baseline = &gate.Result{}
+				if err := json.Unmarshal(ev.Data, baseline); err != nil {
+					return fmt.Errorf("run %s: baseline: %w", run.ID, err)
+				}
+			}
+		}
+		if !o.quiet {
+			fmt.Fprintf(stdio.Err, "jlgcli: resuming run %s after %d iterations (%s used)\n", run.ID, st.Iterations,
+				(time.Duration(st.ElapsedMs) * time.Millisecond).Round(time.Second))
+		}
+		j := openJournal(stdio, root, run)
+		defer j.close()
+		res, err := runLoop(cmd.Context(), stdio, o.quiet, a, s, run, j.journal, run.Meta.Prompt, baseline,
+			&engine.Resume{State: st, Transcript: transcript})
+		if err != nil {
+			return err
+		}
+		return report(stdio, o.json, res)
+	}
+	return cmd
+}
+
+// runEvents reads a run's journal as engine events, saying on stderr when a
+// torn last line was repaired.
+func runEvents(stdio *Stdio, run *store.Run, quiet bool) ([]engine.Event, error) {
+	events, repair, err := run.Events()
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	if repair != nil && !quiet {
+		fmt.Fprintf(stdio.Err, "jlgcli: %s\n", repair)
+	}
+	out := make([]engine.Event, len(events))
+	for i, ev := range events {
+		out[i] = engine.Event(ev)
+	}
+	return out, nil
+}
+
+func printJSON(stdio *Stdio, v any) error {
+	enc := json.NewEncoder(stdio.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
