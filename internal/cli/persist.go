@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -184,6 +185,8 @@ func runLoop(ctx context.Context, stdio *Stdio, quiet bool, a agent.Agent, s set
 		return engine.Result{}, err
 	}
 	o := s.options(run.ID, prompt)
+	// The tag lets resume find agents orphaned when jlgcli was killed.
+	o.Env = append(slices.Clip(o.Env), runTag(run.ID))
 	o.Guards = guards
 	o.Journal = j
 	o.Resume = resume
@@ -202,6 +205,9 @@ func runLoop(ctx context.Context, stdio *Stdio, quiet bool, a agent.Agent, s set
 	}
 	return res, nil
 }
+
+// runTag is the environment entry that marks a run's agents.
+func runTag(id string) string { return "JLGCLI_RUN_ID=" + id }
 
 // resumable tells the statuses after which resume has something to do.
 func resumable(s engine.Status) bool {

@@ -12,6 +12,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -216,6 +217,11 @@ limits. A run that ended done is only printed.`,
 				return &hintError{&usageError{fmt.Errorf("run %s is running in another process: %w", run.ID, err)}, "wait for it, or stop it with Ctrl-C there"}
 			}
 			return err
+		}
+		// An agent of this run may outlive a jlgcli that was killed: it
+		// must not go on writing beside the resumed run.
+		if n := proc.KillTagged(runTag(run.ID)); n > 0 && !o.quiet {
+			fmt.Fprintf(stdio.Err, "jlgcli: killed %d orphaned agent process group(s) of run %s\n", n, run.ID)
 		}
 		events, err := runEvents(stdio, run, o.quiet)
 		if err != nil {

@@ -5,6 +5,7 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -312,4 +314,45 @@ func absPath(p string) (string, error) {
 		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	return abs, nil
+}
+
+// KillTagged sends SIGKILL to the process group of every process whose
+// environment holds the entry tag (e.g. "JLGCLI_RUN_ID=..."), and returns how
+// many groups it killed. It is for agents orphaned when jlgcli itself was
+// killed: they run in their own group, which nothing else stops. It reads
+// /proc and finds nothing where there is none.
+func KillTagged(tag string) int {
+	dirs, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	killed := map[int]bool{}
+	want := []byte(tag)
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil || !containsEntry(env, want) {
+			continue
+		}
+		pgid, err := syscall.Getpgid(pid)
+		if err != nil || killed[pgid] || pgid == syscall.Getpgrp() {
+			continue
+		}
+		if syscall.Kill(-pgid, syscall.SIGKILL) == nil {
+			killed[pgid] = true
+		}
+	}
+	return len(killed)
+}
+
+// containsEntry reports whether the NUL-separated environment env holds
+// entry exactly.
+func containsEntry(env, entry []byte) bool {
+	for _, e := range bytes.Split(env, []byte{0}) {
+		if bytes.Equal(e, entry) {
+			return true
+		}
+	}
+	return false
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -566,5 +567,36 @@ func TestStallTimeoutSparesAChattyProcess(t *testing.T) {
 	}
 	if res.Stalled || res.ExitCode != 0 {
 		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestKillTaggedKillsOnlyTheTaggedGroups(t *testing.T) {
+	tag := fmt.Sprintf("JLGCLI_TEST_TAG=%d", time.Now().UnixNano())
+	start := func(env []string) *exec.Cmd {
+		c := exec.Command("sh", "-c", "sleep 300 & sleep 300")
+		c.Env = env
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	tagged := start(append(os.Environ(), tag))
+	other := start(os.Environ())
+	defer other.Process.Kill()
+	// Let the shells start their children.
+	time.Sleep(200 * time.Millisecond)
+	if n := KillTagged(tag); n != 1 {
+		t.Fatalf("killed %d groups, want 1", n)
+	}
+	done := make(chan error, 1)
+	go func() { done <- tagged.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(hangGuard):
+		t.Fatal("the tagged group is still running")
+	}
+	if err := syscall.Kill(other.Process.Pid, 0); err != nil {
+		t.Errorf("the untagged process was killed: %v", err)
 	}
 }
