@@ -105,6 +105,9 @@ var (
 	epochRE      = regexp.MustCompile(`(?i)"?resets_?at"?\s*[:=]\s*(\d{10})\b`)
 	// retryInRE finds a delay, possibly compound: "try again in 20s",
 	// "retry after 2s", "try again in 3 days 6 hours 57 minutes".
+	// goDelayRE finds a delay written as a Go duration, as OpenAI does
+	// ("Please try again in 7m12s.").
+	goDelayRE = regexp.MustCompile(`(?i)(?:retry|try again|reset|resets|wait)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)\b`)
 	retryInRE = regexp.MustCompile(`(?i)(?:retry|try again|reset|resets|wait)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*(?:ms|milliseconds?|d|days?|h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?)\b[\s,]*(?:and\s+)?)+)`)
 	durPartRE = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*([a-z]+)`)
 	// tryAgainAtRE is Codex's "Try again at 3:28 PM." or "Try again at Aug
@@ -134,6 +137,11 @@ func resetTime(s string, now time.Time) time.Time {
 	if m := retryDelayRE.FindStringSubmatch(s); m != nil {
 		f, _ := strconv.ParseFloat(m[1], 64)
 		return now.Add(time.Duration(f * float64(time.Second))).Truncate(time.Second)
+	}
+	if m := goDelayRE.FindStringSubmatch(s); m != nil {
+		if d, err := time.ParseDuration(strings.ToLower(m[1])); err == nil && d > 0 {
+			return now.Add(d).Truncate(time.Second)
+		}
 	}
 	if m := retryInRE.FindStringSubmatch(s); m != nil {
 		if d := parseDelay(m[1]); d > 0 {
