@@ -2,7 +2,6 @@ package modelserver
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,124 +10,53 @@ import (
 	"time"
 )
 
-// scriptedKey is the API key every CLI is given; the server accepts any.
-const scriptedKey = "sk-scripted-0000000000000000"
-
 // agentCLI is one agent CLI as the conformance tests drive it.
 type agentCLI struct {
-	backend string // directory under internal/agent/testdata
-	bin     string
-	setup   agentSetup
+	backend string // directory under internal/agent/testdata; also the executable's name
+	args    agentArgs
 }
 
-func claudeSetup(t *testing.T, sc setupCtx) ([]string, []string, *string) {
-	url, home, prompt := sc.url, sc.home, sc.prompt
-	return []string{
-			"ANTHROPIC_BASE_URL=" + url,
-			claudeAuthEnv(sc.variant),
-			"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-			"CLAUDE_CODE_MAX_RETRIES=0",
-			"DISABLE_AUTOUPDATER=1",
-			"IS_SANDBOX=1",
-		},
-		[]string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
-		&prompt
+// agentArgs is the command line of one CLI run, and its standard input (nil:
+// none). The environment comes from AgentEnv.
+type agentArgs func(prompt string) (args []string, stdin *string)
+
+func claudeArgs(prompt string) ([]string, *string) {
+	return []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}, &prompt
 }
 
-// claudeAuthEnv is the key Claude Code sends. The "subscription" variant
-// logs in with an OAuth token as a claude.ai subscriber does: only then does
-// Claude Code read the unified rate-limit headers and print the reset time.
-func claudeAuthEnv(variant string) string {
-	if variant == "subscription" {
-		return "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-scripted"
-	}
-	return "ANTHROPIC_API_KEY=" + scriptedKey
+func codexArgs(prompt string) ([]string, *string) {
+	return []string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "-"}, &prompt
 }
 
-func codexSetup(t *testing.T, sc setupCtx) ([]string, []string, *string) {
-	url, home, prompt := sc.url, sc.home, sc.prompt
-	codexHome := filepath.Join(home, ".codex")
-	writeFile(t, filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "gpt-5.5"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "fake"
-base_url = "%s/v1"
-env_key = "FAKE_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-`, url))
-	return []string{"CODEX_HOME=" + codexHome, "FAKE_API_KEY=" + scriptedKey},
-		[]string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "-"},
-		&prompt
+func copilotArgs(prompt string) ([]string, *string) {
+	return []string{"-p", prompt, "-s", "--allow-all-tools", "--output-format", "json"}, nil
 }
 
-func copilotSetup(t *testing.T, sc setupCtx) ([]string, []string, *string) {
-	url, prompt := sc.url, sc.prompt
-	return []string{
-			"COPILOT_PROVIDER_BASE_URL=" + url + "/v1",
-			"COPILOT_PROVIDER_TYPE=openai",
-			"COPILOT_PROVIDER_API_KEY=" + scriptedKey,
-			"COPILOT_MODEL=fake-model",
-			"COPILOT_OFFLINE=true",
-			"COPILOT_AUTO_UPDATE=false",
-		},
-		[]string{"-p", prompt, "-s", "--allow-all-tools", "--output-format", "json"},
-		nil
+func geminiArgs(prompt string) ([]string, *string) {
+	return []string{"-o", "stream-json", "--approval-mode", "yolo", "-p", prompt}, nil
 }
 
-func geminiSetup(t *testing.T, sc setupCtx) ([]string, []string, *string) {
-	url, home, prompt := sc.url, sc.home, sc.prompt
-	writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{
-  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
-  "general": {"disableAutoUpdate": true, "disableUpdateNag": true, "maxAttempts": 1},
-  "privacy": {"usageStatisticsEnabled": false},
-  "telemetry": {"enabled": false}
-}
-`)
-	return []string{
-			"GEMINI_CLI_HOME=" + home,
-			"GOOGLE_GEMINI_BASE_URL=" + url,
-			"GEMINI_API_KEY=" + scriptedKey,
-		},
-		[]string{"-o", "stream-json", "--approval-mode", "yolo", "-p", prompt},
-		nil
-}
-
-func opencodeSetup(t *testing.T, sc setupCtx) ([]string, []string, *string) {
-	url, prompt := sc.url, sc.prompt
-	cfg := fmt.Sprintf(`{"$schema":"https://opencode.ai/config.json","autoupdate":false,"share":"disabled",`+
-		`"model":"fake/m1","provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"fake",`+
-		`"options":{"baseURL":"%s/v1","apiKey":"%s"},"models":{"m1":{"name":"m1"}}}}}`, url, scriptedKey)
-	return []string{
-			"OPENCODE_CONFIG_CONTENT=" + cfg,
-			"OPENCODE_DISABLE_AUTOUPDATE=1",
-			"OPENCODE_DISABLE_MODELS_FETCH=1",
-		},
-		[]string{"run", "--format", "json", prompt},
-		nil
+func opencodeArgs(prompt string) ([]string, *string) {
+	return []string{"run", "--format", "json", prompt}, nil
 }
 
 var agentCLIs = []agentCLI{
-	{"claude", "claude", claudeSetup},
-	{"codex", "codex", codexSetup},
-	{"copilot", "copilot", copilotSetup},
-	{"gemini", "gemini", geminiSetup},
-	{"opencode", "opencode", opencodeSetup},
+	{"claude", claudeArgs},
+	{"codex", codexArgs},
+	{"copilot", copilotArgs},
+	{"gemini", geminiArgs},
+	{"opencode", opencodeArgs},
 }
 
 // conformanceCase is one scripted session every CLI plays.
 type conformanceCase struct {
 	name string
-	// only, when set, limits the case to these backends; variant is passed
-	// to their set-up.
-	only    []string
-	variant string
-	prompt  string
-	script  func(workdir string) Script
+	// only, when set, limits the case to these backends; auth is the
+	// credentials they are given.
+	only   []string
+	auth   Auth
+	prompt string
+	script func(workdir string) Script
 	// scriptFor, when set, replaces script for some backends.
 	scriptFor map[string]func(workdir string) Script
 	check     func(t *testing.T, r *run)
@@ -196,12 +124,12 @@ var conformanceCases = []conformanceCase{
 		check: func(t *testing.T, r *run) { wantFailed(t, r) },
 	},
 	{
-		name:    "ratelimit-subscription",
-		only:    []string{"claude"},
-		variant: "subscription",
-		prompt:  "Say hello.",
-		script:  func(string) Script { return Script{rateLimitFault("claude")} },
-		check:   func(t *testing.T, r *run) { wantFailed(t, r) },
+		name:   "ratelimit-subscription",
+		only:   []string{"claude"},
+		auth:   AuthSubscription,
+		prompt: "Say hello.",
+		script: func(string) Script { return Script{rateLimitFault("claude")} },
+		check:  func(t *testing.T, r *run) { wantFailed(t, r) },
 	},
 	{
 		name:   "server-error",
@@ -264,7 +192,7 @@ func TestAgentConformance(t *testing.T) {
 	only := os.Getenv("JLGCLI_CONFORMANCE_ONLY") // e.g. "claude" or "claude/text"
 	for _, a := range agentCLIs {
 		t.Run(a.backend, func(t *testing.T) {
-			findAgent(t, a.bin)
+			RequireAgent(t, a.backend)
 			t.Parallel() // the CLIs, not the cases: opencode and copilot spend most of their time waiting out retries
 			for _, c := range conformanceCases {
 				if c.only != nil && !slices.Contains(c.only, a.backend) {
@@ -288,5 +216,5 @@ func runAgentCase(t *testing.T, a agentCLI, c conformanceCase) *run {
 	if f, ok := c.scriptFor[a.backend]; ok {
 		script = f
 	}
-	return runAgent(t, a.bin, a.setup, script, c.prompt, c.variant, 3*time.Minute)
+	return runAgent(t, a.backend, a.args, script, c.prompt, WithAuth(c.auth), 3*time.Minute)
 }

@@ -1,0 +1,36 @@
+// Package conformance holds the conformance tests of jlgcli against the real
+// agent CLIs: claude, codex, gemini, opencode, and copilot in its BYOK mode
+// (a custom provider). It has no code of its own, only tests.
+//
+// Each test calls jlgcli in-process (cli.Main) exactly as a user would run it
+// — `jlgcli run --json -b claude PROMPT`, `jlgcli loop --json -b codex --cwd
+// DIR ...` — with the real CLI installed, in the isolated environment of
+// modelserver.AgentEnv (its own HOME, XDG directories and configuration
+// files, the CLI's directory first on PATH), against a modelserver.Server
+// playing a script. It asserts what the user sees: the exit code, the fields
+// of the result object, the files the agent wrote, and what the model server
+// received. For every CLI:
+//
+//   - run: the scripted text, the session id, the token counts and the cost
+//     where the CLI reports them;
+//   - loop: three iterations in which the model writes a file with the CLI's
+//     own tool; the file is in --cwd and the loop ends done on the marker;
+//   - json completion: the next prompt of a "continue" object is the prompt
+//     of the second model request;
+//   - no key, and a key the server rejects (401): exit 6;
+//   - 429: exit 69, with the reset time where the CLI reports one;
+//   - 500: status error, never done;
+//   - a --timeout shorter than a slow answer: exit 75 soon after the limit,
+//     and no process of the CLI left running.
+//
+// Every run is tagged with a unique JLGCLI_CONFORMANCE_TAG in the agent's
+// environment; after it, no process carrying the tag may be left.
+//
+// The CLIs are looked up by modelserver.FindAgent: $JLGCLI_CONFORMANCE_DIR,
+// else <repo>/.cache/agents/node_modules/.bin (`make agents`), else PATH. A
+// missing CLI skips its tests with a message saying so; with
+// JLGCLI_REQUIRE_AGENTS=1 (set by .ci/run) it fails them. -short skips them
+// all, unless JLGCLI_REQUIRE_AGENTS=1. `go test -run TestConformance/codex/`
+// runs one CLI, `-run TestConformance/codex/loop-write` one case. At most
+// JLGCLI_CONFORMANCE_PARALLEL (default 2) CLI runs go at once.
+package conformance
