@@ -41,13 +41,18 @@ func (f *storeFlags) root(stdio *Stdio) (string, error) {
 	return stateRoot(stdio, cfg.Cwd, override)
 }
 
-// openRun opens run id, mapping a missing or ambiguous id to a usage error.
-func openRun(root, id string) (*store.Run, error) {
+// open opens run id under the state root, mapping a missing or ambiguous id
+// to a usage error.
+func (f *storeFlags) open(stdio *Stdio, id string) (string, *store.Run, error) {
+	root, err := f.root(stdio)
+	if err != nil {
+		return "", nil, err
+	}
 	run, err := store.Open(root, id)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAmbiguous) {
-		return nil, &hintError{&usageError{err}, "'jlgcli runs' lists the runs kept in " + root}
+		return "", nil, &hintError{&usageError{err}, "'jlgcli runs' lists the runs kept in " + root}
 	}
-	return run, err
+	return root, run, err
 }
 
 type runsOptions struct {
@@ -120,11 +125,7 @@ func newShowCmd(stdio *Stdio) *cobra.Command {
 	}
 	o.register(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		root, err := o.root(stdio)
-		if err != nil {
-			return err
-		}
-		run, err := openRun(root, args[0])
+		_, run, err := o.open(stdio, args[0])
 		if err != nil {
 			return err
 		}
@@ -203,11 +204,7 @@ limits. A run that ended done is only printed.`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "new global time limit (counting the time already used)")
 	cmd.Flags().DurationVar(&o.maxWait, "max-wait", 0, "new limit on the total wait for rate limits")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		root, err := o.root(stdio)
-		if err != nil {
-			return err
-		}
-		run, err := openRun(root, args[0])
+		root, run, err := o.open(stdio, args[0])
 		if err != nil {
 			return err
 		}
