@@ -1,0 +1,344 @@
+package detect
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/gate"
+)
+
+// The loop rules, in the order LoopDetector.Check applies them.
+const (
+	// RuleSameDiff: two attempts in a row made the same change.
+	RuleSameDiff = "same-diff"
+	// RuleNoChange: two attempts in a row changed nothing.
+	RuleNoChange = "no-change"
+	// RuleSameError: SameErrorCount attempts in a row failed the gate the
+	// same way.
+	RuleSameError = "same-error"
+	// RuleOscillation: an attempt brought back the change of the one before
+	// the previous (A→B→A).
+	RuleOscillation = "oscillation"
+	// RuleSimilarDiff: two attempts in a row made nearly the same change.
+	RuleSimilarDiff = "similar-diff"
+)
+
+// Defaults of LoopDetector.
+const (
+	DefaultSimilarity         = 0.9
+	DefaultEmbeddingThreshold = 0.95
+	DefaultSameErrorCount     = 3
+)
+
+// Attempt is what the loop rules know of one developer attempt.
+type Attempt struct {
+	// Number identifies the attempt in detections (from 1, task-wide).
+	Number int `json:"number"`
+	// Tier is the tier that made the attempt.
+	Tier string `json:"tier"`
+	// DiffHash identifies the attempt's change; attempts with the same
+	// change have the same hash. When empty, Diff is compared instead.
+	DiffHash string `json:"diffHash,omitempty"`
+	// Diff is the attempt's change as a unified diff (git diff), bounded by
+	// the engine; the similar-diff rule reads it.
+	//
+	// The rules expect the change the attempt itself made: the work tree's
+	// diff from where the attempt started to where it ended. When every
+	// attempt starts over from the task's starting point, that is also the
+	// diff against it. A diff against the task's start while attempts build
+	// on each other would make a one-line fix to a large change "nearly the
+	// same change" as the previous attempt's.
+	Diff string `json:"diff,omitempty"`
+	// Empty: the attempt changed nothing.
+	Empty bool `json:"empty,omitempty"`
+	// GateError is the gate's failure: its fingerprint (gate.Fingerprint,
+	// or any other text without blanks, compared as it is) or its output
+	// (compared as NormalizeError gives it). Empty when the gate passed.
+	GateError string `json:"gateError,omitempty"`
+}
+
+// Passed reports whether the attempt's gate passed.
+func (a Attempt) Passed() bool { return a.GateError == "" }
+
+// Detection is a loop found by LoopDetector.Check.
+type Detection struct {
+	// Rule is one of the Rule constants.
+	Rule string `json:"rule"`
+	// Attempts are the numbers of the attempts involved, oldest first; the
+	// last is the attempt checked.
+	Attempts []int `json:"attempts"`
+	// Details says what was seen, for humans; for similar-diff, the measure
+	// used (lexical similarity or embedding cosine) and its value.
+	Details string `json:"details"`
+}
+
+// LoopDetector notices a developer going round in circles. Its zero value
+// uses the defaults. It is safe for concurrent use when its Embedder is.
+type LoopDetector struct {
+	// Similarity is the lexical similarity (DiffSimilarity) from which two
+	// consecutive changes are nearly the same: 0 means
+	// DefaultSimilarity; above 1 disables the lexical measure.
+	Similarity float64
+	// Embedder, when set, measures the similar-diff rule with embeddings of
+	// the changed lines instead; when it fails, the lexical measure is used
+	// and the detection says so.
+	Embedder Embedder
+	// EmbeddingThreshold is the cosine similarity of embeddings from which
+	// two changes are nearly the same: 0 means DefaultEmbeddingThreshold.
+	EmbeddingThreshold float64
+	// SameErrorCount is how many attempts in a row must fail the same way
+	// for the same-error rule: 0 means DefaultSameErrorCount; at least 2.
+	SameErrorCount int
+	// AcrossTiers makes the rules look at attempts of every tier. By
+	// default they only look at the attempts that the last attempt's tier
+	// made in a row, so that a tier taking over is not found looping on its
+	// first attempt because of what the previous tier did.
+	AcrossTiers bool
+}
+
+// Check evaluates the last attempt of history (oldest first) against the
+// attempts before it, with the rules in this order: same-diff, no-change,
+// same-error, oscillation, similar-diff; the first that fires is returned.
+// An attempt whose gate passed is never part of a loop: when the last one
+// passed, nothing is found, and a passed attempt breaks every sequence.
+// Empty attempts count for no-change only. Only the similar-diff rule with
+// an Embedder uses ctx.
+func (d LoopDetector) Check(ctx context.Context, history []Attempt) (Detection, bool) {
+	if len(history) == 0 || history[len(history)-1].Passed() {
+		return Detection{}, false
+	}
+	w := history
+	if !d.AcrossTiers {
+		tier := history[len(history)-1].Tier
+		i := len(history) - 1
+		for i > 0 && history[i-1].Tier == tier {
+			i--
+		}
+		w = history[i:]
+	}
+	// Trailing failed attempts: a passed one breaks every sequence.
+	i := len(w) - 1
+	for i > 0 && !w[i-1].Passed() {
+		i--
+	}
+	w = w[i:]
+	n := len(w)
+	last := w[n-1]
+	var prev, before Attempt
+	if n >= 2 {
+		prev = w[n-2]
+	}
+	if n >= 3 {
+		before = w[n-3]
+	}
+
+	if n >= 2 && !last.Empty && !prev.Empty && sameChange(prev, last) {
+		return Detection{RuleSameDiff, nums(prev, last),
+			fmt.Sprintf("attempts %d and %d made the same change", prev.Number, last.Number)}, true
+	}
+	if n >= 2 && last.Empty && prev.Empty {
+		return Detection{RuleNoChange, nums(prev, last),
+			fmt.Sprintf("attempts %d and %d changed nothing", prev.Number, last.Number)}, true
+	}
+	if k := d.sameErrorCount(); n >= k {
+		run := w[n-k:]
+		e := NormalizeError(last.GateError)
+		same := true
+		for _, a := range run[:k-1] {
+			if NormalizeError(a.GateError) != e {
+				same = false
+				break
+			}
+		}
+		if same {
+			return Detection{RuleSameError, nums(run...),
+				fmt.Sprintf("attempts %s failed the gate the same way: %s", list(nums(run...)), errorExcerpt(e))}, true
+		}
+	}
+	if n >= 3 && !last.Empty && !prev.Empty && !before.Empty &&
+		sameChange(before, last) && !sameChange(prev, last) {
+		return Detection{RuleOscillation, nums(before, prev, last),
+			fmt.Sprintf("attempt %d brought back the change of attempt %d, after attempt %d's", last.Number, before.Number, prev.Number)}, true
+	}
+	if n >= 2 && !last.Empty && !prev.Empty && prev.Diff != "" && last.Diff != "" {
+		if how, ok := d.similar(ctx, prev, last); ok {
+			return Detection{RuleSimilarDiff, nums(prev, last),
+				fmt.Sprintf("attempts %d and %d made nearly the same change: %s", prev.Number, last.Number, how)}, true
+		}
+	}
+	return Detection{}, false
+}
+
+func (d LoopDetector) sameErrorCount() int {
+	switch {
+	case d.SameErrorCount == 0:
+		return DefaultSameErrorCount
+	case d.SameErrorCount < 2:
+		return 2
+	}
+	return d.SameErrorCount
+}
+
+// similar measures the similar-diff rule; how says with what and how much.
+func (d LoopDetector) similar(ctx context.Context, a, b Attempt) (how string, ok bool) {
+	pa, pb := parseDiff(a.Diff), parseDiff(b.Diff)
+	fallback := ""
+	if d.Embedder != nil {
+		ta, tb := embeddingInput(pa), embeddingInput(pb)
+		cos, err := embedCosine(ctx, d.Embedder, ta, tb)
+		if err == nil {
+			th := d.EmbeddingThreshold
+			if th == 0 {
+				th = DefaultEmbeddingThreshold
+			}
+			return fmt.Sprintf("embedding cosine %.3f ≥ %.3f", cos, th), cos >= th
+		}
+		fallback = fmt.Sprintf("embeddings failed (%s), ", oneLine(err.Error(), 160))
+	}
+	th := d.Similarity
+	if th == 0 {
+		th = DefaultSimilarity
+	}
+	if th > 1 {
+		return "", false
+	}
+	s, renames := diffSimilarity(pa, pb)
+	if s < th {
+		return "", false
+	}
+	how = fmt.Sprintf("%slexical similarity %.3f ≥ %.3f", fallback, s, th)
+	if len(renames) > 0 {
+		var r []string
+		for i, x := range renames {
+			if i == 3 {
+				r = append(r, "…")
+				break
+			}
+			r = append(r, x.from+"→"+x.to)
+		}
+		how += " (renamed " + strings.Join(r, ", ") + ")"
+	}
+	return how, true
+}
+
+// maxEmbeddingInput bounds the text embedded for one change, in bytes:
+// about 4,000 to 8,000 tokens, within embedding models' input limits.
+const maxEmbeddingInput = 16 << 10
+
+// embeddingInput is the changed lines of a diff, with their files, bounded.
+func embeddingInput(p *parsedDiff) string {
+	s := p.changed.String()
+	if len(s) > maxEmbeddingInput {
+		s = s[:maxEmbeddingInput]
+		if i := strings.LastIndexByte(s, '\n'); i > 0 {
+			s = s[:i+1]
+		}
+	}
+	return s
+}
+
+func embedCosine(ctx context.Context, e Embedder, a, b string) (float64, error) {
+	if strings.TrimSpace(a) == "" || strings.TrimSpace(b) == "" {
+		return 0, fmt.Errorf("nothing to embed")
+	}
+	v, err := e.Embed(ctx, []string{a, b})
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 2 {
+		return 0, fmt.Errorf("embedder returned %d vectors for 2 texts", len(v))
+	}
+	return Cosine(v[0], v[1])
+}
+
+// sameChange compares two attempts' changes: by hash when both have one,
+// else by text.
+func sameChange(a, b Attempt) bool {
+	if a.DiffHash != "" && b.DiffHash != "" {
+		return a.DiffHash == b.DiffHash
+	}
+	if a.DiffHash != "" || b.DiffHash != "" {
+		return changeKey(a) == changeKey(b)
+	}
+	return a.Diff != "" && a.Diff == b.Diff
+}
+
+// changeKey is the hash of an attempt's change, computed from Diff when
+// DiffHash is empty (the engine is free to hash otherwise).
+func changeKey(a Attempt) string {
+	if a.DiffHash != "" {
+		return a.DiffHash
+	}
+	if a.Diff == "" {
+		return ""
+	}
+	s := sha256.Sum256([]byte(a.Diff))
+	return hex.EncodeToString(s[:])
+}
+
+// NormalizeError returns the form in which two gate failures are compared.
+// A text without blanks is a fingerprint (gate.Fingerprint's, or the
+// engine's own combination of them) and is kept as it is. Any other text is
+// a gate's output: gate.Normalize removes what changes from run to run
+// without meaning anything (timestamps, durations, addresses, temporary
+// paths, PIDs, ports, seeds, colours, lines that only report success), and
+// its lines are sorted, because parallel tests print theirs in any order
+// (gate.Fingerprint takes them as a multiset too).
+func NormalizeError(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
+		return s
+	}
+	lines := strings.Split(strings.TrimSuffix(gate.Normalize(s), "\n"), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// errorExcerpt is the start of a normalized error, for details.
+func errorExcerpt(e string) string {
+	if e == "" {
+		return "(no output)"
+	}
+	return oneLine(e, 200)
+}
+
+// oneLine joins the lines of s with " | " and bounds it to n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
+	if len(s) > n {
+		s = excerptCut(s, n) + "…"
+	}
+	return s
+}
+
+// excerptCut cuts s to at most n bytes on a rune boundary.
+func excerptCut(s string, n int) string {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+func nums(as ...Attempt) []int {
+	out := make([]int, len(as))
+	for i, a := range as {
+		out[i] = a.Number
+	}
+	return out
+}
+
+// list writes 1, 2 and 3.
+func list(n []int) string {
+	s := make([]string, len(n))
+	for i, v := range n {
+		s[i] = fmt.Sprint(v)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
