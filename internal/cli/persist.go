@@ -79,7 +79,9 @@ func (s settings) options(runID, prompt string) engine.Options {
 }
 
 // guards builds the guards of done: premature stop, checklist, checks.
-func (s settings) guards(baseline *gate.Result) ([]engine.Guard, error) {
+// The checks run with the agents' environment, tag included, so that resume
+// finds them too when jlgcli was killed during a check.
+func (s settings) guards(baseline *gate.Result, env []string) ([]engine.Guard, error) {
 	var gs []engine.Guard
 	if s.Premature.Enabled {
 		p := detect.NewPremature(s.Premature.Phrases, s.Premature.Negations)
@@ -92,7 +94,7 @@ func (s settings) guards(baseline *gate.Result) ([]engine.Guard, error) {
 		gs = append(gs, &guard.Checklist{File: s.Checklist})
 	}
 	if len(s.Checks) > 0 {
-		gs = append(gs, &guard.Checks{Dir: s.Cwd, Env: s.Env, Checks: s.Checks, Baseline: baseline})
+		gs = append(gs, &guard.Checks{Dir: s.Cwd, Env: env, Checks: s.Checks, Baseline: baseline})
 	}
 	return gs, nil
 }
@@ -146,7 +148,7 @@ func startLoop(ctx context.Context, stdio *Stdio, cfg *config.Config, a agent.Ag
 				"create the checklist first: done is refused while it has unchecked '- [ ]' items"}
 		}
 	}
-	if _, err := s.guards(nil); err != nil {
+	if _, err := s.guards(nil, nil); err != nil {
 		return engine.Result{}, err
 	}
 	root, err := stateRoot(stdio, s.Cwd, cfg.StateDir)
@@ -163,30 +165,47 @@ func startLoop(ctx context.Context, stdio *Stdio, cfg *config.Config, a agent.Ag
 	j := openJournal(stdio, root, run)
 	defer j.close()
 
-	var baseline *gate.Result
-	if s.Baseline && len(s.Checks) > 0 {
-		if !cfg.Quiet {
-			fmt.Fprintf(stdio.Err, "jlgcli: running %d check(s) for the baseline\n", len(s.Checks))
-		}
-		baseline = gate.Baseline(ctx, s.Cwd, s.Env, s.Checks)
-		data, _ := json.Marshal(baseline)
-		if err := j.Record(engine.Event{Type: eventBaseline, Time: time.Now(), Data: data}); err != nil {
-			return engine.Result{}, fmt.Errorf("record the baseline: %w", err)
-		}
+	baseline, err := takeBaseline(ctx, stdio, cfg.Quiet, s, run, j.journal)
+	if err != nil {
+		return engine.Result{}, err
 	}
 	return runLoop(ctx, stdio, cfg.Quiet, a, s, run, j.journal, prompt, baseline, nil)
+}
+
+// takeBaseline runs the checks once before the first iteration when the run
+// asks for a baseline, and records it in the journal. A baseline cut short
+// (Ctrl-C) is not recorded: resume takes it again. It returns nil when there
+// is none to take.
+func takeBaseline(ctx context.Context, stdio *Stdio, quiet bool, s settings, run *store.Run, j journal) (*gate.Result, error) {
+	if !s.Baseline || len(s.Checks) == 0 {
+		return nil, nil
+	}
+	if !quiet {
+		fmt.Fprintf(stdio.Err, "jlgcli: running %d check(s) for the baseline\n", len(s.Checks))
+	}
+	env := append(slices.Clip(s.Env), runTag(run.ID))
+	baseline := gate.Baseline(ctx, s.Cwd, env, s.Checks)
+	if baseline.Interrupted || ctx.Err() != nil {
+		return nil, nil
+	}
+	data, _ := json.Marshal(baseline)
+	if err := j.Record(engine.Event{Type: eventBaseline, Time: time.Now(), Data: data}); err != nil {
+		return nil, fmt.Errorf("record the baseline: %w", err)
+	}
+	return baseline, nil
 }
 
 // runLoop runs (or resumes) a persistent loop on its journal.
 func runLoop(ctx context.Context, stdio *Stdio, quiet bool, a agent.Agent, s settings, run *store.Run, j journal,
 	prompt string, baseline *gate.Result, resume *engine.Resume) (engine.Result, error) {
-	guards, err := s.guards(baseline)
+	o := s.options(run.ID, prompt)
+	// The tag lets resume find agents (and checks) orphaned when jlgcli
+	// was killed.
+	o.Env = append(slices.Clip(o.Env), runTag(run.ID))
+	guards, err := s.guards(baseline, o.Env)
 	if err != nil {
 		return engine.Result{}, err
 	}
-	o := s.options(run.ID, prompt)
-	// The tag lets resume find agents orphaned when jlgcli was killed.
-	o.Env = append(slices.Clip(o.Env), runTag(run.ID))
 	o.Guards = guards
 	o.Journal = j
 	o.Resume = resume

@@ -274,6 +274,15 @@ limits. A run that ended done is only printed.`,
 		}
 		j := openJournal(stdio, root, run)
 		defer j.close()
+		if baseline == nil && s.Baseline && len(s.Checks) > 0 {
+			if st.Iterations > 0 {
+				// The agent has changed the tree since: a baseline now
+				// would be of its work, not of the repository before it.
+				fmt.Fprintf(stdio.Err, "jlgcli: warning: run %s has no baseline (it was cut short); every check must pass\n", run.ID)
+			} else if baseline, err = takeBaseline(cmd.Context(), stdio, o.quiet, s, run, j.journal); err != nil {
+				return err
+			}
+		}
 		res, err := runLoop(cmd.Context(), stdio, o.quiet, a, s, run, j.journal, run.Meta.Prompt, baseline,
 			&engine.Resume{State: st, Transcript: transcript})
 		if err != nil {

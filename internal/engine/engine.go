@@ -318,22 +318,21 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 	if r.o.Once {
 		return "done", nil, func() { r.stop(StatusDone, "") }
 	}
+	prevRefused := r.st.Refused
+	same := i > 1 && len(r.res.Transcript) > 0 && resp.Text == r.res.Transcript[len(r.res.Transcript)-1].Response
+	v := completion.Parse(resp.Text, r.o.Completion, r.o.Marker)
+	claimsDone := v.Status == completion.Done && len(r.o.Guards) > 0
+
 	// No progress: checked after the entry is recorded, before the
-	// completion is parsed (seed 000).
-	if r.o.NoProgressLimit > 0 {
-		if i > 1 && len(r.res.Transcript) > 0 && resp.Text == r.res.Transcript[len(r.res.Transcript)-1].Response {
-			r.st.Repeats++
-		} else {
-			r.st.Repeats = 1
-		}
-		if r.st.Repeats >= r.o.NoProgressLimit {
-			n := r.st.Repeats
-			return "no-progress", nil, func() {
-				r.stop(StatusNoProgress, fmt.Sprintf("stopped after %d identical consecutive replies", n))
-			}
+	// completion is parsed (seed 000). A reply that claims done before
+	// guards is the exception: the guards judge it first (the agent may
+	// have fixed the code and said "DONE" again), and it counts as a
+	// repetition only when it is refused the same way as the last one.
+	if r.o.NoProgressLimit > 0 && !claimsDone {
+		if stop := r.countRepeat(same); stop != nil {
+			return "no-progress", nil, stop
 		}
 	}
-	v := completion.Parse(resp.Text, r.o.Completion, r.o.Marker)
 	switch v.Status {
 	case completion.Invalid:
 		return "invalid-json", nil, func() { r.stop(StatusInvalidJSON, v.Reason) }
@@ -358,6 +357,12 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 				}
 			}
 			r.st.Feedback, r.st.Refused = ref.Prompt, ref
+			if r.o.NoProgressLimit > 0 {
+				sameRefusal := prevRefused != nil && prevRefused.Guard == ref.Guard && prevRefused.Details == ref.Details
+				if stop := r.countRepeat(same && sameRefusal); stop != nil {
+					return "no-progress", ref, stop
+				}
+			}
 			return "refused", ref, nil
 		}
 	}
@@ -367,6 +372,21 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 		r.res.Summary = summary
 		r.stop(StatusDone, "")
 	}
+}
+
+// countRepeat counts a reply identical to the last one (or restarts the
+// count) and returns the stop of the run when noProgressLimit is reached.
+func (r *run) countRepeat(same bool) func() {
+	if same {
+		r.st.Repeats++
+	} else {
+		r.st.Repeats = 1
+	}
+	if r.st.Repeats < r.o.NoProgressLimit {
+		return nil
+	}
+	n := r.st.Repeats
+	return func() { r.stop(StatusNoProgress, fmt.Sprintf("stopped after %d identical consecutive replies", n)) }
 }
 
 // waitRateLimit waits for a rate limit to reset when MaxWait allows it and

@@ -334,3 +334,31 @@ func TestReplayRejectsAGap(t *testing.T) {
 		t.Error("an iteration 2 with no iteration 1 was accepted")
 	}
 }
+
+// An agent that fixes the code and says "DONE" again is judged by the
+// guards, not stopped as a repetition.
+func TestSameDoneAfterARefusalIsJudgedByTheGuards(t *testing.T) {
+	calls := 0
+	gate := guardFunc(func(string) *Refusal {
+		calls++
+		if calls < 3 {
+			return &Refusal{Guard: "checks", Details: "go test failed", Prompt: "fix it"}
+		}
+		return nil
+	})
+	res := Run(context.Background(), &fakeAgent{replies: texts("DONE", "DONE", "DONE")}, opts(func(o *Options) { o.Guards = []Guard{gate} }))
+	if res.Status != StatusDone || res.Iterations != 3 {
+		t.Fatalf("%s after %d: %s", res.Status, res.Iterations, res.Details)
+	}
+}
+
+// The same "DONE" refused the same way noProgressLimit times is no progress.
+func TestSameDoneRefusedTheSameWayIsNoProgress(t *testing.T) {
+	gate := guardFunc(func(string) *Refusal {
+		return &Refusal{Guard: "checks", Details: "go test failed", Prompt: "fix it"}
+	})
+	res := Run(context.Background(), &fakeAgent{replies: texts("DONE", "DONE", "DONE", "DONE")}, opts(func(o *Options) { o.Guards = []Guard{gate} }))
+	if res.Status != StatusNoProgress || res.Iterations != 3 || !res.GateFailed {
+		t.Fatalf("%s after %d (gateFailed %v): %s", res.Status, res.Iterations, res.GateFailed, res.Details)
+	}
+}
