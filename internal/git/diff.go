@@ -1,0 +1,214 @@
+package git
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// MaxDiffText is how much of a diff Change.Text keeps.
+const MaxDiffText = 256 << 10
+
+// EmptyHash is the Hash of an empty change (the sha256 of no bytes).
+const EmptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// diffOptions fix the form of the diff whatever the user's config says, so
+// that its hash only depends on the two trees.
+var diffOptions = []string{
+	"-r", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
+	"--diff-algorithm=myers", "--src-prefix=a/", "--dst-prefix=b/", "-O/dev/null",
+}
+
+// Change is the change of a worktree against its task's base.
+type Change struct {
+	// Base is the commit compared against; Tree the tree of the
+	// worktree's state that was measured.
+	Base string `json:"base"`
+	Tree string `json:"tree"`
+	// Empty is true when the worktree holds no change: Hash is then
+	// EmptyHash, Text and Files are empty.
+	Empty bool `json:"empty"`
+	// Hash is the hex sha256 of the full diff (git diff-tree -p --binary
+	// --full-index with fixed options): equal changes have equal hashes.
+	Hash string `json:"hash"`
+	// Text is the diff, cut at a line end to at most MaxDiffText bytes,
+	// then followed by a note saying so when Truncated.
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+	// Size is the length of the full diff in bytes.
+	Size int64 `json:"size"`
+	// Files are the changed paths, in git's order.
+	Files []FileChange `json:"files"`
+	// DeletedTests are the deleted paths that are test files (IsTestFile).
+	DeletedTests []string `json:"deletedTests,omitempty"`
+}
+
+// TestsDeleted reports whether the change deletes a test file.
+func (c Change) TestsDeleted() bool { return len(c.DeletedTests) > 0 }
+
+// FileChange is one changed path.
+type FileChange struct {
+	Path string `json:"path"`
+	// Status is git's letter: A added, D deleted, M modified, T type
+	// changed (file, symlink, submodule).
+	Status string `json:"status"`
+	// Added and Deleted count lines; both are -1 for a binary file.
+	Added   int `json:"added"`
+	Deleted int `json:"deleted"`
+}
+
+// Binary reports whether git sees the file as binary.
+func (f FileChange) Binary() bool { return f.Added < 0 }
+
+// Diff measures the worktree's change against Base: tracked changes and
+// untracked files that are not ignored, binary files included. It reads the
+// worktree through a temporary index and changes nothing.
+func (w *Worktree) Diff(ctx context.Context) (Change, error) {
+	g := w.git()
+	tree, err := captureTree(ctx, g, w.Path)
+	if err != nil {
+		return Change{}, err
+	}
+	return diffTrees(ctx, g, w.Path, w.Base, tree)
+}
+
+// diffTrees measures the change from commit base to tree.
+func diffTrees(ctx context.Context, g runner, dir, base, tree string) (Change, error) {
+	c := Change{Base: base, Tree: tree}
+	baseTree, err := revTree(ctx, g, dir, base)
+	if err != nil {
+		return c, err
+	}
+	if baseTree == tree {
+		c.Empty, c.Hash, c.Files = true, EmptyHash, []FileChange{}
+		return c, nil
+	}
+
+	// The file list: raw records (status) then numstat records (counts),
+	// NUL-separated, in the same order.
+	args := append([]string{"diff-tree"}, diffOptions...)
+	args = append(args, "-z", "--raw", "--numstat", baseTree, tree)
+	out, _, err := g.run(ctx, call{dir: dir, args: args})
+	if err != nil {
+		return c, err
+	}
+	if c.Files, err = parseRawNumstat(out); err != nil {
+		return c, err
+	}
+	for _, f := range c.Files {
+		if f.Status == "D" && IsTestFile(f.Path) {
+			c.DeletedTests = append(c.DeletedTests, f.Path)
+		}
+	}
+
+	// The patch, hashed whole and kept in part.
+	pw := &patchWriter{h: sha256.New(), limit: MaxDiffText}
+	args = append([]string{"diff-tree"}, diffOptions...)
+	args = append(args, "-p", "--binary", "--full-index", baseTree, tree)
+	if _, _, err := g.run(ctx, call{dir: dir, args: args, stdout: pw}); err != nil {
+		return c, err
+	}
+	c.Hash = hex.EncodeToString(pw.h.Sum(nil))
+	c.Size = pw.n
+	c.Text = string(pw.buf)
+	if pw.n > int64(len(pw.buf)) {
+		text := pw.buf
+		if i := strings.LastIndexByte(string(text), '\n'); i >= 0 {
+			text = text[:i+1]
+		}
+		c.Truncated = true
+		c.Text = string(text) + fmt.Sprintf("[jlgcli: diff truncated: %d of %d bytes shown]\n", len(text), pw.n)
+	}
+	return c, nil
+}
+
+// patchWriter hashes everything written to it and keeps the first limit
+// bytes.
+type patchWriter struct {
+	h     hash.Hash
+	buf   []byte
+	limit int
+	n     int64
+}
+
+func (p *patchWriter) Write(b []byte) (int, error) {
+	p.h.Write(b)
+	p.n += int64(len(b))
+	if room := p.limit - len(p.buf); room > 0 {
+		p.buf = append(p.buf, b[:min(room, len(b))]...)
+	}
+	return len(b), nil
+}
+
+// parseRawNumstat reads `diff-tree -z --raw --numstat` output:
+// ":mode mode sha sha S\0path\0" records, then "added\tdeleted\tpath\0".
+func parseRawNumstat(out string) ([]FileChange, error) {
+	fields := strings.Split(out, "\x00")
+	if len(fields) > 0 && fields[len(fields)-1] == "" {
+		fields = fields[:len(fields)-1]
+	}
+	files := []FileChange{}
+	i := 0
+	for i < len(fields) && strings.HasPrefix(fields[i], ":") {
+		header := strings.Fields(fields[i])
+		if len(header) != 5 || i+1 >= len(fields) {
+			return nil, fmt.Errorf("git diff-tree: unexpected record %q", fields[i])
+		}
+		files = append(files, FileChange{Path: fields[i+1], Status: header[4][:1]})
+		i += 2
+	}
+	for n := 0; i < len(fields); n, i = n+1, i+1 {
+		parts := strings.SplitN(fields[i], "\t", 3)
+		if len(parts) != 3 || n >= len(files) || parts[2] != files[n].Path {
+			return nil, fmt.Errorf("git diff-tree: unexpected numstat record %q", fields[i])
+		}
+		files[n].Added, files[n].Deleted = count(parts[0]), count(parts[1])
+	}
+	return files, nil
+}
+
+func count(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1 // "-": binary
+	}
+	return n
+}
+
+// testDirs are directories whose files are all test files.
+var testDirs = map[string]bool{"tests": true, "test": true, "__tests__": true, "spec": true}
+
+// jsExts are the extensions of *.test.<ext> test files.
+var jsExts = map[string]bool{".js": true, ".jsx": true, ".ts": true, ".tsx": true, ".mjs": true, ".cjs": true, ".mts": true, ".cts": true}
+
+// IsTestFile reports whether the slash-separated path p names a test file:
+// *_test.go, test_*.py, *_test.py, *.test.js (and .ts, .jsx, .tsx, .mjs,
+// .cjs, .mts, .cts), *.spec.* , *_spec.rb, or any file under a directory
+// named tests, test, __tests__ or spec.
+func IsTestFile(p string) bool {
+	dir, base := path.Split(p)
+	for _, d := range strings.Split(strings.Trim(dir, "/"), "/") {
+		if testDirs[d] {
+			return true
+		}
+	}
+	ext := path.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	switch {
+	case strings.HasSuffix(base, "_test.go"),
+		ext == ".py" && (strings.HasPrefix(base, "test_") || strings.HasSuffix(stem, "_test")),
+		jsExts[ext] && strings.HasSuffix(stem, ".test") && stem != ".test",
+		strings.HasSuffix(base, "_spec.rb"):
+		return true
+	}
+	// *.spec.*: ".spec." with a name before it and an extension after.
+	if i := strings.Index(base, ".spec."); i > 0 && i+len(".spec.") < len(base) {
+		return true
+	}
+	return false
+}

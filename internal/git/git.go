@@ -1,0 +1,460 @@
+// Package git is jlgcli's interface to git: the worktree and branch of a
+// task, the measure of an attempt's change (diff text, hash, files), snapshots
+// of a worktree kept under refs/jlgcli/, commits on the task branch, the
+// squash merge into the base branch and the push of the task branch.
+//
+// Everything shells out to the git binary, each call its own process (run by
+// proc.Run: no shell, its own process group, a timeout, stderr kept for the
+// error), with `-c core.quotepath=off`, LC_ALL=C, GIT_OPTIONAL_LOCKS=0 (so
+// that a status never rewrites the user's index) and GIT_TERMINAL_PROMPT=0.
+// Repository-selecting variables inherited from the environment (GIT_DIR,
+// GIT_WORK_TREE, GIT_INDEX_FILE, ...) are dropped, so that jlgcli started from
+// a git hook still works on the repository it was pointed at.
+//
+// The user's working tree, index and git config are never changed, except by
+// SquashMerge (which updates the checked-out base branch, as a merge does).
+// States of a working tree are captured through a temporary index
+// (GIT_INDEX_FILE) seeded from the real one: `git add -A` then `write-tree`
+// give a tree holding the tracked changes and the untracked files that are
+// not ignored.
+//
+// Commits are made with plumbing (commit-tree, update-ref): no commit hook
+// runs, the message is kept verbatim, and commit.gpgSign is honoured except
+// for snapshots. When the user has no identity configured (user.name,
+// user.email, author.*, committer.*, the GIT_AUTHOR_*/GIT_COMMITTER_*/EMAIL
+// variables), the commit gets the fallback identity jlgcli <jlgcli@localhost>
+// through `-c` options; the git config itself is never written.
+//
+// Other hooks keep running where git runs them (post-checkout when a worktree
+// is created, pre-push on Push). Submodules are not initialised in task
+// worktrees. Squash-merging after the base branch has moved needs git 2.38
+// (merge-tree --write-tree); everything else works with older versions.
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/proc"
+)
+
+// DefaultTimeout bounds each git call when no other timeout is set.
+const DefaultTimeout = 5 * time.Minute
+
+// Fallback identity for commits when the user has none configured.
+const (
+	FallbackName  = "jlgcli"
+	FallbackEmail = "jlgcli@localhost"
+)
+
+// stderrLimit is how much of a git call's stderr is kept for its error.
+const stderrLimit = 16 << 10
+
+// Errors of the package, to be tested with errors.Is.
+var (
+	// ErrGitNotFound: the git executable is not in PATH.
+	ErrGitNotFound = errors.New("git is not installed (not found in PATH)")
+	// ErrNotRepository: the directory is not inside a git working tree.
+	ErrNotRepository = errors.New("not a git repository")
+	// ErrNoCommits: the repository has no commit yet (HEAD is unborn).
+	ErrNoCommits = errors.New("the repository has no commit yet")
+	// ErrNothingToMerge: the task branch holds no change for the base branch.
+	ErrNothingToMerge = errors.New("nothing to merge")
+	// ErrPushRejected: the remote refused the push (e.g. not a fast-forward).
+	ErrPushRejected = errors.New("push rejected by the remote")
+	// ErrNoRemote: no remote to push to could be chosen.
+	ErrNoRemote = errors.New("no remote to push to")
+	// ErrNotTaskBranch: an operation reserved to task branches (jlgcli/...)
+	// was asked for another branch.
+	ErrNotTaskBranch = errors.New("not a jlgcli task branch")
+	// ErrNotWorktree: a Worktree's Path is not the linked worktree of its
+	// branch (it was removed, or the value is wrong); destructive operations
+	// refuse to run there.
+	ErrNotWorktree = errors.New("not the task's worktree")
+)
+
+// Error is a git call that failed: it names the command, the directory, the
+// exit status and what git printed on stderr.
+type Error struct {
+	Args     []string // git's arguments (without the -c options jlgcli adds)
+	Dir      string
+	ExitCode int
+	Stderr   string
+	TimedOut bool // the call's timeout ended it
+	Err      error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "git %s", strings.Join(e.Args, " "))
+	switch {
+	case e.TimedOut:
+		b.WriteString(": timed out")
+	case e.Err != nil:
+		fmt.Fprintf(&b, ": %v", e.Err)
+	default:
+		fmt.Fprintf(&b, ": exit status %d", e.ExitCode)
+	}
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		b.WriteString(": ")
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// droppedEnv are the variables that select another repository, index or
+// work tree than the one a call names (git rev-parse --local-env-vars).
+var droppedEnv = map[string]bool{
+	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true,
+	"GIT_OBJECT_DIRECTORY": true, "GIT_ALTERNATE_OBJECT_DIRECTORIES": true,
+	"GIT_COMMON_DIR": true, "GIT_PREFIX": true, "GIT_IMPLICIT_WORK_TREE": true,
+	"GIT_GRAFT_FILE": true, "GIT_SHALLOW_FILE": true, "GIT_NAMESPACE": true,
+	"GIT_INTERNAL_SUPER_PREFIX": true, "GIT_NO_REPLACE_OBJECTS": true,
+	"GIT_REPLACE_REF_BASE": true, "GIT_CEILING_DIRECTORIES": true,
+	"LC_ALL": true, "GIT_OPTIONAL_LOCKS": true, "GIT_TERMINAL_PROMPT": true,
+}
+
+// call is one git invocation.
+type call struct {
+	dir    string
+	args   []string
+	config []string  // extra -c options (key=value)
+	env    []string  // extra environment entries
+	stdin  io.Reader // nil: /dev/null
+	stdout io.Writer // nil: captured and returned
+	// ok lists exit codes other than 0 that are not failures (their code
+	// is returned with a nil error).
+	ok []int
+}
+
+// runner runs git with a timeout per call.
+type runner struct{ timeout time.Duration }
+
+func (g runner) environ(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if droppedEnv[k] {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+	return append(env, extra...)
+}
+
+// run runs c and returns its stdout (when c.stdout is nil) and exit code.
+func (g runner) run(ctx context.Context, c call) (string, int, error) {
+	timeout := g.timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return "", -1, &Error{Args: c.args, Dir: c.dir, ExitCode: -1, TimedOut: err == context.DeadlineExceeded, Err: err}
+	}
+
+	argv := []string{"git", "-c", "core.quotepath=off"}
+	for _, kv := range c.config {
+		argv = append(argv, "-c", kv)
+	}
+	argv = append(argv, c.args...)
+	var out bytes.Buffer
+	stdout := c.stdout
+	if stdout == nil {
+		stdout = &out
+	}
+	stderr := proc.NewTail(stderrLimit)
+	res, err := proc.Run(ctx, proc.Cmd{
+		Argv:   argv,
+		Dir:    c.dir,
+		Env:    g.environ(c.env),
+		Stdin:  c.stdin,
+		Stdout: stdout,
+		Stderr: stderr,
+		Grace:  time.Second,
+	})
+	gerr := &Error{Args: c.args, Dir: c.dir, Stderr: stderr.String()}
+	if err != nil {
+		if errors.Is(err, proc.ErrNotFound) {
+			err = ErrGitNotFound
+		}
+		gerr.Err = err
+		return "", -1, gerr
+	}
+	gerr.ExitCode = res.ExitCode
+	if res.Stopped {
+		if ctx.Err() == context.DeadlineExceeded {
+			gerr.TimedOut = true
+			gerr.Err = context.DeadlineExceeded
+		} else {
+			gerr.Err = ctx.Err()
+		}
+		return out.String(), res.ExitCode, gerr
+	}
+	if res.ExitCode != 0 {
+		for _, code := range c.ok {
+			if code == res.ExitCode {
+				return out.String(), res.ExitCode, nil
+			}
+		}
+		return out.String(), res.ExitCode, gerr
+	}
+	return out.String(), 0, nil
+}
+
+// line runs c and returns its stdout without the trailing newline.
+func (g runner) line(ctx context.Context, dir string, args ...string) (string, error) {
+	out, _, err := g.run(ctx, call{dir: dir, args: args})
+	return strings.TrimRight(out, "\n"), err
+}
+
+// Repo is a git working tree: the user's, where tasks start from and are
+// merged back into.
+type Repo struct {
+	// Dir is the top level of the working tree (git rev-parse
+	// --show-toplevel: absolute, symlinks resolved).
+	Dir string
+	// Timeout bounds each git call; zero means DefaultTimeout.
+	Timeout time.Duration
+}
+
+func (r *Repo) git() runner { return runner{r.Timeout} }
+
+// Open returns the repository whose working tree holds dir. The error wraps
+// ErrNotRepository when dir is not in a working tree (a bare repository has
+// none), ErrGitNotFound when git is missing.
+func Open(ctx context.Context, dir string) (*Repo, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory", abs)
+	}
+	top, err := runner{}.line(ctx, abs, "rev-parse", "--show-toplevel")
+	if err != nil {
+		var gerr *Error
+		if errors.As(err, &gerr) && gerr.Err == nil {
+			return nil, fmt.Errorf("%s: %w (%s)", abs, ErrNotRepository, strings.TrimSpace(gerr.Stderr))
+		}
+		return nil, err
+	}
+	if top == "" {
+		return nil, fmt.Errorf("%s: %w (no working tree)", abs, ErrNotRepository)
+	}
+	return &Repo{Dir: top}, nil
+}
+
+// Head returns the commit HEAD points to; the error wraps ErrNoCommits when
+// the repository has none.
+func (r *Repo) Head(ctx context.Context) (string, error) {
+	return revCommit(ctx, r.git(), r.Dir, "HEAD")
+}
+
+// CurrentBranch returns the short name of the branch checked out in the
+// working tree ("main"), or "" when HEAD is detached.
+func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
+	return currentBranch(ctx, r.git(), r.Dir)
+}
+
+// Dirty reports whether the working tree has changes that are not
+// committed: staged or unstaged changes of tracked files, or untracked files
+// that are not ignored. A task started from such a tree starts from HEAD
+// without them unless they are included (NewWorktree's includeDirty).
+func (r *Repo) Dirty(ctx context.Context) (bool, error) {
+	return dirty(ctx, r.git(), r.Dir, true)
+}
+
+func currentBranch(ctx context.Context, g runner, dir string) (string, error) {
+	out, code, err := g.run(ctx, call{dir: dir, args: []string{"symbolic-ref", "-q", "HEAD"}, ok: []int{1}})
+	if err != nil {
+		return "", err
+	}
+	if code == 1 {
+		return "", nil
+	}
+	return strings.TrimPrefix(strings.TrimSpace(out), "refs/heads/"), nil
+}
+
+// dirty reports whether `git status` lists anything in dir (untracked files
+// count when untracked is set).
+func dirty(ctx context.Context, g runner, dir string, untracked bool) (bool, error) {
+	u := "--untracked-files=no"
+	if untracked {
+		u = "--untracked-files=normal"
+	}
+	out, _, err := g.run(ctx, call{dir: dir, args: []string{"status", "--porcelain", "-z", u, "--", ".", notState}})
+	if err != nil {
+		return false, err
+	}
+	return out != "", nil
+}
+
+// revCommit resolves rev to a commit id.
+func revCommit(ctx context.Context, g runner, dir, rev string) (string, error) {
+	out, code, err := g.run(ctx, call{dir: dir, args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}"}, ok: []int{1}})
+	if err != nil {
+		return "", err
+	}
+	if code == 1 || strings.TrimSpace(out) == "" {
+		if rev == "HEAD" {
+			return "", ErrNoCommits
+		}
+		return "", fmt.Errorf("%q: not a commit", rev)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// revTree resolves rev to a tree id.
+func revTree(ctx context.Context, g runner, dir, rev string) (string, error) {
+	out, code, err := g.run(ctx, call{dir: dir, args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{tree}"}, ok: []int{1}})
+	if err != nil {
+		return "", err
+	}
+	if code == 1 || strings.TrimSpace(out) == "" {
+		return "", fmt.Errorf("%q: not a commit or tree", rev)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// identity returns the -c options that give a commit the fallback identity
+// for the parts (name, email) the user has not configured.
+func identity(ctx context.Context, g runner, dir string) ([]string, error) {
+	out, _, err := g.run(ctx, call{dir: dir, args: []string{"config", "--get-regexp", `^(user|author|committer)\.(name|email)$`}, ok: []int{1}})
+	if err != nil {
+		return nil, err
+	}
+	conf := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(l, " ")
+		if strings.TrimSpace(v) != "" {
+			conf[strings.ToLower(k)] = true
+		}
+	}
+	env := func(k string) bool { return os.Getenv(k) != "" }
+	// Each of the four fields is resolved by git as GIT_<ROLE>_<FIELD>,
+	// then <role>.<field>, then user.<field> (then EMAIL for the emails),
+	// then a guess from the system, which often fails or is wrong. The -c
+	// user.<field> fallback only fills the fields resolved by none of them.
+	has := func(role, field string) bool {
+		return env("GIT_"+strings.ToUpper(role)+"_"+strings.ToUpper(field)) ||
+			conf[role+"."+field] || conf["user."+field] || field == "email" && env("EMAIL")
+	}
+	name := has("author", "name") && has("committer", "name")
+	email := has("author", "email") && has("committer", "email")
+	var c []string
+	if !name {
+		c = append(c, "user.name="+FallbackName)
+	}
+	if !email {
+		c = append(c, "user.email="+FallbackEmail)
+	}
+	return c, nil
+}
+
+// commitTree makes a commit of tree with parents and message, with the
+// fallback identity where needed. sign=false passes --no-gpg-sign; true
+// leaves commit.gpgSign to the user's config.
+func commitTree(ctx context.Context, g runner, dir, tree, message string, sign bool, parents ...string) (string, error) {
+	id, err := identity(ctx, g, dir)
+	if err != nil {
+		return "", err
+	}
+	args := []string{"commit-tree"}
+	if !sign {
+		args = append(args, "--no-gpg-sign")
+	}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	args = append(args, "-F", "-", tree)
+	if !strings.HasSuffix(message, "\n") {
+		message += "\n"
+	}
+	out, _, err := g.run(ctx, call{dir: dir, args: args, config: id, stdin: strings.NewReader(message)})
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// notState is a pathspec that leaves out jlgcli's own state directory at
+// the top of a working tree (runs, worktrees): it is never a change of the
+// user's or of a task's, even where no ignore rule hides it yet.
+const notState = ":(top,exclude).jlgcli"
+
+// captureTree writes the state of the working tree at dir (tracked changes
+// and untracked files that are not ignored) as a tree and returns its id. It
+// uses a temporary index seeded with a copy of dir's index (for its stat
+// cache and its skip-worktree bits): the real index is only read. The
+// .jlgcli directory at the top is left out.
+func captureTree(ctx context.Context, g runner, dir string) (string, error) {
+	indexPath, err := g.line(ctx, dir, "rev-parse", "--git-path", "index")
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(indexPath) {
+		indexPath = filepath.Join(dir, indexPath)
+	}
+	tmp, err := os.MkdirTemp("", "jlgcli-index-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	tmpIndex := filepath.Join(tmp, "index")
+	if err := copyFile(indexPath, tmpIndex); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	c := call{dir: dir, env: []string{"GIT_INDEX_FILE=" + tmpIndex}, config: []string{"core.splitIndex=false"}}
+	c.args = []string{"add", "-A", "--", ".", notState}
+	if _, _, err := g.run(ctx, c); err != nil {
+		return "", err
+	}
+	c.args = []string{"write-tree"}
+	out, _, err := g.run(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@=+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,247 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// MergeRefusal says why SquashMerge would not merge.
+type MergeRefusal string
+
+// The reasons SquashMerge refuses to merge.
+const (
+	// RefusedNoBaseBranch: the task has no base branch (it started from a
+	// detached HEAD or a commit).
+	RefusedNoBaseBranch MergeRefusal = "no-base-branch"
+	// RefusedNotCheckedOut: the base branch is not the branch checked out
+	// in the user's working tree.
+	RefusedNotCheckedOut MergeRefusal = "not-checked-out"
+	// RefusedDirty: the user's working tree or index has changes to
+	// tracked files.
+	RefusedDirty MergeRefusal = "dirty"
+	// RefusedConflict: the base branch moved and its changes conflict with
+	// the task's.
+	RefusedConflict MergeRefusal = "conflict"
+	// RefusedWouldOverwrite: files in the user's working tree (untracked
+	// or ignored) would be overwritten.
+	RefusedWouldOverwrite MergeRefusal = "would-overwrite"
+	// RefusedBaseMoved: the base branch moved and this git cannot merge
+	// without touching the working tree (git merge-tree --write-tree needs
+	// git 2.38).
+	RefusedBaseMoved MergeRefusal = "base-moved"
+)
+
+// MergeRefusedError is SquashMerge declining to merge, with why and the
+// command the user can run at the top of the working tree to merge by hand.
+type MergeRefusedError struct {
+	Reason  MergeRefusal
+	Branch  string // the task branch
+	Into    string // the base branch ("" for RefusedNoBaseBranch)
+	Detail  string // what was found, in words
+	Command string // a shell command line that does the merge
+}
+
+func (e *MergeRefusedError) Error() string {
+	into := e.Into
+	if into == "" {
+		into = "the base branch"
+	}
+	return fmt.Sprintf("cannot merge %s into %s: %s; to merge by hand: %s", e.Branch, into, e.Detail, e.Command)
+}
+
+// mergeCommand is the command line that squash-merges branch into into by
+// hand (checking into out first when checkout is set).
+func mergeCommand(into, branch, message string, checkout bool) string {
+	cmd := "git merge --squash " + shellQuote(branch) + " && git commit -m " + shellQuote(message)
+	if checkout && into != "" {
+		cmd = "git switch " + shellQuote(into) + " && " + cmd
+	}
+	return cmd
+}
+
+// SquashMerge adds the changes of branch to the branch into as one new
+// commit with message, and returns it; branch keeps its own commits. It
+// merges only when into is checked out in the user's working tree (Dir) and
+// that tree has no change to tracked files; otherwise, and when the base has
+// moved and conflicts, it returns a *MergeRefusedError with the command to
+// merge by hand, and touches nothing. When branch holds nothing new for
+// into, the error is ErrNothingToMerge.
+//
+// The commit is made first (from branch's tree, or from git merge-tree
+// --write-tree when into has moved), then the working tree and index are
+// brought to it the way a fast-forward does (files in the way are never
+// overwritten), and into is moved to it. No commit hook runs.
+func (r *Repo) SquashMerge(ctx context.Context, into, branch, message string) (string, error) {
+	g := r.git()
+	refuse := func(reason MergeRefusal, checkout bool, detail string) error {
+		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail,
+			Command: mergeCommand(into, branch, message, checkout)}
+	}
+	if strings.TrimSpace(message) == "" {
+		return "", errors.New("empty commit message")
+	}
+	tip, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch)
+	if err != nil {
+		return "", fmt.Errorf("branch %s: %w", branch, err)
+	}
+	if into == "" {
+		return "", refuse(RefusedNoBaseBranch, false, "the task did not start from a branch")
+	}
+	cur, err := r.CurrentBranch(ctx)
+	if err != nil {
+		return "", err
+	}
+	if cur != into {
+		at := "a detached HEAD"
+		if cur != "" {
+			at = cur
+		}
+		return "", refuse(RefusedNotCheckedOut, true, fmt.Sprintf("%s is not checked out in %s (%s is)", into, r.Dir, at))
+	}
+	if d, err := dirty(ctx, g, r.Dir, false); err != nil {
+		return "", err
+	} else if d {
+		return "", refuse(RefusedDirty, false, r.Dir+" has uncommitted changes: commit or stash them first")
+	}
+	head, err := revCommit(ctx, g, r.Dir, "refs/heads/"+into)
+	if err != nil {
+		return "", err
+	}
+	headTree, err := revTree(ctx, g, r.Dir, head)
+	if err != nil {
+		return "", err
+	}
+
+	var tree string
+	if isAncestor(ctx, g, r.Dir, head, tip) {
+		if tree, err = revTree(ctx, g, r.Dir, tip); err != nil {
+			return "", err
+		}
+	} else {
+		out, code, err := g.run(ctx, call{dir: r.Dir, args: []string{"merge-tree", "--write-tree", "--no-messages", head, tip}, ok: []int{1}})
+		var gerr *Error
+		switch {
+		case errors.As(err, &gerr) && gerr.Err == nil && (gerr.ExitCode == 129 || strings.Contains(gerr.Stderr, "usage")):
+			return "", refuse(RefusedBaseMoved, false, into+" has moved since the task started and this git is too old to merge it aside (git 2.38 or later)")
+		case err != nil:
+			return "", err
+		case code == 1:
+			detail := into + " has moved since the task started and conflicts with it"
+			if files := conflicted(out); len(files) > 0 {
+				detail += " in " + strings.Join(files, ", ")
+			}
+			return "", refuse(RefusedConflict, false, detail)
+		}
+		tree, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
+	}
+	if tree == headTree {
+		return "", fmt.Errorf("%s into %s: %w", branch, into, ErrNothingToMerge)
+	}
+	c, err := commitTree(ctx, g, r.Dir, tree, message, true, head)
+	if err != nil {
+		return "", err
+	}
+	// Bring the index and files from head to c; nothing is written when a
+	// file is in the way. The refresh first (as merge and checkout do) keeps
+	// a file touched but unchanged from counting as a change.
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-index", "-q", "--refresh"}, ok: []int{1}}); err != nil {
+		return "", err
+	}
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", head, c}}); err != nil {
+		var gerr *Error
+		if errors.As(err, &gerr) && gerr.Err == nil {
+			return "", refuse(RefusedWouldOverwrite, false, "files in "+r.Dir+" are in the way: "+strings.TrimSpace(gerr.Stderr))
+		}
+		return "", err
+	}
+	subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-ref", "-m", "jlgcli: squash-merge " + branch + ": " + subject, "refs/heads/" + into, c, head}}); err != nil {
+		// into moved under us: put the files back as they were.
+		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", c, head}})
+		return "", err
+	}
+	return c, nil
+}
+
+// conflicted lists the conflicted paths from git merge-tree's output (the
+// tree line, then "mode sha stage\tpath" lines).
+func conflicted(out string) []string {
+	var files []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(out, "\n")[1:] {
+		_, p, ok := strings.Cut(l, "\t")
+		if ok && !seen[p] {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	return files
+}
+
+// isAncestor reports whether a is an ancestor of (or is) b.
+func isAncestor(ctx context.Context, g runner, dir, a, b string) bool {
+	_, code, err := g.run(ctx, call{dir: dir, args: []string{"merge-base", "--is-ancestor", a, b}, ok: []int{1}})
+	return err == nil && code == 0
+}
+
+// Push pushes the task branch to its remote under the same name, without
+// force: a remote branch that has diverged is not overwritten (the error
+// then wraps ErrPushRejected). Only task branches (BranchPrefix) are pushed,
+// so the base branch never is. The remote is branch.<b>.pushRemote,
+// remote.pushDefault, branch.<b>.remote, "origin", or the only remote, in
+// that order. No upstream is recorded (the git config is not written).
+func (r *Repo) Push(ctx context.Context, branch string) error {
+	if !strings.HasPrefix(branch, BranchPrefix) {
+		return fmt.Errorf("push %s: %w", branch, ErrNotTaskBranch)
+	}
+	g := r.git()
+	if _, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch); err != nil {
+		return fmt.Errorf("push %s: %w", branch, err)
+	}
+	remote, err := r.pushRemote(ctx, branch)
+	if err != nil {
+		return err
+	}
+	ref := "refs/heads/" + branch
+	_, _, err = g.run(ctx, call{dir: r.Dir, args: []string{"push", "--quiet", "--no-force-with-lease", remote, ref + ":" + ref}})
+	var gerr *Error
+	if errors.As(err, &gerr) && gerr.Err == nil && (strings.Contains(gerr.Stderr, "[rejected]") || strings.Contains(gerr.Stderr, "non-fast-forward") || strings.Contains(gerr.Stderr, "fetch first")) {
+		return fmt.Errorf("push %s to %s: %w: %w", branch, remote, ErrPushRejected, err)
+	}
+	if err != nil {
+		return fmt.Errorf("push %s to %s: %w", branch, remote, err)
+	}
+	return nil
+}
+
+func (r *Repo) pushRemote(ctx context.Context, branch string) (string, error) {
+	g := r.git()
+	for _, key := range []string{"branch." + branch + ".pushRemote", "remote.pushDefault", "branch." + branch + ".remote"} {
+		out, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"config", "--get", key}, ok: []int{1}})
+		if err != nil {
+			return "", err
+		}
+		if v := strings.TrimSpace(out); v != "" && v != "." {
+			return v, nil
+		}
+	}
+	out, err := g.line(ctx, r.Dir, "remote")
+	if err != nil {
+		return "", err
+	}
+	remotes := strings.Fields(out)
+	for _, rm := range remotes {
+		if rm == "origin" {
+			return rm, nil
+		}
+	}
+	if len(remotes) == 1 {
+		return remotes[0], nil
+	}
+	if len(remotes) == 0 {
+		return "", fmt.Errorf("push %s: %w: the repository has no remote", branch, ErrNoRemote)
+	}
+	return "", fmt.Errorf("push %s: %w: several remotes (%s) and none is origin or remote.pushDefault", branch, ErrNoRemote, strings.Join(remotes, ", "))
+}

@@ -1,0 +1,399 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// WorktreesDir is where task worktrees live, relative to the top level of
+// the user's working tree: <top>/.jlgcli/worktrees/<id>.
+const WorktreesDir = ".jlgcli/worktrees"
+
+// Reserved snapshot names: the task's starting commit and the state saved
+// by Remove.
+const (
+	BaseName  = "base"
+	FinalName = "final"
+)
+
+// Worktree is a task's linked worktree on its own branch. It is plain data
+// (JSON for a checkpoint): a value read back works as the one NewWorktree
+// returned.
+type Worktree struct {
+	// ID is the task's id (the run id): it names the directory and the
+	// refs under refs/jlgcli/<id>/.
+	ID string `json:"id"`
+	// RepoDir is the top level of the user's working tree.
+	RepoDir string `json:"repoDir"`
+	// Path is the worktree's directory, RepoDir/.jlgcli/worktrees/<id>.
+	Path string `json:"path"`
+	// Branch is the task branch, jlgcli/<slug>-<shortid>.
+	Branch string `json:"branch"`
+	// Base is the commit the task starts from and its changes are measured
+	// against: the base commit, or the commit of the included uncommitted
+	// changes on top of it. refs/jlgcli/<id>/base keeps it.
+	Base string `json:"base"`
+	// BaseBranch is the branch the task was started from, to merge into;
+	// empty when it started from a detached HEAD or from a commit.
+	BaseBranch string `json:"baseBranch,omitempty"`
+	// DirtyIncluded is true when the user's uncommitted changes were
+	// brought in as the branch's first commit (which is then Base).
+	DirtyIncluded bool `json:"dirtyIncluded,omitempty"`
+	// Timeout bounds each git call; zero means DefaultTimeout.
+	Timeout time.Duration `json:"-"`
+}
+
+func (w *Worktree) git() runner { return runner{w.Timeout} }
+
+// NewWorktree creates the worktree of task id: a new branch BranchName(id,
+// task) made from baseRef ("" or "HEAD": the current HEAD), checked out in
+// <top>/.jlgcli/worktrees/<id>. The directory .jlgcli/worktrees gets a
+// .gitignore of "*", so that the worktrees never show in the user's status.
+//
+// The user's uncommitted changes (see Dirty) are left out unless
+// includeDirty is set: then the tracked changes and the untracked files
+// that are not ignored become the first commit of the branch, made through
+// a temporary index, and the user's working tree and index are not touched.
+// includeDirty needs baseRef to be HEAD (the changes are relative to it).
+//
+// The base commit is kept under refs/jlgcli/<id>/base.
+func (r *Repo) NewWorktree(ctx context.Context, id, task, baseRef string, includeDirty bool) (*Worktree, error) {
+	if err := checkName("task id", id); err != nil {
+		return nil, err
+	}
+	g := r.git()
+	if baseRef == "" {
+		baseRef = "HEAD"
+	}
+	base, err := revCommit(ctx, g, r.Dir, baseRef)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worktree{
+		ID:      id,
+		RepoDir: r.Dir,
+		Path:    filepath.Join(r.Dir, filepath.FromSlash(WorktreesDir), id),
+		Branch:  BranchName(id, task),
+		Base:    base,
+		Timeout: r.Timeout,
+	}
+	if baseRef == "HEAD" {
+		if w.BaseBranch, err = r.CurrentBranch(ctx); err != nil {
+			return nil, err
+		}
+	} else if full, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"rev-parse", "-q", "--verify", "--symbolic-full-name", "--end-of-options", baseRef}, ok: []int{1}}); err != nil {
+		return nil, err
+	} else if b, ok := strings.CutPrefix(strings.TrimSpace(full), "refs/heads/"); ok {
+		w.BaseBranch = b
+	}
+	if _, err := os.Lstat(w.Path); err == nil {
+		return nil, fmt.Errorf("worktree %s already exists", w.Path)
+	}
+	baseRefName := RefPrefix + id + "/" + BaseName
+	if _, code, err := g.run(ctx, call{dir: r.Dir, args: []string{"rev-parse", "-q", "--verify", baseRefName}, ok: []int{1}}); err != nil {
+		return nil, err
+	} else if code == 0 {
+		return nil, fmt.Errorf("task %s already has refs (%s)", id, baseRefName)
+	}
+
+	if includeDirty {
+		head, err := r.Head(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if head != base {
+			return nil, fmt.Errorf("including uncommitted changes needs the task to start from HEAD, not %s", baseRef)
+		}
+		d, err := r.Dirty(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if d {
+			tree, err := captureTree(ctx, g, r.Dir)
+			if err != nil {
+				return nil, fmt.Errorf("capture uncommitted changes: %w", err)
+			}
+			baseTree, err := revTree(ctx, g, r.Dir, base)
+			if err != nil {
+				return nil, err
+			}
+			if tree != baseTree { // not only changes git cannot carry (inside submodules)
+				msg := "WIP: uncommitted changes brought into the task\n\nCaptured by jlgcli (--include-dirty) from the working tree for task " + id + ".\n"
+				c, err := commitTree(ctx, g, r.Dir, tree, msg, true, base)
+				if err != nil {
+					return nil, fmt.Errorf("commit uncommitted changes: %w", err)
+				}
+				w.Base, w.DirtyIncluded = c, true
+			}
+		}
+	}
+
+	if err := ignoreWorktrees(filepath.Join(r.Dir, filepath.FromSlash(WorktreesDir))); err != nil {
+		return nil, err
+	}
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"worktree", "add", "--quiet", "-b", w.Branch, "--", w.Path, w.Base}}); err != nil {
+		return nil, fmt.Errorf("create worktree: %w", err)
+	}
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-ref", "-m", "jlgcli: task base", baseRefName, w.Base, ""}}); err != nil {
+		// Undo: the worktree and the branch hold nothing yet.
+		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"worktree", "remove", "--force", "--", w.Path}})
+		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"branch", "-D", "--", w.Branch}})
+		return nil, err
+	}
+	return w, nil
+}
+
+// ignoreWorktrees makes dir and a .gitignore of "*" in it, which hides it
+// (and itself) from git status in the enclosing working tree.
+func ignoreWorktrees(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	p := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(p); err == nil {
+		return nil
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString("# jlgcli task worktrees: never part of the repository\n*\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// check verifies that w.Path is a linked worktree with w.Branch checked
+// out, before anything that resets, commits or deletes files there.
+func (w *Worktree) check(ctx context.Context) error {
+	if err := w.checkLinked(ctx); err != nil {
+		return err
+	}
+	b, err := currentBranch(ctx, w.git(), w.Path)
+	if err != nil {
+		return err
+	}
+	if b != w.Branch {
+		return fmt.Errorf("%w: %s has %q checked out, not %s", ErrNotWorktree, w.Path, b, w.Branch)
+	}
+	return nil
+}
+
+// checkLinked verifies that w.Path is the top of a linked worktree (not a
+// main working tree, not a directory inside one).
+func (w *Worktree) checkLinked(ctx context.Context) error {
+	if w.Path == "" || w.Branch == "" {
+		return fmt.Errorf("%w: empty path or branch", ErrNotWorktree)
+	}
+	if _, err := os.Stat(w.Path); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotWorktree, err)
+	}
+	out, err := w.git().line(ctx, w.Path, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNotWorktree, err)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) != 3 {
+		return fmt.Errorf("%w: unexpected rev-parse output %q", ErrNotWorktree, out)
+	}
+	top, gitDir, common := lines[0], lines[1], lines[2]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(w.Path, common)
+	}
+	want, err := filepath.EvalSymlinks(w.Path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNotWorktree, err)
+	}
+	if filepath.Clean(top) != want {
+		return fmt.Errorf("%w: %s is inside %s", ErrNotWorktree, w.Path, top)
+	}
+	if sameDir(gitDir, common) {
+		return fmt.Errorf("%w: %s is a main working tree", ErrNotWorktree, w.Path)
+	}
+	return nil
+}
+
+func sameDir(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	if err1 != nil || err2 != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return ra == rb
+}
+
+// Dirty reports whether the worktree differs from its branch's last commit
+// (untracked files that are not ignored included).
+func (w *Worktree) Dirty(ctx context.Context) (bool, error) {
+	return dirty(ctx, w.git(), w.Path, true)
+}
+
+// Head returns the commit the task branch points to.
+func (w *Worktree) Head(ctx context.Context) (string, error) {
+	return revCommit(ctx, w.git(), w.Path, "HEAD")
+}
+
+// Snapshot saves the worktree's whole state (tracked changes and untracked
+// files that are not ignored) as a commit whose parent is the branch's
+// current commit, stores it under refs/jlgcli/<id>/<name> (replacing a
+// snapshot of that name), and returns it. The branch, HEAD, the index and
+// the files are not touched. name is one ref component, e.g. the attempt
+// number; "base" is reserved.
+func (w *Worktree) Snapshot(ctx context.Context, name string) (string, error) {
+	if err := checkName("snapshot name", name); err != nil {
+		return "", err
+	}
+	if name == BaseName {
+		return "", fmt.Errorf("snapshot name %q is reserved", name)
+	}
+	return w.snapshot(ctx, name)
+}
+
+func (w *Worktree) snapshot(ctx context.Context, name string) (string, error) {
+	g := w.git()
+	head, err := w.Head(ctx)
+	if err != nil {
+		return "", err
+	}
+	tree, err := captureTree(ctx, g, w.Path)
+	if err != nil {
+		return "", err
+	}
+	ref := w.SnapshotRef(name)
+	c, err := commitTree(ctx, g, w.Path, tree, "jlgcli snapshot "+w.ID+"/"+name, false, head)
+	if err != nil {
+		return "", err
+	}
+	if _, _, err := g.run(ctx, call{dir: w.Path, args: []string{"update-ref", "-m", "jlgcli: snapshot", ref, c}}); err != nil {
+		return "", err
+	}
+	return c, nil
+}
+
+// SnapshotRef is the ref of snapshot name: refs/jlgcli/<id>/<name>.
+func (w *Worktree) SnapshotRef(name string) string { return RefPrefix + w.ID + "/" + name }
+
+// Restore makes the worktree's files those of commit (a snapshot, or any
+// commit): files are rewritten, files not in it are removed, ignored files
+// are kept. The branch and HEAD do not move; the index is reset to HEAD, so
+// the restored state shows as changes (untracked files as untracked).
+func (w *Worktree) Restore(ctx context.Context, commit string) error {
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	g := w.git()
+	tree, err := revTree(ctx, g, w.Path, commit)
+	if err != nil {
+		return err
+	}
+	for _, args := range [][]string{
+		{"read-tree", "--reset", "-u", tree},
+		{"clean", "-f", "-f", "-d", "-q", "-e", "/.jlgcli/"},
+		{"reset", "-q"},
+	} {
+		if _, _, err := g.run(ctx, call{dir: w.Path, args: args}); err != nil {
+			return fmt.Errorf("restore %s: %w", commit, err)
+		}
+	}
+	return nil
+}
+
+// ResetToBase moves the task branch back to Base and makes the worktree's
+// files those of Base (untracked files removed, ignored files kept): the
+// next attempt starts where the task started. Snapshots and the reflog keep
+// what was there.
+func (w *Worktree) ResetToBase(ctx context.Context) error {
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	g := w.git()
+	for _, args := range [][]string{
+		{"reset", "-q", "--hard", w.Base},
+		{"clean", "-f", "-f", "-d", "-q", "-e", "/.jlgcli/"},
+	} {
+		if _, _, err := g.run(ctx, call{dir: w.Path, args: args}); err != nil {
+			return fmt.Errorf("reset to base: %w", err)
+		}
+	}
+	return nil
+}
+
+// Commit commits everything in the worktree (tracked changes, untracked
+// files that are not ignored) on the task branch with message, verbatim,
+// and returns the new commit. When there is nothing to commit it returns
+// "", false and no error. No commit hook runs.
+func (w *Worktree) Commit(ctx context.Context, message string) (sha string, committed bool, err error) {
+	if strings.TrimSpace(message) == "" {
+		return "", false, errors.New("empty commit message")
+	}
+	if err := w.check(ctx); err != nil {
+		return "", false, err
+	}
+	g := w.git()
+	head, err := w.Head(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	if _, _, err := g.run(ctx, call{dir: w.Path, args: []string{"add", "-A", "--", ".", notState}}); err != nil {
+		return "", false, err
+	}
+	tree, err := g.line(ctx, w.Path, "write-tree")
+	if err != nil {
+		return "", false, err
+	}
+	headTree, err := revTree(ctx, g, w.Path, head)
+	if err != nil {
+		return "", false, err
+	}
+	if tree == headTree {
+		return "", false, nil
+	}
+	c, err := commitTree(ctx, g, w.Path, tree, message, true, head)
+	if err != nil {
+		return "", false, err
+	}
+	subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+	if _, _, err := g.run(ctx, call{dir: w.Path, args: []string{"update-ref", "-m", "jlgcli: commit: " + subject, "refs/heads/" + w.Branch, c, head}}); err != nil {
+		return "", false, err
+	}
+	return c, true, nil
+}
+
+// Remove deletes the worktree's directory (ignored files too) and prunes
+// git's record of it; the branch and refs/jlgcli/<id>/ stay. When the
+// worktree holds changes not on the branch, they are first saved as the
+// snapshot refs/jlgcli/<id>/final, so that nothing is lost. Removing a
+// worktree that is already gone only prunes. The worktree may have another
+// branch checked out (an agent may switch); it must be a linked worktree.
+func (w *Worktree) Remove(ctx context.Context) error {
+	g := w.git()
+	if _, err := os.Stat(w.Path); err == nil {
+		// Whatever branch an agent left checked out there.
+		if err := w.checkLinked(ctx); err != nil {
+			return err
+		}
+		d, err := w.Dirty(ctx)
+		if err != nil {
+			return err
+		}
+		if d {
+			if _, err := w.snapshot(ctx, FinalName); err != nil {
+				return fmt.Errorf("save the worktree before removing it: %w", err)
+			}
+		}
+		if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "remove", "--force", "--", w.Path}}); err != nil {
+			return err
+		}
+	}
+	_, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "prune"}})
+	return err
+}
