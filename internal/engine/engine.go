@@ -83,6 +83,9 @@ type Resume struct {
 	Transcript []Entry
 }
 
+// MaxSoftRefusals is how many soft refusals in a row the loop heeds.
+const MaxSoftRefusals = 2
+
 // Guard may refuse a reply that claims done.
 type Guard interface {
 	// Check returns nil to accept done, or why it is refused.
@@ -340,11 +343,15 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 		if v.Next != "" {
 			r.st.Prompt = v.Next
 		}
-		r.st.Feedback, r.st.Refused = "", nil
+		r.st.Feedback, r.st.Refused, r.st.SoftRefusals = "", nil, 0
 		return "continue", nil, nil
 	}
 	for _, g := range r.o.Guards {
-		if ref := g.Check(gctx, resp.Text); ref != nil {
+		ref := g.Check(gctx, resp.Text)
+		if ref != nil && ref.Soft && r.st.SoftRefusals >= MaxSoftRefusals && gctx.Err() == nil {
+			ref = nil // heeded enough times in a row: let it through
+		}
+		if ref != nil {
 			// Stopped while a guard ran: its verdict is not one.
 			if ctx.Err() != nil {
 				return "interrupted", nil, func() {
@@ -357,6 +364,11 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 				}
 			}
 			r.st.Feedback, r.st.Refused = ref.Prompt, ref
+			if ref.Soft {
+				r.st.SoftRefusals++
+			} else {
+				r.st.SoftRefusals = 0
+			}
 			if r.o.NoProgressLimit > 0 {
 				sameRefusal := prevRefused != nil && prevRefused.Guard == ref.Guard && prevRefused.Details == ref.Details
 				if stop := r.countRepeat(same && sameRefusal); stop != nil {
@@ -366,7 +378,7 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 			return "refused", ref, nil
 		}
 	}
-	r.st.Feedback, r.st.Refused = "", nil
+	r.st.Feedback, r.st.Refused, r.st.SoftRefusals = "", nil, 0
 	summary := v.Summary
 	return "done", nil, func() {
 		r.res.Summary = summary

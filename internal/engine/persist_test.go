@@ -362,3 +362,30 @@ func TestSameDoneRefusedTheSameWayIsNoProgress(t *testing.T) {
 		t.Fatalf("%s after %d (gateFailed %v): %s", res.Status, res.Iterations, res.GateFailed, res.Details)
 	}
 }
+
+func TestSoftRefusalsAreHeededTwiceInARow(t *testing.T) {
+	soft := guardFunc(func(string) *Refusal {
+		return &Refusal{Guard: "premature-stop", Details: "next steps", Prompt: "do them now", Soft: true}
+	})
+	j := &memJournal{}
+	res := Run(context.Background(), &fakeAgent{replies: texts("a\nDONE", "b\nDONE", "c\nDONE")}, opts(func(o *Options) {
+		o.Guards = []Guard{soft}
+		o.Journal = j
+	}))
+	if res.Status != StatusDone || res.Iterations != 3 {
+		t.Fatalf("%s after %d", res.Status, res.Iterations)
+	}
+	// Resumed after the two refusals, the next claim is accepted too: the
+	// count is in the state.
+	st, tr, _, _ := Replay(j.events[:3]) // start + 2 iterations
+	if st.SoftRefusals != 2 {
+		t.Fatalf("soft refusals %d", st.SoftRefusals)
+	}
+	res = Run(context.Background(), &fakeAgent{replies: texts("c\nDONE")}, opts(func(o *Options) {
+		o.Guards = []Guard{soft}
+		o.Resume = &Resume{State: st, Transcript: tr}
+	}))
+	if res.Status != StatusDone || res.Iterations != 3 {
+		t.Fatalf("resumed: %s after %d", res.Status, res.Iterations)
+	}
+}

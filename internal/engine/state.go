@@ -32,6 +32,8 @@ type State struct {
 	// Refused is the last refusal of done, cleared when a reply does not
 	// claim done or done is accepted.
 	Refused *Refusal `json:"refused,omitempty"`
+	// SoftRefusals counts the soft refusals in a row (premature stop).
+	SoftRefusals int `json:"softRefusals,omitempty"`
 }
 
 // Refusal is a guard's refusal of a reply that claims done.
@@ -42,6 +44,10 @@ type Refusal struct {
 	Details string `json:"details"`
 	// Prompt tells the agent what to do about it (next iteration).
 	Prompt string `json:"-"`
+	// Soft marks a refusal that may be wrong (a phrase detector): after
+	// MaxSoftRefusals of them in a row, done is accepted anyway, so a false
+	// positive cannot spend every iteration of a finished task.
+	Soft bool `json:"soft,omitempty"`
 	// Report is the guard's full result (e.g. each check's outcome).
 	Report json.RawMessage `json:"report,omitempty"`
 }

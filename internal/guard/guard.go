@@ -14,26 +14,22 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
-// MaxPrematureRefusals is how many replies in a row the premature-stop
-// detector refuses before it lets done through: a false positive must not
-// spend every iteration of a finished task.
-const MaxPrematureRefusals = 2
-
-// Premature refuses a done that announces more work.
+// Premature refuses a done that announces more work. Its refusals are soft:
+// a phrase may be a false positive, so the engine lets done through after
+// engine.MaxSoftRefusals of them in a row (a count kept in the run's state,
+// across resume).
 type Premature struct {
 	Detector detect.Premature
-	refused  int
 }
 
 // Check implements engine.Guard.
 func (p *Premature) Check(_ context.Context, reply string) *engine.Refusal {
 	f, ok := p.Detector.Check(reply)
-	if !ok || p.refused >= MaxPrematureRefusals {
-		p.refused = 0
+	if !ok {
 		return nil
 	}
-	p.refused++
 	return &engine.Refusal{
+		Soft:    true,
 		Guard:   "premature-stop",
 		Details: fmt.Sprintf("the reply claims done but announces more work (%q)", f.Phrase),
 		Prompt:  detect.ContinuePrompt(f),

@@ -11,21 +11,11 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
-func TestPrematureRefusesTwiceInARowThenLetsDoneThrough(t *testing.T) {
+func TestPrematureRefusesSoftly(t *testing.T) {
 	p := &Premature{Detector: detect.DefaultPremature()}
-	early := "Done with the parser.\nNext steps: write the tests.\nDONE"
-	for i := 1; i <= MaxPrematureRefusals; i++ {
-		ref := p.Check(context.Background(), early)
-		if ref == nil || ref.Guard != "premature-stop" || ref.Prompt == "" {
-			t.Fatalf("refusal %d: %+v", i, ref)
-		}
-	}
-	if ref := p.Check(context.Background(), early); ref != nil {
-		t.Fatalf("a third refusal in a row: %+v", ref)
-	}
-	// The count starts again after an accepted reply.
-	if ref := p.Check(context.Background(), early); ref == nil {
-		t.Fatal("not refused after the count was reset")
+	ref := p.Check(context.Background(), "Done with the parser.\nNext steps: write the tests.\nDONE")
+	if ref == nil || ref.Guard != "premature-stop" || ref.Prompt == "" || !ref.Soft {
+		t.Fatalf("%+v", ref)
 	}
 	if ref := p.Check(context.Background(), "All done, no remaining tasks.\nDONE"); ref != nil {
 		t.Fatalf("negation refused: %+v", ref)
