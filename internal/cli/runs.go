@@ -228,6 +228,12 @@ limits. A run that ended done is only printed.`,
 		if err != nil {
 			return fmt.Errorf("run %s: %w", run.ID, err)
 		}
+		// Time used in an iteration cut short by a kill is in the
+		// checkpoint's heartbeat, not in the journal: count it.
+		var cp engine.Checkpoint
+		if run.ReadCheckpoint(&cp) == nil && cp.State.Iterations == st.Iterations && cp.State.ElapsedMs > st.ElapsedMs {
+			st.ElapsedMs = cp.State.ElapsedMs
+		}
 		if stop != nil && stop.Status == engine.StatusDone {
 			res, err := engine.ResultOf(run.ID, run.Meta.Backend, events)
 			if err != nil {
