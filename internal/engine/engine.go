@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -471,18 +472,12 @@ func (r *run) prompt(i int) string {
 	return handoff(r.o.Prompt, st.Prompt, r.o.ProgressFile, st.Feedback)
 }
 
-// output opens the journal's file for the raw output of iteration i.
-func (r *run) output(i int) interface {
-	Write([]byte) (int, error)
-	Close() error
-} {
+// output opens the journal's file for the raw output of iteration i, or nil.
+func (r *run) output(i int) io.WriteCloser {
 	if r.o.Journal == nil {
 		return nil
 	}
-	if w := r.o.Journal.Output(i); w != nil {
-		return w
-	}
-	return nil
+	return r.o.Journal.Output(i)
 }
 
 func (r *run) record(ev Event) {
