@@ -30,6 +30,18 @@ type Check struct {
 	// Timeout stops the check (its whole process group); zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// Kind says what the check does (KindBuild, KindVet, KindTest), for
+	// SortFastFirst and for the report; empty: inferred from the command
+	// (InferKind).
+	Kind string `json:"Kind,omitempty"`
+	// Format names the parser of the check's output (one of the Format*
+	// constants); empty: inferred from the command (InferFormat).
+	Format string `json:"Format,omitempty"`
+	// JUnit is where the check writes a JUnit XML report: a path relative
+	// to the working directory, or a glob. When set, the report's test
+	// failures and counts come from the files it matches that the check
+	// wrote (created or modified while it ran).
+	JUnit string `json:"JUnit,omitempty"`
 }
 
 // FieldError is a check that cannot run, with the field at fault: "run",
@@ -81,7 +93,7 @@ func (c Check) Validate() error {
 	if c.Timeout < 0 {
 		return &FieldError{"timeout", fmt.Sprintf("must be positive, not %s", c.Timeout)}
 	}
-	return nil
+	return c.validateHints()
 }
 
 // Command is c's command as the user would type it: the command line of a

@@ -25,6 +25,9 @@ const (
 	TailBytes = 4 << 10
 	// fingerprintLineMax bounds one line as the fingerprint reads it.
 	fingerprintLineMax = 8 << 10
+	// observeLineMax bounds one line as the report's parsers read it: a
+	// line of go test -json holds a JSON-quoted line of output.
+	observeLineMax = 64 << 10
 )
 
 // ExitNotStarted is the ExitCode of a check that could not be started (its
@@ -119,6 +122,14 @@ func Baseline(ctx context.Context, dir string, env []string, checks []Check) *Re
 }
 
 func runOne(ctx context.Context, dir string, env []string, c Check) CheckResult {
+	return runObserved(ctx, dir, env, c, nil)
+}
+
+// runObserved is runOne that also hands observe, when not nil, each line of
+// the output (at most observeLineMax bytes of it), with stderr true for a
+// line of the standard error. observe may be called from two goroutines at
+// once.
+func runObserved(ctx context.Context, dir string, env []string, c Check, observe func(line string, stderr bool)) CheckResult {
 	cr := CheckResult{Name: c.Name, Command: c.Command(), TimeoutMs: c.timeout().Milliseconds()}
 	if err := c.Validate(); err != nil {
 		cr.ExitCode = ExitNotStarted
@@ -132,17 +143,29 @@ func runOne(ctx context.Context, dir string, env []string, c Check) CheckResult 
 	outLines := &proc.Lines{Max: fingerprintLineMax, Fn: fp.addBytes}
 	errLines := &proc.Lines{Max: fingerprintLineMax, Fn: fp.addBytes}
 
+	stdout, stderr := io.MultiWriter(tail, outLines), io.MultiWriter(tail, errLines)
+	var obsOut, obsErr *proc.Lines
+	if observe != nil {
+		obsOut = &proc.Lines{Max: observeLineMax, Fn: func(l []byte, _ bool) { observe(string(l), false) }}
+		obsErr = &proc.Lines{Max: observeLineMax, Fn: func(l []byte, _ bool) { observe(string(l), true) }}
+		stdout, stderr = io.MultiWriter(stdout, obsOut), io.MultiWriter(stderr, obsErr)
+	}
+
 	cctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	pr, err := proc.Run(cctx, proc.Cmd{
 		Argv:   c.argv(),
 		Dir:    dir,
 		Env:    env,
-		Stdout: io.MultiWriter(tail, outLines),
-		Stderr: io.MultiWriter(tail, errLines),
+		Stdout: stdout,
+		Stderr: stderr,
 	})
 	outLines.Flush()
 	errLines.Flush()
+	if observe != nil {
+		obsOut.Flush()
+		obsErr.Flush()
+	}
 	cr.DurationMs = pr.Duration.Milliseconds()
 	cr.OutputBytes = tail.Total()
 

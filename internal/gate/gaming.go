@@ -1,0 +1,97 @@
+package gate
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// What an anti-gaming finding does (TestOptions.Gaming).
+const (
+	// GamingRefuse fails the report: status fail, recommendation
+	// fix_required, each finding a TestFailures entry.
+	GamingRefuse = "refuse"
+	// GamingWarn only warns: status warning (when nothing failed), each
+	// finding a Warnings entry.
+	GamingWarn = "warn"
+)
+
+// The anti-gaming rules (GamingFinding.Rule).
+const (
+	// RuleFewerTestsRun: a check ran fewer tests than in the baseline.
+	RuleFewerTestsRun = "fewer-tests-run"
+	// RuleMoreTestsSkipped: a check skipped more tests than in the baseline.
+	RuleMoreTestsSkipped = "more-tests-skipped"
+	// RuleDeletedTestFile: the change deletes a test file.
+	RuleDeletedTestFile = "deleted-test-file"
+)
+
+// GamingFinding is a sign that the agent made the checks pass by weakening
+// the tests rather than by fixing the code.
+type GamingFinding struct {
+	Rule  string `json:"rule"`
+	Check string `json:"check,omitempty"`
+	File  string `json:"file,omitempty"`
+	// Baseline and Current are the counts compared (tests run, or skipped).
+	Baseline int    `json:"baseline,omitempty"`
+	Current  int    `json:"current,omitempty"`
+	Message  string `json:"message"`
+}
+
+// ValidGamingMode reports whether mode is one that TestOptions.Gaming
+// accepts ("" is GamingRefuse).
+func ValidGamingMode(mode string) bool {
+	return mode == "" || mode == GamingRefuse || mode == GamingWarn
+}
+
+// gamingFindings compares the checks of a report with the baseline's: a
+// check (matched by name, the n-th of a name with the n-th) that ran fewer
+// tests or skipped more is a finding, as is each deleted test file. Only
+// checks whose counts are known in both, that built, and that ran to their
+// end are compared: a build failure already fails the report, and a check
+// not run says nothing.
+func gamingFindings(base *Report, current []CheckReport, deleted []string) []GamingFinding {
+	var out []GamingFinding
+	if base != nil {
+		byName := map[string][]CheckReport{}
+		for _, b := range base.Checks {
+			byName[b.Name] = append(byName[b.Name], b)
+		}
+		seen := map[string]int{}
+		for _, c := range current {
+			k := seen[c.Name]
+			seen[c.Name]++
+			bs := byName[c.Name]
+			if k >= len(bs) || !comparable(c) || !comparable(bs[k]) {
+				continue
+			}
+			b := bs[k]
+			if c.Counts.Run < b.Counts.Run {
+				out = append(out, GamingFinding{
+					Rule: RuleFewerTestsRun, Check: c.Name, Baseline: b.Counts.Run, Current: c.Counts.Run,
+					Message: fmt.Sprintf("check %q ran %d tests before your changes and %d now: tests must not be deleted or disabled to make the checks pass",
+						c.Name, b.Counts.Run, c.Counts.Run),
+				})
+			}
+			if c.Counts.Skipped > b.Counts.Skipped {
+				out = append(out, GamingFinding{
+					Rule: RuleMoreTestsSkipped, Check: c.Name, Baseline: b.Counts.Skipped, Current: c.Counts.Skipped,
+					Message: fmt.Sprintf("check %q skipped %d tests before your changes and %d now: tests must not be skipped to make the checks pass",
+						c.Name, b.Counts.Skipped, c.Counts.Skipped),
+				})
+			}
+		}
+	}
+	for _, f := range deleted {
+		f = filepath.ToSlash(f)
+		out = append(out, GamingFinding{
+			Rule: RuleDeletedTestFile, File: f,
+			Message: fmt.Sprintf("the test file %s was deleted: fix the code or the test rather than deleting it", f),
+		})
+	}
+	return out
+}
+
+// comparable: a check whose test counts can be compared.
+func comparable(c CheckReport) bool {
+	return c.Counts != nil && !c.BuildFailed && !c.TimedOut && !c.Interrupted && c.Error == ""
+}

@@ -1,0 +1,367 @@
+package gate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report.Status: the seed's tester statuses.
+const (
+	// StatusPass: every check passed.
+	StatusPass = "pass"
+	// StatusFail: a check failed, or the anti-gaming rules refused the
+	// change.
+	StatusFail = "fail"
+	// StatusWarning: nothing failed, but the run is not clean: tests passed
+	// only on a rerun (flaky), the anti-gaming rules found something in warn
+	// mode, a check timed out (the seed: "if timeout, return warning"), or
+	// the run was interrupted.
+	StatusWarning = "warning"
+)
+
+// Report.Recommendation: what the loop should do next.
+const (
+	RecommendPassToCommit = "pass_to_commit"
+	RecommendFixRequired  = "fix_required"
+	RecommendEscalateTier = "escalate_tier"
+)
+
+// MaxReportEntries bounds each list of a report (syntax, import and runtime
+// errors, test failures, warnings): a report goes into a prompt. The counts
+// stay whole.
+const MaxReportEntries = 100
+
+// EscalateSyntaxErrors is the seed's "3+ syntax errors → escalate": that
+// many parse errors (not type errors or undefined names) escalate.
+const EscalateSyntaxErrors = 3
+
+// TestFailure is one failed test, as the seed's test_failures says it.
+type TestFailure struct {
+	Test  string `json:"test"`
+	Error string `json:"error"`
+	// File and Line locate the failure, relative to the working directory
+	// when the output says where; empty and zero when it does not.
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Package is the Go package, the JUnit classname.
+	Package string `json:"package,omitempty"`
+	// Check is the name of the check that failed.
+	Check string `json:"check,omitempty"`
+}
+
+// Counts are the tests of a run: Run = Passed + Failed (a skipped test did
+// not run). Go subtests count, and the tests that have subtests do not
+// (unless they fail on their own); a flaky test counts as passed.
+type Counts struct {
+	Run     int `json:"run"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+}
+
+func (c *Counts) add(o Counts) {
+	c.Run += o.Run
+	c.Passed += o.Passed
+	c.Failed += o.Failed
+	c.Skipped += o.Skipped
+}
+
+// CheckReport is how one check fared, with what the report read of it.
+type CheckReport struct {
+	CheckResult
+	// (Passed, in CheckResult, is true for a check whose only failures
+	// were tests that passed on a rerun.)
+	Kind   string `json:"kind,omitempty"`
+	Format string `json:"format,omitempty"`
+	// Counts are its tests; nil when its output did not say.
+	Counts *Counts `json:"counts,omitempty"`
+	// BuildFailed: the code did not build or a test file did not load.
+	BuildFailed bool `json:"buildFailed,omitempty"`
+	// Reruns is how many times its failed tests were run again.
+	Reruns int      `json:"reruns,omitempty"`
+	Flaky  []string `json:"flaky,omitempty"`
+}
+
+// Report is the tester's verdict on the code, in the seed's JSON format
+// (status, syntax_errors, import_errors, test_failures, runtime_errors,
+// warnings, confidence, recommendation) with what the gate adds: the test
+// counts, the flaky tests, the anti-gaming findings, and each check's
+// result.
+type Report struct {
+	Status string `json:"status"`
+	// SyntaxErrors are the errors of code that does not parse or compile
+	// ("file:line:col: message"), ImportErrors those of a package, module
+	// or dependency that cannot be found, RuntimeErrors the crashes (panics,
+	// segfaults, fatal errors, timeouts), static analysis findings (go vet)
+	// and uncaught exceptions.
+	SyntaxErrors  []string      `json:"syntax_errors"`
+	ImportErrors  []string      `json:"import_errors"`
+	TestFailures  []TestFailure `json:"test_failures"`
+	RuntimeErrors []string      `json:"runtime_errors"`
+	Warnings      []string      `json:"warnings"`
+	// Confidence is how far the status can be trusted: 1 when every check
+	// ran to its end and said why it failed; lower for flaky tests (0.8), a
+	// failure no parser understood (0.7), a pass without a test run (0.6),
+	// a timeout or an interruption (0.5).
+	Confidence     float64 `json:"confidence"`
+	Recommendation string  `json:"recommendation"`
+
+	Counts Counts `json:"counts"`
+	// Flaky are the tests that failed and then passed on a rerun: not
+	// counted as failures.
+	Flaky []string `json:"flaky"`
+	// Gaming are the anti-gaming findings against the baseline; in refuse
+	// mode each is also a TestFailures entry, in warn mode a Warnings entry.
+	Gaming []GamingFinding `json:"gaming,omitempty"`
+	// Checks are the checks that ran, in order.
+	Checks []CheckReport `json:"checks"`
+	// NotRun are the checks not run: a check before them failed (checks
+	// stop at the first failure) or the run was interrupted.
+	NotRun      []string `json:"not_run,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
+	DurationMs  int64    `json:"duration_ms"`
+}
+
+// MarshalJSON writes the seed's lists as [] when empty, never null.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	p := plain(r)
+	p.SyntaxErrors = nonNil(p.SyntaxErrors)
+	p.ImportErrors = nonNil(p.ImportErrors)
+	p.TestFailures = nonNil(p.TestFailures)
+	p.RuntimeErrors = nonNil(p.RuntimeErrors)
+	p.Warnings = nonNil(p.Warnings)
+	p.Flaky = nonNil(p.Flaky)
+	p.Checks = nonNil(p.Checks)
+	return json.Marshal(p)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// OK reports whether the change may be committed: the recommendation is
+// pass_to_commit (a pass, or a warning for flaky tests or anti-gaming
+// findings in warn mode).
+func (r Report) OK() bool { return r.Recommendation == RecommendPassToCommit }
+
+// Result is the report's checks as a Result, for Judge and FailurePrompt.
+func (r Report) Result() Result {
+	res := Result{Passed: !r.Interrupted, Interrupted: r.Interrupted, DurationMs: r.DurationMs}
+	for _, c := range r.Checks {
+		res.Checks = append(res.Checks, c.CheckResult)
+		if !c.Passed {
+			res.Passed = false
+		}
+	}
+	return res
+}
+
+// Summary is one line for a report: its status and recommendation, and the
+// number of each kind of problem.
+func (r Report) Summary() string {
+	var parts []string
+	count := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", n, many))
+		}
+	}
+	count(len(r.SyntaxErrors), "syntax error", "syntax errors")
+	count(len(r.ImportErrors), "import error", "import errors")
+	count(len(r.TestFailures), "test failure", "test failures")
+	count(len(r.RuntimeErrors), "runtime error", "runtime errors")
+	count(len(r.Flaky), "flaky test", "flaky tests")
+	count(len(r.Gaming), "anti-gaming finding", "anti-gaming findings")
+	s := r.Status + " (" + r.Recommendation + ")"
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	return s
+}
+
+// checkRun is one check as Test ran it, reruns included.
+type checkRun struct {
+	check        Check
+	kind, format string
+	cr           CheckResult
+	o            *parsed
+	reruns       int
+	flaky        []string
+	notes        []string // warnings: flaky tests, unreadable JUnit files
+}
+
+// build makes the report of the runs.
+func build(runs []*checkRun, notRun []string, interrupted bool, start time.Time, opt TestOptions) Report {
+	r := Report{Interrupted: interrupted, NotRun: notRun}
+	seen := map[string]bool{}
+	left := 0 // entries left out past MaxReportEntries
+	addText := func(list *[]string, s string) {
+		switch {
+		case seen[s]:
+		case len(*list) >= MaxReportEntries:
+			left++
+		default:
+			seen[s] = true
+			*list = append(*list, s)
+		}
+	}
+	addFailure := func(f TestFailure) {
+		if len(r.TestFailures) >= MaxReportEntries {
+			left++
+			return
+		}
+		r.TestFailures = append(r.TestFailures, f)
+	}
+	parseErrors, crashed, timedOut, notUnderstood, testsRan := 0, false, false, false, false
+	for _, run := range runs {
+		cr, o := run.cr, run.o
+		rep := CheckReport{CheckResult: cr, Kind: run.kind, Format: run.format, Reruns: run.reruns, Flaky: run.flaky}
+		if o != nil {
+			rep.BuildFailed = o.buildFailed
+			if o.hasCounts {
+				c := o.counts
+				rep.Counts = &c
+				r.Counts.add(c)
+				testsRan = testsRan || c.Run > 0
+			}
+		}
+		r.Checks = append(r.Checks, rep)
+		r.Flaky = append(r.Flaky, run.flaky...)
+		for _, n := range run.notes {
+			addText(&r.Warnings, n)
+		}
+		if cr.Passed || cr.Interrupted {
+			continue
+		}
+		entries := 0
+		if o != nil {
+			for _, d := range o.diags {
+				switch d.class {
+				case classSyntax:
+					addText(&r.SyntaxErrors, d.text)
+					if d.parse {
+						parseErrors++
+					}
+				case classImport:
+					addText(&r.ImportErrors, d.text)
+				case classRuntime:
+					addText(&r.RuntimeErrors, d.text)
+					crashed = crashed || d.crash
+				}
+				entries++
+			}
+			for _, f := range o.failures {
+				tf := f.TestFailure
+				tf.Check = cr.Name
+				addFailure(tf)
+				entries++
+			}
+		}
+		switch {
+		case cr.TimedOut:
+			timedOut = true
+			addText(&r.RuntimeErrors, fmt.Sprintf("check %q timed out after %s and was stopped (an infinite loop or a deadlock?)", cr.Name, time.Duration(cr.TimeoutMs)*time.Millisecond))
+		case cr.Error != "":
+			addFailure(TestFailure{Test: cr.Name, Check: cr.Name, Error: "could not be started: " + cr.Error})
+		case cr.ExitCode > 128 && !hasCrash(o):
+			crashed = true
+			addText(&r.RuntimeErrors, fmt.Sprintf("check %q was killed by signal %d (exit status %d)", cr.Name, cr.ExitCode-128, cr.ExitCode))
+		case entries == 0:
+			// A failure that no parser understood: the end of its output.
+			notUnderstood = true
+			msg := fmt.Sprintf("exited with status %d", cr.ExitCode)
+			if t := lastLines(cr.OutputTail, 15); t != "" {
+				msg += ":\n" + t
+			}
+			addFailure(TestFailure{Test: cr.Name, Check: cr.Name, Error: clip(msg)})
+		}
+	}
+
+	if left > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d more errors and test failures are left out of this report", left))
+	}
+
+	// The anti-gaming findings, never left out.
+	r.Gaming = gamingFindings(opt.Baseline, r.Checks, opt.DeletedTestFiles)
+	refuse := opt.Gaming != GamingWarn
+	for _, g := range r.Gaming {
+		if refuse {
+			r.TestFailures = append(r.TestFailures, TestFailure{Test: "anti-gaming: " + g.Rule, Error: g.Message, File: g.File, Check: g.Check})
+		} else {
+			addText(&r.Warnings, "anti-gaming: "+g.Message)
+		}
+	}
+
+	failed := refuse && len(r.Gaming) > 0
+	for _, c := range r.Checks {
+		if !c.Passed && !c.TimedOut && !c.Interrupted {
+			failed = true
+		}
+	}
+	switch {
+	case failed:
+		r.Status = StatusFail
+	case interrupted || timedOut || len(r.Flaky) > 0 || len(r.Gaming) > 0:
+		r.Status = StatusWarning
+	default:
+		r.Status = StatusPass
+	}
+	if interrupted {
+		addText(&r.Warnings, "the checks were interrupted before all of them had run: the report proves nothing")
+	}
+	for _, c := range r.Checks {
+		if c.Counts != nil && c.Kind == KindTest && c.Counts.Run == 0 && c.Passed {
+			addText(&r.Warnings, fmt.Sprintf("check %q ran no test", c.Name))
+		}
+	}
+
+	escalate := r.Status != StatusPass && (parseErrors >= EscalateSyntaxErrors || crashed || timedOut)
+	switch {
+	case escalate:
+		r.Recommendation = RecommendEscalateTier
+	case r.Status == StatusFail || interrupted:
+		r.Recommendation = RecommendFixRequired
+	default:
+		r.Recommendation = RecommendPassToCommit
+	}
+
+	r.Confidence = 1
+	lower := func(c float64) { r.Confidence = min(r.Confidence, c) }
+	if len(r.Flaky) > 0 {
+		lower(0.8)
+	}
+	if notUnderstood {
+		lower(0.7)
+	}
+	if r.Status != StatusFail && !testsRan {
+		lower(0.6)
+	}
+	if interrupted || timedOut {
+		lower(0.5)
+	}
+	r.DurationMs = time.Since(start).Milliseconds()
+	return r
+}
+
+func hasCrash(o *parsed) bool {
+	return o != nil && slices.ContainsFunc(o.diags, func(d diag) bool { return d.crash })
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	s = strings.TrimSpace(s)
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

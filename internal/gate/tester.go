@@ -1,0 +1,175 @@
+package gate
+
+import (
+	"context"
+	"time"
+)
+
+// Defaults of TestOptions.
+const (
+	// DefaultMaxReruns is how many times failed tests are run again.
+	DefaultMaxReruns = 2
+	// DefaultMaxRerunFailures is the most failed tests that are run again:
+	// more failures than that are not flakiness.
+	DefaultMaxRerunFailures = 10
+)
+
+// TestOptions tune Test.
+type TestOptions struct {
+	// Baseline is the report of the same checks before the agent's changes
+	// (BaselineReport): the anti-gaming rules compare the tests run and
+	// skipped with it. Nil: no comparison of counts.
+	Baseline *Report
+	// DeletedTestFiles are the test files that the change deletes, as the
+	// caller computes them (from git, filtered with IsTestFile): each is an
+	// anti-gaming finding.
+	DeletedTestFiles []string
+	// Gaming is what an anti-gaming finding does: GamingRefuse (the
+	// default, also for "") fails the report, GamingWarn makes it a warning.
+	Gaming string
+	// RunAll runs every check even after one failed (a baseline wants all
+	// the counts); by default the checks stop at the first failure.
+	RunAll bool
+	// MaxReruns is how many times a test check's failed tests are run
+	// again; zero means DefaultMaxReruns, negative none.
+	MaxReruns int
+	// MaxRerunFailures is the most failed tests that are run again; zero
+	// means DefaultMaxRerunFailures.
+	MaxRerunFailures int
+}
+
+func (o TestOptions) maxReruns() int {
+	switch {
+	case o.MaxReruns < 0:
+		return 0
+	case o.MaxReruns == 0:
+		return DefaultMaxReruns
+	}
+	return o.MaxReruns
+}
+
+func (o TestOptions) maxRerunFailures() int {
+	if o.MaxRerunFailures <= 0 {
+		return DefaultMaxRerunFailures
+	}
+	return o.MaxRerunFailures
+}
+
+// Test is the tester of seed 003: it runs the checks in dir one after the
+// other, in the order given (SortFastFirst orders them fast first; the
+// defaults of DetectDefaults are), stopping at the first that fails unless
+// RunAll; it reads each check's output with the parser of its Format (go
+// test -json, pytest, cargo, JUnit XML, compiler output) into the seed's
+// report; it runs failed tests again (flaky tests); and it applies the
+// anti-gaming rules against the baseline. env is as for Run.
+//
+// A test check that fails with at most MaxRerunFailures failed tests, and
+// no build error, has those tests run again, up to MaxReruns times: go test
+// with -run selecting their top-level tests in their packages, pytest with
+// their node ids, any other check whole. A test that passes on a rerun is
+// reported in Flaky, not as a failure; a check whose failures were all
+// flaky passes, and the report's status is then a warning.
+func Test(ctx context.Context, dir string, env []string, checks []Check, opt TestOptions) Report {
+	start := time.Now()
+	full := environ(env)
+	var runs []*checkRun
+	var notRun []string
+	interrupted := false
+	for i, c := range checks {
+		if ctx.Err() != nil {
+			interrupted = true
+			notRun = checkNames(checks[i:])
+			break
+		}
+		run := runCheck(ctx, dir, full, c)
+		rerun(ctx, dir, full, run, opt)
+		runs = append(runs, run)
+		if run.cr.Interrupted {
+			interrupted = true
+			notRun = checkNames(checks[i+1:])
+			break
+		}
+		if !run.cr.Passed && !opt.RunAll {
+			notRun = checkNames(checks[i+1:])
+			break
+		}
+	}
+	return build(runs, notRun, interrupted, start, opt)
+}
+
+// BaselineReport runs the checks before the first iteration, for Test's
+// TestOptions.Baseline: every check, even after a failure, and no reruns.
+func BaselineReport(ctx context.Context, dir string, env []string, checks []Check) *Report {
+	r := Test(ctx, dir, env, checks, TestOptions{RunAll: true, MaxReruns: -1})
+	return &r
+}
+
+// RunStaged is Run that stops at the first check that fails (checks
+// ordered fast first: a build error makes running the tests pointless).
+// The checks after it are missing from the Result, which is not Passed.
+func RunStaged(ctx context.Context, dir string, env []string, checks []Check) Result {
+	start := time.Now()
+	res := Result{Passed: true, Checks: make([]CheckResult, 0, len(checks))}
+	full := environ(env)
+	for _, c := range checks {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
+		cr := runOne(ctx, dir, full, c)
+		res.Checks = append(res.Checks, cr)
+		if cr.Interrupted {
+			res.Interrupted = true
+			break
+		}
+		if !cr.Passed {
+			res.Passed = false
+			break
+		}
+	}
+	if res.Interrupted {
+		res.Passed = false
+	}
+	res.DurationMs = time.Since(start).Milliseconds()
+	return res
+}
+
+func checkNames(checks []Check) []string {
+	var out []string
+	for _, c := range checks {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// runCheck runs one check, reading its output with its parser and its
+// JUnit files.
+func runCheck(ctx context.Context, dir string, env []string, c Check) *checkRun {
+	run := &checkRun{check: c, kind: InferKind(c), format: InferFormat(c)}
+	run.cr, run.o, run.notes = runParsed(ctx, dir, env, c, run.kind, run.format)
+	return run
+}
+
+func runParsed(ctx context.Context, dir string, env []string, c Check, kind, format string) (CheckResult, *parsed, []string) {
+	p := &locked{p: newParser(format, kind, dir)}
+	var snap junitSnapshot
+	if c.JUnit != "" {
+		snap = snapshotJUnit(dir, c.JUnit)
+	}
+	cr := runObserved(ctx, dir, env, c, p.line)
+	o := p.p.result()
+	var notes []string
+	if c.JUnit != "" && cr.Error == "" && !cr.Interrupted {
+		j, w := readJUnit(dir, c.JUnit, snap)
+		notes = append(notes, w...)
+		switch {
+		case j != nil:
+			// The JUnit report says which tests failed; the output still
+			// says why the code did not build.
+			o.failures, o.counts, o.hasCounts, o.passed = j.failures, j.counts, true, j.passed
+		case !o.buildFailed:
+			notes = append(notes, "check "+quote(c.Name)+" wrote no JUnit report matching "+quote(c.JUnit))
+		}
+	}
+	return cr, o, notes
+}
