@@ -86,6 +86,12 @@ type Result struct {
 // check is marked Interrupted, the rest are not started, and the Result is
 // Interrupted and not Passed.
 func Run(ctx context.Context, dir string, env []string, checks []Check) Result {
+	return runChecks(ctx, dir, env, checks, false)
+}
+
+// runChecks runs the checks in order; with staged, it stops at the first
+// that fails.
+func runChecks(ctx context.Context, dir string, env []string, checks []Check, staged bool) Result {
 	start := time.Now()
 	res := Result{Passed: true, Checks: make([]CheckResult, 0, len(checks))}
 	full := environ(env)
@@ -100,10 +106,11 @@ func Run(ctx context.Context, dir string, env []string, checks []Check) Result {
 			res.Interrupted = true
 			break
 		}
-	}
-	for _, cr := range res.Checks {
 		if !cr.Passed {
 			res.Passed = false
+			if staged {
+				break
+			}
 		}
 	}
 	if res.Interrupted {

@@ -108,30 +108,7 @@ func BaselineReport(ctx context.Context, dir string, env []string, checks []Chec
 // ordered fast first: a build error makes running the tests pointless).
 // The checks after it are missing from the Result, which is not Passed.
 func RunStaged(ctx context.Context, dir string, env []string, checks []Check) Result {
-	start := time.Now()
-	res := Result{Passed: true, Checks: make([]CheckResult, 0, len(checks))}
-	full := environ(env)
-	for _, c := range checks {
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			break
-		}
-		cr := runOne(ctx, dir, full, c)
-		res.Checks = append(res.Checks, cr)
-		if cr.Interrupted {
-			res.Interrupted = true
-			break
-		}
-		if !cr.Passed {
-			res.Passed = false
-			break
-		}
-	}
-	if res.Interrupted {
-		res.Passed = false
-	}
-	res.DurationMs = time.Since(start).Milliseconds()
-	return res
+	return runChecks(ctx, dir, env, checks, true)
 }
 
 func checkNames(checks []Check) []string {
