@@ -44,8 +44,12 @@ result object). PROMPT '-' reads the prompt from stdin; -f reads it from a file.
 Send the prompt to the agent, read its reply, and decide: done (the marker line,
 or a JSON {"status":"done"}), or continue (the same prompt, or the JSON "next").
 Guards: --max-iterations (exit 4), --timeout for the whole loop (exit 75),
---no-progress-limit identical consecutive replies (exit 5). PROMPT '-' reads
-stdin; -f reads a file.`)
+--no-progress-limit identical consecutive replies (exit 5). A reply that
+claims done is verified before it is believed: premature-stop phrases,
+--checklist, then --check commands; a refusal sends the agent back to work
+with the reason. Every loop is a run kept in .jlgcli at the repository root:
+Ctrl-C stops it (exit 130) and 'jlgcli resume ID' continues it where it
+stopped. PROMPT '-' reads stdin; -f reads a file.`)
 	}
 	cmd.Flags().StringVarP(&o.promptFile, "prompt-file", "f", "", "read the prompt from FILE")
 	o.flags.register(cmd.Flags(), loop)
