@@ -177,6 +177,9 @@ func (r *run) loop(ctx context.Context) {
 	if r.o.Once || maxIter < 1 {
 		maxIter = 1
 	}
+	if r.st.Unverified && len(r.res.Transcript) > 0 && !r.reverify(ctx) {
+		return
+	}
 	for {
 		if ctx.Err() != nil {
 			r.stop(StatusInterrupted, fmt.Sprintf("interrupted after %d iterations", r.st.Iterations))
@@ -272,11 +275,7 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 		Failure:      f,
 	}
 	// Guards (checks) run within the time that is left too.
-	gctx, gcancel := ctx, context.CancelFunc(func() {})
-	if r.o.Timeout > 0 {
-		rest := r.o.Timeout - time.Duration(r.elapsed())*time.Millisecond
-		gctx, gcancel = context.WithTimeoutCause(ctx, max(rest, 0), fmt.Errorf("global timeout of %s reached", r.o.Timeout))
-	}
+	gctx, gcancel := r.guardContext(ctx)
 	verdict, refusal, stop := r.decide(ctx, gctx, i, resp, f)
 	gcancel()
 
@@ -323,6 +322,7 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 		return "done", nil, func() { r.stop(StatusDone, "") }
 	}
 	prevRefused := r.st.Refused
+	r.st.Unverified = false
 	same := i > 1 && len(r.res.Transcript) > 0 && resp.Text == r.res.Transcript[len(r.res.Transcript)-1].Response
 	v := completion.Parse(resp.Text, r.o.Completion, r.o.Marker)
 	claimsDone := v.Status == completion.Done && len(r.o.Guards) > 0
@@ -347,37 +347,28 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 		r.st.Feedback, r.st.Refused, r.st.SoftRefusals = "", nil, 0
 		return "continue", nil, nil
 	}
-	for _, g := range r.o.Guards {
-		ref := g.Check(gctx, resp.Text)
-		if ref != nil && ref.Soft && r.st.SoftRefusals >= MaxSoftRefusals && gctx.Err() == nil {
-			ref = nil // heeded enough times in a row: let it through
+	ref, cut := r.runGuards(ctx, gctx, resp.Text)
+	switch cut {
+	case StatusInterrupted:
+		// Its verdict is not one: resume verifies this reply again.
+		r.st.Unverified = true
+		return "interrupted", nil, func() {
+			r.stop(StatusInterrupted, fmt.Sprintf("interrupted while verifying iteration %d", i))
 		}
-		if ref != nil {
-			// Stopped while a guard ran: its verdict is not one.
-			if ctx.Err() != nil {
-				return "interrupted", nil, func() {
-					r.stop(StatusInterrupted, fmt.Sprintf("interrupted while verifying iteration %d", i))
-				}
-			}
-			if gctx.Err() != nil {
-				return "timeout", nil, func() {
-					r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached while verifying iteration %d", r.o.Timeout, i))
-				}
-			}
-			r.st.Feedback, r.st.Refused = ref.Prompt, ref
-			if ref.Soft {
-				r.st.SoftRefusals++
-			} else {
-				r.st.SoftRefusals = 0
-			}
-			if r.o.NoProgressLimit > 0 {
-				sameRefusal := prevRefused != nil && prevRefused.Guard == ref.Guard && prevRefused.Details == ref.Details
-				if stop := r.countRepeat(same && sameRefusal); stop != nil {
-					return "no-progress", ref, stop
-				}
-			}
-			return "refused", ref, nil
+	case StatusTimeout:
+		return "timeout", nil, func() {
+			r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached while verifying iteration %d", r.o.Timeout, i))
 		}
+	}
+	if ref != nil {
+		r.refused(ref)
+		if r.o.NoProgressLimit > 0 {
+			sameRefusal := prevRefused != nil && prevRefused.Guard == ref.Guard && prevRefused.Details == ref.Details
+			if stop := r.countRepeat(same && sameRefusal); stop != nil {
+				return "no-progress", ref, stop
+			}
+		}
+		return "refused", ref, nil
 	}
 	r.st.Feedback, r.st.Refused, r.st.SoftRefusals = "", nil, 0
 	summary := v.Summary
@@ -385,6 +376,72 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 		r.res.Summary = summary
 		r.stop(StatusDone, "")
 	}
+}
+
+// runGuards runs the guards on a reply that claims done, in order. It
+// returns the first refusal (nil: done is accepted), or, when the guards were
+// cut short by Ctrl-C or the timeout, the status that stops the run.
+func (r *run) runGuards(ctx, gctx context.Context, reply string) (*Refusal, Status) {
+	for _, g := range r.o.Guards {
+		ref := g.Check(gctx, reply)
+		if ref != nil && ref.Soft && r.st.SoftRefusals >= MaxSoftRefusals && gctx.Err() == nil {
+			ref = nil // heeded enough times in a row: let it through
+		}
+		if ref == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil, StatusInterrupted
+		}
+		if gctx.Err() != nil {
+			return nil, StatusTimeout
+		}
+		return ref, ""
+	}
+	return nil, ""
+}
+
+// refused records a refusal of done in the state.
+func (r *run) refused(ref *Refusal) {
+	r.st.Feedback, r.st.Refused, r.st.Unverified = ref.Prompt, ref, false
+	if ref.Soft {
+		r.st.SoftRefusals++
+	} else {
+		r.st.SoftRefusals = 0
+	}
+}
+
+// reverify judges again the last reply of a resumed run, whose verification
+// was cut short; it returns whether the loop goes on.
+func (r *run) reverify(ctx context.Context) bool {
+	last := r.res.Transcript[len(r.res.Transcript)-1]
+	gctx, cancel := r.guardContext(ctx)
+	ref, cut := r.runGuards(ctx, gctx, last.Response)
+	cancel()
+	switch {
+	case cut == StatusInterrupted:
+		r.stop(StatusInterrupted, fmt.Sprintf("interrupted while verifying iteration %d", last.Iteration))
+		return false
+	case cut == StatusTimeout:
+		r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached while verifying iteration %d", r.o.Timeout, last.Iteration))
+		return false
+	case ref != nil:
+		r.refused(ref)
+		return true
+	}
+	r.st.Feedback, r.st.Refused, r.st.SoftRefusals, r.st.Unverified = "", nil, 0, false
+	r.res.Summary = completion.Parse(last.Response, r.o.Completion, r.o.Marker).Summary
+	r.stop(StatusDone, "")
+	return false
+}
+
+// guardContext bounds the guards by the time left of the global timeout.
+func (r *run) guardContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.o.Timeout <= 0 {
+		return ctx, func() {}
+	}
+	rest := r.o.Timeout - time.Duration(r.elapsed())*time.Millisecond
+	return context.WithTimeoutCause(ctx, max(rest, 0), fmt.Errorf("global timeout of %s reached", r.o.Timeout))
 }
 
 // countRepeat counts a reply identical to the last one (or restarts the

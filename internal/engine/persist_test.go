@@ -389,3 +389,50 @@ func TestSoftRefusalsAreHeededTwiceInARow(t *testing.T) {
 		t.Fatalf("resumed: %s after %d", res.Status, res.Iterations)
 	}
 }
+
+// Ctrl-C while the guards verify a done: resume verifies that reply again
+// before it calls the agent.
+func TestInterruptedVerificationIsResumedFirst(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	blocking := guardFunc(func(string) *Refusal {
+		cancel()
+		return &Refusal{Guard: "checks", Details: "interrupted", Prompt: "x"}
+	})
+	j := &memJournal{}
+	res := Run(ctx, &fakeAgent{replies: texts(`{"status":"done","summary":"all good"}`)}, opts(func(o *Options) {
+		o.Guards = []Guard{blocking}
+		o.Journal = j
+		o.Completion = "json"
+	}))
+	if res.Status != StatusInterrupted || res.Iterations != 1 {
+		t.Fatalf("%s after %d", res.Status, res.Iterations)
+	}
+	st, tr, _, _ := Replay(j.events)
+	if !st.Unverified {
+		t.Fatal("the state does not say the last reply is unverified")
+	}
+	passing := guardFunc(func(string) *Refusal { return nil })
+	a := &fakeAgent{}
+	res = Run(context.Background(), a, opts(func(o *Options) {
+		o.Guards = []Guard{passing}
+		o.Resume = &Resume{State: st, Transcript: tr}
+		o.Completion = "json"
+	}))
+	if res.Status != StatusDone || res.Iterations != 1 || res.Summary != "all good" || len(a.reqs) != 0 {
+		t.Fatalf("%s after %d, summary %q, %d agent calls", res.Status, res.Iterations, res.Summary, len(a.reqs))
+	}
+	// Refused on resume: the agent is called with the refusal.
+	refusing := guardFunc(func(string) *Refusal {
+		return &Refusal{Guard: "checks", Details: "tests fail", Prompt: "FIX THE TESTS"}
+	})
+	a = &fakeAgent{replies: texts(`{"status":"continue"}`)}
+	Run(context.Background(), a, opts(func(o *Options) {
+		o.Guards = []Guard{refusing}
+		o.Resume = &Resume{State: st, Transcript: tr}
+		o.Completion = "json"
+		o.MaxIterations = 2
+	}))
+	if len(a.reqs) != 1 || !strings.Contains(a.reqs[0].Prompt, "FIX THE TESTS") {
+		t.Fatalf("requests %+v", a.reqs)
+	}
+}

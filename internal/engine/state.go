@@ -34,6 +34,10 @@ type State struct {
 	Refused *Refusal `json:"refused,omitempty"`
 	// SoftRefusals counts the soft refusals in a row (premature stop).
 	SoftRefusals int `json:"softRefusals,omitempty"`
+	// Unverified is set when the last reply claimed done and its
+	// verification was cut short: resume verifies it before calling the
+	// agent again.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // Refusal is a guard's refusal of a reply that claims done.
