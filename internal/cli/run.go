@@ -167,6 +167,9 @@ func report(stdio *Stdio, asJSON bool, res engine.Result) error {
 	} else if res.Text != "" && (len(res.Transcript) > 0 || res.Status == engine.StatusInterrupted) {
 		fmt.Fprintln(stdio.Out, strings.TrimRight(res.Text, "\n"))
 	}
+	if res.Status == engine.StatusDone && res.Details != "" && !asJSON {
+		fmt.Fprintf(stdio.Err, "jlgcli: note: %s\n", res.Details)
+	}
 	if res.Status != engine.StatusDone {
 		fmt.Fprintf(stdio.Err, "jlgcli: %s: %s\n", res.Status, res.Details)
 		if h := statusHint(res); h != "" {

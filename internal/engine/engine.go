@@ -68,8 +68,6 @@ type Options struct {
 	Resume *Resume
 	// Observer is told of each iteration; nil: nobody.
 	Observer Observer
-	// Output receives the agent's raw standard output as it comes; nil: none.
-	Output func(p []byte)
 	// Now and Sleep are the clock; nil: the real one.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -91,6 +89,13 @@ const MaxSoftRefusals = 2
 type Guard interface {
 	// Check returns nil to accept done, or why it is refused.
 	Check(ctx context.Context, reply string) *Refusal
+}
+
+// Noter is a Guard with something to report when it accepts done (checks
+// that fail as they did in the baseline); the note becomes the details of
+// the done result.
+type Noter interface {
+	Note() string
 }
 
 // Observer follows a run as it goes.
@@ -213,15 +218,8 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 		req.SessionID = r.st.SessionID
 	}
 	out := r.output(i)
-	if out != nil || r.o.Output != nil {
-		req.Output = func(p []byte) {
-			if out != nil {
-				out.Write(p)
-			}
-			if r.o.Output != nil {
-				r.o.Output(p)
-			}
-		}
+	if out != nil {
+		req.Output = func(p []byte) { out.Write(p) }
 	}
 	callCtx, cancel := ctx, context.CancelFunc(func() {})
 	if r.o.Timeout > 0 {
@@ -374,7 +372,7 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 	summary := v.Summary
 	return "done", nil, func() {
 		r.res.Summary = summary
-		r.stop(StatusDone, "")
+		r.stop(StatusDone, r.guardNotes())
 	}
 }
 
@@ -431,8 +429,19 @@ func (r *run) reverify(ctx context.Context) bool {
 	}
 	r.st.Feedback, r.st.Refused, r.st.SoftRefusals, r.st.Unverified = "", nil, 0, false
 	r.res.Summary = completion.Parse(last.Response, r.o.Completion, r.o.Marker).Summary
-	r.stop(StatusDone, "")
+	r.stop(StatusDone, r.guardNotes())
 	return false
+}
+
+// guardNotes joins what the guards that accepted done have to report.
+func (r *run) guardNotes() string {
+	var notes []string
+	for _, g := range r.o.Guards {
+		if n, ok := g.(Noter); ok && n.Note() != "" {
+			notes = append(notes, n.Note())
+		}
+	}
+	return strings.Join(notes, "; ")
 }
 
 // guardContext bounds the guards by the time left of the global timeout.

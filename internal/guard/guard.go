@@ -68,7 +68,7 @@ type Checks struct {
 	Env      []string
 	Checks   []gate.Check
 	Baseline *gate.Result
-	// Last is the last verdict, for the result.
+	// Last is the last verdict.
 	Last *gate.Verdict
 }
 
@@ -89,4 +89,13 @@ func mustJSON(v any) json.RawMessage {
 		return json.RawMessage(`null`)
 	}
 	return b
+}
+
+// Note implements engine.Noter: when the checks passed only because failures
+// were tolerated as in the baseline, it says so.
+func (c *Checks) Note() string {
+	if c.Last == nil || !c.Last.Passed {
+		return ""
+	}
+	return c.Last.Summary()
 }

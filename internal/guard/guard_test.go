@@ -63,6 +63,9 @@ func TestChecksWithBaseline(t *testing.T) {
 	if c.Last == nil || !c.Last.Passed || len(c.Last.Tolerated) != 1 {
 		t.Errorf("last verdict %+v", c.Last)
 	}
+	if n := c.Note(); !strings.Contains(n, "1 check(s) failing as in the baseline tolerated") {
+		t.Errorf("note %q", n)
+	}
 	// Without the baseline the known breakage blocks.
 	c.Baseline = nil
 	if ref := c.Check(context.Background(), "DONE"); ref == nil {
