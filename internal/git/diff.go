@@ -77,6 +77,18 @@ func (w *Worktree) Diff(ctx context.Context) (Change, error) {
 	return diffTrees(ctx, g, w.Path, w.Base, tree)
 }
 
+// DiffFrom measures the worktree's change against commit (e.g. the snapshot
+// of where an attempt started): what changed since. Like Diff, it changes
+// nothing.
+func (w *Worktree) DiffFrom(ctx context.Context, commit string) (Change, error) {
+	g := w.git()
+	tree, err := captureTree(ctx, g, w.Path)
+	if err != nil {
+		return Change{}, err
+	}
+	return diffTrees(ctx, g, w.Path, commit, tree)
+}
+
 // diffTrees measures the change from commit base to tree.
 func diffTrees(ctx context.Context, g runner, dir, base, tree string) (Change, error) {
 	c := Change{Base: base, Tree: tree}

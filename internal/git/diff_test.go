@@ -221,3 +221,39 @@ func TestParseRawNumstatRejectsNonsense(t *testing.T) {
 		t.Errorf("path starting with ':' = %+v, %v", files, err)
 	}
 }
+
+func TestDiffFromMeasuresOnlyWhatChangedSince(t *testing.T) {
+	t.Parallel()
+	_, r := newRepo(t)
+	w := newTask(t, r, "t1")
+	write(t, w.Path, "a.txt", "one\n")
+	start, err := w.Snapshot(ctx, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, w.Path, "b.txt", "two\n")
+	c, err := w.DiffFrom(ctx, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Files) != 1 || c.Files[0].Path != "b.txt" || strings.Contains(c.Text, "a.txt") {
+		t.Errorf("change since the snapshot = %+v", c)
+	}
+	whole, err := w.Diff(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.Files) != 2 {
+		t.Errorf("change since base = %+v", whole.Files)
+	}
+	if c, err = w.DiffFrom(ctx, start); err != nil || len(c.Files) != 1 {
+		t.Fatalf("again: %+v, %v", c, err)
+	}
+	write(t, w.Path, "b.txt", "")
+	if err := os.Remove(filepath.Join(w.Path, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = w.DiffFrom(ctx, start); err != nil || !c.Empty {
+		t.Errorf("back to the snapshot: %+v, %v", c, err)
+	}
+}

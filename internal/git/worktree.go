@@ -148,6 +148,29 @@ func (r *Repo) NewWorktree(ctx context.Context, id, task, baseRef string, includ
 	return w, nil
 }
 
+// Reopen makes w usable again after its directory was removed (Remove, or
+// by hand): the task branch is checked out again at w.Path. A worktree that
+// is still there is left as it is. The branch must exist.
+func (w *Worktree) Reopen(ctx context.Context) error {
+	if w.check(ctx) == nil {
+		return nil
+	}
+	if _, err := os.Lstat(w.Path); err == nil {
+		return fmt.Errorf("%w: %s exists but is not the worktree of %s", ErrNotWorktree, w.Path, w.Branch)
+	}
+	g := w.git()
+	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "prune"}}); err != nil {
+		return err
+	}
+	if err := ignoreWorktrees(filepath.Dir(w.Path)); err != nil {
+		return err
+	}
+	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "add", "--quiet", "--", w.Path, w.Branch}}); err != nil {
+		return fmt.Errorf("reopen worktree: %w", err)
+	}
+	return nil
+}
+
 // ignoreWorktrees makes dir and a .gitignore of "*" in it, which hides it
 // (and itself) from git status in the enclosing working tree.
 func ignoreWorktrees(dir string) error {

@@ -652,3 +652,31 @@ func TestStateDirIsNeverAChange(t *testing.T) {
 		t.Errorf("ResetToBase = %v; the state directory must stay", err)
 	}
 }
+
+func TestReopenAfterRemove(t *testing.T) {
+	t.Parallel()
+	dir, r := newRepo(t)
+	w := newTask(t, r, "t1")
+	write(t, w.Path, "done.go", "package main\n")
+	if _, _, err := w.Commit(ctx, "feat: done"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Reopen(ctx); err != nil {
+		t.Fatalf("Reopen of a live worktree = %v", err)
+	}
+	if err := w.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Reopen(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, w.Path, "done.go"); got != "package main\n" {
+		t.Errorf("reopened worktree holds %q", got)
+	}
+	if b := tgit(t, w.Path, "rev-parse", "--abbrev-ref", "HEAD"); b != w.Branch {
+		t.Errorf("reopened on %s, want %s", b, w.Branch)
+	}
+	if s := tgit(t, dir, "status", "--porcelain", "--untracked-files=all"); s != "" {
+		t.Errorf("user status after Reopen:\n%s", s)
+	}
+}
