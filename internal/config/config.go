@@ -1,11 +1,15 @@
 // Package config holds jlgcli's typed settings and resolves them from their
 // layers: defaults < user file < project file < environment < flags. Unknown
-// keys and wrong types are errors that name the file, the line and the key.
+// keys, wrong types and bad values are errors that name the file, the key
+// and, when known, the line.
 package config
 
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,9 +19,11 @@ import (
 	"time"
 
 	toml "github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
+	"github.com/jlgcli/jlgcli/internal/cost"
 )
 
 // ProjectFile is the name of the project configuration file.
@@ -32,6 +38,41 @@ const (
 	DefaultStallTimeout    = 10 * time.Minute
 	DefaultMaxWait         = time.Hour
 	DefaultCheckTimeout    = 10 * time.Minute
+	// DefaultAttempts is how many times a tier of the task command is tried
+	// before the next one.
+	DefaultAttempts = 3
+	// DefaultBudgetUSD is a task's spending limit, in US dollars.
+	DefaultBudgetUSD = 1.00
+	// DefaultSimilarity is how alike two attempts' changes must be to count
+	// as a loop.
+	DefaultSimilarity = 0.9
+	// DefaultSameErrorCount is how many attempts in a row that end in the
+	// same error are a loop.
+	DefaultSameErrorCount = 3
+	// DefaultEmbeddingsThreshold is the cosine similarity of two attempts'
+	// embeddings above which they are a loop.
+	DefaultEmbeddingsThreshold = 0.95
+)
+
+// The values of the task command's string keys.
+const (
+	// EscalateFromBase starts each tier from the task's base commit.
+	EscalateFromBase = "base"
+	// EscalateFromLast starts each tier from the work of the tier before.
+	EscalateFromLast = "last"
+	// AntiGamingRefuse makes the test gate refuse a change that runs fewer
+	// tests, skips more, or deletes test files.
+	AntiGamingRefuse = "refuse"
+	// AntiGamingWarn makes the test gate only warn of such a change.
+	AntiGamingWarn = "warn"
+	// CommitBranch commits the work on a task branch.
+	CommitBranch = "branch"
+	// CommitDirect commits the work on the current branch.
+	CommitDirect = "direct"
+	// MergeSquash squash-merges a task branch into its base on success.
+	MergeSquash = "squash"
+	// MergeNone leaves a task branch as it is.
+	MergeNone = "none"
 )
 
 // Config is the resolved configuration.
@@ -65,13 +106,89 @@ type Config struct {
 	Premature Premature
 	// Backends are the user-defined command backends.
 	Backends map[string]agent.CommandSpec
+	// Tiers are the task command's escalation ladder, cheapest first; empty
+	// when none is configured. A tier's empty backend is filled with Backend
+	// (and stays empty when Backend is: the first installed backend).
+	Tiers []Tier
+	// Attempts is how many attempts a tier that sets none gets: --attempts
+	// when given (it then is every tier's Attempts), else DefaultAttempts.
+	// The task command gives it to the tier it makes of Backend and Model
+	// when Tiers is empty.
+	Attempts int
+	// Planner is the tier that plans for `task --plan` (Name "planner",
+	// Attempts 1), nil when [planner] is not configured.
+	Planner *Tier
+	// BudgetUSD is a task's spending limit in US dollars; 0: no limit.
+	BudgetUSD float64
+	// Prices are the configured [prices] entries, to merge over
+	// cost.DefaultTable(); nil when there are none.
+	Prices cost.Table
+	// EscalateFrom is where a tier's first attempt starts: EscalateFromBase
+	// or EscalateFromLast.
+	EscalateFrom string
+	// AntiGaming is what the test gate does when a change lowers the number
+	// of tests run, raises the skipped ones or deletes test files:
+	// AntiGamingRefuse or AntiGamingWarn.
+	AntiGaming string
+	// LoopDetection says when a tier's attempts loop.
+	LoopDetection LoopDetection
+	// Commit is CommitBranch or CommitDirect.
+	Commit string
+	// Merge is what becomes of a task branch on success: MergeSquash or
+	// MergeNone.
+	Merge string
+	// Push pushes the result.
+	Push bool
+	// PR opens a pull request for a task branch.
+	PR bool
 	// Sources says where each key's value came from.
 	Sources map[string]string
 }
 
+// Tier is one rung of the task command's escalation ladder: an agent backend
+// and model, with their extra environment and how many attempts it gets.
+type Tier struct {
+	Name     string
+	Backend  string
+	Model    string
+	Env      map[string]string
+	Attempts int
+}
+
+// EnvList returns the tier's extra environment as sorted KEY=VALUE pairs.
+func (t Tier) EnvList() []string { return envList(t.Env) }
+
+// LoopDetection says when the attempts of a tier loop.
+type LoopDetection struct {
+	// Similarity is how alike two attempts' changes must be, in (0, 1], to
+	// count as the same change.
+	Similarity float64
+	// SameErrorCount is how many attempts in a row ending in the same error
+	// are a loop (at least 2).
+	SameErrorCount int
+	// Embeddings compares attempts by meaning; nil when not configured.
+	Embeddings *Embeddings
+}
+
+// Embeddings is the embeddings service with which loop detection compares
+// attempts by meaning.
+type Embeddings struct {
+	// URL is the service's http or https URL.
+	URL string
+	// Model is the embeddings model.
+	Model string
+	// APIKeyEnv names the environment variable holding the API key; "":
+	// no key.
+	APIKeyEnv string
+	// Threshold is the cosine similarity, in (0, 1], above which two
+	// attempts are the same.
+	Threshold float64
+}
+
 // Keys lists the top-level keys in the order `jlgcli config` prints them.
 var Keys = []string{"backend", "model", "maxIterations", "timeoutMs", "completionMode", "marker", "noProgressLimit", "cwd", "env", "json", "quiet",
-	"stateDir", "session", "stallTimeout", "maxWait", "checks", "baseline", "checklist", "prematureStop"}
+	"stateDir", "session", "stallTimeout", "maxWait", "checks", "baseline", "checklist", "prematureStop",
+	"tiers", "planner", "budgetUsd", "prices", "escalateFrom", "antiGaming", "loopDetection", "commit", "merge", "push", "pr"}
 
 // Layer is one source of settings; nil fields are not set by it.
 type Layer struct {
@@ -99,6 +216,46 @@ type Layer struct {
 	Baseline    *bool          `toml:"baseline"`
 	Checklist   *string        `toml:"checklist"`
 	Premature   *prematureFile `toml:"prematureStop"`
+	// Tiers are the [[tiers]] of the task command; when a layer sets any,
+	// they replace those of the layers below. The cli makes one of each
+	// --tier BACKEND[:MODEL], named after the flag's text.
+	Tiers []TierLayer `toml:"tiers"`
+	// Attempts, when set (--attempts N, flags only), overrides the attempts
+	// of every resolved tier, whichever layer set them.
+	Attempts      *int                          `toml:"-"`
+	Planner       *PlannerLayer                 `toml:"planner"`
+	BudgetUSD     *float64                      `toml:"budgetUsd"`
+	Prices        map[string]map[string]float64 `toml:"prices"`
+	EscalateFrom  *string                       `toml:"escalateFrom"`
+	AntiGaming    *string                       `toml:"antiGaming"`
+	LoopDetection *loopDetectionFile            `toml:"loopDetection"`
+	Commit        *string                       `toml:"commit"`
+	Merge         *string                       `toml:"merge"`
+	Push          *bool                         `toml:"push"`
+	PR            *bool                         `toml:"pr"`
+
+	// lines are the lines of the file's keys (see keyLines).
+	lines map[string]int
+}
+
+// TierLayer is one [[tiers]] entry as a layer gives it. Name is required,
+// unique in its list, 1 to 40 of the characters A-Z a-z 0-9 . _ : -; an
+// empty Backend is the top-level backend; nil Attempts is DefaultAttempts.
+type TierLayer struct {
+	Name     string            `toml:"name"`
+	Backend  string            `toml:"backend"`
+	Model    string            `toml:"model"`
+	Env      map[string]string `toml:"env"`
+	Attempts *int              `toml:"attempts"`
+}
+
+// PlannerLayer is the [planner] table: the tier that plans for `task
+// --plan`. An empty Backend is the top-level backend. A layer's planner
+// replaces the planner of the layers below.
+type PlannerLayer struct {
+	Backend string            `toml:"backend"`
+	Model   string            `toml:"model"`
+	Env     map[string]string `toml:"env"`
 }
 
 // Check is one command of the verification gate: Run is an argv, or Shell a
@@ -128,6 +285,19 @@ type prematureFile struct {
 	Enabled   *bool    `toml:"enabled"`
 	Phrases   []string `toml:"phrases"`
 	Negations []string `toml:"negations"`
+}
+
+type loopDetectionFile struct {
+	Similarity     *float64        `toml:"similarity"`
+	SameErrorCount *int            `toml:"sameErrorCount"`
+	Embeddings     *embeddingsFile `toml:"embeddings"`
+}
+
+type embeddingsFile struct {
+	URL       string   `toml:"url"`
+	Model     string   `toml:"model"`
+	APIKeyEnv string   `toml:"apiKeyEnv"`
+	Threshold *float64 `toml:"threshold"`
 }
 
 type backendFile struct {
@@ -219,12 +389,14 @@ func LoadFile(path string) (*Layer, error) {
 	if err != nil {
 		return nil, &Error{Source: path, Msg: err.Error()}
 	}
+	lines := keyLines(data)
 	dec := toml.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(l); err != nil {
-		return nil, tomlError(path, err)
+		return nil, tomlError(path, lines, err)
 	}
 	l.Name = path
+	l.lines = lines
 	for _, p := range []*string{l.Cwd, l.StateDir, l.Checklist} {
 		if p != nil && *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(filepath.Dir(path), *p)
@@ -233,12 +405,12 @@ func LoadFile(path string) (*Layer, error) {
 	return l, nil
 }
 
-func tomlError(path string, err error) error {
+func tomlError(path string, lines map[string]int, err error) error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		e := strict.Errors[0]
 		row, _ := e.Position()
-		return &Error{Source: path, Line: row, Key: strings.Join(e.Key(), "."), Msg: "unknown key" + knownHint(e.Key())}
+		return &Error{Source: path, Line: row, Key: indexedKey(lines, e.Key(), row), Msg: "unknown key" + knownHint(e.Key())}
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
@@ -250,7 +422,7 @@ func tomlError(path string, err error) error {
 				msg = msg[:i] + ", want " + strings.TrimPrefix(msg[j+len(" of type "):], "*")
 			}
 		}
-		return &Error{Source: path, Line: row, Key: strings.Join(de.Key(), "."), Msg: msg}
+		return &Error{Source: path, Line: row, Key: indexedKey(lines, de.Key(), row), Msg: msg}
 	}
 	return &Error{Source: path, Msg: err.Error()}
 }
@@ -265,8 +437,168 @@ func knownHint(key []string) string {
 		return " (prematureStop has: enabled, phrases, negations)"
 	case len(key) == 3 && key[0] == "backends":
 		return " (a backend has: command, prompt)"
+	case len(key) == 2 && key[0] == "tiers":
+		return " (a tier has: name, backend, model, env, attempts)"
+	case len(key) == 2 && key[0] == "planner":
+		return " (planner has: backend, model, env)"
+	case len(key) == 2 && key[0] == "loopDetection":
+		return " (loopDetection has: similarity, sameErrorCount, embeddings)"
+	case len(key) == 3 && key[0] == "loopDetection" && key[1] == "embeddings":
+		return " (loopDetection.embeddings has: url, model, apiKeyEnv, threshold)"
 	}
 	return ""
+}
+
+// indexedKey is the dotted key of an error at line row, with the index of
+// the array elements it is in ("tiers[1].attempts", not "tiers.attempts")
+// when lines tell it.
+func indexedKey(lines map[string]int, key []string, row int) string {
+	plain := strings.Join(key, ".")
+	var found []string
+	for k, n := range lines {
+		if n == row && stripIndexes(k) == plain {
+			found = append(found, k)
+		}
+	}
+	if len(found) == 0 {
+		return plain
+	}
+	sort.Strings(found)
+	return found[0]
+}
+
+// stripIndexes removes the "[N]" of array elements from a key.
+func stripIndexes(k string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(k, '[')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(k[i:], ']')
+		if j < 0 {
+			break
+		}
+		b.WriteString(k[:i])
+		k = k[i+j+1:]
+	}
+	b.WriteString(k)
+	return b.String()
+}
+
+// keyLines maps the dotted keys of a TOML document, with the index of
+// array elements ("tiers[1].attempts"), to the line where they are set or
+// where their table starts. It is best effort: for a document that does not
+// parse, it has the keys before the error.
+func keyLines(data []byte) (lines map[string]int) {
+	lines = map[string]int{}
+	defer func() {
+		// The parser is go-toml's unstable API: lines are a help, never a
+		// reason to fail.
+		_ = recover()
+	}()
+	counts := map[string]int{} // elements of each array of tables so far
+	var p unstable.Parser
+	p.Reset(data)
+	table := ""
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			path, line := "", 0
+			it := e.Key()
+			for it.Next() {
+				k := it.Node()
+				if line == 0 {
+					line = p.Shape(k.Raw).Start.Line
+				}
+				path = joinKey(path, string(k.Data))
+				if n := counts[path]; n > 0 && (e.Kind == unstable.Table || !it.IsLast()) {
+					// An earlier [[path]]: this is in its last element.
+					path = fmt.Sprintf("%s[%d]", path, n-1)
+				}
+			}
+			if e.Kind == unstable.ArrayTable {
+				counts[path]++
+				path = fmt.Sprintf("%s[%d]", path, counts[path]-1)
+			}
+			setLine(lines, path, line)
+			table = path
+		case unstable.KeyValue:
+			keyValueLines(&p, e, table, lines)
+		}
+	}
+	return lines
+}
+
+func keyValueLines(p *unstable.Parser, kv *unstable.Node, prefix string, lines map[string]int) {
+	path, line := prefix, 0
+	it := kv.Key()
+	for it.Next() {
+		k := it.Node()
+		if line == 0 {
+			line = p.Shape(k.Raw).Start.Line
+		}
+		path = joinKey(path, string(k.Data))
+	}
+	setLine(lines, path, line)
+	valueLines(p, kv.Value(), path, lines)
+}
+
+func valueLines(p *unstable.Parser, v *unstable.Node, path string, lines map[string]int) {
+	switch v.Kind {
+	case unstable.InlineTable:
+		it := v.Children()
+		for it.Next() {
+			if n := it.Node(); n.Kind == unstable.KeyValue {
+				keyValueLines(p, n, path, lines)
+			}
+		}
+	case unstable.Array:
+		i := 0
+		it := v.Children()
+		for it.Next() {
+			n := it.Node()
+			if n.Kind == unstable.Comment {
+				continue
+			}
+			elem := fmt.Sprintf("%s[%d]", path, i)
+			i++
+			if n.Raw.Length > 0 {
+				setLine(lines, elem, p.Shape(n.Raw).Start.Line)
+			}
+			valueLines(p, n, elem, lines)
+		}
+	}
+}
+
+func joinKey(prefix, k string) string {
+	if prefix == "" {
+		return k
+	}
+	return prefix + "." + k
+}
+
+func setLine(lines map[string]int, key string, line int) {
+	if _, ok := lines[key]; !ok && line > 0 {
+		lines[key] = line
+	}
+}
+
+// line is the line of key in the layer's file, or of the nearest table
+// holding it; 0 when unknown.
+func (l *Layer) line(key string) int {
+	for k := key; k != ""; {
+		if n, ok := l.lines[k]; ok {
+			return n
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return 0
 }
 
 // EnvLayer reads the JLGCLI_* environment variables.
@@ -297,6 +629,33 @@ func EnvLayer(getenv func(string) string) (*Layer, error) {
 		}
 		n := d.Milliseconds()
 		l.TimeoutMs = &n
+	}
+	if v := getenv("JLGCLI_BUDGET_USD"); v != "" {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, &Error{Source: "environment", Key: "JLGCLI_BUDGET_USD", Msg: fmt.Sprintf("%q is not an amount of US dollars such as 2.50", v)}
+		}
+		l.BudgetUSD = &f
+	}
+	for _, p := range []struct {
+		name string
+		dst  **string
+	}{{"JLGCLI_ESCALATE_FROM", &l.EscalateFrom}, {"JLGCLI_COMMIT", &l.Commit}, {"JLGCLI_MERGE", &l.Merge}} {
+		if v := getenv(p.name); v != "" {
+			*p.dst = &v
+		}
+	}
+	for _, p := range []struct {
+		name string
+		dst  **bool
+	}{{"JLGCLI_PUSH", &l.Push}, {"JLGCLI_PR", &l.PR}} {
+		if v := getenv(p.name); v != "" {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return nil, &Error{Source: "environment", Key: p.name, Msg: fmt.Sprintf("%q is not a boolean: true or false", v)}
+			}
+			*p.dst = &b
+		}
 	}
 	return l, nil
 }
@@ -330,11 +689,19 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		Premature:       Premature{Enabled: true},
 		Env:             map[string]string{},
 		Backends:        map[string]agent.CommandSpec{},
+		Attempts:        DefaultAttempts,
+		BudgetUSD:       DefaultBudgetUSD,
+		EscalateFrom:    EscalateFromBase,
+		AntiGaming:      AntiGamingRefuse,
+		LoopDetection:   LoopDetection{Similarity: DefaultSimilarity, SameErrorCount: DefaultSameErrorCount},
+		Commit:          CommitBranch,
+		Merge:           MergeSquash,
 		Sources:         map[string]string{},
 	}
 	for _, k := range Keys {
 		c.Sources[k] = "default"
 	}
+	attempts := 0 // the --attempts override
 	for _, l := range layers {
 		if l == nil {
 			continue
@@ -342,6 +709,24 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		if err := c.apply(l); err != nil {
 			return nil, err
 		}
+		if l.Attempts != nil {
+			attempts = *l.Attempts
+		}
+	}
+	// Tiers inherit the backend once every layer has had its say.
+	for i := range c.Tiers {
+		if c.Tiers[i].Backend == "" {
+			c.Tiers[i].Backend = c.Backend
+		}
+		if attempts > 0 {
+			c.Tiers[i].Attempts = attempts
+		}
+	}
+	if attempts > 0 {
+		c.Attempts = attempts
+	}
+	if c.Planner != nil && c.Planner.Backend == "" {
+		c.Planner.Backend = c.Backend
 	}
 	return c, nil
 }
@@ -398,12 +783,10 @@ func (c *Config) apply(l *Layer) error {
 		set("cwd")
 	}
 	if len(l.Env) > 0 {
-		for k, v := range l.Env {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				return bad("env", fmt.Sprintf("%q is not a valid variable name", k))
-			}
-			c.Env[k] = v
+		if err := checkEnv(l.Env, "env", bad); err != nil {
+			return err
 		}
+		maps.Copy(c.Env, l.Env)
 		set("env")
 	}
 	if l.JSON != nil {
@@ -508,13 +891,210 @@ func (c *Config) apply(l *Layer) error {
 		c.Backends[name] = agent.CommandSpec{Command: b.Command, Prompt: b.Prompt}
 		c.Sources[key] = l.Name
 	}
+	return c.applyTask(l, set)
+}
+
+// applyTask applies the keys of the task command. Their errors have the
+// line of the key in its file.
+func (c *Config) applyTask(l *Layer, set func(key string)) error {
+	bad := func(key, msg string) error { return &Error{Source: l.Name, Line: l.line(key), Key: key, Msg: msg} }
+	if len(l.Tiers) > 0 {
+		// Tiers of a higher layer replace those of a lower one.
+		c.Tiers = nil
+		seen := map[string]int{}
+		for i, t := range l.Tiers {
+			key := fmt.Sprintf("tiers[%d]", i)
+			if err := checkTierName(t.Name); err != nil {
+				return bad(key+".name", err.Error())
+			}
+			if j, ok := seen[t.Name]; ok {
+				return bad(key+".name", fmt.Sprintf("%q is already the name of tiers[%d]", t.Name, j))
+			}
+			seen[t.Name] = i
+			if err := checkEnv(t.Env, key+".env", bad); err != nil {
+				return err
+			}
+			attempts := DefaultAttempts
+			if t.Attempts != nil {
+				if *t.Attempts < 1 {
+					return bad(key+".attempts", fmt.Sprintf("must be at least 1, not %d", *t.Attempts))
+				}
+				attempts = *t.Attempts
+			}
+			c.Tiers = append(c.Tiers, Tier{Name: t.Name, Backend: strings.TrimSpace(t.Backend), Model: t.Model, Env: maps.Clone(t.Env), Attempts: attempts})
+		}
+		set("tiers")
+	}
+	if l.Attempts != nil && *l.Attempts < 1 {
+		return bad("attempts", fmt.Sprintf("must be at least 1, not %d", *l.Attempts))
+	}
+	if p := l.Planner; p != nil {
+		if err := checkEnv(p.Env, "planner.env", bad); err != nil {
+			return err
+		}
+		c.Planner = &Tier{Name: "planner", Backend: strings.TrimSpace(p.Backend), Model: p.Model, Env: maps.Clone(p.Env), Attempts: 1}
+		set("planner")
+	}
+	if l.BudgetUSD != nil {
+		if v := *l.BudgetUSD; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return bad("budgetUsd", fmt.Sprintf("must be an amount of US dollars, 0 (no budget) or more, not %v", v))
+		}
+		c.BudgetUSD = *l.BudgetUSD
+		set("budgetUsd")
+	}
+	if len(l.Prices) > 0 {
+		t, err := cost.ParseTable(l.Prices)
+		if err != nil {
+			return bad(pricesErrorKey(l.Prices), strings.ReplaceAll(err.Error(), "prices: ", ""))
+		}
+		c.Prices = c.Prices.Merge(t)
+		for k := range c.Sources {
+			if m, ok := strings.CutPrefix(k, "prices."); ok {
+				if _, kept := c.Prices[m]; !kept {
+					delete(c.Sources, k) // replaced by another spelling
+				}
+			}
+		}
+		for m := range t {
+			c.Sources["prices."+m] = l.Name
+		}
+		set("prices")
+	}
+	for _, e := range []struct {
+		key  string
+		src  *string
+		dst  *string
+		want []string
+	}{
+		{"escalateFrom", l.EscalateFrom, &c.EscalateFrom, []string{EscalateFromBase, EscalateFromLast}},
+		{"antiGaming", l.AntiGaming, &c.AntiGaming, []string{AntiGamingRefuse, AntiGamingWarn}},
+		{"commit", l.Commit, &c.Commit, []string{CommitBranch, CommitDirect}},
+		{"merge", l.Merge, &c.Merge, []string{MergeSquash, MergeNone}},
+	} {
+		if e.src == nil {
+			continue
+		}
+		if !slices.Contains(e.want, *e.src) {
+			return bad(e.key, fmt.Sprintf("must be %q or %q, not %q", e.want[0], e.want[1], *e.src))
+		}
+		*e.dst = *e.src
+		set(e.key)
+	}
+	if ld := l.LoopDetection; ld != nil {
+		if ld.Similarity != nil {
+			if v := *ld.Similarity; !(v > 0 && v <= 1) {
+				return bad("loopDetection.similarity", fmt.Sprintf("must be more than 0 and at most 1, not %v", v))
+			}
+			c.LoopDetection.Similarity = *ld.Similarity
+		}
+		if ld.SameErrorCount != nil {
+			if n := *ld.SameErrorCount; n < 2 {
+				return bad("loopDetection.sameErrorCount", fmt.Sprintf("must be at least 2, not %d", n))
+			}
+			c.LoopDetection.SameErrorCount = *ld.SameErrorCount
+		}
+		if e := ld.Embeddings; e != nil {
+			// Embeddings of a higher layer replace those of a lower one.
+			emb, key, msg := resolveEmbeddings(e)
+			if emb == nil {
+				return bad("loopDetection.embeddings."+key, msg)
+			}
+			c.LoopDetection.Embeddings = emb
+		}
+		set("loopDetection")
+	}
+	if l.Push != nil {
+		c.Push = *l.Push
+		set("push")
+	}
+	if l.PR != nil {
+		c.PR = *l.PR
+		set("pr")
+	}
 	return nil
 }
 
+// resolveEmbeddings validates a [loopDetection.embeddings] table; when it is
+// wrong, emb is nil and key and msg say why.
+func resolveEmbeddings(e *embeddingsFile) (emb *Embeddings, key, msg string) {
+	u, err := url.Parse(e.URL)
+	switch {
+	case e.URL == "":
+		return nil, "url", "is required: the embeddings service's http or https URL"
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return nil, "url", fmt.Sprintf("%q is not an http or https URL", e.URL)
+	case strings.TrimSpace(e.Model) == "":
+		return nil, "model", "is required: the embeddings model"
+	case e.APIKeyEnv != "" && !validEnvName(e.APIKeyEnv):
+		return nil, "apiKeyEnv", fmt.Sprintf("%q is not an environment variable name", e.APIKeyEnv)
+	}
+	threshold := DefaultEmbeddingsThreshold
+	if e.Threshold != nil {
+		if v := *e.Threshold; !(v > 0 && v <= 1) {
+			return nil, "threshold", fmt.Sprintf("must be more than 0 and at most 1, not %v", v)
+		}
+		threshold = *e.Threshold
+	}
+	return &Embeddings{URL: e.URL, Model: strings.TrimSpace(e.Model), APIKeyEnv: e.APIKeyEnv, Threshold: threshold}, "", ""
+}
+
+// pricesErrorKey is the key of a bad [prices] table: the model's, when one
+// model is wrong by itself.
+func pricesErrorKey(prices map[string]map[string]float64) string {
+	var badModels []string
+	for _, m := range slices.Sorted(maps.Keys(prices)) {
+		if _, err := cost.ParseTable(map[string]map[string]float64{m: prices[m]}); err != nil {
+			badModels = append(badModels, m)
+		}
+	}
+	if len(badModels) == 1 {
+		return "prices." + badModels[0]
+	}
+	return "prices"
+}
+
+// checkTierName says what is wrong with a tier's name.
+func checkTierName(name string) error {
+	if name == "" {
+		return errors.New("is required")
+	}
+	if len(name) > 40 {
+		return fmt.Errorf("%q is longer than 40 characters", name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:-", r)) {
+			return fmt.Errorf("%q has %q: a name has only letters, digits and . _ : -", name, r)
+		}
+	}
+	return nil
+}
+
+// checkEnv checks the names of an env table.
+func checkEnv(env map[string]string, key string, bad func(key, msg string) error) error {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return bad(key, fmt.Sprintf("%q is not a valid variable name", k))
+		}
+	}
+	return nil
+}
+
+// validEnvName reports whether s is a portable environment variable name.
+func validEnvName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // EnvList returns the configured extra environment as sorted KEY=VALUE pairs.
-func (c *Config) EnvList() []string {
-	out := make([]string, 0, len(c.Env))
-	for k, v := range c.Env {
+func (c *Config) EnvList() []string { return envList(c.Env) }
+
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
 		out = append(out, k+"="+v)
 	}
 	sort.Strings(out)
@@ -575,16 +1155,77 @@ func (c *Config) Value(key string) string {
 			return "enabled (built-in phrases)"
 		}
 		return fmt.Sprintf("enabled (%d phrases)", len(c.Premature.Phrases))
+	case "tiers":
+		var tiers []string
+		for _, t := range c.Tiers {
+			tiers = append(tiers, t.Name+" ("+tierValue(t)+fmt.Sprintf(", %d attempts)", t.Attempts))
+		}
+		return strings.Join(tiers, ", ")
+	case "planner":
+		if c.Planner == nil {
+			return ""
+		}
+		return tierValue(*c.Planner)
+	case "budgetUsd":
+		if c.BudgetUSD == 0 {
+			return "0 (no budget)"
+		}
+		return strconv.FormatFloat(c.BudgetUSD, 'f', -1, 64)
+	case "prices":
+		return strings.Join(slices.Sorted(maps.Keys(c.Prices)), ", ")
+	case "escalateFrom":
+		return c.EscalateFrom
+	case "antiGaming":
+		return c.AntiGaming
+	case "loopDetection":
+		ld := c.LoopDetection
+		v := fmt.Sprintf("similarity=%v sameErrorCount=%d", ld.Similarity, ld.SameErrorCount)
+		if e := ld.Embeddings; e != nil {
+			v += fmt.Sprintf(" embeddings=%s url=%s threshold=%v", e.Model, e.URL, e.Threshold)
+			if e.APIKeyEnv != "" {
+				v += " apiKeyEnv=" + e.APIKeyEnv
+			}
+		}
+		return v
+	case "commit":
+		return c.Commit
+	case "merge":
+		return c.Merge
+	case "push":
+		return strconv.FormatBool(c.Push)
+	case "pr":
+		return strconv.FormatBool(c.PR)
 	}
 	if name, ok := strings.CutPrefix(key, "backends."); ok {
 		if b, ok := c.Backends[name]; ok {
 			return fmt.Sprintf("command=%q prompt=%s", b.Command, b.Prompt)
 		}
 	}
+	if name, ok := strings.CutPrefix(key, "prices."); ok {
+		if p, ok := c.Prices[name]; ok {
+			return fmt.Sprintf("input=%v output=%v (USD per million tokens)", p.InputPerMTok, p.OutputPerMTok)
+		}
+	}
 	return ""
 }
 
-// AllKeys lists every key with a value: Keys, then the backends.
+// tierValue prints a tier's backend, model and environment.
+func tierValue(t Tier) string {
+	v := t.Backend
+	if v == "" {
+		v = "(default backend)"
+	}
+	if t.Model != "" {
+		v += " " + t.Model
+	}
+	if len(t.Env) > 0 {
+		v += " env " + strings.Join(t.EnvList(), " ")
+	}
+	return v
+}
+
+// AllKeys lists every key with a value: Keys, then the backends, then the
+// configured prices.
 func (c *Config) AllKeys() []string {
 	keys := slices.Clone(Keys)
 	var b []string
@@ -592,5 +1233,9 @@ func (c *Config) AllKeys() []string {
 		b = append(b, "backends."+name)
 	}
 	sort.Strings(b)
-	return append(keys, b...)
+	keys = append(keys, b...)
+	for _, m := range slices.Sorted(maps.Keys(c.Prices)) {
+		keys = append(keys, "prices."+m)
+	}
+	return keys
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
+	"github.com/jlgcli/jlgcli/internal/cost"
 )
 
 func write(t *testing.T, path, content string) string {
@@ -282,7 +285,468 @@ enabled = false
 	}
 	_, err = LoadFile(write(t, filepath.Join(dir, "bad.toml"), "[[checks]]\nrun = [\"x\"]\ncmd = 1\n"))
 	var ce *Error
-	if !errors.As(err, &ce) || ce.Key != "checks.cmd" || !strings.Contains(err.Error(), "name, run, timeout") {
+	if !errors.As(err, &ce) || ce.Key != "checks[0].cmd" || !strings.Contains(err.Error(), "name, run, timeout") {
 		t.Errorf("unknown key in a check: %v", err)
+	}
+}
+
+// load writes content to dir/name and loads it.
+func load(t *testing.T, dir, name, content string) *Layer {
+	t.Helper()
+	l, err := LoadFile(write(t, filepath.Join(dir, name), content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+var taskKeys = []string{"tiers", "planner", "budgetUsd", "prices", "escalateFrom", "antiGaming", "loopDetection", "commit", "merge", "push", "pr"}
+
+func TestTaskDefaults(t *testing.T) {
+	c, err := Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tiers != nil || c.Planner != nil || c.Prices != nil || c.Attempts != 3 || c.BudgetUSD != 1.00 ||
+		c.EscalateFrom != "base" || c.AntiGaming != "refuse" || c.Commit != "branch" || c.Merge != "squash" || c.Push || c.PR {
+		t.Errorf("defaults %+v", c)
+	}
+	if diff := cmp.Diff(LoopDetection{Similarity: 0.9, SameErrorCount: 3}, c.LoopDetection); diff != "" {
+		t.Errorf("loopDetection: %s", diff)
+	}
+	for _, k := range taskKeys {
+		if !slices.Contains(Keys, k) || c.Sources[k] != "default" {
+			t.Errorf("%s: in Keys %v, from %q", k, slices.Contains(Keys, k), c.Sources[k])
+		}
+	}
+}
+
+const taskFile = `
+backend = "claude"
+budgetUsd = 2.5
+escalateFrom = "last"
+antiGaming = "warn"
+commit = "direct"
+merge = "none"
+push = true
+pr = true
+
+[[tiers]]
+name = "fast"
+backend = "codex"
+model = "gpt-5-mini"
+attempts = 2
+[tiers.env]
+B = "2"
+A = "1"
+
+[[tiers]]
+name = "smart:v2"
+model = "sonnet"
+
+[planner]
+model = "opus"
+env = { PLAN = "1" }
+
+[prices."gpt-5.2"]
+input = 1.75
+output = 14
+
+[prices]
+local = { input = 0, output = 0.5 }
+
+[loopDetection]
+similarity = 0.8
+sameErrorCount = 2
+
+[loopDetection.embeddings]
+url = "http://localhost:11434/v1/embeddings"
+model = "nomic-embed-text"
+apiKeyEnv = "EMBED_KEY"
+`
+
+func TestTaskKeysFromFile(t *testing.T) {
+	dir := t.TempDir()
+	l := load(t, dir, "jlgcli.toml", taskFile)
+	c, err := Resolve(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTiers := []Tier{
+		{Name: "fast", Backend: "codex", Model: "gpt-5-mini", Env: map[string]string{"A": "1", "B": "2"}, Attempts: 2},
+		{Name: "smart:v2", Backend: "claude", Model: "sonnet", Attempts: 3},
+	}
+	if diff := cmp.Diff(wantTiers, c.Tiers); diff != "" {
+		t.Errorf("tiers: %s", diff)
+	}
+	if diff := cmp.Diff([]string{"A=1", "B=2"}, c.Tiers[0].EnvList()); diff != "" {
+		t.Errorf("tier env: %s", diff)
+	}
+	if diff := cmp.Diff(&Tier{Name: "planner", Backend: "claude", Model: "opus", Env: map[string]string{"PLAN": "1"}, Attempts: 1}, c.Planner); diff != "" {
+		t.Errorf("planner: %s", diff)
+	}
+	if diff := cmp.Diff(cost.Table{"gpt-5.2": {InputPerMTok: 1.75, OutputPerMTok: 14}, "local": {OutputPerMTok: 0.5}}, c.Prices); diff != "" {
+		t.Errorf("prices: %s", diff)
+	}
+	wantLD := LoopDetection{Similarity: 0.8, SameErrorCount: 2, Embeddings: &Embeddings{
+		URL: "http://localhost:11434/v1/embeddings", Model: "nomic-embed-text", APIKeyEnv: "EMBED_KEY", Threshold: 0.95}}
+	if diff := cmp.Diff(wantLD, c.LoopDetection); diff != "" {
+		t.Errorf("loopDetection: %s", diff)
+	}
+	if c.BudgetUSD != 2.5 || c.EscalateFrom != "last" || c.AntiGaming != "warn" || c.Commit != "direct" || c.Merge != "none" || !c.Push || !c.PR {
+		t.Errorf("config %+v", c)
+	}
+	for _, k := range append(taskKeys, "prices.gpt-5.2", "prices.local") {
+		if c.Sources[k] != l.Name {
+			t.Errorf("source of %s = %q, want %q", k, c.Sources[k], l.Name)
+		}
+	}
+	// What `jlgcli config` prints.
+	for key, want := range map[string]string{
+		"tiers":          "fast (codex gpt-5-mini env A=1 B=2, 2 attempts), smart:v2 (claude sonnet, 3 attempts)",
+		"planner":        "claude opus env PLAN=1",
+		"budgetUsd":      "2.5",
+		"prices":         "gpt-5.2, local",
+		"prices.gpt-5.2": "input=1.75 output=14 (USD per million tokens)",
+		"prices.local":   "input=0 output=0.5 (USD per million tokens)",
+		"escalateFrom":   "last",
+		"antiGaming":     "warn",
+		"loopDetection":  "similarity=0.8 sameErrorCount=2 embeddings=nomic-embed-text url=http://localhost:11434/v1/embeddings threshold=0.95 apiKeyEnv=EMBED_KEY",
+		"commit":         "direct",
+		"merge":          "none",
+		"push":           "true",
+		"pr":             "true",
+	} {
+		if got := c.Value(key); got != want {
+			t.Errorf("Value(%s) = %q, want %q", key, got, want)
+		}
+	}
+	all := c.AllKeys()
+	if !slices.Contains(all, "prices.gpt-5.2") || !slices.Contains(all, "prices.local") || all[len(all)-1] != "prices.local" {
+		t.Errorf("AllKeys %v", all)
+	}
+}
+
+func TestTaskValuesOfDefaults(t *testing.T) {
+	c, err := Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"tiers": "", "planner": "", "budgetUsd": "1", "prices": "", "escalateFrom": "base", "antiGaming": "refuse",
+		"loopDetection": "similarity=0.9 sameErrorCount=3", "commit": "branch", "merge": "squash", "push": "false", "pr": "false",
+	} {
+		if got := c.Value(key); got != want {
+			t.Errorf("Value(%s) = %q, want %q", key, got, want)
+		}
+	}
+	zero := 0.0
+	c, err = Resolve(&Layer{Name: "flag", BudgetUSD: &zero, Tiers: []TierLayer{{Name: "x"}}, Planner: &PlannerLayer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Value("budgetUsd") != "0 (no budget)" || c.Value("tiers") != "x ((default backend), 3 attempts)" || c.Value("planner") != "(default backend)" {
+		t.Errorf("values %q %q %q", c.Value("budgetUsd"), c.Value("tiers"), c.Value("planner"))
+	}
+}
+
+func TestTaskLayers(t *testing.T) {
+	dir := t.TempDir()
+	user := load(t, dir, "user.toml", `
+budgetUsd = 5
+antiGaming = "warn"
+[[tiers]]
+name = "a"
+backend = "codex"
+[[tiers]]
+name = "b"
+[planner]
+backend = "claude"
+model = "opus"
+[prices]
+"gpt-5.2" = { input = 1, output = 2 }
+mine = { input = 3, output = 4 }
+[loopDetection]
+similarity = 0.7
+sameErrorCount = 5
+[loopDetection.embeddings]
+url = "https://api.example.com/v1/embeddings"
+model = "e1"
+threshold = 0.9
+`)
+	project := load(t, dir, "jlgcli.toml", `
+budgetUsd = 3
+push = true
+[[tiers]]
+name = "only"
+model = "m"
+attempts = 4
+[planner]
+model = "o3"
+[prices]
+"gpt-5-2" = { input = 5, output = 6 }
+[loopDetection]
+similarity = 0.6
+[loopDetection.embeddings]
+url = "http://127.0.0.1/e"
+model = "e2"
+`)
+	env, err := EnvLayer(env(map[string]string{
+		"JLGCLI_BUDGET_USD": "0.5", "JLGCLI_ESCALATE_FROM": "last", "JLGCLI_COMMIT": "direct", "JLGCLI_MERGE": "none",
+		"JLGCLI_PUSH": "false", "JLGCLI_PR": "1", "JLGCLI_BACKEND": "gemini",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Project over user: tiers and planner replaced, prices merged per
+	// model, loopDetection merged per key, its embeddings replaced.
+	c, err := Resolve(user, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]Tier{{Name: "only", Model: "m", Attempts: 4}}, c.Tiers); diff != "" {
+		t.Errorf("tiers: %s", diff)
+	}
+	if diff := cmp.Diff(&Tier{Name: "planner", Model: "o3", Attempts: 1}, c.Planner); diff != "" {
+		t.Errorf("planner: %s", diff)
+	}
+	if diff := cmp.Diff(cost.Table{"gpt-5-2": {InputPerMTok: 5, OutputPerMTok: 6}, "mine": {InputPerMTok: 3, OutputPerMTok: 4}}, c.Prices); diff != "" {
+		t.Errorf("prices: %s", diff)
+	}
+	wantLD := LoopDetection{Similarity: 0.6, SameErrorCount: 5, Embeddings: &Embeddings{URL: "http://127.0.0.1/e", Model: "e2", Threshold: 0.95}}
+	if diff := cmp.Diff(wantLD, c.LoopDetection); diff != "" {
+		t.Errorf("loopDetection: %s", diff)
+	}
+	if c.BudgetUSD != 3 || c.AntiGaming != "warn" || !c.Push {
+		t.Errorf("config %+v", c)
+	}
+	for k, v := range map[string]string{"tiers": project.Name, "planner": project.Name, "budgetUsd": project.Name, "antiGaming": user.Name,
+		"prices": project.Name, "prices.gpt-5-2": project.Name, "prices.mine": user.Name, "loopDetection": project.Name, "push": project.Name, "merge": "default"} {
+		if c.Sources[k] != v {
+			t.Errorf("source of %s = %q, want %q", k, c.Sources[k], v)
+		}
+	}
+	if _, ok := c.Sources["prices.gpt-5.2"]; ok || slices.Contains(c.AllKeys(), "prices.gpt-5.2") {
+		t.Error("prices.gpt-5.2, replaced by gpt-5-2, is still listed")
+	}
+
+	// Environment over files; the tiers' and planner's backend is the
+	// resolved top-level one, set by a later layer.
+	c, err = Resolve(user, project, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BudgetUSD != 0.5 || c.EscalateFrom != "last" || c.Commit != "direct" || c.Merge != "none" || c.Push || !c.PR {
+		t.Errorf("config %+v", c)
+	}
+	if c.Tiers[0].Backend != "gemini" || c.Planner.Backend != "gemini" {
+		t.Errorf("backends %+v %+v", c.Tiers, c.Planner)
+	}
+	for _, k := range []string{"budgetUsd", "escalateFrom", "commit", "merge", "push", "pr", "backend"} {
+		if c.Sources[k] != "environment" {
+			t.Errorf("source of %s = %q", k, c.Sources[k])
+		}
+	}
+
+	// Flags over all: --tier replaces the tiers, --attempts overrides every
+	// tier's attempts, --backend fills the tiers without one.
+	backend, seven, budget := "claude", 7, 9.0
+	flags := &Layer{Name: "flag", Backend: &backend, BudgetUSD: &budget, Attempts: &seven, Tiers: []TierLayer{
+		{Name: "codex:gpt-5", Backend: "codex", Model: "gpt-5"},
+		{Name: "claude", Backend: "claude"},
+		{Name: "x", Attempts: &seven},
+	}}
+	c, err = Resolve(user, project, env, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Tier{
+		{Name: "codex:gpt-5", Backend: "codex", Model: "gpt-5", Attempts: 7},
+		{Name: "claude", Backend: "claude", Attempts: 7},
+		{Name: "x", Backend: "claude", Attempts: 7},
+	}
+	if diff := cmp.Diff(want, c.Tiers); diff != "" {
+		t.Errorf("tiers: %s", diff)
+	}
+	if c.BudgetUSD != 9 || c.Sources["tiers"] != "flag" || c.Sources["budgetUsd"] != "flag" || c.Attempts != 7 || c.Planner.Backend != "claude" {
+		t.Errorf("config %+v", c)
+	}
+}
+
+func TestAttemptsOverride(t *testing.T) {
+	dir := t.TempDir()
+	file := load(t, dir, "jlgcli.toml", "[[tiers]]\nname = \"a\"\nattempts = 5\n[[tiers]]\nname = \"b\"\n")
+	c, err := Resolve(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tiers[0].Attempts != 5 || c.Tiers[1].Attempts != DefaultAttempts || c.Attempts != DefaultAttempts {
+		t.Errorf("without --attempts: %+v %d", c.Tiers, c.Attempts)
+	}
+	// The override is the highest layer's, and holds for the tiers of any
+	// layer, above it or below.
+	one, two := 1, 2
+	c, err = Resolve(&Layer{Name: "flag", Attempts: &one}, &Layer{Name: "flag", Attempts: &two}, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tiers[0].Attempts != 2 || c.Tiers[1].Attempts != 2 || c.Attempts != 2 {
+		t.Errorf("with --attempts 2: %+v %d", c.Tiers, c.Attempts)
+	}
+	// Without tiers, Attempts still carries it, for the default tier.
+	c, err = Resolve(&Layer{Name: "flag", Attempts: &two})
+	if err != nil || c.Attempts != 2 || c.Tiers != nil {
+		t.Errorf("%v %+v", err, c)
+	}
+}
+
+func TestTaskInvalidValues(t *testing.T) {
+	dir := t.TempDir()
+	tiers := "[[tiers]]\nname = \"a\"\n[[tiers]]\nname = \"b\"\n"
+	for _, tt := range []struct {
+		content, key string
+		line         int
+		msg          string
+	}{
+		{tiers + "attempts = 0\n", "tiers[1].attempts", 5, "at least 1"},
+		{tiers + "[[tiers]]\nmodel = \"m\"\n", "tiers[2].name", 5, "required"},
+		{tiers + "[[tiers]]\nname = \"a\"\n", "tiers[2].name", 6, `"a" is already the name of tiers[0]`},
+		{"[[tiers]]\nname = \"a b\"\n", "tiers[0].name", 2, "letters, digits"},
+		{"[[tiers]]\nname = \"" + strings.Repeat("x", 41) + "\"\n", "tiers[0].name", 2, "40 characters"},
+		{"tiers = [{ name = \"a\" }, { name = \"b\", attempts = -1 }]\n", "tiers[1].attempts", 1, "at least 1"},
+		{tiers + "[tiers.env]\n\"A=B\" = \"x\"\n", "tiers[1].env", 5, "not a valid variable name"},
+		{"[planner]\nenv = { \"\" = \"x\" }\n", "planner.env", 2, "not a valid variable name"},
+		{"\nbudgetUsd = -1\n", "budgetUsd", 2, "0 (no budget) or more"},
+		{"budgetUsd = nan\n", "budgetUsd", 1, "NaN"},
+		{"budgetUsd = inf\n", "budgetUsd", 1, "+Inf"},
+		{"[prices.mine]\ninput = 1\n", "prices.mine", 1, `"mine": output is missing`},
+		{"[prices.mine]\ninput = 1\noutput = -2\n", "prices.mine", 1, "zero or more"},
+		{"[prices]\nok = { input = 1, output = 1 }\nbad = { input = 1, output = 1, cached = 1 }\n", "prices.bad", 3, `unknown key "cached"`},
+		{"[prices]\n\"gpt-5.2\" = { input = 1, output = 1 }\n\"gpt-5-2\" = { input = 1, output = 1 }\n", "prices", 1, "name the same model"},
+		{"escalateFrom = \"first\"\n", "escalateFrom", 1, `"base" or "last"`},
+		{"antiGaming = \"allow\"\n", "antiGaming", 1, `"refuse" or "warn"`},
+		{"commit = \"amend\"\n", "commit", 1, `"branch" or "direct"`},
+		{"merge = \"rebase\"\n", "merge", 1, `"squash" or "none"`},
+		{"[loopDetection]\nsimilarity = 1.5\n", "loopDetection.similarity", 2, "at most 1"},
+		{"[loopDetection]\nsimilarity = 0\n", "loopDetection.similarity", 2, "more than 0"},
+		{"[loopDetection]\nsameErrorCount = 1\n", "loopDetection.sameErrorCount", 2, "at least 2"},
+		{"[loopDetection.embeddings]\nmodel = \"e\"\n", "loopDetection.embeddings.url", 1, "required"},
+		{"[loopDetection.embeddings]\nurl = \"ftp://x/e\"\nmodel = \"e\"\n", "loopDetection.embeddings.url", 2, "not an http or https URL"},
+		{"[loopDetection.embeddings]\nurl = \"localhost:8080\"\nmodel = \"e\"\n", "loopDetection.embeddings.url", 2, "not an http or https URL"},
+		{"[loopDetection.embeddings]\nurl = \"http://x/e\"\n", "loopDetection.embeddings.model", 1, "required"},
+		{"[loopDetection.embeddings]\nurl = \"http://x/e\"\nmodel = \"e\"\napiKeyEnv = \"MY-KEY\"\n", "loopDetection.embeddings.apiKeyEnv", 4, "not an environment variable name"},
+		{"[loopDetection.embeddings]\nurl = \"http://x/e\"\nmodel = \"e\"\nthreshold = 1.01\n", "loopDetection.embeddings.threshold", 4, "at most 1"},
+		{"loopDetection.embeddings = { url = \"http://x/e\", model = \"e\", threshold = -0.5 }\n", "loopDetection.embeddings.threshold", 1, "more than 0"},
+	} {
+		p := write(t, filepath.Join(dir, "jlgcli.toml"), tt.content)
+		l, err := LoadFile(p)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.content, err)
+		}
+		_, err = Resolve(l)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Source != p || ce.Key != tt.key || ce.Line != tt.line || !strings.Contains(ce.Msg, tt.msg) {
+			t.Errorf("%q: got %+v (%v), want key %s line %d", tt.content, ce, err, tt.key, tt.line)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), p+":"+strconv.Itoa(tt.line)+": "+tt.key+": ") {
+			t.Errorf("message %q does not name the file, line and key", err)
+		}
+	}
+}
+
+func TestTaskDecodeErrors(t *testing.T) {
+	dir := t.TempDir()
+	tiers := "[[tiers]]\nname = \"a\"\n[[tiers]]\nname = \"b\"\n"
+	for _, tt := range []struct {
+		content, key string
+		line         int
+		msg          string
+	}{
+		{tiers + "attempts = \"x\"\n", "tiers[1].attempts", 5, "want int"},
+		{tiers + "retries = 2\n", "tiers[1].retries", 5, "unknown key (a tier has: name, backend, model, env, attempts)"},
+		{tiers + "[tiers.env]\nA = 1\n", "tiers[1].env.A", 6, "integer"},
+		{"[planner]\nbackend = \"claude\"\ntiers = 1\n", "planner.tiers", 3, "unknown key (planner has: backend, model, env)"},
+		{"budgetUsd = \"1\"\n", "budgetUsd", 1, "want float64"},
+		{"[prices.mine]\ninput = \"1\"\n", "prices.mine.input", 2, "string"},
+		{"[loopDetection]\nsimilarity = \"high\"\n", "loopDetection.similarity", 2, "want float64"},
+		{"[loopDetection]\nwindow = 3\n", "loopDetection.window", 2, "unknown key (loopDetection has: similarity, sameErrorCount, embeddings)"},
+		{"[loopDetection.embeddings]\nkey = \"x\"\n", "loopDetection.embeddings.key", 2, "unknown key (loopDetection.embeddings has: url, model, apiKeyEnv, threshold)"},
+		{"push = \"yes\"\n", "push", 1, "want bool"},
+		{"attempts = 3\n", "attempts", 1, "unknown key"},
+	} {
+		p := write(t, filepath.Join(dir, "jlgcli.toml"), tt.content)
+		_, err := LoadFile(p)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Source != p || ce.Key != tt.key || ce.Line != tt.line || !strings.Contains(ce.Msg, tt.msg) {
+			t.Errorf("%q: got %+v (%v), want key %s line %d", tt.content, ce, err, tt.key, tt.line)
+		}
+	}
+}
+
+func TestTaskFlagAndEnvErrors(t *testing.T) {
+	zero := 0
+	for _, tt := range []struct {
+		layer *Layer
+		key   string
+	}{
+		{&Layer{Name: "flag", Attempts: &zero}, "attempts"},
+		{&Layer{Name: "flag", Tiers: []TierLayer{{Name: "opencode:anthropic/claude"}}}, "tiers[0].name"},
+		{&Layer{Name: "flag", Tiers: []TierLayer{{Name: "a"}, {Name: "a"}}}, "tiers[1].name"},
+	} {
+		_, err := Resolve(tt.layer)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Source != "flag" || ce.Key != tt.key || ce.Line != 0 {
+			t.Errorf("%+v: %v", tt.layer, err)
+		}
+	}
+	for _, tt := range []struct{ name, value string }{
+		{"JLGCLI_BUDGET_USD", "lots"}, {"JLGCLI_BUDGET_USD", "NaN"}, {"JLGCLI_BUDGET_USD", "Inf"},
+		{"JLGCLI_PUSH", "yes"}, {"JLGCLI_PR", "maybe"},
+	} {
+		_, err := EnvLayer(env(map[string]string{tt.name: tt.value}))
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Source != "environment" || ce.Key != tt.name {
+			t.Errorf("%s=%s: %v", tt.name, tt.value, err)
+		}
+	}
+	for _, tt := range []struct{ name, value, key string }{
+		{"JLGCLI_BUDGET_USD", "-1", "budgetUsd"}, {"JLGCLI_ESCALATE_FROM", "top", "escalateFrom"},
+		{"JLGCLI_COMMIT", "amend", "commit"}, {"JLGCLI_MERGE", "ff", "merge"},
+	} {
+		l, err := EnvLayer(env(map[string]string{tt.name: tt.value}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Resolve(l)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Source != "environment" || ce.Key != tt.key {
+			t.Errorf("%s=%s: %v", tt.name, tt.value, err)
+		}
+	}
+}
+
+func TestKeyLines(t *testing.T) {
+	got := keyLines([]byte(`a = 1
+[t]
+b.c = 2
+[[arr]]
+x = 1
+[arr.sub]
+y = 2
+[[arr]]
+x = [1,
+  { z = 3 }]
+inline = { k = "v" }
+`))
+	want := map[string]int{"a": 1, "t": 2, "t.b.c": 3, "arr[0]": 4, "arr[0].x": 5, "arr[0].sub": 6, "arr[0].sub.y": 7,
+		"arr[1]": 8, "arr[1].x": 9, "arr[1].x[0]": 9, "arr[1].x[1]": 10, "arr[1].x[1].z": 10, "arr[1].inline": 11, "arr[1].inline.k": 11}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Error(diff)
+	}
+	// A document that does not parse has the lines before the error.
+	if got := keyLines([]byte("a = 1\nb = = 2\n")); got["a"] != 1 || len(got) != 1 {
+		t.Error(got)
 	}
 }
