@@ -472,27 +472,9 @@ func (r *run) countRepeat(same bool) func() {
 // returns whether the loop goes on.
 func (r *run) waitRateLimit(ctx context.Context, f *agent.Failure) bool {
 	now := r.now()
-	wait := time.Duration(0)
-	if !f.ResetAt.IsZero() {
-		wait = f.ResetAt.Sub(now) + time.Second
-	}
-	if wait <= 0 {
-		// No reset time: back off, 30s doubling per wait already made,
-		// up to 10 minutes, with jitter.
-		n := min(r.st.WaitedMs/int64(30*time.Second/time.Millisecond), 5)
-		wait = min(30*time.Second<<n, 10*time.Minute)
-		wait += time.Duration(rand.Int64N(int64(wait / 4)))
-	}
-	details := "rate limited: " + f.Message
-	if !f.ResetAt.IsZero() {
-		details += "; resets at " + f.ResetAt.Format(time.RFC3339)
-	}
-	used := time.Duration(r.st.WaitedMs) * time.Millisecond
-	if r.o.MaxWait <= 0 || used+wait > r.o.MaxWait {
+	wait, details, ok := rateLimitWait(now, f, r.st.WaitedMs, r.o.MaxWait)
+	if !ok {
 		r.res.Failure = f
-		if r.o.MaxWait > 0 {
-			details += fmt.Sprintf("; waiting %s more would pass --max-wait %s", wait.Round(time.Second), r.o.MaxWait)
-		}
 		r.stop(StatusRateLimited, details)
 		return false
 	}
@@ -511,6 +493,34 @@ func (r *run) waitRateLimit(ctx context.Context, f *agent.Failure) bool {
 		return false
 	}
 	return true
+}
+
+// rateLimitWait is how long to wait for a rate limit f to reset, given the
+// time already waited; ok is false when maxWait does not allow it, details
+// then says why.
+func rateLimitWait(now time.Time, f *agent.Failure, waitedMs int64, maxWait time.Duration) (wait time.Duration, details string, ok bool) {
+	if !f.ResetAt.IsZero() {
+		wait = f.ResetAt.Sub(now) + time.Second
+	}
+	if wait <= 0 {
+		// No reset time: back off, 30s doubling per wait already made,
+		// up to 10 minutes, with jitter.
+		n := min(waitedMs/int64(30*time.Second/time.Millisecond), 5)
+		wait = min(30*time.Second<<n, 10*time.Minute)
+		wait += time.Duration(rand.Int64N(int64(wait / 4)))
+	}
+	details = "rate limited: " + f.Message
+	if !f.ResetAt.IsZero() {
+		details += "; resets at " + f.ResetAt.Format(time.RFC3339)
+	}
+	used := time.Duration(waitedMs) * time.Millisecond
+	if maxWait <= 0 || used+wait > maxWait {
+		if maxWait > 0 {
+			details += fmt.Sprintf("; waiting %s more would pass --max-wait %s", wait.Round(time.Second), maxWait)
+		}
+		return wait, details, false
+	}
+	return wait, details, true
 }
 
 // prompt builds the prompt of iteration i.

@@ -1,0 +1,810 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/proc"
+)
+
+// Escalation starting points (TaskOptions.EscalateFrom).
+const (
+	// EscalateFromBase: a tier that takes over starts from the step's
+	// starting point; the failed tier's tree is kept in its snapshots.
+	EscalateFromBase = "base"
+	// EscalateFromLast: a tier that takes over starts from the failed
+	// tier's last tree.
+	EscalateFromLast = "last"
+)
+
+// DefaultTaskTimeout is the global time limit of a task (seed 003).
+const DefaultTaskTimeout = 30 * time.Minute
+
+// Tier is one developer tier of a task: an agent, a model, its own
+// environment, and how many attempts it gets per step.
+type Tier struct {
+	Name     string      `json:"name"`
+	Backend  string      `json:"backend"`
+	Model    string      `json:"model,omitempty"`
+	Env      []string    `json:"env,omitempty"`
+	Attempts int         `json:"attempts"`
+	Agent    agent.Agent `json:"-"`
+}
+
+// Workspace is the working tree a task changes: the task's git worktree.
+type Workspace interface {
+	// Dir is where the agent and the checks run.
+	Dir() string
+	// Snapshot saves the tree's whole state under name and returns its
+	// commit; it changes nothing in the tree.
+	Snapshot(ctx context.Context, name string) (string, error)
+	// Diff is the tree's change against the task's base; DiffFrom against
+	// commit.
+	Diff(ctx context.Context) (git.Change, error)
+	DiffFrom(ctx context.Context, commit string) (git.Change, error)
+	// Restore makes the tree's files those of commit.
+	Restore(ctx context.Context, commit string) error
+	// Commit commits the tree on the task branch; false when there was
+	// nothing to commit.
+	Commit(ctx context.Context, message string) (string, bool, error)
+}
+
+// Tester is the gate: it runs the project's checks on the tree.
+type Tester interface {
+	// Test judges the tree; deletedTests are the test files the change
+	// deletes (an anti-gaming finding each).
+	Test(ctx context.Context, deletedTests []string) gate.Report
+}
+
+// LoopChecker finds a developer going round in circles (detect.LoopDetector).
+type LoopChecker interface {
+	Check(ctx context.Context, history []detect.Attempt) (detect.Detection, bool)
+}
+
+// TaskRecorder keeps a task durable, as Journal does a loop.
+type TaskRecorder interface {
+	Record(ev Event) error
+	CheckpointTask(cp TaskCheckpoint) error
+	// Output returns where the raw output of attempt n goes, or nil.
+	Output(n int) io.WriteCloser
+}
+
+// TaskObserver follows a task as it goes.
+type TaskObserver interface {
+	// AttemptStarted is called before each call to a developer agent;
+	// Phase when the attempt moves on ("gate"); AttemptDone once the
+	// attempt is recorded.
+	AttemptStarted(p TaskProgress)
+	Phase(p TaskProgress, phase string)
+	AttemptDone(p TaskProgress, a Attempt)
+}
+
+// TaskProgress is where a task is, for a live status line.
+type TaskProgress struct {
+	Step, Steps      int // from 1; Steps is 1 without a plan
+	Tier             string
+	TierIndex, Tiers int
+	InTier, Attempts int // the tier's attempt (from 1) and its allowance
+	Number           int // the task's attempt number
+	CostUSD          float64
+	Estimated        bool
+	BudgetUSD        float64
+	LastGate         string // the last gate status, "" before the first
+}
+
+// TaskOptions are the resolved settings of one task.
+type TaskOptions struct {
+	RunID string
+	Task  string
+	// Tiers are the developer tiers, cheapest first (at least one).
+	Tiers []Tier
+	// Plan asks Planner (or the first tier) for steps before developing.
+	Plan    bool
+	Planner *Tier
+	// Workspace, Tester and Loops are the tree, the gate and the loop rules.
+	Workspace Workspace
+	Tester    Tester
+	Loops     LoopChecker
+	// Budget bounds the task's cost in US dollars; 0: no budget.
+	Budget float64
+	// Prices estimate the cost of calls whose CLI reports none.
+	Prices cost.Table
+	// Timeout bounds the task's active time; 0: none.
+	Timeout time.Duration
+	// EscalateFrom is EscalateFromBase (default) or EscalateFromLast.
+	EscalateFrom string
+	// StallTimeout and MaxWait are as in Options.
+	StallTimeout time.Duration
+	MaxWait      time.Duration
+	// Env is added to every call's environment (after the tier's).
+	Env []string
+	// CommitMessage makes the message of a passing attempt's commit; nil:
+	// "feat: <task> (tier <name>, attempt <n>)".
+	CommitMessage func(a Attempt) string
+	Journal       TaskRecorder
+	Resume        *TaskResume
+	Observer      TaskObserver
+	Now           func() time.Time
+	Sleep         func(ctx context.Context, d time.Duration) error
+	// HeartbeatEvery is how often the checkpoint is refreshed during a
+	// call; 0: every 10 seconds.
+	HeartbeatEvery time.Duration
+}
+
+// TaskResume is where a task continues from: what its journal holds.
+type TaskResume struct {
+	State    TaskState
+	Attempts []Attempt
+	// Planned: the plan was made (Plan holds its steps, Planner its call).
+	Planned bool
+	Plan    []string
+	Planner *Attempt
+}
+
+// task is one execution of a task.
+type task struct {
+	o          TaskOptions
+	now        func() time.Time
+	began      time.Time
+	base       int64 // active time before this process, ms
+	mu         sync.Mutex
+	st         TaskState
+	attempts   []Attempt
+	plan       []string
+	planner    *Attempt
+	stop       *StopData
+	journalErr error
+}
+
+// RunTask develops the task through its tiers until a change passes the gate
+// (every step of the plan, with Plan), a loop or the attempts of the last
+// tier end it, or the budget, the timeout or the user stops it. It never
+// panics on an agent's failure and returns a result whose ExitCode follows
+// the contract.
+func RunTask(ctx context.Context, o TaskOptions) TaskResult {
+	t := &task{o: o, now: o.Now}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	if t.o.Sleep == nil {
+		t.o.Sleep = sleep
+	}
+	if t.o.EscalateFrom == "" {
+		t.o.EscalateFrom = EscalateFromBase
+	}
+	t.began = t.now()
+	if r := o.Resume; r != nil {
+		t.st, t.attempts, t.planner = r.State, slices.Clone(r.Attempts), r.Planner
+		if r.Planned {
+			t.plan = slices.Clone(r.Plan)
+		}
+		t.record(EventResume, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.Budget, State: t.st})
+	} else {
+		t.record(EventStart, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.Budget, State: t.st})
+	}
+	t.base = t.st.ElapsedMs
+	t.run(ctx)
+	t.st.ElapsedMs = t.elapsed()
+	t.stop.DurationMs = t.st.ElapsedMs
+	t.record(EventStop, 0, t.stop)
+	res := t.result()
+	t.checkpoint(res.Status)
+	if t.journalErr != nil {
+		res.Details = strings.TrimPrefix(res.Details+"; ", "; ") + "the run's journal failed: " + t.journalErr.Error()
+	}
+	return res
+}
+
+func (t *task) elapsed() int64 { return t.base + ms(t.now().Sub(t.began)) }
+
+// end stops the task with status s.
+func (t *task) end(s Status, details string, f *agent.Failure) {
+	t.stop = &StopData{Status: s, ExitCode: s.ExitCode(), Details: details, Failure: f}
+}
+
+func (t *task) run(ctx context.Context) {
+	if len(t.o.Tiers) == 0 {
+		t.end(StatusError, "no tier to develop with", nil)
+		return
+	}
+	// Every tier's agent must be usable before any money is spent on the
+	// first.
+	for _, tr := range t.allTiers() {
+		if s, details := availability(tr.Agent.Check(ctx)); s != "" {
+			t.end(s, fmt.Sprintf("tier %s: %s", tr.Name, details), nil)
+			return
+		}
+	}
+	if t.o.Plan && t.plan == nil {
+		if !t.makePlan(ctx) {
+			return
+		}
+	}
+	for {
+		if ctx.Err() != nil {
+			t.end(StatusInterrupted, fmt.Sprintf("interrupted after %d attempts", t.st.Attempts), nil)
+			return
+		}
+		left := t.o.Timeout - time.Duration(t.elapsed())*time.Millisecond
+		if t.o.Timeout > 0 && left <= 0 {
+			t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %d attempts", t.o.Timeout, t.st.Attempts), nil)
+			return
+		}
+		tier := t.o.Tiers[t.st.Tier]
+		if ok, reason := t.st.Ledger.CanStart(tier.Name, t.o.Budget); !ok {
+			t.end(StatusBudgetExceeded, fmt.Sprintf("budget of $%.2f: %s (tier %s)", t.o.Budget, reason, tier.Name), nil)
+			return
+		}
+		if !t.attempt(ctx, left) {
+			return
+		}
+	}
+}
+
+func (t *task) allTiers() []Tier {
+	tiers := slices.Clone(t.o.Tiers)
+	if t.o.Plan && t.o.Planner != nil {
+		tiers = append(tiers, *t.o.Planner)
+	}
+	return tiers
+}
+
+// steps is the number of steps of the task: those of the plan, or 1.
+func (t *task) steps() int {
+	if len(t.plan) > 0 {
+		return len(t.plan)
+	}
+	return 1
+}
+
+// callCtx bounds a call or a gate by the time left.
+func (t *task) callCtx(ctx context.Context, left time.Duration) (context.Context, context.CancelFunc) {
+	if t.o.Timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, left, fmt.Errorf("global timeout of %s reached", t.o.Timeout))
+}
+
+// call runs one agent call of tier, waiting for rate limits within MaxWait.
+// It returns the response, or false with the task stopped.
+func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent.Response, *agent.Failure, bool) {
+	for {
+		left := t.o.Timeout - time.Duration(t.elapsed())*time.Millisecond
+		if t.o.Timeout > 0 && left <= 0 {
+			t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached during attempt %d", t.o.Timeout, n), nil)
+			return agent.Response{}, nil, false
+		}
+		env := append(slices.Clip(tier.Env), t.o.Env...)
+		req := agent.Request{Prompt: prompt, Model: tier.Model, Dir: t.o.Workspace.Dir(), Env: env, StallTimeout: t.o.StallTimeout}
+		if t.o.Journal != nil {
+			if out := t.o.Journal.Output(n); out != nil {
+				req.Output = func(p []byte) { out.Write(p) }
+				defer out.Close()
+			}
+		}
+		cctx, cancel := t.callCtx(ctx, left)
+		stopBeat := t.heartbeat()
+		resp, err := tier.Agent.Run(cctx, req)
+		stopBeat()
+		cancel()
+		if err != nil {
+			s := StatusError
+			if errors.Is(err, proc.ErrNotFound) {
+				s = StatusBackendMissing
+			} else if errors.Is(err, agent.ErrPromptTooLong) {
+				s = StatusBackendUnsupported
+			}
+			t.end(s, fmt.Sprintf("tier %s: %v", tier.Name, err), nil)
+			return resp, nil, false
+		}
+		f := resp.Failure
+		if f == nil && resp.ExitCode != 0 {
+			f = &agent.Failure{Kind: agent.FailCrash, Message: fmt.Sprintf("the agent exited with status %d", resp.ExitCode)}
+		}
+		if f != nil && f.Kind == agent.FailTimeout {
+			if ctx.Err() != nil {
+				t.end(StatusInterrupted, fmt.Sprintf("interrupted during attempt %d", n), nil)
+			} else {
+				t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached during attempt %d; the agent was stopped", t.o.Timeout, n), f)
+			}
+			return resp, f, false
+		}
+		if f != nil && f.Kind == agent.FailAuth {
+			t.end(StatusBackendUnauthenticated, fmt.Sprintf("tier %s: the agent is not authenticated: %s", tier.Name, f.Message), f)
+			return resp, f, false
+		}
+		if f != nil && f.Kind == agent.FailRateLimit {
+			wait, details, ok := rateLimitWait(t.now(), f, t.st.WaitedMs, t.o.MaxWait)
+			if !ok {
+				t.end(StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, details), f)
+				return resp, f, false
+			}
+			t.mu.Lock()
+			t.st.WaitedMs += ms(wait)
+			t.mu.Unlock()
+			t.record(EventWait, n, TaskWait{Until: t.now().Add(wait), WaitMs: ms(wait), Message: f.Message, State: t.st})
+			waitStart := t.now()
+			err := t.o.Sleep(ctx, wait)
+			t.began = t.began.Add(t.now().Sub(waitStart)) // waiting is not active time
+			if err != nil {
+				t.end(StatusInterrupted, "interrupted while waiting for a rate limit to reset", nil)
+				return resp, f, false
+			}
+			continue
+		}
+		return resp, f, true
+	}
+}
+
+// attempt makes one developer attempt and decides; false when the task
+// stops.
+func (t *task) attempt(ctx context.Context, left time.Duration) bool {
+	ws := t.o.Workspace
+	tier := t.o.Tiers[t.st.Tier]
+	n := t.st.Attempts + 1
+	fail := func(what string, err error) bool {
+		t.end(StatusError, fmt.Sprintf("attempt %d: %s: %v", n, what, err), nil)
+		return false
+	}
+	if t.st.Start != "" {
+		if err := ws.Restore(ctx, t.st.Start); err != nil {
+			return fail("restore the starting point", err)
+		}
+	}
+	start, err := ws.Snapshot(ctx, strconv.Itoa(n))
+	if err != nil {
+		return fail("save the state before it", err)
+	}
+	if t.st.StepBase == "" {
+		t.st.StepBase = start
+	}
+	a := Attempt{Number: n, Tier: tier.Name, TierIndex: t.st.Tier, InTier: t.st.InTier + 1, Backend: tier.Backend,
+		Model: tier.Model, StartedAt: t.now().UTC(), Nudged: t.st.Nudge != "", Start: start}
+	if len(t.plan) > 0 {
+		a.Step = t.st.Step + 1
+	}
+	a.Prompt = t.prompt(a)
+	p := t.progress(a)
+	if t.o.Observer != nil {
+		t.o.Observer.AttemptStarted(p)
+	}
+	began := t.now()
+	resp, f, ok := t.call(ctx, tier, a.Prompt, n)
+	if !ok {
+		return false
+	}
+	a.Response, a.ExitCode, a.Failure, a.SessionID = resp.Text, resp.ExitCode, f, resp.SessionID
+	a.InputTokens, a.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
+	a.CostUSD, a.CostEstimated, a.CostKnown = t.costOf(tier, resp.Usage)
+
+	change, err := ws.Diff(ctx)
+	if err != nil {
+		return fail("measure the change", err)
+	}
+	own, err := ws.DiffFrom(ctx, start)
+	if err != nil {
+		return fail("measure the attempt's own change", err)
+	}
+	fromStep, err := ws.DiffFrom(ctx, t.st.StepBase)
+	if err != nil {
+		return fail("measure the step's change", err)
+	}
+	a.Unchanged = fromStep.Empty
+	if a.Result, err = ws.Snapshot(ctx, strconv.Itoa(n)+"-result"); err != nil {
+		return fail("save the state it left", err)
+	}
+	a.Change = changeOf(change)
+	a.AttemptDiff, _ = bound(own.Text, MaxKeptDiff)
+
+	if t.o.Observer != nil {
+		t.o.Observer.Phase(p, "gate")
+	}
+	gctx, cancel := t.callCtx(ctx, t.o.Timeout-time.Duration(t.elapsed())*time.Millisecond)
+	rep := t.o.Tester.Test(gctx, change.DeletedTests)
+	cancel()
+	if rep.Interrupted || ctx.Err() != nil {
+		// The gate's verdict says nothing of the code: the attempt is made
+		// again on resume.
+		if ctx.Err() != nil {
+			t.end(StatusInterrupted, fmt.Sprintf("interrupted while the checks judged attempt %d", n), nil)
+		} else {
+			t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached while the checks judged attempt %d", t.o.Timeout, n), nil)
+		}
+		return false
+	}
+	a.Gate = rep
+	a.DurationMs = ms(t.now().Sub(began))
+
+	t.mu.Lock()
+	t.st.Ledger.Add(tier.Name, a.CostUSD, a.CostEstimated)
+	t.mu.Unlock()
+	goOn := t.decide(ctx, &a, tier)
+	t.mu.Lock()
+	t.attempts = append(t.attempts, a)
+	t.st.Attempts = n
+	t.st.ElapsedMs = t.elapsed()
+	t.mu.Unlock()
+	t.record(EventAttempt, n, AttemptData{Attempt: a, State: t.st})
+	t.checkpoint(StatusRunning)
+	if t.o.Observer != nil {
+		p.LastGate = rep.Status
+		p.CostUSD, p.Estimated = t.st.Ledger.Spent(), t.st.Ledger.Estimated()
+		t.o.Observer.AttemptDone(p, a)
+	}
+	return goOn
+}
+
+// decide reads an attempt's gate and the loop rules, sets its Action, and
+// moves the state on; false when the task stops.
+func (t *task) decide(ctx context.Context, a *Attempt, tier Tier) bool {
+	ws := t.o.Workspace
+	t.st.InTier++
+	t.st.Nudge = ""
+	if a.Gate.OK() {
+		a.Action = ActionPass
+		msg := t.commitMessage(*a)
+		sha, committed, err := ws.Commit(ctx, msg)
+		if err != nil {
+			t.end(StatusError, fmt.Sprintf("attempt %d passed the checks but could not be committed: %v", a.Number, err), nil)
+			return false
+		}
+		if committed {
+			a.Commit = sha
+			t.st.Commits = append(t.st.Commits, sha)
+		}
+		t.outcome(tier.Name, "passed")
+		if t.st.Step+1 >= t.steps() {
+			t.end(StatusDone, "", nil)
+			t.stop.Text = a.Response
+			return false
+		}
+		// The next step starts from this one's work, with the first tier.
+		t.st.Step++
+		t.st.Tier, t.st.InTier, t.st.Detections = 0, 0, 0
+		t.st.Start, t.st.StepBase = a.Result, a.Result
+		return true
+	}
+
+	// By default the next attempt continues from this one's tree.
+	t.st.Start = a.Result
+	history := t.loopHistory(*a)
+	det, found := detect.Detection{}, false
+	if t.o.Loops != nil {
+		det, found = t.o.Loops.Check(ctx, history)
+	}
+	spent := t.st.InTier >= tier.Attempts
+	switch {
+	case found && t.st.Detections == 0 && !spent:
+		t.st.Detections++
+		a.Detection, a.Action = &det, ActionNudge
+		t.st.Nudge = nudge(det, a.Gate)
+		return t.overBudget(a)
+	case found || spent:
+		if found {
+			t.st.Detections++
+			a.Detection = &det
+		}
+		why, outcome := "spent its attempts", "spent"
+		if found {
+			why, outcome = "looped ("+det.Rule+")", "loop"
+		}
+		t.outcome(tier.Name, outcome)
+		if t.st.Tier+1 >= len(t.o.Tiers) {
+			a.Action = ActionStop
+			status := StatusMaxIterations
+			if found {
+				status = StatusNoProgress
+			}
+			t.end(status, fmt.Sprintf("the last tier, %s, %s after %d attempts: %s", tier.Name, why, t.st.InTier, a.Gate.Summary()), nil)
+			t.stop.Text = a.Response
+			return false
+		}
+		a.Action = ActionEscalate
+		t.st.Tier++
+		t.st.InTier, t.st.Detections = 0, 0
+		if t.o.EscalateFrom == EscalateFromLast {
+			t.st.Start = a.Result
+		} else {
+			t.st.Start = t.st.StepBase
+		}
+		return t.overBudget(a)
+	default:
+		a.Action = ActionRetry
+		return t.overBudget(a)
+	}
+}
+
+// overBudget stops the task once its budget is spent.
+func (t *task) overBudget(a *Attempt) bool {
+	if !t.st.Ledger.Exceeded(t.o.Budget) {
+		return true
+	}
+	a.Action = ActionStop
+	t.end(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f is spent ($%.4f) after %d attempts", t.o.Budget, t.st.Ledger.Spent(), a.Number), nil)
+	t.stop.Text = a.Response
+	return false
+}
+
+func (t *task) outcome(tier, o string) {
+	if t.st.Outcomes == nil {
+		t.st.Outcomes = map[string]string{}
+	}
+	t.st.Outcomes[tier] = o
+}
+
+// loopHistory is what the loop rules see: the attempts of the current step,
+// then a.
+func (t *task) loopHistory(a Attempt) []detect.Attempt {
+	var h []detect.Attempt
+	for _, x := range append(slices.Clip(t.attempts), a) {
+		if x.Step != a.Step {
+			continue
+		}
+		h = append(h, detect.Attempt{Number: x.Number, Tier: x.Tier, DiffHash: x.Change.Hash, Diff: x.AttemptDiff,
+			Empty: x.Unchanged, GateError: gateError(x.Gate)})
+	}
+	return h
+}
+
+// gateError identifies how the gate failed, for the same-error rule: the
+// fingerprints of the checks that failed (each independent of the order of
+// the output's lines) and the anti-gaming rules that fired. "" when it
+// passed.
+func gateError(r gate.Report) string {
+	if r.OK() {
+		return ""
+	}
+	var parts []string
+	for _, c := range r.Checks {
+		if !c.Passed {
+			parts = append(parts, c.Name+"="+c.Fingerprint)
+		}
+	}
+	for _, g := range r.Gaming {
+		parts = append(parts, "gaming="+g.Rule+":"+g.File+g.Check)
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "status="+r.Status+"/"+r.Recommendation)
+	}
+	return strings.ReplaceAll(strings.Join(parts, "+"), " ", "_")
+}
+
+func (t *task) commitMessage(a Attempt) string {
+	if t.o.CommitMessage != nil {
+		return t.o.CommitMessage(a)
+	}
+	return DefaultCommitMessage(t.o.Task, a, t.steps())
+}
+
+// DefaultCommitMessage is the message of a passing attempt's commit:
+// "feat: <task> (tier <name>, attempt <n>)", n counting the tier's attempts
+// (seed 003), with the step when the task has a plan.
+func DefaultCommitMessage(task string, a Attempt, steps int) string {
+	where := fmt.Sprintf("tier %s, attempt %d", a.Tier, a.InTier)
+	if a.Step > 0 && steps > 1 {
+		where = fmt.Sprintf("step %d/%d, ", a.Step, steps) + where
+	}
+	return fmt.Sprintf("feat: %s (%s)", Subject(task), where)
+}
+
+// Subject is a task as the subject of a commit message: its first line, at
+// most 72 characters.
+func Subject(task string) string {
+	s := strings.TrimSpace(task)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if r := []rune(s); len(r) > 72 {
+		s = strings.TrimSpace(string(r[:71])) + "…"
+	}
+	if s == "" {
+		s = "task"
+	}
+	return s
+}
+
+// costOf is what a call cost: what the CLI reported, else an estimate from
+// its tokens.
+func (t *task) costOf(tier Tier, u agent.Usage) (usd float64, estimated, known bool) {
+	if u.CostKnown {
+		return u.CostUSD, false, true
+	}
+	usd, estimated, known = cost.Estimate(u, tier.Backend, tier.Model, t.o.Prices)
+	return usd, estimated, known
+}
+
+func (t *task) progress(a Attempt) TaskProgress {
+	tier := t.o.Tiers[a.TierIndex]
+	p := TaskProgress{Step: t.st.Step + 1, Steps: t.steps(), Tier: tier.Name, TierIndex: a.TierIndex, Tiers: len(t.o.Tiers),
+		InTier: a.InTier, Attempts: tier.Attempts, Number: a.Number, CostUSD: t.st.Ledger.Spent(),
+		Estimated: t.st.Ledger.Estimated(), BudgetUSD: t.o.Budget}
+	if len(t.attempts) > 0 {
+		p.LastGate = t.attempts[len(t.attempts)-1].Gate.Status
+	}
+	return p
+}
+
+func (t *task) record(typ string, n int, v any) {
+	if t.o.Journal == nil {
+		return
+	}
+	data, _ := json.Marshal(v)
+	if err := t.o.Journal.Record(Event{Type: typ, Iteration: n, Time: t.now(), Data: data}); err != nil && t.journalErr == nil {
+		t.journalErr = err
+	}
+}
+
+func (t *task) checkpoint(s Status) {
+	if t.o.Journal == nil {
+		return
+	}
+	t.mu.Lock()
+	st := t.st
+	st.ElapsedMs = t.elapsed()
+	cp := TaskCheckpoint{RunID: t.o.RunID, Status: s, Iterations: st.Attempts, CostUSD: st.Ledger.Spent(),
+		CostKnown: t.costKnown(), DurationMs: st.ElapsedMs, Heartbeat: t.now().UTC(), State: st, Plan: t.plan,
+		Tiers: tierStats(t.o.Tiers, t.attempts)}
+	t.mu.Unlock()
+	_ = t.o.Journal.CheckpointTask(cp)
+}
+
+func (t *task) costKnown() bool {
+	for _, a := range t.attempts {
+		if a.CostKnown {
+			return true
+		}
+	}
+	return t.planner != nil && t.planner.CostKnown
+}
+
+// heartbeat refreshes the checkpoint while a call runs.
+func (t *task) heartbeat() func() {
+	if t.o.Journal == nil {
+		return func() {}
+	}
+	every := t.o.HeartbeatEvery
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tk := time.NewTicker(every)
+		defer tk.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tk.C:
+				t.checkpoint(StatusRunning)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// tierStats sums the attempts per tier, in the tiers' order.
+func tierStats(tiers []Tier, attempts []Attempt) []TierStat {
+	out := make([]TierStat, 0, len(tiers))
+	for _, tr := range tiers {
+		s := TierStat{Name: tr.Name}
+		for _, a := range attempts {
+			if a.Tier == tr.Name {
+				s.Attempts++
+				s.CostUSD += a.CostUSD
+				if a.Action == ActionPass {
+					s.Passed++
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// result is the task's result as it stands.
+func (t *task) result() TaskResult {
+	return buildTaskResult(t.o.RunID, t.o.Task, t.o.Tiers, t.o.Budget, t.plan, t.planner, t.attempts, t.st, t.stop)
+}
+
+// buildTaskResult assembles a result from what a task's journal holds.
+func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan []string, planner *Attempt,
+	attempts []Attempt, st TaskState, stop *StopData) TaskResult {
+	r := TaskResult{RunID: runID, Task: taskText, Iterations: len(attempts), BudgetUSD: budget, Plan: plan,
+		Tiers: []TierSummary{}, Attempts: attempts, Detections: []Detection{}, Flaky: []string{}, Commits: st.Commits,
+		DurationMs: st.ElapsedMs}
+	if r.Attempts == nil {
+		r.Attempts = []Attempt{}
+	}
+	if r.Commits == nil {
+		r.Commits = []string{}
+	}
+	if len(tiers) > 0 {
+		r.Backend = tiers[0].Backend
+	}
+	add := func(a Attempt) {
+		r.CostUSD += a.CostUSD
+		r.CostKnown = r.CostKnown || a.CostKnown
+		r.CostEstimated = r.CostEstimated || a.CostEstimated
+		r.InputTokens += a.InputTokens
+		r.OutputTokens += a.OutputTokens
+	}
+	if planner != nil {
+		add(*planner)
+	}
+	for i := range attempts {
+		a := attempts[i]
+		add(a)
+		r.Backend = a.Backend
+		if a.Detection != nil {
+			r.Detections = append(r.Detections, Detection{Detection: *a.Detection, Step: a.Step, Tier: a.Tier, Action: a.Action})
+		}
+		for _, f := range a.Gate.Flaky {
+			if !slices.Contains(r.Flaky, f) {
+				r.Flaky = append(r.Flaky, f)
+			}
+		}
+		r.Gate = &attempts[i].Gate
+		r.Text = a.Response
+	}
+	for _, tr := range tiers {
+		s := TierSummary{Name: tr.Name, Backend: tr.Backend, Model: tr.Model, Outcome: "unused"}
+		for _, a := range attempts {
+			if a.Tier != tr.Name {
+				continue
+			}
+			s.Attempts++
+			s.CostUSD += a.CostUSD
+			s.CostEstimated = s.CostEstimated || a.CostEstimated
+			if a.Action == ActionPass {
+				s.Passed++
+			}
+		}
+		if o, ok := st.Outcomes[tr.Name]; ok {
+			s.Outcome = o
+		} else if s.Attempts > 0 {
+			s.Outcome = "stopped"
+		}
+		r.Tiers = append(r.Tiers, s)
+	}
+	if stop == nil {
+		r.Status, r.ExitCode = StatusRunning, -1
+		return r
+	}
+	r.Status, r.ExitCode, r.Details, r.Failure = stop.Status, stop.ExitCode, stop.Details, stop.Failure
+	if stop.Text != "" {
+		r.Text = stop.Text
+	}
+	r.Summary = taskSummary(r)
+	return r
+}
+
+// taskSummary says in one line how the task ended.
+func taskSummary(r TaskResult) string {
+	c := fmt.Sprintf("$%.4f", r.CostUSD)
+	if r.CostEstimated {
+		c += " (estimated)"
+	}
+	switch r.Status {
+	case StatusDone:
+		last := r.Attempts[len(r.Attempts)-1]
+		return fmt.Sprintf("done: tier %s passed the checks at attempt %d of %d; %s", last.Tier, last.InTier, len(r.Attempts), c)
+	default:
+		return fmt.Sprintf("%s after %d attempts; %s", r.Status, len(r.Attempts), c)
+	}
+}

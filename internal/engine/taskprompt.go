@@ -1,0 +1,342 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/gate"
+)
+
+// Bounds of what a developer's prompt tells of earlier attempts.
+const (
+	// MaxHistory is how many earlier attempts the prompt lists.
+	MaxHistory = 8
+	// MaxGateDigest bounds the last gate result in the prompt.
+	MaxGateDigest = 4 << 10
+	// MaxPlanSteps bounds a plan.
+	MaxPlanSteps = 20
+)
+
+// prompt builds the developer prompt of attempt a: the task, the plan step,
+// where the tree starts from, the last gate result, what earlier attempts
+// tried and how they failed, and the nudge when a loop was found.
+func (t *task) prompt(a Attempt) string {
+	var b strings.Builder
+	b.WriteString("You are the developer of a task in the git repository in your working directory. " +
+		"Make the change in the files. Do not commit, push or switch branches: when you stop, jlgcli runs the " +
+		"project's checks (build, tests) itself and commits the work only if they pass. Do not delete, skip or " +
+		"weaken tests to make them pass: that is detected and refused.\n\n## Task\n\n")
+	b.WriteString(strings.TrimSpace(t.o.Task))
+	b.WriteString("\n")
+	if len(t.plan) > 0 {
+		b.WriteString("\n## Plan\n\n")
+		for i, s := range t.plan {
+			mark := "todo"
+			switch {
+			case i < t.st.Step:
+				mark = "done"
+			case i == t.st.Step:
+				mark = "now"
+			}
+			fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, mark, s)
+		}
+		fmt.Fprintf(&b, "\nWork on step %d only; the steps marked done are in the tree already.\n", t.st.Step+1)
+	}
+
+	// What this step's earlier attempts did.
+	var earlier []Attempt
+	for _, x := range t.attempts {
+		if x.Step == a.Step {
+			earlier = append(earlier, x)
+		}
+	}
+	b.WriteString("\n## Starting point\n\n")
+	switch {
+	case len(earlier) == 0:
+		b.WriteString("The working tree is the repository as this step started.\n")
+	case a.InTier > 1:
+		last := earlier[len(earlier)-1]
+		fmt.Fprintf(&b, "The working tree holds the changes of your previous attempt (attempt %d): build on them and fix what the checks found.\n", last.Number)
+	case t.o.EscalateFrom == EscalateFromLast:
+		last := earlier[len(earlier)-1]
+		fmt.Fprintf(&b, "You take over from tier %s, which did not get the checks to pass. The working tree holds its last attempt's changes (attempt %d): "+
+			"fix them, or undo them if the approach is wrong.\n", last.Tier, last.Number)
+	default:
+		last := earlier[len(earlier)-1]
+		fmt.Fprintf(&b, "You take over from tier %s, which did not get the checks to pass. Its changes were set aside: "+
+			"the working tree is back where this step started. Learn from the history below; do not repeat what failed.\n", last.Tier)
+	}
+	if len(earlier) > 0 {
+		last := earlier[len(earlier)-1]
+		b.WriteString("\n## Last check result\n\n")
+		b.WriteString(GateDigest(last.Gate, MaxGateDigest))
+		b.WriteString("\n## What was tried\n\n")
+		from := max(0, len(earlier)-MaxHistory)
+		if from > 0 {
+			fmt.Fprintf(&b, "(%d earlier attempts not shown)\n", from)
+		}
+		for _, x := range earlier[from:] {
+			b.WriteString("- ")
+			b.WriteString(attemptLine(x))
+			b.WriteString("\n")
+		}
+	}
+	if t.st.Nudge != "" {
+		b.WriteString("\n## Step back\n\n")
+		b.WriteString(t.st.Nudge)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// attemptLine says in one line what an attempt did and how it ended.
+func attemptLine(a Attempt) string {
+	who := "tier " + a.Tier
+	if a.Model != "" {
+		who += ", " + a.Model
+	}
+	var files []string
+	for _, f := range a.Change.Files {
+		files = append(files, f.Path)
+	}
+	change := "no change"
+	if !a.Change.Empty {
+		change = "changed " + strings.Join(headOf(files, 6), ", ")
+	}
+	s := fmt.Sprintf("attempt %d (%s): %s; checks: %s", a.Number, who, change, a.Gate.Summary())
+	if e := firstError(a.Gate); e != "" {
+		s += " — " + e
+	}
+	if a.Failure != nil {
+		s += fmt.Sprintf("; the agent failed (%s)", a.Failure.Kind)
+	}
+	if a.Detection != nil {
+		s += fmt.Sprintf("; loop: %s", a.Detection.Details)
+	}
+	return s
+}
+
+func headOf(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+}
+
+// firstError is the gate's first problem, in one short line.
+func firstError(r gate.Report) string {
+	var e string
+	switch {
+	case len(r.SyntaxErrors) > 0:
+		e = r.SyntaxErrors[0]
+	case len(r.ImportErrors) > 0:
+		e = r.ImportErrors[0]
+	case len(r.TestFailures) > 0:
+		f := r.TestFailures[0]
+		e = f.Test + ": " + f.Error
+	case len(r.RuntimeErrors) > 0:
+		e = r.RuntimeErrors[0]
+	case len(r.Gaming) > 0:
+		e = r.Gaming[0].Message
+	}
+	e = strings.Join(strings.Fields(e), " ")
+	if r := []rune(e); len(r) > 200 {
+		e = string(r[:199]) + "…"
+	}
+	return e
+}
+
+// GateDigest tells a developer what the gate found: its summary, each
+// problem, and for a failed check that no parser understood, the end of its
+// output; at most limit bytes.
+func GateDigest(r gate.Report, limit int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", r.Summary())
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "%s:\n", title)
+		for _, it := range items {
+			fmt.Fprintf(&b, "- %s\n", it)
+		}
+	}
+	list("Syntax errors", r.SyntaxErrors)
+	list("Import errors", r.ImportErrors)
+	var tests []string
+	for _, f := range r.TestFailures {
+		s := f.Test + ": " + f.Error
+		if f.File != "" {
+			s += fmt.Sprintf(" (%s:%d)", f.File, f.Line)
+		}
+		tests = append(tests, s)
+	}
+	list("Test failures", tests)
+	list("Runtime errors", r.RuntimeErrors)
+	var gaming []string
+	for _, g := range r.Gaming {
+		gaming = append(gaming, g.Message)
+	}
+	list("Refused (tests weakened)", gaming)
+	list("Flaky tests (failed, then passed on a rerun; not held against you)", r.Flaky)
+	if len(r.SyntaxErrors)+len(r.ImportErrors)+len(r.TestFailures)+len(r.RuntimeErrors)+len(r.Gaming) == 0 {
+		for _, c := range r.Checks {
+			if !c.Passed && c.OutputTail != "" {
+				fmt.Fprintf(&b, "Check %s (%s) failed with exit status %d; the end of its output:\n%s\n", c.Name, c.Command, c.ExitCode, c.OutputTail)
+			}
+		}
+	}
+	for _, c := range r.Checks {
+		if !c.Passed {
+			fmt.Fprintf(&b, "Failed check: %s: %s\n", c.Name, c.Command)
+		}
+	}
+	s, _ := bound(b.String(), limit)
+	return s
+}
+
+// nudge asks a developer caught in a loop to step back: what repeated and
+// what the gate said.
+func nudge(d detect.Detection, r gate.Report) string {
+	return fmt.Sprintf("Step back: your attempts are going round in circles (%s: %s). The checks still say: %s%s. "+
+		"Do not make the same change again. Read the failure again, find its root cause (re-read the code the test "+
+		"exercises, question your assumption), and try a different approach: if this attempt loops again, the task "+
+		"goes to the next tier.", d.Rule, d.Details, r.Summary(), suffix(firstError(r)))
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " — " + s
+}
+
+// planPrompt asks the planner for the steps of a task.
+func planPrompt(task string) string {
+	return fmt.Sprintf(`You are the planner of a coding task in the git repository in your working directory. Read the code you need, but change no file.
+
+## Task
+
+%s
+
+Break the task into an ordered list of small steps, each a change that a developer can make and the project's tests can check on its own (at most %d steps; one step is fine for a small task). Answer with JSON only, in this form:
+
+{"steps": ["first step", "second step"]}
+`, strings.TrimSpace(task), MaxPlanSteps)
+}
+
+// ParsePlan reads the steps from a planner's reply: the last JSON object
+// with a "steps" array of strings (or a bare array of strings), in a code
+// fence or not. Empty steps are dropped; more than MaxPlanSteps is an error.
+func ParsePlan(reply string) ([]string, error) {
+	var found []string
+	ok := false
+	for i := 0; i < len(reply); i++ {
+		if reply[i] != '{' && reply[i] != '[' {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(reply[i:]))
+		var v any
+		if dec.Decode(&v) != nil {
+			continue
+		}
+		if steps, good := planSteps(v); good {
+			found, ok = steps, true
+			i += int(dec.InputOffset()) - 1
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf(`the planner's reply holds no {"steps": [...]} JSON`)
+	}
+	var steps []string
+	for _, s := range found {
+		if s = strings.TrimSpace(s); s != "" {
+			steps = append(steps, s)
+		}
+	}
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("the planner gave no step")
+	}
+	if len(steps) > MaxPlanSteps {
+		return nil, fmt.Errorf("the planner gave %d steps, more than %d", len(steps), MaxPlanSteps)
+	}
+	return steps, nil
+}
+
+func planSteps(v any) ([]string, bool) {
+	if m, ok := v.(map[string]any); ok {
+		v = m["steps"]
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		return nil, false
+	}
+	var out []string
+	for _, x := range arr {
+		switch s := x.(type) {
+		case string:
+			out = append(out, s)
+		case map[string]any: // {"title": ..., "description": ...}
+			var parts []string
+			for _, k := range []string{"title", "step", "description"} {
+				if v, ok := s[k].(string); ok && v != "" {
+					parts = append(parts, v)
+				}
+			}
+			if len(parts) == 0 {
+				return nil, false
+			}
+			out = append(out, strings.Join(parts, ": "))
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// makePlan asks the planner for steps and records them; false when the task
+// stops.
+func (t *task) makePlan(ctx context.Context) bool {
+	pl := t.o.Tiers[0]
+	if t.o.Planner != nil {
+		pl = *t.o.Planner
+	}
+	p := Attempt{Tier: pl.Name, Backend: pl.Backend, Model: pl.Model, StartedAt: t.now().UTC(), Prompt: planPrompt(t.o.Task)}
+	if t.o.Observer != nil {
+		t.o.Observer.Phase(TaskProgress{Steps: 1, Tier: pl.Name, BudgetUSD: t.o.Budget}, "plan")
+	}
+	began := t.now()
+	resp, f, ok := t.call(ctx, pl, p.Prompt, 0)
+	if !ok {
+		return false
+	}
+	p.Response, p.ExitCode, p.Failure, p.SessionID = resp.Text, resp.ExitCode, f, resp.SessionID
+	p.InputTokens, p.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
+	p.CostUSD, p.CostEstimated, p.CostKnown = t.costOf(pl, resp.Usage)
+	p.DurationMs = ms(t.now().Sub(began))
+	p.Action = "plan"
+	steps, err := ParsePlan(resp.Text)
+	if f != nil && err == nil {
+		err = fmt.Errorf("the planner failed (%s): %s", f.Kind, f.Message)
+	}
+	t.mu.Lock()
+	t.st.Ledger.Add(pl.Name, p.CostUSD, p.CostEstimated)
+	t.planner = &p
+	t.mu.Unlock()
+	if err != nil {
+		// Without a plan the task is one step: better than no work.
+		steps = []string{strings.TrimSpace(t.o.Task)}
+		t.planner.Response += "\n[jlgcli: " + err.Error() + "; the task runs as one step]"
+	}
+	t.plan = steps
+	t.record(EventPlan, 0, PlanData{Steps: steps, Planner: p, State: t.st})
+	t.checkpoint(StatusRunning)
+	if t.st.Ledger.Exceeded(t.o.Budget) {
+		t.end(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f was spent by the planner ($%.4f)", t.o.Budget, t.st.Ledger.Spent()), nil)
+		return false
+	}
+	return true
+}
