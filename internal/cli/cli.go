@@ -143,6 +143,7 @@ progress) stops it. Exit codes are a contract: see 'jlgcli help exit-codes'.`),
 	root.AddCommand(
 		newRunCmd(stdio, false),
 		newRunCmd(stdio, true),
+		newTaskCmd(stdio),
 		newResumeCmd(stdio),
 		newRunsCmd(stdio),
 		newShowCmd(stdio),

@@ -21,6 +21,8 @@ var flagOfKey = map[string]string{
 	"cwd": "cwd", "env": "env", "json": "json", "quiet": "quiet",
 	"stateDir": "state-dir", "session": "session", "stallTimeout": "stall-timeout", "maxWait": "max-wait",
 	"checks": "check", "baseline": "baseline", "checklist": "checklist",
+	"tiers": "tier", "attempts": "attempts", "budgetUsd": "budget", "escalateFrom": "escalate-from",
+	"antiGaming": "anti-gaming", "commit": "commit", "merge": "merge", "push": "push", "pr": "pr",
 }
 
 // settingFlags are the flags that are also config keys.
@@ -184,7 +186,8 @@ func loadConfig(stdio *Stdio, flags *config.Layer) (*config.Config, error) {
 	var cerr *config.Error
 	if errors.As(err, &cerr) && cerr.Source == "flag" {
 		// Name the flag the user typed, not the config key behind it.
-		cerr.Source, cerr.Key = "command line", "--"+flagOfKey[cerr.Key]
+		key, _, _ := strings.Cut(cerr.Key, "[") // tiers[1].name: the 2nd --tier
+		cerr.Source, cerr.Key = "command line", "--"+flagOfKey[key]
 	}
 	if err != nil {
 		return nil, err

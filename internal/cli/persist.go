@@ -107,7 +107,12 @@ type journal struct {
 
 func (j journal) Record(ev engine.Event) error { return j.run.Append(store.Event(ev)) }
 
-func (j journal) Checkpoint(cp engine.Checkpoint) error {
+func (j journal) Checkpoint(cp engine.Checkpoint) error { return j.checkpoint(cp) }
+
+func (j journal) CheckpointTask(cp engine.TaskCheckpoint) error { return j.checkpoint(cp) }
+
+// checkpoint writes a loop's or a task's checkpoint and indexes the run.
+func (j journal) checkpoint(cp any) error {
 	if err := j.run.WriteCheckpoint(cp); err != nil {
 		return err
 	}

@@ -183,6 +183,7 @@ type resumeOptions struct {
 	maxIterations int
 	timeout       time.Duration
 	maxWait       time.Duration
+	budget        float64
 }
 
 func newResumeCmd(stdio *Stdio) *cobra.Command {
@@ -203,6 +204,7 @@ limits. A run that ended done is only printed.`,
 	cmd.Flags().IntVar(&o.maxIterations, "max-iterations", 0, "new iteration limit (counting the iterations already made)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "new global time limit (counting the time already used)")
 	cmd.Flags().DurationVar(&o.maxWait, "max-wait", 0, "new limit on the total wait for rate limits")
+	cmd.Flags().Float64Var(&o.budget, "budget", 0, "a task's new cost budget in US dollars (counting what it spent)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		root, run, err := o.open(stdio, args[0])
 		if err != nil {
@@ -223,6 +225,9 @@ limits. A run that ended done is only printed.`,
 		events, err := runEvents(stdio, run, o.quiet)
 		if err != nil {
 			return err
+		}
+		if run.Meta.Command == "task" {
+			return resumeTask(cmd, stdio, o, root, run, events)
 		}
 		st, transcript, stop, err := engine.Replay(events)
 		if err != nil {

@@ -71,6 +71,11 @@ func setupScript(env *testscript.Env) error {
 		}
 	}
 	env.Setenv("PATH", path)
+	// GO_BIN is where the go command is, for scripts that work on a Go
+	// project ("env PATH=$GO_BIN:$PATH").
+	if g, err := exec.LookPath("go"); err == nil {
+		env.Setenv("GO_BIN", filepath.Dir(g))
+	}
 	// Under -race every program here is the race-enabled test binary, which
 	// by default sleeps a second at exit.
 	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
@@ -622,6 +627,7 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 //	pwd               print the working directory
 //	write FILE TEXT   write TEXT (escapes as reply) to FILE
 //	remove FILE       remove FILE, if it exists
+//	seen FILE         record FILE's content in N.seen (what the agent found)
 //	ignore-term       from now on, note a SIGTERM (in N.term) and go on
 //	grandchild [DUR]  start a process that holds stdout open for DUR (300s)
 //	flood BYTES [LINE] print BYTES bytes (K and M suffixes) in lines of LINE bytes
@@ -789,6 +795,12 @@ func fakeAgent(args []string) int {
 			if err := os.WriteFile(file, []byte(unescape(text)), 0o644); err != nil {
 				return fail("%v", err)
 			}
+		case "seen":
+			b, err := os.ReadFile(arg)
+			if err != nil {
+				b = []byte("(missing: " + err.Error() + ")")
+			}
+			record("seen", string(b))
 		case "remove":
 			if err := os.Remove(arg); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fail("%v", err)
