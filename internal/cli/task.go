@@ -202,6 +202,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 	}
 
 	s := taskSettingsOf(cfg, repo.Dir)
+	s.Plan = o.plan
 	// Pick the single tier's backend as loop does when none is configured.
 	if len(s.Tiers) == 1 && s.Tiers[0].Backend == "" {
 		res, a := pickAgent(stdio, cfg, registry(stdio, cfg.Backends, cfg.EnvList()))
