@@ -281,6 +281,13 @@ func (t *task) callCtx(ctx context.Context, left time.Duration) (context.Context
 // call runs one agent call of tier, waiting for rate limits within MaxWait.
 // It returns the response, or false with the task stopped.
 func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent.Response, *agent.Failure, bool) {
+	var output func([]byte)
+	if t.o.Journal != nil {
+		if out := t.o.Journal.Output(n); out != nil {
+			output = func(p []byte) { out.Write(p) }
+			defer out.Close()
+		}
+	}
 	for {
 		left := t.o.Timeout - time.Duration(t.elapsed())*time.Millisecond
 		if t.o.Timeout > 0 && left <= 0 {
@@ -288,13 +295,7 @@ func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent
 			return agent.Response{}, nil, false
 		}
 		env := append(slices.Clip(tier.Env), t.o.Env...)
-		req := agent.Request{Prompt: prompt, Model: tier.Model, Dir: t.o.Workspace.Dir(), Env: env, StallTimeout: t.o.StallTimeout}
-		if t.o.Journal != nil {
-			if out := t.o.Journal.Output(n); out != nil {
-				req.Output = func(p []byte) { out.Write(p) }
-				defer out.Close()
-			}
-		}
+		req := agent.Request{Prompt: prompt, Model: tier.Model, Dir: t.o.Workspace.Dir(), Env: env, StallTimeout: t.o.StallTimeout, Output: output}
 		cctx, cancel := t.callCtx(ctx, left)
 		stopBeat := t.heartbeat()
 		resp, err := tier.Agent.Run(cctx, req)
