@@ -245,3 +245,63 @@ func (r *Repo) pushRemote(ctx context.Context, branch string) (string, error) {
 	}
 	return "", fmt.Errorf("push %s: %w: several remotes (%s) and none is origin or remote.pushDefault", branch, ErrNoRemote, strings.Join(remotes, ", "))
 }
+
+// FastForward moves the branch into, checked out in the user's working tree
+// (Dir) with no change to tracked files, to the tip of branch, which must
+// descend from it, and brings the files along as `git merge --ff-only` does
+// (files in the way are never overwritten): the commits of branch land on
+// into as they are. Otherwise it returns a *MergeRefusedError with the
+// command to run by hand, and touches nothing. It returns into's new tip.
+func (r *Repo) FastForward(ctx context.Context, into, branch string) (string, error) {
+	g := r.git()
+	command := "git checkout " + shellQuote(into) + " && git merge --ff-only " + shellQuote(branch)
+	refuse := func(reason MergeRefusal, detail string) error {
+		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail, Command: command}
+	}
+	tip, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch)
+	if err != nil {
+		return "", fmt.Errorf("branch %s: %w", branch, err)
+	}
+	if into == "" {
+		return "", refuse(RefusedNoBaseBranch, "the task did not start from a branch")
+	}
+	cur, err := r.CurrentBranch(ctx)
+	if err != nil {
+		return "", err
+	}
+	if cur != into {
+		return "", refuse(RefusedNotCheckedOut, fmt.Sprintf("%s is not checked out in %s", into, r.Dir))
+	}
+	if d, err := dirty(ctx, g, r.Dir, false); err != nil {
+		return "", err
+	} else if d {
+		return "", refuse(RefusedDirty, r.Dir+" has uncommitted changes: commit or stash them first")
+	}
+	head, err := revCommit(ctx, g, r.Dir, "refs/heads/"+into)
+	if err != nil {
+		return "", err
+	}
+	if head == tip {
+		return "", ErrNothingToMerge
+	}
+	if !isAncestor(ctx, g, r.Dir, head, tip) {
+		return "", refuse(RefusedBaseMoved, into+" has moved since the task started")
+	}
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"merge", "--ff-only", "--quiet", tip}}); err != nil {
+		return "", refuse(RefusedWouldOverwrite, "git merge --ff-only failed: "+oneLine(err.Error()))
+	}
+	return tip, nil
+}
+
+// Remote is the remote Push would push branch to.
+func (r *Repo) Remote(ctx context.Context, branch string) (string, error) {
+	return r.pushRemote(ctx, branch)
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -258,3 +258,33 @@ func TestPushRemoteChoice(t *testing.T) {
 		t.Errorf("remote.pushDefault not used: %v", err)
 	}
 }
+
+func TestFastForward(t *testing.T) {
+	t.Parallel()
+	dir, r := newRepo(t)
+	base := tgit(t, dir, "rev-parse", "HEAD")
+	w := taskWithCommits(t, r, "t1")
+	tip := tgit(t, dir, "rev-parse", w.Branch)
+	if err := w.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "README.md", "# dirty\n")
+	var refused *MergeRefusedError
+	if _, err := r.FastForward(ctx, "main", w.Branch); !errors.As(err, &refused) || refused.Reason != RefusedDirty {
+		t.Fatalf("fast-forward into a dirty tree = %v", err)
+	}
+	tgit(t, dir, "checkout", "--", "README.md")
+	got, err := r.FastForward(ctx, "main", w.Branch)
+	if err != nil || got != tip {
+		t.Fatalf("FastForward = %s, %v; want %s", got, err, tip)
+	}
+	if n := tgit(t, dir, "rev-list", "--count", base+"..main"); n != "2" {
+		t.Errorf("main got %s commits, want the branch's 2", n)
+	}
+	if s := tgit(t, dir, "status", "--porcelain"); s != "" {
+		t.Errorf("user status after the fast-forward:\n%s", s)
+	}
+	if _, err := r.FastForward(ctx, "main", w.Branch); !errors.Is(err, ErrNothingToMerge) {
+		t.Errorf("again = %v, want ErrNothingToMerge", err)
+	}
+}
