@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,6 +38,11 @@ var migrations = []string{
 		updated_at  TEXT NOT NULL DEFAULT ''
 	);
 	CREATE INDEX runs_by_start ON runs (started_at, id);`,
+	// The tiers of a task run, for stats. Task rows indexed before the
+	// column existed are dropped: List and Get add them again from their
+	// run directories, tiers included.
+	`ALTER TABLE runs ADD COLUMN tiers TEXT NOT NULL DEFAULT '[]';
+	DELETE FROM runs WHERE command = 'task';`,
 }
 
 // timeLayout stores times in UTC at a fixed width, so that they sort as
@@ -66,6 +72,8 @@ type RunRow struct {
 	CostKnown  bool      `json:"costKnown"`
 	DurationMs int64     `json:"durationMs"`
 	StartedAt  time.Time `json:"startedAt"`
+	// Tiers are what each tier of a task run did (none for other runs).
+	Tiers []TierStat `json:"tiers,omitempty"`
 	// UpdatedAt is when the row's state was written (Upsert sets the
 	// current time when zero); an Upsert older than the row is ignored.
 	UpdatedAt time.Time `json:"updatedAt"`
@@ -75,12 +83,23 @@ type RunRow struct {
 	Live bool   `json:"live"`
 }
 
+// TierStat is a tier's line in the row of a task run: the JSON of the
+// engine's TierStat, which a task's checkpoint holds in its top-level
+// "tiers".
+type TierStat struct {
+	Name     string  `json:"name"`
+	Attempts int     `json:"attempts"`
+	CostUSD  float64 `json:"costUsd"`
+	Passed   int     `json:"passed"`
+}
+
 // Filter selects rows for List; zero fields select everything.
 type Filter struct {
-	Status  string // only runs with this status
-	Command string // only runs of this command
-	Backend string // only runs on this backend
-	Limit   int    // at most this many rows (the newest); 0: all
+	Status  string    // only runs with this status
+	Command string    // only runs of this command
+	Backend string    // only runs on this backend
+	Since   time.Time // only runs started at or after this time
+	Limit   int       // at most this many rows (the newest); 0: all
 }
 
 // OpenIndex opens <root>/index.db, creating it (and root) when missing. A
@@ -214,12 +233,13 @@ func moveAside(path string) error {
 // Close closes the database.
 func (x *Index) Close() error { return x.db.Close() }
 
-const upsertSQL = `INSERT INTO runs (id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+const upsertSQL = `INSERT INTO runs (id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (id) DO UPDATE SET
 		command = excluded.command, status = excluded.status, backend = excluded.backend,
 		iterations = excluded.iterations, cost_usd = excluded.cost_usd, cost_known = excluded.cost_known,
-		duration_ms = excluded.duration_ms, started_at = excluded.started_at, updated_at = excluded.updated_at
+		duration_ms = excluded.duration_ms, started_at = excluded.started_at, updated_at = excluded.updated_at,
+		tiers = excluded.tiers
 	WHERE excluded.updated_at >= runs.updated_at`
 
 // execer is a *sql.DB or a *sql.Tx.
@@ -245,8 +265,15 @@ func upsert(db execer, query string, row RunRow) error {
 	if row.UpdatedAt.IsZero() {
 		row.UpdatedAt = time.Now()
 	}
+	tiers := []byte("[]")
+	if len(row.Tiers) > 0 {
+		var err error
+		if tiers, err = json.Marshal(row.Tiers); err != nil {
+			return err
+		}
+	}
 	_, err := db.Exec(query, row.ID, row.Command, row.Status, row.Backend, row.Iterations, row.CostUSD,
-		row.CostKnown, row.DurationMs, fmtTime(row.StartedAt), fmtTime(row.UpdatedAt))
+		row.CostKnown, row.DurationMs, fmtTime(row.StartedAt), fmtTime(row.UpdatedAt), string(tiers))
 	return err
 }
 
@@ -265,7 +292,7 @@ func parseTime(s string) time.Time {
 	return t
 }
 
-const selectSQL = `SELECT id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at FROM runs`
+const selectSQL = `SELECT id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers FROM runs`
 
 // List returns the runs that f selects, newest first (by start time). It
 // first brings the index in line with the run directories: runs on disk
@@ -282,6 +309,11 @@ func (x *Index) List(f Filter) ([]RunRow, error) {
 			where = append(where, c.col+" = ?")
 			args = append(args, c.val)
 		}
+	}
+	if !f.Since.IsZero() {
+		// Times are stored at a fixed width in UTC: they compare as text.
+		where = append(where, "started_at >= ?")
+		args = append(args, fmtTime(f.Since))
 	}
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
@@ -348,13 +380,18 @@ type scanner interface{ Scan(dest ...any) error }
 
 func (x *Index) scan(s scanner) (RunRow, error) {
 	var row RunRow
-	var started, updated string
+	var started, updated, tiers string
 	err := s.Scan(&row.ID, &row.Command, &row.Status, &row.Backend, &row.Iterations, &row.CostUSD,
-		&row.CostKnown, &row.DurationMs, &started, &updated)
+		&row.CostKnown, &row.DurationMs, &started, &updated, &tiers)
 	if err != nil {
 		return RunRow{}, err
 	}
 	row.StartedAt, row.UpdatedAt = parseTime(started), parseTime(updated)
+	// A column that cannot be read is a cache entry without tiers, not a
+	// reason to fail the listing.
+	if json.Unmarshal([]byte(tiers), &row.Tiers) != nil || len(row.Tiers) == 0 {
+		row.Tiers = nil
+	}
 	row.Dir = RunDir(x.root, row.ID)
 	row.Live = probeLocked(filepath.Join(row.Dir, lockFile))
 	return row, nil
@@ -478,7 +515,8 @@ func (x *Index) Rebuild() (int, error) {
 // its checkpoint.json (status Running, no iterations, when it has none yet).
 // The engine upserts it after each checkpoint. A checkpoint that keeps the
 // counts in a nested "state" object (iterations, elapsedMs), as the
-// engine's does, is understood too.
+// engine's does, is understood too. The tiers are those of a task's
+// checkpoint (its top-level "tiers").
 func (r *Run) Row() (RunRow, error) {
 	var cp struct {
 		Progress
@@ -501,7 +539,7 @@ func (r *Run) Row() (RunRow, error) {
 	row := RunRow{
 		ID: r.ID, Command: r.Meta.Command, Status: p.Status, Backend: r.Meta.Backend,
 		Iterations: p.Iterations, CostUSD: p.CostUSD, CostKnown: p.CostKnown || p.CostUSD != 0, DurationMs: p.DurationMs,
-		StartedAt: r.Meta.StartedAt, UpdatedAt: p.Heartbeat, Dir: r.Dir, Live: r.Live(),
+		Tiers: p.Tiers, StartedAt: r.Meta.StartedAt, UpdatedAt: p.Heartbeat, Dir: r.Dir, Live: r.Live(),
 	}
 	if row.Status == "" {
 		row.Status = Running

@@ -360,3 +360,158 @@ func TestIndexConcurrentProcesses(t *testing.T) {
 		t.Errorf("List: %d rows, %v", len(rows), err)
 	}
 }
+
+// A task's checkpoint, in the shape engine.TaskCheckpoint writes it.
+const taskCheckpoint = `{"runId":"t1","status":"done","iterations":4,"costUsd":0.42,"costKnown":true,"durationMs":61000,
+	"heartbeat":"2026-11-22T05:00:00Z",
+	"tiers":[{"name":"fast","attempts":3,"costUsd":0.02,"passed":0},{"name":"smart","attempts":1,"costUsd":0.4,"passed":1}],
+	"state":{"attempts":4,"step":0,"tier":1,"inTier":1,"detections":0,"start":"abc","stepBase":"abc","elapsedMs":61000,"waitedMs":0,"ledger":{}}}`
+
+var taskTiers = []TierStat{{Name: "fast", Attempts: 3, CostUSD: 0.02}, {Name: "smart", Attempts: 1, CostUSD: 0.4, Passed: 1}}
+
+func makeTaskRun(t *testing.T, root, id string, started time.Time) {
+	t.Helper()
+	r, err := Create(root, id, Meta{Command: "task", Backend: "claude", StartedAt: started})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.WriteCheckpoint(json.RawMessage(taskCheckpoint)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIndexTiers(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	makeTaskRun(t, root, "t1", t0)
+	makeRun(t, root, "l1", t0.Add(time.Minute), Progress{Status: "done", Iterations: 2})
+
+	// Read from the checkpoint.
+	r, err := Open(root, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := r.Row()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(taskTiers, row.Tiers); diff != "" || row.Iterations != 4 || row.DurationMs != 61000 || row.Status != "done" {
+		t.Errorf("Row: %+v (tiers -want +got):\n%s", row, diff)
+	}
+
+	// Indexed from disk, and written by Upsert.
+	x := openIndex(t, root)
+	rows, err := x.List(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1].ID != "t1" || rows[0].Tiers != nil {
+		t.Fatalf("List: %+v", rows)
+	}
+	if diff := cmp.Diff(taskTiers, rows[1].Tiers); diff != "" {
+		t.Errorf("tiers of the listed row (-want +got):\n%s", diff)
+	}
+	up := rows[1]
+	up.Tiers = append(slices.Clone(up.Tiers), TierStat{Name: "best", Attempts: 2, CostUSD: 1.5, Passed: 1})
+	up.UpdatedAt = up.UpdatedAt.Add(time.Hour)
+	if err := x.Upsert(up); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Get("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(up.Tiers, got.Tiers); diff != "" {
+		t.Errorf("tiers after Upsert (-want +got):\n%s", diff)
+	}
+	// Back to none.
+	up.Tiers, up.UpdatedAt = nil, up.UpdatedAt.Add(time.Hour)
+	if err := x.Upsert(up); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := x.Get("t1"); err != nil || got.Tiers != nil {
+		t.Errorf("tiers after an Upsert without: %+v, %v", got.Tiers, err)
+	}
+
+	// The JSON of `jlgcli runs --json`: "tiers" only when there are some.
+	data, _ := json.Marshal(rows[1])
+	if !strings.Contains(string(data), `"tiers":[{"name":"fast","attempts":3,"costUsd":0.02,"passed":0},`) {
+		t.Errorf("row JSON: %s", data)
+	}
+	if data, _ := json.Marshal(rows[0]); strings.Contains(string(data), `"tiers"`) {
+		t.Errorf("row JSON of a loop: %s", data)
+	}
+}
+
+func TestIndexSince(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	x := openIndex(t, root)
+	for i, id := range []string{"a", "b", "c"} {
+		makeRun(t, root, id, t0.Add(time.Duration(i)*time.Hour), Progress{Status: "done"})
+	}
+	for _, tc := range []struct {
+		since time.Time
+		want  []string
+	}{
+		{time.Time{}, []string{"c", "b", "a"}},
+		{t0, []string{"c", "b", "a"}},
+		{t0.Add(time.Nanosecond), []string{"c", "b"}},
+		{t0.Add(time.Hour).In(time.FixedZone("x", 5*3600)), []string{"c", "b"}}, // any zone
+		{t0.Add(3 * time.Hour), nil},
+	} {
+		rows, err := x.List(Filter{Since: tc.since})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, ids(rows)); diff != "" {
+			t.Errorf("Since %v (-want +got):\n%s", tc.since, diff)
+		}
+	}
+}
+
+// An index of the first schema (without tiers) is migrated: its rows stay,
+// and the task runs come back with their tiers.
+func TestIndexMigratesTheFirstSchema(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	makeTaskRun(t, root, "t1", t0)
+	makeRun(t, root, "l1", t0.Add(time.Minute), Progress{Status: "done", Iterations: 2})
+	db, err := openDB(filepath.Join(root, indexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		migrations[0],
+		`PRAGMA user_version = 1`,
+		`INSERT INTO runs (id, command, status, backend, iterations, started_at, updated_at) VALUES
+			('l1', 'loop', 'done', 'codex', 7, '2026-11-22T04:16:00.000000000Z', '2026-11-22T04:16:00.000000000Z'),
+			('t1', 'task', 'done', 'claude', 4, '2026-11-22T04:15:00.000000000Z', '2026-11-22T04:15:00.000000000Z')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	x := openIndex(t, root)
+	var v int
+	if err := x.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != len(migrations) {
+		t.Errorf("user_version = %d, %v; want %d", v, err, len(migrations))
+	}
+	rows, err := x.List(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("List: %+v", rows)
+	}
+	// The loop's row is the one the old index held (7, not the 2 on disk).
+	if rows[0].ID != "l1" || rows[0].Iterations != 7 || rows[0].Tiers != nil {
+		t.Errorf("loop row: %+v", rows[0])
+	}
+	if diff := cmp.Diff(taskTiers, rows[1].Tiers); rows[1].ID != "t1" || diff != "" {
+		t.Errorf("task row: %+v (tiers -want +got):\n%s", rows[1], diff)
+	}
+}

@@ -104,6 +104,9 @@ type Progress struct {
 	// runs; it tells how recent the state is. Whether the run is running is
 	// told by its lock (Live), which dies with the process.
 	Heartbeat time.Time `json:"heartbeat,omitzero"`
+	// Tiers are what each tier of a task did (engine.TierStat, the
+	// checkpoint's top-level "tiers"); none for other commands.
+	Tiers []TierStat `json:"tiers,omitempty"`
 }
 
 // Repair describes a torn last line cut from events.jsonl: what a process

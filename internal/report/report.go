@@ -1,0 +1,575 @@
+// Package report makes the final report of a task (seed 003: status, total
+// attempts, tiers used, unique errors, last diff, recommendation) from its
+// result, and renders it as JSON, Markdown or one self-contained HTML page.
+// Stats computes the metrics the seed asks to track across task runs.
+//
+// Everything here is a pure function of its input: no clock, no file, no
+// environment, so that the same result always gives the same bytes.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+)
+
+// Bounds of a report.
+const (
+	// MaxUniqueErrors bounds UniqueErrors; the errors left out are counted
+	// in UniqueErrorsLeftOut.
+	MaxUniqueErrors = 50
+	// MaxErrorBytes bounds each unique error.
+	MaxErrorBytes = 300
+	// MaxDiff bounds LastDiff (the note that says it was cut included).
+	MaxDiff = 16 << 10
+)
+
+// Report is the final report of a task. Its JSON has the seed's snake_case
+// names.
+type Report struct {
+	// Status is the task's status (done, no-progress, max-iterations,
+	// budget-exceeded, timeout, interrupted...), ExitCode its exit code.
+	Status   string `json:"status"`
+	ExitCode int    `json:"exit_code"`
+	RunID    string `json:"run_id"`
+	Task     string `json:"task"`
+	Backend  string `json:"backend,omitempty"`
+	// Details says why the task stopped, in the engine's words.
+	Details string `json:"details,omitempty"`
+	// Failure is the agent's failure that stopped the task, if any.
+	Failure *Failure `json:"failure,omitempty"`
+	// StartedAt is when the first attempt started (zero without attempts).
+	StartedAt time.Time `json:"started_at,omitzero"`
+
+	TotalAttempts int `json:"total_attempts"`
+	// TiersUsed are the tiers that made attempts, in the order of the
+	// escalation; TiersUnused names the others.
+	TiersUsed   []Tier   `json:"tiers_used"`
+	TiersUnused []string `json:"tiers_unused,omitempty"`
+	// UniqueErrors are the distinct gate failures of all the attempts, in
+	// the order they were first seen: syntax, import and runtime errors,
+	// and test failures as "test: error". Two errors are the same when
+	// they are once normalized (gate.Normalize: no timestamps, durations,
+	// addresses, temporary paths...); the text kept is the first one's,
+	// on one line, cut to MaxErrorBytes. At most MaxUniqueErrors are kept;
+	// UniqueErrorsLeftOut counts the others.
+	UniqueErrors        []string `json:"unique_errors"`
+	UniqueErrorsLeftOut int      `json:"unique_errors_left_out,omitempty"`
+	// LastDiff is the last attempt's change against the task's base, cut
+	// to MaxDiff; LastDiffNote says when and where the whole change is.
+	LastDiff     string `json:"last_diff"`
+	LastDiffNote string `json:"last_diff_note,omitempty"`
+
+	Attempts    []Attempt    `json:"attempts"`
+	Detections  []Detection  `json:"detections"`
+	GateResults []GateResult `json:"gate_results"`
+	FlakyTests  []string     `json:"flaky_tests"`
+
+	DurationMs int64 `json:"duration_ms"`
+	// CostUSD is the task's cost; CostKnown false means no agent reported
+	// one (CostUSD is then 0, not free); CostEstimated that part of it was
+	// computed from tokens. BudgetUSD is the budget (0: none).
+	CostUSD       float64 `json:"cost_usd"`
+	CostKnown     bool    `json:"cost_known"`
+	CostEstimated bool    `json:"cost_estimated"`
+	BudgetUSD     float64 `json:"budget_usd"`
+	InputTokens   int64   `json:"input_tokens"`
+	OutputTokens  int64   `json:"output_tokens"`
+
+	// Plan are the planner's steps, if the task was planned.
+	Plan []string `json:"plan,omitempty"`
+	// Git is where the work is; nil when the task ran without git.
+	Git *Git `json:"git,omitempty"`
+	// Recommendation is what to do now, in one sentence.
+	Recommendation string `json:"recommendation"`
+}
+
+// Failure is an agent's failure.
+type Failure struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Tier is what one tier did.
+type Tier struct {
+	Name     string `json:"name"`
+	Backend  string `json:"backend"`
+	Model    string `json:"model,omitempty"`
+	Attempts int    `json:"attempts"`
+	// Passed counts the attempts whose gate passed.
+	Passed        int     `json:"passed"`
+	CostUSD       float64 `json:"cost_usd"`
+	CostEstimated bool    `json:"cost_estimated"`
+	// Outcome is how its last turn ended: passed, loop, spent, stopped.
+	Outcome string `json:"outcome"`
+}
+
+// Attempt is one line of the attempts table.
+type Attempt struct {
+	Number int `json:"number"`
+	// Step is the plan step (from 1); 0 without a plan.
+	Step      int    `json:"step,omitempty"`
+	Tier      string `json:"tier"`
+	TierIndex int    `json:"tier_index"`
+	// InTier counts the tier's attempts in the step, from 1.
+	InTier     int       `json:"in_tier"`
+	Backend    string    `json:"backend"`
+	Model      string    `json:"model,omitempty"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	DurationMs int64     `json:"duration_ms"`
+	// Nudged: the agent was told a loop was found and to step back.
+	Nudged        bool    `json:"nudged,omitempty"`
+	CostUSD       float64 `json:"cost_usd"`
+	CostKnown     bool    `json:"cost_known"`
+	CostEstimated bool    `json:"cost_estimated,omitempty"`
+	// GateStatus is pass, fail, warning, or not-run (the agent failed
+	// before the gate).
+	GateStatus string `json:"gate_status"`
+	// Action is what the task did next: pass, retry, nudge, escalate,
+	// stop.
+	Action string `json:"action"`
+	// FilesChanged, LinesAdded and LinesDeleted measure the state the
+	// attempt left against the task's base (binary files count no line).
+	FilesChanged int `json:"files_changed"`
+	LinesAdded   int `json:"lines_added"`
+	LinesDeleted int `json:"lines_deleted"`
+	// Detection is the rule of the loop found at this attempt, if any.
+	Detection string   `json:"detection,omitempty"`
+	Commit    string   `json:"commit,omitempty"`
+	Failure   *Failure `json:"failure,omitempty"`
+}
+
+// Detection is a loop found during the task.
+type Detection struct {
+	Rule     string `json:"rule"`
+	Attempts []int  `json:"attempts"`
+	Step     int    `json:"step,omitempty"`
+	Tier     string `json:"tier"`
+	Action   string `json:"action"`
+	Details  string `json:"details"`
+}
+
+// GateResult is the gate's verdict on one attempt.
+type GateResult struct {
+	Number         int    `json:"number"`
+	Tier           string `json:"tier"`
+	Status         string `json:"status"`
+	Recommendation string `json:"recommendation"`
+	// Summary is one line: gate.Report.Summary.
+	Summary string `json:"summary"`
+}
+
+// Git says where the work of the task is.
+type Git struct {
+	// Mode is the commit strategy: branch or direct.
+	Mode       string `json:"mode,omitempty"`
+	Repo       string `json:"repo,omitempty"`
+	Branch     string `json:"branch"`
+	Base       string `json:"base"`
+	BaseBranch string `json:"base_branch,omitempty"`
+	// Worktree is where the task worked; WorktreeRemoved says it is gone.
+	Worktree        string `json:"worktree,omitempty"`
+	WorktreeRemoved bool   `json:"worktree_removed,omitempty"`
+	// Refs prefixes the attempt snapshots: <refs><n> is the state before
+	// attempt n, <refs><n>-result the state it left.
+	Refs string `json:"refs"`
+	// Commits are the commits of passing attempts on the branch; WIP the
+	// commit of the partial work of a failed task.
+	Commits       []string `json:"commits"`
+	WIP           string   `json:"wip_commit,omitempty"`
+	DirtyIncluded bool     `json:"dirty_included,omitempty"`
+	DirtyLeftOut  bool     `json:"dirty_left_out,omitempty"`
+	Merge         *Merge   `json:"merge,omitempty"`
+	Pushed        bool     `json:"pushed"`
+	Remote        string   `json:"remote,omitempty"`
+	PR            string   `json:"pr,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
+}
+
+// Merge is what became of the branch of a successful task.
+type Merge struct {
+	// Status is merged, refused (Reason says why; Command merges by hand),
+	// nothing (no change) or skipped.
+	Status  string `json:"status"`
+	Into    string `json:"into,omitempty"`
+	Commit  string `json:"commit,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Command string `json:"command,omitempty"`
+}
+
+// gateNotRun is the gate status of an attempt whose gate did not run.
+const gateNotRun = "not-run"
+
+// New makes the report of a task from its result.
+func New(res engine.TaskResult) Report {
+	r := Report{
+		Status: string(res.Status), ExitCode: res.ExitCode, RunID: res.RunID, Task: res.Task, Backend: res.Backend,
+		Details: res.Details, Failure: failureOf(res.Failure), TotalAttempts: len(res.Attempts),
+		DurationMs: res.DurationMs, CostUSD: res.CostUSD, CostKnown: res.CostKnown || res.CostUSD != 0,
+		CostEstimated: res.CostEstimated, BudgetUSD: res.BudgetUSD, InputTokens: res.InputTokens,
+		OutputTokens: res.OutputTokens, Plan: res.Plan,
+		TiersUsed: []Tier{}, UniqueErrors: []string{}, Attempts: []Attempt{}, Detections: []Detection{},
+		GateResults: []GateResult{}, FlakyTests: []string{},
+	}
+	if r.Status == "" {
+		r.Status = string(engine.StatusError)
+	}
+	if len(res.Attempts) > 0 {
+		r.StartedAt = res.Attempts[0].StartedAt
+	}
+	r.tiers(res)
+	detected := map[int]string{}
+	for _, d := range res.Detections {
+		r.Detections = append(r.Detections, Detection{Rule: d.Rule, Attempts: nonNil(d.Attempts), Step: d.Step,
+			Tier: d.Tier, Action: d.Action, Details: d.Details})
+		if n := len(d.Attempts); n > 0 {
+			detected[d.Attempts[n-1]] = d.Rule
+		}
+	}
+	errs := newErrorSet()
+	flaky := newStringSet(res.Flaky)
+	for _, a := range res.Attempts {
+		row := Attempt{Number: a.Number, Step: a.Step, Tier: a.Tier, TierIndex: a.TierIndex, InTier: a.InTier,
+			Backend: a.Backend, Model: a.Model, StartedAt: a.StartedAt, DurationMs: a.DurationMs, Nudged: a.Nudged,
+			CostUSD: a.CostUSD, CostKnown: a.CostKnown || a.CostUSD != 0, CostEstimated: a.CostEstimated,
+			GateStatus: gateStatus(a), Action: a.Action, FilesChanged: len(a.Change.Files), Commit: a.Commit,
+			Failure: failureOf(a.Failure)}
+		for _, f := range a.Change.Files {
+			row.LinesAdded += max(f.Added, 0)
+			row.LinesDeleted += max(f.Deleted, 0)
+		}
+		row.Detection = detected[a.Number]
+		if row.Detection == "" && a.Detection != nil {
+			row.Detection = a.Detection.Rule
+		}
+		r.Attempts = append(r.Attempts, row)
+		r.GateResults = append(r.GateResults, gateResult(a))
+		errs.addReport(a.Gate)
+		flaky.add(a.Gate.Flaky...)
+	}
+	if res.Gate != nil {
+		flaky.add(res.Gate.Flaky...)
+	}
+	r.UniqueErrors, r.UniqueErrorsLeftOut = errs.list, errs.leftOut
+	r.FlakyTests = flaky.list
+	if n := len(res.Attempts); n > 0 {
+		r.lastDiff(res.Attempts[n-1], res.Git)
+	}
+	r.Git = gitOf(res)
+	r.Recommendation = recommend(res, r)
+	return r
+}
+
+// tiers fills TiersUsed and TiersUnused, from the result's tiers or, when
+// it has none, from the attempts.
+func (r *Report) tiers(res engine.TaskResult) {
+	for _, t := range res.Tiers {
+		if t.Attempts == 0 {
+			r.TiersUnused = append(r.TiersUnused, t.Name)
+			continue
+		}
+		r.TiersUsed = append(r.TiersUsed, Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Attempts: t.Attempts,
+			Passed: t.Passed, CostUSD: t.CostUSD, CostEstimated: t.CostEstimated, Outcome: t.Outcome})
+	}
+	if len(res.Tiers) > 0 {
+		return
+	}
+	at := map[string]int{}
+	for _, a := range res.Attempts {
+		i, ok := at[a.Tier]
+		if !ok {
+			i = len(r.TiersUsed)
+			at[a.Tier] = i
+			r.TiersUsed = append(r.TiersUsed, Tier{Name: a.Tier, Backend: a.Backend, Model: a.Model})
+		}
+		t := &r.TiersUsed[i]
+		t.Attempts++
+		t.CostUSD += a.CostUSD
+		t.CostEstimated = t.CostEstimated || a.CostEstimated
+		if a.Gate.OK() {
+			t.Passed++
+		}
+	}
+}
+
+// lastDiff keeps the diff of the last attempt, within MaxDiff.
+func (r *Report) lastDiff(a engine.Attempt, g *engine.GitInfo) {
+	diff, cut := bound(a.Change.Diff, MaxDiff)
+	r.LastDiff = diff
+	if !cut && !a.Change.Truncated {
+		return
+	}
+	r.LastDiffNote = fmt.Sprintf("the diff of attempt %d was cut (the whole change is %d bytes)", a.Number, a.Change.Size)
+	if a.Change.Size <= 0 {
+		r.LastDiffNote = fmt.Sprintf("the diff of attempt %d was cut", a.Number)
+	}
+	if g != nil && g.Refs != "" && g.Base != "" {
+		r.LastDiffNote += fmt.Sprintf("; see it whole with: git diff %s %s%d-result", g.Base, g.Refs, a.Number)
+	}
+}
+
+// bound cuts s to at most n bytes (its note included) at a line end.
+func bound(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	// The note is never longer than this one.
+	keep := n - len(fmt.Sprintf("[jlgcli: diff cut: %d bytes left out]\n", len(s)))
+	cut := s[:keep]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i+1]
+	} else {
+		cut = validUTF8Prefix(cut) + "\n"
+	}
+	return cut + fmt.Sprintf("[jlgcli: diff cut: %d bytes left out]\n", len(s)-len(cut)), true
+}
+
+// validUTF8Prefix drops a rune cut in two at the end of s.
+func validUTF8Prefix(s string) string {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-4; i-- {
+		if s[i]&0xC0 != 0x80 { // the start of the last rune
+			if !utf8.FullRuneInString(s[i:]) {
+				return s[:i]
+			}
+			break
+		}
+	}
+	return s
+}
+
+func gateStatus(a engine.Attempt) string {
+	if a.Gate.Status == "" {
+		return gateNotRun
+	}
+	return a.Gate.Status
+}
+
+func gateResult(a engine.Attempt) GateResult {
+	g := GateResult{Number: a.Number, Tier: a.Tier, Status: gateStatus(a), Recommendation: a.Gate.Recommendation}
+	switch {
+	case a.Gate.Status != "":
+		g.Summary = a.Gate.Summary()
+	case a.Failure != nil:
+		g.Summary = fmt.Sprintf("not run: the agent failed (%s: %s)", a.Failure.Kind, oneLine(a.Failure.Message, 200))
+	default:
+		g.Summary = "not run"
+	}
+	return g
+}
+
+func failureOf(f *agent.Failure) *Failure {
+	if f == nil {
+		return nil
+	}
+	return &Failure{Kind: string(f.Kind), Message: f.Message}
+}
+
+func gitOf(res engine.TaskResult) *Git {
+	gi := res.Git
+	if gi == nil {
+		return nil
+	}
+	g := &Git{Mode: gi.Mode, Repo: gi.Repo, Branch: gi.Branch, Base: gi.Base, BaseBranch: gi.BaseBranch,
+		Worktree: gi.Worktree, WorktreeRemoved: gi.Removed, Refs: gi.Refs, Commits: nonNil(res.Commits), WIP: gi.WIP,
+		DirtyIncluded: gi.DirtyIncluded, DirtyLeftOut: gi.DirtyLeftOut, Pushed: gi.Pushed, Remote: gi.Remote,
+		PR: gi.PR, Warnings: gi.Warnings}
+	if m := gi.Merge; m != nil {
+		g.Merge = &Merge{Status: m.Status, Into: m.Into, Commit: m.Commit, Reason: m.Reason, Command: m.Command}
+	}
+	return g
+}
+
+// recommend says what to do now, in one sentence.
+func recommend(res engine.TaskResult, r Report) string {
+	g := res.Git
+	if res.Status == engine.StatusDone {
+		switch {
+		case g == nil:
+			return "done: the change is in the working tree (the task ran without git); review it and commit it"
+		case g.PR != "":
+			return "review and merge pull request " + g.PR
+		case g.Merge != nil && g.Merge.Status == "merged":
+			into := g.Merge.Into
+			if into == "" {
+				into = g.BaseBranch
+			}
+			if into == "" {
+				into = "the base branch"
+			}
+			return fmt.Sprintf("merged into %s as %s", into, short(g.Merge.Commit))
+		case g.Merge != nil && g.Merge.Command != "":
+			return "merge the branch: " + g.Merge.Command
+		case g.Merge != nil && g.Merge.Status == "nothing":
+			return "nothing to merge: the task left no change"
+		case g.Mode == "direct" && len(res.Commits) > 0:
+			return fmt.Sprintf("committed on %s as %s", g.Branch, short(res.Commits[len(res.Commits)-1]))
+		}
+		return "review and merge branch " + g.Branch
+	}
+
+	var s string
+	switch {
+	case res.Status == engine.StatusRunning:
+		s = "the task has not stopped: it is running, or it was killed"
+		if res.RunID != "" {
+			s += " ('jlgcli resume " + res.RunID + "' continues it)"
+		}
+		return s
+	case len(res.Attempts) == 0:
+		s = fmt.Sprintf("the task stopped before its first attempt (%s)", r.Status)
+		if d := oneLine(res.Details, 300); d != "" {
+			s += ": " + d
+		}
+		return s
+	case res.Status == engine.StatusInterrupted && res.RunID != "":
+		s = "interrupted: continue it with: jlgcli resume " + res.RunID
+		if g != nil && g.Branch != "" {
+			s += "; the work so far is on branch " + g.Branch
+		}
+		return s
+	case g != nil && g.Branch != "":
+		s = "manual intervention required: review branch " + g.Branch
+		if g.WIP != "" {
+			s += fmt.Sprintf(" (WIP commit %s)", short(g.WIP))
+		}
+		if g.Refs != "" {
+			s += "; the attempts are under " + g.Refs
+		}
+	default:
+		s = "manual intervention required: review the changes left in the working tree"
+	}
+	if said := lastGate(res); said != "" {
+		s += "; the last gate said: " + said
+	} else if d := oneLine(res.Details, 200); d != "" {
+		s += "; " + d
+	}
+	return s
+}
+
+// lastGate is what the last gate said: its summary and its first error.
+func lastGate(res engine.TaskResult) string {
+	var g *gate.Report
+	if res.Gate != nil {
+		g = res.Gate
+	} else {
+		for i := len(res.Attempts) - 1; i >= 0 && g == nil; i-- {
+			if res.Attempts[i].Gate.Status != "" {
+				g = &res.Attempts[i].Gate
+			}
+		}
+	}
+	if g == nil || g.Status == "" {
+		return ""
+	}
+	s := g.Summary()
+	if errs := reportErrors(*g); len(errs) > 0 {
+		s += " (first: " + oneLine(errs[0], 160) + ")"
+	}
+	return s
+}
+
+// short is a commit's abbreviation.
+func short(commit string) string {
+	if len(commit) > 10 {
+		return commit[:10]
+	}
+	return commit
+}
+
+// reportErrors are the errors of a gate report, in the seed's order.
+func reportErrors(g gate.Report) []string {
+	var out []string
+	out = append(out, g.SyntaxErrors...)
+	out = append(out, g.ImportErrors...)
+	for _, f := range g.TestFailures {
+		out = append(out, f.Test+": "+f.Error)
+	}
+	out = append(out, g.RuntimeErrors...)
+	return out
+}
+
+// errorSet keeps the unique errors.
+type errorSet struct {
+	seen    map[string]bool
+	list    []string
+	leftOut int
+}
+
+func newErrorSet() *errorSet { return &errorSet{seen: map[string]bool{}, list: []string{}} }
+
+func (e *errorSet) addReport(g gate.Report) {
+	for _, s := range reportErrors(g) {
+		e.add(s)
+	}
+}
+
+func (e *errorSet) add(s string) {
+	key := squeeze(gate.Normalize(s))
+	if key == "" {
+		key = squeeze(s)
+	}
+	if key == "" || e.seen[key] {
+		return
+	}
+	e.seen[key] = true
+	if len(e.list) >= MaxUniqueErrors {
+		e.leftOut++
+		return
+	}
+	e.list = append(e.list, oneLine(s, MaxErrorBytes))
+}
+
+// stringSet keeps strings once, in the order first seen.
+type stringSet struct {
+	seen map[string]bool
+	list []string
+}
+
+func newStringSet(init []string) *stringSet {
+	s := &stringSet{seen: map[string]bool{}, list: []string{}}
+	s.add(init...)
+	return s
+}
+
+func (s *stringSet) add(items ...string) {
+	for _, it := range items {
+		if it != "" && !s.seen[it] {
+			s.seen[it] = true
+			s.list = append(s.list, it)
+		}
+	}
+}
+
+// squeeze puts s on one line, its runs of white space made one space.
+func squeeze(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// oneLine is s squeezed and cut to n bytes (an ellipsis marks the cut).
+func oneLine(s string, n int) string {
+	s = squeeze(s)
+	if len(s) <= n {
+		return s
+	}
+	return validUTF8Prefix(s[:n-len("…")]) + "…"
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// JSON is the report as indented JSON, with a final newline.
+func (r Report) JSON() ([]byte, error) {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
