@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,8 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/proc"
+	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
@@ -80,7 +83,7 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 	fs.StringVar(&o.escalateFrom, "escalate-from", "base", "where a tier that takes over starts: base or last (config: escalateFrom)")
 	fs.StringVar(&o.base, "base", "", "start the task branch from REF instead of HEAD")
 	fs.BoolVar(&o.includeDirty, "include-dirty", false, "bring the uncommitted changes of your tree in as the branch's first commit")
-	fs.StringVar(&o.commit, "commit", "branch", "commit strategy: branch (config: commit)")
+	fs.StringVar(&o.commit, "commit", "branch", "branch: commits on the task branch, squash-merged on success; direct: the commits land on the current branch, which must be clean (config: commit)")
 	fs.StringVar(&o.merge, "merge", "squash", "on success: squash (merge into the base branch as one commit) or none (config: merge)")
 	fs.BoolVar(&o.push, "push", false, "push the task branch to its remote, never with force (config: push)")
 	fs.BoolVar(&o.pr, "pr", false, "open a pull request with gh, the report as its body (config: pr)")
@@ -187,9 +190,6 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 	if err != nil {
 		return err
 	}
-	if cfg.Commit == "direct" {
-		return &hintError{usagef("--commit direct is not supported yet"), "use --commit branch (the default): the work lands on a task branch, squash-merged on success"}
-	}
 	repo, err := git.Open(ctx, cfg.Cwd)
 	if err != nil {
 		if errors.Is(err, git.ErrNotRepository) {
@@ -228,6 +228,21 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 	dirty, err := repo.Dirty(ctx)
 	if err != nil {
 		return err
+	}
+	if cfg.Commit == config.CommitDirect {
+		// Direct commits land on the checked-out branch: it must be clean
+		// and be where the task starts.
+		switch cur, err := repo.CurrentBranch(ctx); {
+		case err != nil:
+			return err
+		case dirty:
+			return &hintError{usagef("--commit direct refuses to start: %s has uncommitted changes", repo.Dir),
+				"commit or stash them first, or use --commit branch (the default), which leaves your tree alone"}
+		case cur == "":
+			return &hintError{usagef("--commit direct needs a checked-out branch; HEAD is detached in %s", repo.Dir), "check out the branch the commits should land on"}
+		case o.base != "" || o.includeDirty:
+			return usagef("--commit direct commits on the current branch: it takes neither --base nor --include-dirty")
+		}
 	}
 	root, err := stateRoot(stdio, repo.Dir, cfg.StateDir)
 	if err != nil {
@@ -384,9 +399,6 @@ func (s taskSettings) run(ctx context.Context, stdio *Stdio, quiet bool, run *st
 		live.Close()
 	}
 	res.Git = s.finish(ctx, stdio, quiet, run, &res)
-	if data, err := json.MarshalIndent(res, "", "  "); err == nil {
-		_ = os.WriteFile(filepath.Join(run.Dir, "report.json"), append(data, '\n'), 0o644)
-	}
 	if resumable(res.Status) || res.Status == engine.StatusBudgetExceeded {
 		fmt.Fprintf(stdio.Err, "jlgcli: task %s stopped (%s); continue it with: jlgcli resume %s\n", run.ID, res.Status, run.ID)
 	}
@@ -451,10 +463,107 @@ func (s taskSettings) finish(ctx context.Context, stdio *Stdio, quiet bool, run 
 	} else {
 		info.Removed = true
 	}
-	if res.Status == engine.StatusDone {
+	repo := &git.Repo{Dir: s.Repo}
+	switch {
+	case s.Commit == config.CommitDirect && (res.Status == engine.StatusDone || info.WIP != ""):
+		// Seed 003's direct strategy: the commits, a failure's WIP too, land
+		// on the current branch.
+		info.Mode = config.CommitDirect
+		info.Merge = fastForward(ctx, repo, wt)
+	case res.Status == engine.StatusDone:
 		info.Merge = s.merge(ctx, res)
 	}
+	if m := info.Merge; m != nil && m.Status == "refused" {
+		warn("%s was not merged (%s); to merge it: %s", wt.Branch, m.Reason, m.Command)
+	}
+	if (s.Push || s.PR) && len(res.Attempts) > 0 {
+		if rm, err := repo.Remote(ctx, wt.Branch); err != nil {
+			warn("push: %v", err)
+		} else if err := repo.Push(ctx, wt.Branch); err != nil {
+			warn("%v", err)
+		} else {
+			info.Pushed, info.Remote = true, rm
+			if !quiet {
+				fmt.Fprintf(stdio.Err, "jlgcli: pushed %s to %s\n", wt.Branch, rm)
+			}
+		}
+	}
+	res.Git = info
+	writeReports(stdio, run, *res)
+	if s.PR && info.Pushed {
+		if url, err := openPR(ctx, stdio, s.Repo, wt, *res, filepath.Join(run.Dir, "report.md")); err != nil {
+			warn("pull request: %v", err)
+		} else {
+			info.PR = url
+			writeReports(stdio, run, *res)
+		}
+	}
 	return info
+}
+
+// fastForward lands a task branch's commits on the branch it started from.
+func fastForward(ctx context.Context, repo *git.Repo, wt git.Worktree) *engine.MergeInfo {
+	m := &engine.MergeInfo{Into: wt.BaseBranch}
+	sha, err := repo.FastForward(ctx, wt.BaseBranch, wt.Branch)
+	var refused *git.MergeRefusedError
+	switch {
+	case err == nil:
+		m.Status, m.Commit = "fast-forwarded", sha
+	case errors.As(err, &refused):
+		m.Status, m.Reason, m.Command = "refused", string(refused.Reason)+": "+refused.Detail, refused.Command
+	case errors.Is(err, git.ErrNothingToMerge):
+		m.Status = "nothing"
+	default:
+		m.Status, m.Reason = "refused", err.Error()
+	}
+	return m
+}
+
+// writeReports writes the task's final report into its run directory:
+// report.json (the result) and report.md.
+func writeReports(stdio *Stdio, run *store.Run, res engine.TaskResult) {
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(run.Dir, "report.json"), append(data, '\n'), 0o644)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(run.Dir, "report.md"), []byte(taskreport.New(res).Markdown()), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "jlgcli: warning: write the report: %v\n", err)
+	}
+}
+
+// openPR opens a pull request of the task branch with gh, the report as its
+// body, and returns its address.
+func openPR(ctx context.Context, stdio *Stdio, dir string, wt git.Worktree, res engine.TaskResult, body string) (string, error) {
+	env := stdio.Environ
+	if env == nil {
+		env = os.Environ()
+	}
+	gh, err := proc.LookPath("gh", env)
+	if err != nil {
+		return "", fmt.Errorf("gh is not installed; open it by hand from branch %s (the report is in %s)", wt.Branch, body)
+	}
+	args := []string{gh, "pr", "create", "--head", wt.Branch, "--title", "feat: " + engine.Subject(res.Task), "--body-file", body}
+	if wt.BaseBranch != "" {
+		args = append(args, "--base", wt.BaseBranch)
+	}
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	r, err := proc.Run(ctx, proc.Cmd{Argv: args, Dir: dir, Env: env, Stdout: &out, Stderr: &errb})
+	if err != nil {
+		return "", err
+	}
+	if r.ExitCode != 0 {
+		return "", fmt.Errorf("gh pr create exited with status %d: %s", r.ExitCode, strings.TrimSpace(errb.String()))
+	}
+	url := strings.TrimSpace(out.String())
+	if i := strings.LastIndexByte(url, '\n'); i >= 0 {
+		url = url[i+1:]
+	}
+	return url, nil
 }
 
 // merge squash-merges a successful task into its base branch.

@@ -1,0 +1,264 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+	taskreport "github.com/jlgcli/jlgcli/internal/report"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// taskReportFile is the task's result, written in its run directory when it
+// stops (an engine.TaskResult, with where the work is in git).
+const taskReportFile = "report.json"
+
+// reportFormats are the values of report --format.
+var reportFormats = []string{"md", "json", "html"}
+
+type reportOptions struct {
+	storeFlags
+	format string
+	output string
+}
+
+func newReportCmd(stdio *Stdio) *cobra.Command {
+	o := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report RUN",
+		Short: "Print the final report of a task: attempts, tiers, errors, where the work is",
+		Long: `Print the final report of a task run (its id, or a unique prefix): its status, the tiers
+it used and what each cost, every attempt and the gate's verdict on it, the loops detected, the
+distinct errors, the flaky tests, the branch, commits and snapshots that hold the work, what to
+do now, and the last diff.
+
+--format md (the default) is Markdown, json the seed's report object (snake_case), html one
+self-contained page (no script, nothing loaded from the network) with a timeline of the
+attempts. -o writes it to a file instead of stdout; without --format its extension (.md,
+.json, .html) chooses the format.
+
+The report is made from the result the task wrote when it stopped, or, for a run still going
+or killed, from its journal.`,
+		Args: cobra.ExactArgs(1),
+	}
+	o.register(cmd)
+	cmd.Flags().StringVar(&o.format, "format", "", "md, json or html (default md; --json is --format json)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write the report to `FILE`")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		format, err := o.resolveFormat(cmd)
+		if err != nil {
+			return err
+		}
+		_, run, err := o.open(stdio, args[0])
+		if err != nil {
+			return err
+		}
+		defer run.Close()
+		if run.Meta.Command != "task" {
+			return &hintError{usagef("run %s is a %s run, not a task: it has no task report", run.ID, commandName(run.Meta.Command)),
+				"'jlgcli show " + run.ID + "' prints it"}
+		}
+		res, err := taskResult(stdio, run)
+		if err != nil {
+			return err
+		}
+		r := taskreport.New(res)
+		var out []byte
+		switch format {
+		case "json":
+			if out, err = r.JSON(); err != nil {
+				return err
+			}
+		case "html":
+			out = []byte(r.HTML())
+		default:
+			out = []byte(r.Markdown())
+		}
+		if o.output == "" {
+			_, err = stdio.Out.Write(out)
+			return err
+		}
+		path := o.output
+		if !filepath.IsAbs(path) {
+			dir, err := stdio.dir()
+			if err != nil {
+				return err
+			}
+			path = filepath.Join(dir, path)
+		}
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			return fmt.Errorf("write the report: %w", err)
+		}
+		return nil
+	}
+	return cmd
+}
+
+// resolveFormat is the format asked for: --format, --json, or the
+// extension of -o.
+func (o *reportOptions) resolveFormat(cmd *cobra.Command) (string, error) {
+	allowed := strings.Join(reportFormats, ", ")
+	f := strings.ToLower(o.format)
+	if f == "markdown" {
+		f = "md"
+	}
+	if cmd.Flags().Changed("format") {
+		valid := false
+		for _, a := range reportFormats {
+			valid = valid || f == a
+		}
+		if !valid {
+			return "", usagef("invalid --format %q: want one of %s", o.format, allowed)
+		}
+	}
+	if o.json {
+		if f != "" && f != "json" {
+			return "", usagef("--json and --format %s disagree: give one of them", o.format)
+		}
+		return "json", nil
+	}
+	if f != "" {
+		return f, nil
+	}
+	switch strings.ToLower(filepath.Ext(o.output)) {
+	case ".json":
+		return "json", nil
+	case ".html", ".htm":
+		return "html", nil
+	}
+	return "md", nil
+}
+
+// commandName names a run's command for a message.
+func commandName(c string) string {
+	if c == "" {
+		return "unknown"
+	}
+	return c
+}
+
+// taskResult is the result of a task run: the one it wrote when it stopped,
+// unless its journal went further since (a resumed task killed before it
+// stopped again), or the one its journal tells.
+func taskResult(stdio *Stdio, run *store.Run) (engine.TaskResult, error) {
+	var saved *engine.TaskResult
+	path := filepath.Join(run.Dir, taskReportFile)
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		saved = &engine.TaskResult{}
+		if err := json.Unmarshal(data, saved); err != nil {
+			return engine.TaskResult{}, fmt.Errorf("run %s: %s: %w", run.ID, path, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	events, err := runEvents(stdio, run, false)
+	if err != nil {
+		if saved != nil {
+			return *saved, nil
+		}
+		return engine.TaskResult{}, err
+	}
+	if saved != nil && len(events) == 0 {
+		return *saved, nil
+	}
+	res, err := engine.TaskResultOf(run.ID, events)
+	switch {
+	case saved == nil && err != nil:
+		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+	case saved == nil:
+		return res, nil
+	case err != nil || len(res.Attempts) <= len(saved.Attempts):
+		return *saved, nil
+	}
+	fmt.Fprintf(stdio.Err, "jlgcli: run %s went on after it wrote %s (%d attempts, the journal has %d): the report is made from the journal, without git details\n",
+		run.ID, taskReportFile, len(saved.Attempts), len(res.Attempts))
+	return res, nil
+}
+
+type statsOptions struct {
+	storeFlags
+	since string
+}
+
+func newStatsCmd(stdio *Stdio) *cobra.Command {
+	o := &statsOptions{}
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Metrics across task runs: success rate per tier, attempts, cost per success",
+		Long: `Metrics across the task runs kept for this repository (or in $XDG_STATE_HOME/jlgcli outside
+one): how many succeeded, the success rate of each tier (of the tasks in which a tier made
+attempts, how many it finished), the mean number of attempts before success, the cost per
+successful task (the cost of all the task runs divided by the successes: failures are paid for
+too) and the mean cost of a success, and the mean duration. Runs still running are not
+counted. --since DATE counts only the runs started at or after DATE (2006-01-02, local time,
+or an RFC 3339 time).`,
+		Args: cobra.NoArgs,
+	}
+	o.register(cmd)
+	cmd.Flags().StringVar(&o.since, "since", "", "only runs started at or after `DATE` (2006-01-02 or RFC 3339)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		var since time.Time
+		if o.since != "" {
+			var err error
+			if since, err = parseSince(o.since); err != nil {
+				return err
+			}
+		}
+		root, err := o.root(stdio)
+		if err != nil {
+			return err
+		}
+		idx, err := store.OpenIndex(root)
+		if err != nil {
+			return err
+		}
+		defer idx.Close()
+		rows, err := idx.List(store.Filter{Command: "task", Since: since})
+		if err != nil {
+			return err
+		}
+		s := taskreport.Stats(taskRows(rows))
+		if o.json {
+			return printJSON(stdio, s)
+		}
+		_, err = fmt.Fprint(stdio.Out, s.Text())
+		return err
+	}
+	return cmd
+}
+
+// parseSince reads --since: a date (midnight, local time) or an RFC 3339
+// time.
+func parseSince(s string) (time.Time, error) {
+	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usagef("invalid --since %q: want a date (2006-01-02) or an RFC 3339 time (2006-01-02T15:04:05Z07:00)", s)
+}
+
+// taskRows are the index rows as report.TaskRow.
+func taskRows(rows []store.RunRow) []taskreport.TaskRow {
+	out := make([]taskreport.TaskRow, len(rows))
+	for i, r := range rows {
+		tr := taskreport.TaskRow{ID: r.ID, Status: r.Status, Iterations: r.Iterations, CostUSD: r.CostUSD,
+			DurationMs: r.DurationMs, StartedAt: r.StartedAt}
+		for _, t := range r.Tiers {
+			tr.Tiers = append(tr.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, Passed: t.Passed})
+		}
+		out[i] = tr
+	}
+	return out
+}
