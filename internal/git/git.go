@@ -399,6 +399,22 @@ func commitTree(ctx context.Context, g runner, dir, tree, message string, sign b
 // user's or of a task's, even where no ignore rule hides it yet.
 const notState = ":(top,exclude).jlgcli"
 
+// addAll is the git add that stages everything but jlgcli's own state
+// directory. git add refuses a pathspec, even an excluding one, that names
+// an ignored path: once .jlgcli is ignored (the store adds it to
+// .git/info/exclude; users add it to .gitignore), it is left out without
+// being named.
+func addAll(ctx context.Context, g runner, dir string) ([]string, error) {
+	_, code, err := g.run(ctx, call{dir: dir, args: []string{"check-ignore", "-q", "--no-index", "--", ".jlgcli"}, ok: []int{1}})
+	if err != nil {
+		return nil, err
+	}
+	if code == 0 {
+		return []string{"add", "-A", "--", "."}, nil
+	}
+	return []string{"add", "-A", "--", ".", notState}, nil
+}
+
 // captureTree writes the state of the working tree at dir (tracked changes
 // and untracked files that are not ignored) as a tree and returns its id. It
 // uses a temporary index seeded with a copy of dir's index (for its stat
@@ -422,7 +438,9 @@ func captureTree(ctx context.Context, g runner, dir string) (string, error) {
 		return "", err
 	}
 	c := call{dir: dir, env: []string{"GIT_INDEX_FILE=" + tmpIndex}, config: []string{"core.splitIndex=false"}}
-	c.args = []string{"add", "-A", "--", ".", notState}
+	if c.args, err = addAll(ctx, g, dir); err != nil {
+		return "", err
+	}
 	if _, _, err := g.run(ctx, c); err != nil {
 		return "", err
 	}

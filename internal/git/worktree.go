@@ -366,7 +366,11 @@ func (w *Worktree) Commit(ctx context.Context, message string) (sha string, comm
 	if err != nil {
 		return "", false, err
 	}
-	if _, _, err := g.run(ctx, call{dir: w.Path, args: []string{"add", "-A", "--", ".", notState}}); err != nil {
+	add, err := addAll(ctx, g, w.Path)
+	if err != nil {
+		return "", false, err
+	}
+	if _, _, err := g.run(ctx, call{dir: w.Path, args: add}); err != nil {
 		return "", false, err
 	}
 	tree, err := g.line(ctx, w.Path, "write-tree")

@@ -680,3 +680,42 @@ func TestReopenAfterRemove(t *testing.T) {
 		t.Errorf("user status after Reopen:\n%s", s)
 	}
 }
+
+// Once .jlgcli is ignored (the run store excludes it; users add it to their
+// .gitignore), capturing and committing still work: git add refuses a
+// pathspec naming an ignored path, even an excluding one.
+func TestIgnoredStateDirectory(t *testing.T) {
+	t.Parallel()
+	dir, r := newRepo(t)
+	write(t, dir, ".jlgcli/runs/x/meta.json", "{}\n")
+	excl := filepath.Join(dir, ".git", "info", "exclude")
+	if err := os.MkdirAll(filepath.Dir(excl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(excl, []byte("/.jlgcli/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirtyUserTree(t, dir)
+	w, err := r.NewWorktree(ctx, "t1", "task", "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.DirtyIncluded {
+		t.Fatal("the changes were not included")
+	}
+	if got := tgit(t, dir, "show", w.Base+":notes/untracked.txt"); got != "untracked" {
+		t.Errorf("included commit holds %q", got)
+	}
+	if out, _ := tgitErr(dir, "show", w.Base+":.jlgcli/runs/x/meta.json"); out != "" {
+		t.Error("the state directory was included")
+	}
+	write(t, w.Path, ".gitignore", ".jlgcli/\n")
+	write(t, w.Path, ".jlgcli/junk", "x")
+	write(t, w.Path, "new.txt", "new\n")
+	if _, ok, err := w.Commit(ctx, "feat: x"); err != nil || !ok {
+		t.Fatalf("Commit = %v, %v", ok, err)
+	}
+	if c, err := w.Diff(ctx); err != nil || len(c.Files) != 2 {
+		t.Errorf("Diff = %+v, %v", c.Files, err)
+	}
+}
