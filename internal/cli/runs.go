@@ -130,6 +130,9 @@ func newShowCmd(stdio *Stdio) *cobra.Command {
 			return err
 		}
 		defer run.Close()
+		if run.Meta.Command == "task" {
+			return showTask(stdio, o.json, run)
+		}
 		events, err := runEvents(stdio, run, false)
 		if err != nil {
 			return err
