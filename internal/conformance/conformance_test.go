@@ -460,6 +460,9 @@ type call struct {
 	auth   ms.Auth
 	script func(work string) ms.Script
 	args   func(work string) []string
+	// setup, when set, prepares the working directory (a git repository,
+	// files) before the server and the CLI's environment are made.
+	setup func(t *testing.T, work string)
 	// guard bounds the call; zero: hangGuard.
 	guard time.Duration
 	// userConfig, when set, is written as jlgcli's user configuration file
@@ -529,6 +532,9 @@ func jlgcli(t *testing.T, b backend, c call) *outcome {
 	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	if c.setup != nil {
+		c.setup(t, work)
 	}
 	srv := ms.New(c.script(work))
 	if err := srv.Start(); err != nil {

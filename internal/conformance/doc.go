@@ -23,6 +23,11 @@
 //   - a --timeout shorter than a slow answer: exit 75 soon after the limit,
 //     and no process of the CLI left running.
 //
+// TestTaskClaudeEscalate (task_test.go) runs `jlgcli task` on a git
+// repository with two claude tiers of different models: the first loops (the
+// same diff twice) and escalates, the second passes the check, and the work
+// is squash-merged into main.
+//
 // Every run is tagged with a unique JLGCLI_CONFORMANCE_TAG in the agent's
 // environment; after it, no process carrying the tag may be left.
 //
