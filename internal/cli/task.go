@@ -577,7 +577,9 @@ func (s taskSettings) merge(ctx context.Context, res *engine.TaskResult) *engine
 		return m
 	}
 	repo := &git.Repo{Dir: s.Repo}
-	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, "feat: "+engine.Subject(res.Task))
+	msg := fmt.Sprintf("feat: %s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
+		engine.Subject(res.Task), res.Summary, res.RunID, wt.Branch)
+	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg)
 	var refused *git.MergeRefusedError
 	switch {
 	case err == nil:

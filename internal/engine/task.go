@@ -804,7 +804,7 @@ func taskSummary(r TaskResult) string {
 	switch r.Status {
 	case StatusDone:
 		last := r.Attempts[len(r.Attempts)-1]
-		return fmt.Sprintf("done: tier %s passed the checks at attempt %d of %d; %s", last.Tier, last.InTier, len(r.Attempts), c)
+		return fmt.Sprintf("done: tier %s passed the checks at its attempt %d (%d attempts in all); %s", last.Tier, last.InTier, len(r.Attempts), c)
 	default:
 		return fmt.Sprintf("%s after %d attempts; %s", r.Status, len(r.Attempts), c)
 	}

@@ -615,7 +615,7 @@ func TestRunTask(t *testing.T) {
 				if diff := cmp.Diff(wantTiers, r.Tiers); diff != "" {
 					t.Errorf("tiers (-want +got):\n%s", diff)
 				}
-				mustContain(t, "summary", r.Summary, "done: tier t2 passed the checks at attempt 1 of 4")
+				mustContain(t, "summary", r.Summary, "done: tier t2 passed the checks at its attempt 1 (4 attempts in all)")
 				// Each attempt starts from the snapshot taken before it and
 				// leaves the one taken after.
 				for i, a := range r.Attempts {
