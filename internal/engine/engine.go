@@ -582,7 +582,12 @@ func (r *run) heartbeat() func() {
 	if r.o.Journal == nil {
 		return func() {}
 	}
-	every := r.o.HeartbeatEvery
+	return beat(r.o.HeartbeatEvery, func() { r.checkpoint(StatusRunning) })
+}
+
+// beat calls f every interval (0: every 10 seconds) until the returned
+// function is called; that function returns once f is no longer running.
+func beat(every time.Duration, f func()) func() {
 	if every <= 0 {
 		every = 10 * time.Second
 	}
@@ -598,7 +603,7 @@ func (r *run) heartbeat() func() {
 			case <-done:
 				return
 			case <-t.C:
-				r.checkpoint(StatusRunning)
+				f()
 			}
 		}
 	}()

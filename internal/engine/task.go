@@ -676,27 +676,7 @@ func (t *task) heartbeat() func() {
 	if t.o.Journal == nil {
 		return func() {}
 	}
-	every := t.o.HeartbeatEvery
-	if every <= 0 {
-		every = 10 * time.Second
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tk := time.NewTicker(every)
-		defer tk.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tk.C:
-				t.checkpoint(StatusRunning)
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	return beat(t.o.HeartbeatEvery, func() { t.checkpoint(StatusRunning) })
 }
 
 // tierStats sums the attempts per tier, in the tiers' order.
