@@ -217,6 +217,15 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 		return reportTask(stdio, cfg.JSON, *bad)
 	}
 
+	// Nothing is created for a task whose agents cannot run.
+	all := tiers
+	if s.Plan && planner != nil {
+		all = append(slices.Clip(tiers), *planner)
+	}
+	if st, details := engine.CheckTiers(ctx, all); st != "" {
+		return reportTask(stdio, cfg.JSON, taskFailure(engine.Result{Status: st, ExitCode: st.ExitCode(), Backend: s.Tiers[0].Backend, Details: details, Text: details}))
+	}
+
 	// The gate: the configured checks, else what the project looks like.
 	if len(s.Checks) == 0 {
 		s.Checks = gate.DetectDefaults(repo.Dir)
@@ -271,7 +280,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 	defer run.Close()
 	j := openJournal(stdio, root, run)
 	defer j.close()
-	res, err := s.run(ctx, stdio, cfg.Quiet, run, j.journal, prompt, tiers, planner, nil)
+	res, err := s.run(ctx, stdio, cfg.Quiet, run, j.journal, prompt, tiers, planner, nil, true)
 	if err != nil {
 		return err
 	}
@@ -363,7 +372,7 @@ const eventTaskBaseline = "gate-baseline"
 // run runs (or resumes) a task on its journal, then ends it: the WIP commit
 // of a failure, the worktree removed, the merge of a success, the report.
 func (s taskSettings) run(ctx context.Context, stdio *Stdio, quiet bool, run *store.Run, j journal, prompt string,
-	tiers []engine.Tier, planner *engine.Tier, resume *engine.TaskResume) (engine.TaskResult, error) {
+	tiers []engine.Tier, planner *engine.Tier, resume *engine.TaskResume, checked bool) (engine.TaskResult, error) {
 	wt := s.Worktree
 	env := append(slices.Clip(s.Env), runTag(run.ID))
 
@@ -388,7 +397,7 @@ func (s taskSettings) run(ctx context.Context, stdio *Stdio, quiet bool, run *st
 		Loops:     loops, Budget: s.BudgetUSD, Prices: cost.DefaultTable().Merge(s.Prices),
 		Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom,
 		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
-		Env: []string{runTag(run.ID)}, Journal: j, Resume: resume,
+		Env: []string{runTag(run.ID)}, Journal: j, Resume: resume, Checked: checked,
 	}
 	var live *taskLine
 	if !quiet {
@@ -761,7 +770,7 @@ func resumeTask(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string,
 	}
 	jl := openJournal(stdio, root, run)
 	defer jl.close()
-	res, err := s.run(ctx, stdio, o.quiet, run, jl.journal, run.Meta.Prompt, tiers, planner, &j.Resume)
+	res, err := s.run(ctx, stdio, o.quiet, run, jl.journal, run.Meta.Prompt, tiers, planner, &j.Resume, false)
 	if err != nil {
 		return err
 	}

@@ -142,6 +142,8 @@ type TaskOptions struct {
 	// HeartbeatEvery is how often the checkpoint is refreshed during a
 	// call; 0: every 10 seconds.
 	HeartbeatEvery time.Duration
+	// Checked: the caller has checked the tiers' agents (CheckTiers).
+	Checked bool
 }
 
 // TaskResume is where a task continues from: what its journal holds.
@@ -222,9 +224,9 @@ func (t *task) run(ctx context.Context) {
 	}
 	// Every tier's agent must be usable before any money is spent on the
 	// first.
-	for _, tr := range t.allTiers() {
-		if s, details := availability(tr.Agent.Check(ctx)); s != "" {
-			t.end(s, fmt.Sprintf("tier %s: %s", tr.Name, details), nil)
+	if !t.o.Checked {
+		if s, details := CheckTiers(ctx, t.allTiers()); s != "" {
+			t.end(s, details, nil)
 			return
 		}
 	}
@@ -252,6 +254,18 @@ func (t *task) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// CheckTiers checks that the agent of every tier is installed and usable;
+// it returns the status that stops a task when one is not ("" when all are)
+// and why.
+func CheckTiers(ctx context.Context, tiers []Tier) (Status, string) {
+	for _, tr := range tiers {
+		if s, details := availability(tr.Agent.Check(ctx)); s != "" {
+			return s, fmt.Sprintf("tier %s: %s", tr.Name, details)
+		}
+	}
+	return "", ""
 }
 
 func (t *task) allTiers() []Tier {
