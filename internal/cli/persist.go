@@ -53,10 +53,17 @@ func settingsOf(cfg *config.Config, backend string) settings {
 	if c, ok := cfg.Backends[backend]; ok {
 		s.Command = &c
 	}
-	for _, c := range cfg.Checks {
-		s.Checks = append(s.Checks, gate.Check{Name: c.Name, Argv: c.Run, Shell: c.Shell, Timeout: c.Timeout})
-	}
+	s.Checks = gateChecks(cfg.Checks)
 	return s
+}
+
+// gateChecks are the configured checks as the gate runs them.
+func gateChecks(checks []config.Check) []gate.Check {
+	var out []gate.Check
+	for _, c := range checks {
+		out = append(out, gate.Check{Name: c.Name, Argv: c.Run, Shell: c.Shell, Timeout: c.Timeout})
+	}
+	return out
 }
 
 // options are the engine options of these settings.

@@ -232,6 +232,9 @@ limits. A run that ended done is only printed.`,
 		if run.Meta.Command == "task" {
 			return resumeTask(cmd, stdio, o, root, run, events)
 		}
+		if cmd.Flags().Changed("budget") {
+			return usagef("--budget is a task's; run %s is a %s run", run.ID, run.Meta.Command)
+		}
 		st, transcript, stop, err := engine.Replay(events)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", run.ID, err)

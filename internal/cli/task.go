@@ -297,9 +297,7 @@ func taskSettingsOf(cfg *config.Config, repoDir string) taskSettings {
 	if cfg.Sources["timeoutMs"] == "default" {
 		s.TimeoutMs = engine.DefaultTaskTimeout.Milliseconds()
 	}
-	for _, c := range cfg.Checks {
-		s.Checks = append(s.Checks, gate.Check{Name: c.Name, Argv: c.Run, Shell: c.Shell, Timeout: c.Timeout})
-	}
+	s.Checks = gateChecks(cfg.Checks)
 	for _, t := range cfg.Tiers {
 		s.Tiers = append(s.Tiers, tierSetting{Name: t.Name, Backend: t.Backend, Model: t.Model, Env: t.EnvList(), Attempts: t.Attempts})
 	}
@@ -513,20 +511,8 @@ func (s taskSettings) finish(ctx context.Context, stdio *Stdio, quiet bool, run 
 
 // fastForward lands a task branch's commits on the branch it started from.
 func fastForward(ctx context.Context, repo *git.Repo, wt git.Worktree) *engine.MergeInfo {
-	m := &engine.MergeInfo{Into: wt.BaseBranch}
 	sha, err := repo.FastForward(ctx, wt.BaseBranch, wt.Branch)
-	var refused *git.MergeRefusedError
-	switch {
-	case err == nil:
-		m.Status, m.Commit = "fast-forwarded", sha
-	case errors.As(err, &refused):
-		m.Status, m.Reason, m.Command = "refused", string(refused.Reason)+": "+refused.Detail, refused.Command
-	case errors.Is(err, git.ErrNothingToMerge):
-		m.Status = "nothing"
-	default:
-		m.Status, m.Reason = "refused", err.Error()
-	}
-	return m
+	return mergeOutcome(&engine.MergeInfo{Into: wt.BaseBranch}, "fast-forwarded", sha, err)
 }
 
 // writeReports writes the task's final report into its run directory:
@@ -589,10 +575,17 @@ func (s taskSettings) merge(ctx context.Context, res *engine.TaskResult) *engine
 	msg := fmt.Sprintf("feat: %s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
 		engine.Subject(res.Task), res.Summary, res.RunID, wt.Branch)
 	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg)
+	return mergeOutcome(m, "merged", sha, err)
+}
+
+// mergeOutcome fills m with how a merge (squash or fast-forward) into the
+// base branch ended: done (status done, at commit sha), nothing to merge,
+// or refused with why and, when git gave one, the command to merge by hand.
+func mergeOutcome(m *engine.MergeInfo, done, sha string, err error) *engine.MergeInfo {
 	var refused *git.MergeRefusedError
 	switch {
 	case err == nil:
-		m.Status, m.Commit = "merged", sha
+		m.Status, m.Commit = done, sha
 	case errors.As(err, &refused):
 		m.Status, m.Reason, m.Command = "refused", string(refused.Reason)+": "+refused.Detail, refused.Command
 	case errors.Is(err, git.ErrNothingToMerge):
@@ -718,12 +711,9 @@ func resumeTask(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string,
 	}
 	if j.Stop != nil && j.Stop.Status == engine.StatusDone {
 		fmt.Fprintf(stdio.Err, "jlgcli: task %s is already done; nothing to resume\n", run.ID)
-		res, err := engine.TaskResultOf(run.ID, events)
+		res, err := taskResult(stdio, run)
 		if err != nil {
 			return err
-		}
-		if data, err := os.ReadFile(filepath.Join(run.Dir, "report.json")); err == nil {
-			_ = json.Unmarshal(data, &res)
 		}
 		return reportTask(stdio, o.json, res)
 	}
@@ -732,6 +722,10 @@ func resumeTask(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string,
 		return fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
 	}
 	set := cmd.Flags().Changed
+	if set("max-iterations") {
+		return &hintError{usagef("--max-iterations is a loop's limit; task %s has tiers with attempts", run.ID),
+			"resuming a task stopped by its attempts already gives its current tier a new turn"}
+	}
 	if set("timeout") {
 		s.TimeoutMs = o.timeout.Milliseconds()
 	}
