@@ -139,7 +139,7 @@ progress) stops it. Exit codes are a contract: see 'jlgcli help exit-codes'.`),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newRunCmd(stdio, false),
 		newRunCmd(stdio, true),
@@ -173,6 +173,23 @@ progress) stops it. Exit codes are a contract: see 'jlgcli help exit-codes'.`),
 	}
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	return root
+}
+
+// flagError makes a flag error a usage error. A prompt taken for flags (it
+// starts with '-', as a task sheet's '---' front matter does) is cut to its
+// first line and gets a hint saying how to pass it.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	first, _, multiline := strings.Cut(msg, "\n")
+	_, arg, _ := strings.Cut(first, " in -") // pflag: unknown shorthand flag 'x' in -xyz
+	prompt := multiline || strings.HasPrefix(msg, "bad flag syntax") || strings.ContainsAny(arg, " \t")
+	if multiline {
+		err = fmt.Errorf("%s …", first)
+	}
+	if !prompt || cmd.Flags().Lookup("prompt-file") == nil {
+		return &usageError{err}
+	}
+	return &hintError{&usageError{err}, fmt.Sprintf("a prompt that starts with '-' (such as a task sheet's '---' front matter) goes after '--': jlgcli %s [flags] -- \"$(cat FILE)\"; or read it from the file with -f FILE", cmd.Name())}
 }
 
 func exitCodesHelp() *cobra.Command {

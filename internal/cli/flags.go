@@ -19,7 +19,7 @@ var flagOfKey = map[string]string{
 	"backend": "backend", "model": "model", "maxIterations": "max-iterations", "timeoutMs": "timeout",
 	"completionMode": "completion", "marker": "marker", "noProgressLimit": "no-progress-limit",
 	"cwd": "cwd", "env": "env", "json": "json", "quiet": "quiet",
-	"stateDir": "state-dir", "session": "session", "stallTimeout": "stall-timeout", "maxWait": "max-wait",
+	"stateDir": "state-dir", "session": "session", "handoff": "handoff", "stallTimeout": "stall-timeout", "maxWait": "max-wait",
 	"checks": "check", "baseline": "baseline", "checklist": "checklist",
 	"tiers": "tier", "attempts": "attempts", "budgetUsd": "budget", "escalateFrom": "escalate-from",
 	"antiGaming": "anti-gaming", "commit": "commit", "merge": "merge", "push": "push", "pr": "pr",
@@ -40,6 +40,7 @@ type settingFlags struct {
 	quiet           bool
 	stateDir        string
 	session         string
+	handoff         bool
 	stallTimeout    time.Duration
 	maxWait         time.Duration
 	checks          []string
@@ -67,7 +68,8 @@ func (f *settingFlags) register(fs *pflag.FlagSet, loop bool) {
 // registerPersistence adds the flags of persistent runs (loop, resume).
 func (f *settingFlags) registerPersistence(fs *pflag.FlagSet) {
 	fs.StringVar(&f.stateDir, "state-dir", "", "where runs are kept (default: .jlgcli at the repository root, else $XDG_STATE_HOME/jlgcli) (config: stateDir)")
-	fs.StringVar(&f.session, "session", "fresh", "fresh: a new agent session each iteration, with a handoff; continue: resume the agent's session (config: session)")
+	fs.StringVar(&f.session, "session", "fresh", "fresh: a new agent session each iteration (see --handoff); continue: resume the agent's session (config: session)")
+	fs.BoolVar(&f.handoff, "handoff", false, "wrap each fresh session's prompt in a handoff: the task, the next step, progress notes kept in the run's progress.md and the last refusal (config: handoff)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", config.DefaultStallTimeout, "kill an agent that prints nothing this long and retry the iteration; 0 disables (config: stallTimeout)")
 	fs.DurationVar(&f.maxWait, "max-wait", config.DefaultMaxWait, "longest total wait for rate limits to reset; 0: stop at the first, exit 69 (config: maxWait)")
 	fs.StringArrayVar(&f.checks, "check", nil, "a command line (run with sh -c) that must pass before done is accepted; repeatable (config: [[checks]])")
@@ -152,6 +154,9 @@ func (f *settingFlags) layer(fs *pflag.FlagSet) (l *config.Layer, err error) {
 	}
 	if set("baseline") {
 		l.Baseline = &f.baseline
+	}
+	if set("handoff") {
+		l.Handoff = &f.handoff
 	}
 	if set("checklist") {
 		if l.Checklist, err = abs(f.checklist); err != nil {

@@ -36,6 +36,7 @@ type settings struct {
 	StallTimeoutMs  int64              `json:"stallTimeoutMs"`
 	MaxWaitMs       int64              `json:"maxWaitMs"`
 	Session         string             `json:"session"`
+	Handoff         bool               `json:"handoff,omitempty"`
 	Checks          []gate.Check       `json:"checks,omitempty"`
 	Baseline        bool               `json:"baseline,omitempty"`
 	Checklist       string             `json:"checklist,omitempty"`
@@ -48,7 +49,7 @@ func settingsOf(cfg *config.Config, backend string) settings {
 		MaxIterations: cfg.MaxIterations, TimeoutMs: cfg.Timeout.Milliseconds(),
 		CompletionMode: string(cfg.CompletionMode), Marker: cfg.Marker, NoProgressLimit: cfg.NoProgressLimit,
 		StallTimeoutMs: cfg.StallTimeout.Milliseconds(), MaxWaitMs: cfg.MaxWait.Milliseconds(),
-		Session: cfg.Session, Baseline: cfg.Baseline, Checklist: cfg.Checklist, Premature: cfg.Premature,
+		Session: cfg.Session, Handoff: cfg.Handoff, Baseline: cfg.Baseline, Checklist: cfg.Checklist, Premature: cfg.Premature,
 	}
 	if c, ok := cfg.Backends[backend]; ok {
 		s.Command = &c
@@ -82,6 +83,7 @@ func (s settings) options(runID, prompt string) engine.Options {
 		StallTimeout:    time.Duration(s.StallTimeoutMs) * time.Millisecond,
 		MaxWait:         time.Duration(s.MaxWaitMs) * time.Millisecond,
 		Session:         s.Session,
+		Handoff:         s.Handoff,
 	}
 }
 
@@ -221,7 +223,9 @@ func runLoop(ctx context.Context, stdio *Stdio, quiet bool, a agent.Agent, s set
 	o.Guards = guards
 	o.Journal = j
 	o.Resume = resume
-	o.ProgressFile = filepath.Join(run.Dir, "progress.md")
+	if s.Handoff {
+		o.ProgressFile = filepath.Join(run.Dir, "progress.md")
+	}
 	var progress interface{ Close() }
 	if !quiet {
 		p := newProgress(stdio)

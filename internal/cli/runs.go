@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/proc"
@@ -98,15 +99,15 @@ process is running it now; a run whose status is 'running' and that is not live 
 		tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE")
 		for _, r := range rows {
-			cost := "-"
+			c := "-"
 			if r.CostKnown {
-				cost = fmt.Sprintf("$%.4f", r.CostUSD)
+				c = cost.Amount(r.CostUSD, true, false)
 			}
 			live := "no"
 			if r.Live {
 				live = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Command, r.Status, r.Backend, r.Iterations, cost,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Command, r.Status, r.Backend, r.Iterations, c,
 				(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), live)
 		}
 		return tw.Flush()
@@ -159,9 +160,7 @@ func newShowCmd(stdio *Stdio) *cobra.Command {
 		}
 		fmt.Fprintf(tw, "iterations\t%d\n", res.Iterations)
 		fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
-		if res.CostKnown {
-			fmt.Fprintf(tw, "cost\t$%.4f\n", res.CostUSD)
-		}
+		fmt.Fprintf(tw, "cost\t%s\n", cost.Amount(res.CostUSD, res.CostKnown, false))
 		fmt.Fprintf(tw, "tokens\t%d in, %d out\n", res.InputTokens, res.OutputTokens)
 		fmt.Fprintf(tw, "started\t%s\n", run.Meta.StartedAt.Local().Format(time.RFC3339))
 		fmt.Fprintf(tw, "directory\t%s\n", run.Dir)

@@ -643,10 +643,10 @@ func printTaskSummary(stdio *Stdio, res engine.TaskResult) {
 		if t.Attempts == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "  tier %s: %d attempt(s), $%.4f, %s\n", t.Name, t.Attempts, t.CostUSD, t.Outcome)
+		fmt.Fprintf(w, "  tier %s: %d attempt(s), %s, %s\n", t.Name, t.Attempts, cost.Phrase(t.CostUSD, t.CostKnown, t.CostEstimated), t.Outcome)
 	}
 	for _, d := range res.Detections {
-		fmt.Fprintf(w, "  loop %s (attempts %s, tier %s): %s\n", d.Rule, joinInts(d.Attempts), d.Tier, d.Action)
+		fmt.Fprintf(w, "  loop %s (attempts %s, tier %s): %s\n", d.Names(), joinInts(d.Attempts), d.Tier, d.Action)
 	}
 	g := res.Git
 	if g == nil {
@@ -809,11 +809,7 @@ func showTask(stdio *Stdio, asJSON bool, run *store.Run) error {
 		fmt.Fprintf(tw, "details\t%s\n", res.Details)
 	}
 	fmt.Fprintf(tw, "attempts\t%d\n", len(res.Attempts))
-	c := fmt.Sprintf("$%.4f", res.CostUSD)
-	if res.CostEstimated {
-		c += " (estimated)"
-	}
-	fmt.Fprintf(tw, "cost\t%s of $%.2f\n", c, res.BudgetUSD)
+	fmt.Fprintf(tw, "cost\t%s of $%.2f\n", cost.Amount(res.CostUSD, res.CostKnown, res.CostEstimated), res.BudgetUSD)
 	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
 	var s taskSettings
 	_ = json.Unmarshal(run.Meta.Options, &s)
@@ -844,9 +840,9 @@ func showTask(stdio *Stdio, asJSON bool, run *store.Run) error {
 		}
 		action := a.Action
 		if a.Detection != nil {
-			action += " (" + a.Detection.Rule + ")"
+			action += " (" + a.Detection.Names() + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t$%.4f\t%s%d\t%s%d-result\n", a.Number, step, a.Tier, a.Gate.Status, action, a.CostUSD,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s%d\t%s%d-result\n", a.Number, step, a.Tier, a.Gate.Status, action, cost.Amount(a.CostUSD, a.CostKnown, a.CostEstimated),
 			refs, a.Number, refs, a.Number)
 	}
 	return tw.Flush()

@@ -100,6 +100,10 @@ type Config struct {
 	Checks []Check
 	// Baseline runs the checks once before the first iteration.
 	Baseline bool
+	// Handoff wraps each fresh session's prompt in a handoff: the task, the
+	// next step, progress notes and the last refusal. Off: every call sends
+	// exactly the user's prompt (or the reply's next), as the seed does.
+	Handoff bool
 	// Checklist is a file whose unchecked items refuse done.
 	Checklist string
 	// Premature configures premature-stop detection.
@@ -187,7 +191,7 @@ type Embeddings struct {
 
 // Keys lists the top-level keys in the order `jlgcli config` prints them.
 var Keys = []string{"backend", "model", "maxIterations", "timeoutMs", "completionMode", "marker", "noProgressLimit", "cwd", "env", "json", "quiet",
-	"stateDir", "session", "stallTimeout", "maxWait", "checks", "baseline", "checklist", "prematureStop",
+	"stateDir", "session", "stallTimeout", "maxWait", "handoff", "checks", "baseline", "checklist", "prematureStop",
 	"tiers", "planner", "budgetUsd", "prices", "escalateFrom", "antiGaming", "loopDetection", "commit", "merge", "push", "pr"}
 
 // Layer is one source of settings; nil fields are not set by it.
@@ -214,6 +218,7 @@ type Layer struct {
 	// ShellChecks are --check command lines (flags only).
 	ShellChecks []string       `toml:"-"`
 	Baseline    *bool          `toml:"baseline"`
+	Handoff     *bool          `toml:"handoff"`
 	Checklist   *string        `toml:"checklist"`
 	Premature   *prematureFile `toml:"prematureStop"`
 	// Tiers are the [[tiers]] of the task command; when a layer sets any,
@@ -648,7 +653,7 @@ func EnvLayer(getenv func(string) string) (*Layer, error) {
 	for _, p := range []struct {
 		name string
 		dst  **bool
-	}{{"JLGCLI_PUSH", &l.Push}, {"JLGCLI_PR", &l.PR}} {
+	}{{"JLGCLI_PUSH", &l.Push}, {"JLGCLI_PR", &l.PR}, {"JLGCLI_HANDOFF", &l.Handoff}} {
 		if v := getenv(p.name); v != "" {
 			b, err := strconv.ParseBool(strings.TrimSpace(v))
 			if err != nil {
@@ -856,6 +861,10 @@ func (c *Config) apply(l *Layer) error {
 	if l.Baseline != nil {
 		c.Baseline = *l.Baseline
 		set("baseline")
+	}
+	if l.Handoff != nil {
+		c.Handoff = *l.Handoff
+		set("handoff")
 	}
 	if l.Checklist != nil {
 		c.Checklist = *l.Checklist
@@ -1145,6 +1154,8 @@ func (c *Config) Value(key string) string {
 		return strings.Join(names, ", ")
 	case "baseline":
 		return strconv.FormatBool(c.Baseline)
+	case "handoff":
+		return strconv.FormatBool(c.Handoff)
 	case "checklist":
 		return c.Checklist
 	case "prematureStop":

@@ -1,6 +1,10 @@
 package cost
 
-import "github.com/jlgcli/jlgcli/internal/agent"
+import (
+	"fmt"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+)
 
 // Estimate returns the cost of one call: the CLI's own figure when it
 // reported one (estimated false), else its tokens at the table's price of
@@ -19,4 +23,27 @@ func Estimate(u agent.Usage, backend, model string, t Table) (usd float64, estim
 		return 0, false, false
 	}
 	return p.Cost(u.InputTokens, u.OutputTokens), true, true
+}
+
+// Amount writes a cost for people: "$0.0123", "~$0.0123" when estimated in
+// part from tokens, "unknown" when no agent reported one and no price was
+// known (a cost of 0 presented as known would be a lie).
+func Amount(usd float64, known, estimated bool) string {
+	if !known {
+		return "unknown"
+	}
+	s := fmt.Sprintf("$%.4f", usd)
+	if estimated {
+		s = "~" + s
+	}
+	return s
+}
+
+// Phrase is Amount where the word cost does not stand before it: "cost
+// unknown" instead of "unknown".
+func Phrase(usd float64, known, estimated bool) string {
+	if !known {
+		return "cost unknown"
+	}
+	return Amount(usd, known, estimated)
 }

@@ -66,14 +66,26 @@ func (a Attempt) Passed() bool { return a.GateError == "" }
 
 // Detection is a loop found by LoopDetector.Check.
 type Detection struct {
-	// Rule is one of the Rule constants.
+	// Rule is one of the Rule constants: the first rule that fired.
 	Rule string `json:"rule"`
+	// Rules, when more than one rule fired on the attempt, are all of them
+	// in the order Check applies them (Rule first); Names reads both.
+	Rules []string `json:"rules,omitempty"`
 	// Attempts are the numbers of the attempts involved, oldest first; the
 	// last is the attempt checked.
 	Attempts []int `json:"attempts"`
-	// Details says what was seen, for humans; for similar-diff, the measure
-	// used (lexical similarity or embedding cosine) and its value.
+	// Details says what was seen, for humans, rule by rule; for
+	// similar-diff, the measure used (lexical similarity or embedding
+	// cosine) and its value.
 	Details string `json:"details"`
+}
+
+// Names are the rules that fired, for people: "same-error, oscillation".
+func (d Detection) Names() string {
+	if len(d.Rules) == 0 {
+		return d.Rule
+	}
+	return strings.Join(d.Rules, ", ")
 }
 
 // LoopDetector notices a developer going round in circles. Its zero value
@@ -102,7 +114,8 @@ type LoopDetector struct {
 
 // Check evaluates the last attempt of history (oldest first) against the
 // attempts before it, with the rules in this order: same-diff, no-change,
-// same-error, oscillation, similar-diff; the first that fires is returned.
+// same-error, oscillation, similar-diff; the detection names every rule
+// that fired, in that order.
 // An attempt whose gate passed is never part of a loop: when the last one
 // passed, nothing is found, and a passed attempt breaks every sequence.
 // Empty attempts count for no-change only. Only the similar-diff rule with
@@ -136,13 +149,14 @@ func (d LoopDetector) Check(ctx context.Context, history []Attempt) (Detection, 
 		before = w[n-3]
 	}
 
+	var fired []Detection
 	if n >= 2 && !last.Empty && !prev.Empty && sameChange(prev, last) {
-		return Detection{RuleSameDiff, nums(prev, last),
-			fmt.Sprintf("attempts %d and %d made the same change", prev.Number, last.Number)}, true
+		fired = append(fired, Detection{Rule: RuleSameDiff, Attempts: nums(prev, last),
+			Details: fmt.Sprintf("attempts %d and %d made the same change", prev.Number, last.Number)})
 	}
 	if n >= 2 && last.Empty && prev.Empty {
-		return Detection{RuleNoChange, nums(prev, last),
-			fmt.Sprintf("attempts %d and %d changed nothing", prev.Number, last.Number)}, true
+		fired = append(fired, Detection{Rule: RuleNoChange, Attempts: nums(prev, last),
+			Details: fmt.Sprintf("attempts %d and %d changed nothing", prev.Number, last.Number)})
 	}
 	if k := d.sameErrorCount(); n >= k {
 		run := w[n-k:]
@@ -155,22 +169,47 @@ func (d LoopDetector) Check(ctx context.Context, history []Attempt) (Detection, 
 			}
 		}
 		if same {
-			return Detection{RuleSameError, nums(run...),
-				fmt.Sprintf("attempts %s failed the gate the same way: %s", list(nums(run...)), errorExcerpt(e))}, true
+			fired = append(fired, Detection{Rule: RuleSameError, Attempts: nums(run...),
+				Details: fmt.Sprintf("attempts %s failed the gate the same way: %s", list(nums(run...)), errorExcerpt(e))})
 		}
 	}
 	if n >= 3 && !last.Empty && !prev.Empty && !before.Empty &&
 		sameChange(before, last) && !sameChange(prev, last) {
-		return Detection{RuleOscillation, nums(before, prev, last),
-			fmt.Sprintf("attempt %d brought back the change of attempt %d, after attempt %d's", last.Number, before.Number, prev.Number)}, true
+		fired = append(fired, Detection{Rule: RuleOscillation, Attempts: nums(before, prev, last),
+			Details: fmt.Sprintf("attempt %d brought back the change of attempt %d, after attempt %d's", last.Number, before.Number, prev.Number)})
 	}
-	if n >= 2 && !last.Empty && !prev.Empty && prev.Diff != "" && last.Diff != "" {
+	// Nearly the same change says nothing more when it is the same one.
+	if n >= 2 && !last.Empty && !prev.Empty && prev.Diff != "" && last.Diff != "" && !sameChange(prev, last) {
 		if how, ok := d.similar(ctx, prev, last); ok {
-			return Detection{RuleSimilarDiff, nums(prev, last),
-				fmt.Sprintf("attempts %d and %d made nearly the same change: %s", prev.Number, last.Number, how)}, true
+			fired = append(fired, Detection{Rule: RuleSimilarDiff, Attempts: nums(prev, last),
+				Details: fmt.Sprintf("attempts %d and %d made nearly the same change: %s", prev.Number, last.Number, how)})
 		}
 	}
-	return Detection{}, false
+	return merge(fired)
+}
+
+// merge makes one detection of the rules that fired on one attempt, in the
+// rules' order: Rule is the first, Rules all of them, Attempts every attempt
+// involved and Details each rule's details.
+func merge(fired []Detection) (Detection, bool) {
+	if len(fired) == 0 {
+		return Detection{}, false
+	}
+	d := fired[0]
+	if len(fired) > 1 {
+		d.Rules = []string{d.Rule}
+	}
+	for _, f := range fired[1:] {
+		d.Rules = append(d.Rules, f.Rule)
+		d.Details += "; " + f.Details
+		for _, a := range f.Attempts {
+			if !slices.Contains(d.Attempts, a) {
+				d.Attempts = append(d.Attempts, a)
+			}
+		}
+	}
+	slices.Sort(d.Attempts)
+	return d, true
 }
 
 func (d LoopDetector) sameErrorCount() int {

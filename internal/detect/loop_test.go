@@ -63,7 +63,8 @@ func TestLoopRules(t *testing.T) {
 		name     string
 		d        LoopDetector
 		history  []Attempt
-		rule     string // "" none
+		rule     string   // "" none
+		rules    []string // when several rules fire
 		attempts []int
 		details  string // a part of Details
 	}{
@@ -77,9 +78,14 @@ func TestLoopRules(t *testing.T) {
 		{name: "same diff, one hash only",
 			history: hist(at{hash: changeKey(Attempt{Diff: offByOneA}), diff: offByOneA, err: "fp1"}, at{diff: offByOneA, err: "fp2"}),
 			rule:    RuleSameDiff, attempts: []int{1, 2}},
-		{name: "same diff wins over same error",
+		{name: "same diff and same error both named",
 			history: hist(at{hash: "X", err: "fp"}, at{hash: "A", err: "fp"}, at{hash: "A", err: "fp"}),
-			rule:    RuleSameDiff, attempts: []int{2, 3}},
+			rule:    RuleSameDiff, rules: []string{RuleSameDiff, RuleSameError}, attempts: []int{1, 2, 3},
+			details: "attempts 2 and 3 made the same change; attempts 1, 2 and 3 failed the gate the same way"},
+		{name: "same error and oscillation on attempt 3, in the rules' order",
+			history: hist(at{hash: "A", err: "fp"}, at{hash: "B", err: "fp"}, at{hash: "A", err: "fp"}),
+			rule:    RuleSameError, rules: []string{RuleSameError, RuleOscillation}, attempts: []int{1, 2, 3},
+			details: "failed the gate the same way: fp; attempt 3 brought back the change of attempt 1"},
 		{name: "two different diffs",
 			history: hist(at{hash: "A", diff: offByOneA, err: "fp1"}, at{hash: "B", diff: offByOneB, err: "fp2"})},
 		{name: "same diff, but the last passed",
@@ -189,6 +195,9 @@ func TestLoopRules(t *testing.T) {
 			}
 			if det.Rule != c.rule || !slices.Equal(det.Attempts, c.attempts) {
 				t.Errorf("found %s %v, want %s %v (%s)", det.Rule, det.Attempts, c.rule, c.attempts, det.Details)
+			}
+			if !slices.Equal(det.Rules, c.rules) {
+				t.Errorf("rules %v, want %v", det.Rules, c.rules)
 			}
 			if !strings.Contains(det.Details, c.details) {
 				t.Errorf("details %q, want them to hold %q", det.Details, c.details)

@@ -18,8 +18,7 @@ import (
 
 // Session modes.
 const (
-	// SessionFresh starts a new agent session each iteration, with a
-	// handoff of the task, the progress notes and the last refusal.
+	// SessionFresh starts a new agent session each iteration.
 	SessionFresh = "fresh"
 	// SessionContinue resumes the agent's own session each iteration.
 	SessionContinue = "continue"
@@ -57,8 +56,14 @@ type Options struct {
 	MaxWait time.Duration
 	// Session is SessionFresh (default) or SessionContinue.
 	Session string
-	// ProgressFile, when set, is where the agent keeps its progress notes;
-	// fresh sessions are told to read and update it.
+	// Handoff wraps the prompt of each fresh session after the first in a
+	// handoff: the task, the next step, the progress notes and the last
+	// refusal. Off (the seed's behaviour), every call sends exactly the
+	// current prompt: the user's, or the last reply's next in json mode,
+	// followed by the refusal of the guards of done when there is one.
+	Handoff bool
+	// ProgressFile, when set with Handoff, is where the agent keeps its
+	// progress notes; fresh sessions are told to read and update it.
 	ProgressFile string
 	// Guards may refuse a reply that claims done, in order.
 	Guards []Guard
@@ -497,28 +502,34 @@ func (r *run) waitRateLimit(ctx context.Context, f *agent.Failure) bool {
 
 // rateLimitWait is how long to wait for a rate limit f to reset, given the
 // time already waited; ok is false when maxWait does not allow it, details
-// then says why.
+// then says why. Without a reset time the back-off is capped at what is left
+// of maxWait: the call is made again once that is spent, and only a refusal
+// then stops the run. A reset time given beyond what is left stops it at
+// once: a call before it would be refused.
 func rateLimitWait(now time.Time, f *agent.Failure, waitedMs int64, maxWait time.Duration) (wait time.Duration, details string, ok bool) {
-	if !f.ResetAt.IsZero() {
-		wait = f.ResetAt.Sub(now) + time.Second
-	}
-	if wait <= 0 {
-		// No reset time: back off, 30s doubling per wait already made,
-		// up to 10 minutes, with jitter.
-		n := min(waitedMs/int64(30*time.Second/time.Millisecond), 5)
-		wait = min(30*time.Second<<n, 10*time.Minute)
-		wait += time.Duration(rand.Int64N(int64(wait / 4)))
-	}
 	details = "rate limited: " + f.Message
 	if !f.ResetAt.IsZero() {
 		details += "; resets at " + f.ResetAt.Format(time.RFC3339)
+		wait = f.ResetAt.Sub(now) + time.Second
 	}
-	used := time.Duration(waitedMs) * time.Millisecond
-	if maxWait <= 0 || used+wait > maxWait {
+	left := maxWait - time.Duration(waitedMs)*time.Millisecond
+	if maxWait <= 0 || left <= 0 {
 		if maxWait > 0 {
-			details += fmt.Sprintf("; waiting %s more would pass --max-wait %s", wait.Round(time.Second), maxWait)
+			details += fmt.Sprintf("; --max-wait %s is spent", maxWait)
 		}
 		return wait, details, false
+	}
+	if wait > left {
+		details += fmt.Sprintf("; waiting %s more would pass --max-wait %s", wait.Round(time.Second), maxWait)
+		return wait, details, false
+	}
+	if wait <= 0 {
+		// No reset time: back off, 30s doubling per wait already made,
+		// up to 10 minutes, with jitter, within what is left.
+		n := min(waitedMs/int64(30*time.Second/time.Millisecond), 5)
+		wait = min(30*time.Second<<n, 10*time.Minute)
+		wait += time.Duration(rand.Int64N(int64(wait / 4)))
+		wait = min(wait, left)
 	}
 	return wait, details, true
 }
@@ -533,6 +544,15 @@ func (r *run) prompt(i int) string {
 		// The agent has the context: say only what is new.
 		if st.Feedback != "" {
 			return st.Feedback
+		}
+		return st.Prompt
+	}
+	if !r.o.Handoff {
+		// A fresh session: the current prompt as it is, and the refusal
+		// of done the guards gave, which the user asked for by setting
+		// them.
+		if st.Feedback != "" {
+			return st.Prompt + "\n\n" + st.Feedback
 		}
 		return st.Prompt
 	}

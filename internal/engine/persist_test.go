@@ -258,6 +258,34 @@ func TestRateLimitBeyondMaxWaitStops(t *testing.T) {
 	}
 }
 
+// Without a reset time, the back-off is capped at what is left of MaxWait;
+// the call is made again then, and a refusal after that stops the run.
+func TestRateLimitWithoutResetWaitsWhatIsLeft(t *testing.T) {
+	var slept []time.Duration
+	fail := agent.Response{ExitCode: 1, Failure: &agent.Failure{Kind: agent.FailRateLimit, Message: "429"}}
+	a := &fakeAgent{replies: []agent.Response{fail, {Text: "DONE"}}}
+	res := Run(context.Background(), a, opts(func(o *Options) {
+		o.MaxWait = 2 * time.Second
+		o.Sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	}))
+	if res.Status != StatusDone || len(a.reqs) != 2 || !cmp.Equal(slept, []time.Duration{2 * time.Second}) {
+		t.Fatalf("%s after %d calls, slept %v: want done after 2 calls and one wait of 2s", res.Status, len(a.reqs), slept)
+	}
+
+	slept = nil
+	a = &fakeAgent{replies: []agent.Response{fail, fail, fail}}
+	res = Run(context.Background(), a, opts(func(o *Options) {
+		o.MaxWait = 2 * time.Second
+		o.Sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	}))
+	if res.Status != StatusRateLimited || res.ExitCode != 69 || len(a.reqs) != 2 || len(slept) != 1 {
+		t.Fatalf("%s (%d) after %d calls, slept %v: want rate-limited after 2 calls and one wait", res.Status, res.ExitCode, len(a.reqs), slept)
+	}
+	if !strings.Contains(res.Details, "--max-wait 2s is spent") {
+		t.Errorf("details: %s", res.Details)
+	}
+}
+
 func TestRateLimitWithoutResetBacksOff(t *testing.T) {
 	var slept []time.Duration
 	fail := agent.Response{ExitCode: 1, Failure: &agent.Failure{Kind: agent.FailRateLimit, Message: "429"}}
@@ -292,7 +320,7 @@ func TestSessionFullRotatesToFresh(t *testing.T) {
 		{ExitCode: 1, SessionID: "s1", Failure: &agent.Failure{Kind: agent.FailContext, Message: "prompt is too long"}},
 		{Text: "DONE", SessionID: "s2"},
 	}}
-	res := Run(context.Background(), a, opts(func(o *Options) { o.Session = SessionContinue; o.ProgressFile = "/run/progress.md" }))
+	res := Run(context.Background(), a, opts(func(o *Options) { o.Session = SessionContinue; o.Handoff = true; o.ProgressFile = "/run/progress.md" }))
 	if res.Status != StatusDone || res.Iterations != 3 {
 		t.Fatalf("%s after %d", res.Status, res.Iterations)
 	}
@@ -305,6 +333,7 @@ func TestFreshSessionHandoff(t *testing.T) {
 	a := &fakeAgent{replies: texts(`{"status":"continue","next":"now step 2"}`, `{"status":"done"}`)}
 	Run(context.Background(), a, opts(func(o *Options) {
 		o.Completion = "json"
+		o.Handoff = true
 		o.ProgressFile = "/run/progress.md"
 	}))
 	first, second := a.reqs[0].Prompt, a.reqs[1].Prompt
@@ -318,6 +347,57 @@ func TestFreshSessionHandoff(t *testing.T) {
 	}
 	if a.reqs[1].SessionID != "" {
 		t.Error("fresh mode passed a session id")
+	}
+}
+
+// Without a handoff (the default), a full session rotates to a fresh one
+// that gets the user's prompt again, exactly.
+func TestSessionFullRotatesToTheSamePrompt(t *testing.T) {
+	a := &fakeAgent{replies: []agent.Response{
+		{Text: "one", SessionID: "s1"},
+		{ExitCode: 1, SessionID: "s1", Failure: &agent.Failure{Kind: agent.FailContext, Message: "prompt is too long"}},
+		{Text: "DONE", SessionID: "s2"},
+	}}
+	res := Run(context.Background(), a, opts(func(o *Options) { o.Session = SessionContinue; o.ProgressFile = "/run/progress.md" }))
+	if res.Status != StatusDone || res.Iterations != 3 {
+		t.Fatalf("%s after %d", res.Status, res.Iterations)
+	}
+	if a.reqs[2].SessionID != "" || a.reqs[2].Prompt != "Task" {
+		t.Errorf("after a full session the next call must be fresh with the user's prompt: %+v", a.reqs[2])
+	}
+}
+
+// Without a handoff, every fresh call sends exactly the current prompt (the
+// user's, then the reply's next), and a refusal of done follows it; the
+// transcript records what was sent.
+func TestFreshSessionSendsThePromptAsIs(t *testing.T) {
+	a := &fakeAgent{replies: texts(`{"status":"continue","next":"now step 2"}`, `{"status":"done"}`, `{"status":"done"}`)}
+	refusals := 0
+	g := guardFunc(func(string) *Refusal {
+		if refusals++; refusals == 1 {
+			return &Refusal{Guard: "checks", Details: "tests fail", Prompt: "The checks failed: fix them."}
+		}
+		return nil
+	})
+	res := Run(context.Background(), a, opts(func(o *Options) {
+		o.Completion = "json"
+		o.ProgressFile = "/run/progress.md"
+		o.Guards = []Guard{g}
+	}))
+	if res.Status != StatusDone {
+		t.Fatalf("%s: %s", res.Status, res.Details)
+	}
+	want := []string{"Task", "now step 2", "now step 2\n\nThe checks failed: fix them."}
+	var got, recorded []string
+	for i, r := range a.reqs {
+		got = append(got, r.Prompt)
+		recorded = append(recorded, res.Transcript[i].Prompt)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("prompts sent (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, recorded); diff != "" {
+		t.Errorf("prompts recorded (-want +got):\n%s", diff)
 	}
 }
 

@@ -101,6 +101,7 @@ type TaskProgress struct {
 	Number           int // the task's attempt number
 	CostUSD          float64
 	Estimated        bool
+	CostKnown        bool // false: no agent reported a cost and none could be estimated
 	BudgetUSD        float64
 	LastGate         string // the last gate status, "" before the first
 }
@@ -456,7 +457,7 @@ func (t *task) attempt(ctx context.Context, left time.Duration) bool {
 	t.checkpoint(StatusRunning)
 	if t.o.Observer != nil {
 		p.LastGate = rep.Status
-		p.CostUSD, p.Estimated = t.st.Ledger.Spent(), t.st.Ledger.Estimated()
+		p.CostUSD, p.Estimated, p.CostKnown = t.st.Ledger.Spent(), t.st.Ledger.Estimated(), t.costKnown()
 		t.o.Observer.AttemptDone(p, a)
 	}
 	return goOn
@@ -514,7 +515,7 @@ func (t *task) decide(ctx context.Context, a *Attempt, tier Tier) bool {
 		}
 		why, outcome := "spent its attempts", "spent"
 		if found {
-			why, outcome = "looped ("+det.Rule+")", "loop"
+			why, outcome = "looped ("+det.Names()+")", "loop"
 		}
 		t.outcome(tier.Name, outcome)
 		if t.st.Tier+1 >= len(t.o.Tiers) {
@@ -645,7 +646,7 @@ func (t *task) progress(a Attempt) TaskProgress {
 	tier := t.o.Tiers[a.TierIndex]
 	p := TaskProgress{Step: t.st.Step + 1, Steps: t.steps(), Tier: tier.Name, TierIndex: a.TierIndex, Tiers: len(t.o.Tiers),
 		InTier: a.InTier, Attempts: tier.Attempts, Number: a.Number, CostUSD: t.st.Ledger.Spent(),
-		Estimated: t.st.Ledger.Estimated(), BudgetUSD: t.o.Budget}
+		Estimated: t.st.Ledger.Estimated(), CostKnown: t.costKnown(), BudgetUSD: t.o.Budget}
 	if len(t.attempts) > 0 {
 		p.LastGate = t.attempts[len(t.attempts)-1].Gate.Status
 	}
@@ -765,6 +766,7 @@ func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan 
 			}
 			s.Attempts++
 			s.CostUSD += a.CostUSD
+			s.CostKnown = s.CostKnown || a.CostKnown
 			s.CostEstimated = s.CostEstimated || a.CostEstimated
 			if a.Action == ActionPass {
 				s.Passed++
@@ -791,10 +793,7 @@ func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan 
 
 // taskSummary says in one line how the task ended.
 func taskSummary(r TaskResult) string {
-	c := fmt.Sprintf("$%.4f", r.CostUSD)
-	if r.CostEstimated {
-		c += " (estimated)"
-	}
+	c := cost.Phrase(r.CostUSD, r.CostKnown, r.CostEstimated)
 	switch r.Status {
 	case StatusDone:
 		last := r.Attempts[len(r.Attempts)-1]

@@ -461,7 +461,7 @@ func (w *world) run(ctx context.Context) TaskResult { return RunTask(ctx, w.opts
 // What a result is checked against.
 
 type detWant struct {
-	Rule     string
+	Rule     string // every rule that fired (Detection.Names)
 	Attempts []int
 	Tier     string
 	Action   string
@@ -494,7 +494,7 @@ func numbersOf(r TaskResult) []int {
 func detectionsOf(r TaskResult) []detWant {
 	var out []detWant
 	for _, d := range r.Detections {
-		out = append(out, detWant{d.Rule, d.Attempts, d.Tier, d.Action})
+		out = append(out, detWant{d.Names(), d.Attempts, d.Tier, d.Action})
 	}
 	return out
 }
@@ -578,7 +578,7 @@ func TestRunTask(t *testing.T) {
 			exit:         0,
 			actions:      []string{ActionRetry, ActionNudge, ActionEscalate, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t2"},
-			detections:   []detWant{{"same-diff", []int{1, 2}, "t1", ActionNudge}, {"same-diff", []int{2, 3}, "t1", ActionEscalate}},
+			detections:   []detWant{{"same-diff", []int{1, 2}, "t1", ActionNudge}, {"same-diff, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
 			commits:      []string{"feat: Fix the answer (tier t2, attempt 1)"},
 			snapshots:    snapNames(4),
 			check: func(t *testing.T, w *world, r TaskResult) {
@@ -636,7 +636,7 @@ func TestRunTask(t *testing.T) {
 			status:       StatusDone,
 			actions:      []string{ActionRetry, ActionNudge, ActionEscalate, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t2"},
-			detections:   []detWant{{"same-diff", []int{1, 2}, "t1", ActionNudge}, {"same-diff", []int{2, 3}, "t1", ActionEscalate}},
+			detections:   []detWant{{"same-diff", []int{1, 2}, "t1", ActionNudge}, {"same-diff, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
 			commits:      []string{"feat: Fix the answer (tier t2, attempt 1)"},
 			snapshots:    snapNames(4),
 			check: func(t *testing.T, w *world, r TaskResult) {
@@ -744,10 +744,10 @@ func TestRunTask(t *testing.T) {
 			exit:         5,
 			actions:      []string{ActionRetry, ActionNudge, ActionStop},
 			attemptTiers: []string{"solo", "solo", "solo"},
-			detections:   []detWant{{"same-diff", []int{1, 2}, "solo", ActionNudge}, {"same-diff", []int{2, 3}, "solo", ActionStop}},
+			detections:   []detWant{{"same-diff", []int{1, 2}, "solo", ActionNudge}, {"same-diff, same-error", []int{1, 2, 3}, "solo", ActionStop}},
 			snapshots:    snapNames(3),
 			check: func(t *testing.T, w *world, r TaskResult) {
-				mustContain(t, "details", r.Details, "the last tier, solo, looped (same-diff) after 3 attempts")
+				mustContain(t, "details", r.Details, "the last tier, solo, looped (same-diff, same-error) after 3 attempts")
 				if got := w.ws.now()["a.go"]; got != "wrong answer" {
 					t.Errorf("a.go is %q: the work was not kept", got)
 				}
@@ -861,7 +861,7 @@ func TestRunTask(t *testing.T) {
 				if r.InputTokens != 1000 || r.OutputTokens != 500 {
 					t.Errorf("tokens %d %d", r.InputTokens, r.OutputTokens)
 				}
-				mustContain(t, "summary", r.Summary, "$0.0070 (estimated)")
+				mustContain(t, "summary", r.Summary, "; ~$0.0070")
 			},
 		},
 		{
@@ -944,6 +944,25 @@ func TestRunTask(t *testing.T) {
 			check: func(t *testing.T, w *world, r TaskResult) {
 				if r.Failure == nil || r.Failure.Kind != agent.FailTimeout {
 					t.Errorf("failure %+v", r.Failure)
+				}
+			},
+		},
+		{
+			name: "rate limit without a reset time: wait what is left of max-wait, then call again",
+			tiers: []tierSpec{{name: "t1", attempts: 2, replies: []reply{
+				{resp: agent.Response{ExitCode: 1, Failure: &agent.Failure{Kind: agent.FailRateLimit, Message: "429 slow down"}}},
+				edit("a.go", "right answer"),
+			}}},
+			judge:        answer("right answer", nil),
+			setup:        func(w *world) { w.opts.MaxWait = 2 * time.Second },
+			status:       StatusDone,
+			actions:      []string{ActionPass},
+			attemptTiers: []string{"t1"},
+			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
+			snapshots:    snapNames(1),
+			check: func(t *testing.T, w *world, r TaskResult) {
+				if diff := cmp.Diff([]time.Duration{2 * time.Second}, w.clock.sleeps); diff != "" {
+					t.Errorf("sleeps (-want +got):\n%s", diff)
 				}
 			},
 		},

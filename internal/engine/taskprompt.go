@@ -204,7 +204,7 @@ func nudge(d detect.Detection, r gate.Report) string {
 	return fmt.Sprintf("Step back: your attempts are going round in circles (%s: %s). The checks still say: %s%s. "+
 		"Do not make the same change again. Read the failure again, find its root cause (re-read the code the test "+
 		"exercises, question your assumption), and try a different approach: if this attempt loops again, the task "+
-		"goes to the next tier.", d.Rule, d.Details, r.Summary(), suffix(firstError(r)))
+		"goes to the next tier.", d.Names(), d.Details, r.Summary(), suffix(firstError(r)))
 }
 
 func suffix(s string) string {

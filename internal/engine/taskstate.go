@@ -148,6 +148,9 @@ type TierSummary struct {
 	Model    string  `json:"model,omitempty"`
 	Attempts int     `json:"attempts"`
 	CostUSD  float64 `json:"costUsd"`
+	// CostKnown: an attempt of the tier reported a cost or had one
+	// estimated.
+	CostKnown bool `json:"costKnown"`
 	// CostEstimated: part of the cost was estimated from tokens.
 	CostEstimated bool `json:"costEstimated,omitempty"`
 	// Passed counts the attempts whose gate passed.

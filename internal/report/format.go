@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
@@ -12,16 +13,7 @@ import (
 
 // money is a cost: "unknown" when no agent reported one, "~" before an
 // estimate.
-func money(v float64, known, estimated bool) string {
-	if !known {
-		return "unknown"
-	}
-	s := fmt.Sprintf("$%.4f", v)
-	if estimated {
-		s = "~" + s
-	}
-	return s
-}
+func money(v float64, known, estimated bool) string { return cost.Amount(v, known, estimated) }
 
 // duration is a duration in milliseconds, to the second from one second.
 func duration(ms int64) string {

@@ -169,7 +169,7 @@ func timeline(r Report) chart {
 	for _, d := range r.Detections {
 		if k := len(d.Attempts); k > 0 {
 			last := d.Attempts[k-1]
-			marks[last] = append(marks[last], d.Rule+": "+d.Details)
+			marks[last] = append(marks[last], d.Names()+": "+d.Details)
 		}
 	}
 	bandStart, band := 0, 0
@@ -389,7 +389,7 @@ svg text.tiername { text-anchor: middle; font-weight: 600; }
 <table>
 <tr><th>Rule</th><th>Attempts</th><th>Tier</th><th>Action</th><th>Details</th></tr>
 {{- range .Detections}}
-<tr><td><code>{{.Rule}}</code></td><td>{{.Attempts}}</td><td>{{.Tier}}</td><td>{{.Action}}</td><td>{{.Details}}</td></tr>
+<tr><td><code>{{.Names}}</code></td><td>{{.Attempts}}</td><td>{{.Tier}}</td><td>{{.Action}}</td><td>{{.Details}}</td></tr>
 {{- end}}
 </table>
 {{- else}}

@@ -97,7 +97,7 @@ func (r Report) Markdown() string {
 	} else {
 		p("| Rule | Attempts | Tier | Action | Details |\n|---|---|---|---|---|\n")
 		for _, d := range r.Detections {
-			p("| %s | %s | %s | %s | %s |\n", mdCode(d.Rule, true), attemptList(d.Attempts), mdText(d.Tier),
+			p("| %s | %s | %s | %s | %s |\n", mdCode(d.Names(), true), attemptList(d.Attempts), mdText(d.Tier),
 				mdText(d.Action), mdText(d.Details))
 		}
 		p("\n")

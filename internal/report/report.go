@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 )
@@ -147,12 +148,20 @@ type Attempt struct {
 
 // Detection is a loop found during the task.
 type Detection struct {
-	Rule     string `json:"rule"`
-	Attempts []int  `json:"attempts"`
-	Step     int    `json:"step,omitempty"`
-	Tier     string `json:"tier"`
-	Action   string `json:"action"`
-	Details  string `json:"details"`
+	// Rule is the first rule that fired; Rules, when several fired on the
+	// attempt, all of them in the order the rules apply.
+	Rule     string   `json:"rule"`
+	Rules    []string `json:"rules,omitempty"`
+	Attempts []int    `json:"attempts"`
+	Step     int      `json:"step,omitempty"`
+	Tier     string   `json:"tier"`
+	Action   string   `json:"action"`
+	Details  string   `json:"details"`
+}
+
+// Names are the rules that fired, for people.
+func (d Detection) Names() string {
+	return detect.Detection{Rule: d.Rule, Rules: d.Rules}.Names()
 }
 
 // GateResult is the gate's verdict on one attempt.
@@ -226,10 +235,10 @@ func New(res engine.TaskResult) Report {
 	r.tiers(res)
 	detected := map[int]string{}
 	for _, d := range res.Detections {
-		r.Detections = append(r.Detections, Detection{Rule: d.Rule, Attempts: nonNil(d.Attempts), Step: d.Step,
+		r.Detections = append(r.Detections, Detection{Rule: d.Rule, Rules: d.Rules, Attempts: nonNil(d.Attempts), Step: d.Step,
 			Tier: d.Tier, Action: d.Action, Details: d.Details})
 		if n := len(d.Attempts); n > 0 {
-			detected[d.Attempts[n-1]] = d.Rule
+			detected[d.Attempts[n-1]] = d.Names()
 		}
 	}
 	errs := newErrorSet()
@@ -246,7 +255,7 @@ func New(res engine.TaskResult) Report {
 		}
 		row.Detection = detected[a.Number]
 		if row.Detection == "" && a.Detection != nil {
-			row.Detection = a.Detection.Rule
+			row.Detection = a.Detection.Names()
 		}
 		r.Attempts = append(r.Attempts, row)
 		r.GateResults = append(r.GateResults, gateResult(a))

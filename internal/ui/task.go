@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
@@ -94,7 +95,7 @@ func (l *TaskLine) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 	}
 	line := fmt.Sprintf("jlgcli: %s · gate %s · %s", l.text(), a.Gate.Status, a.Action)
 	if a.Detection != nil {
-		line += fmt.Sprintf(" (loop: %s)", a.Detection.Rule)
+		line += fmt.Sprintf(" (loop: %s)", a.Detection.Names())
 	}
 	fmt.Fprintln(l.w, clip(line, 160))
 	if l.tty {
@@ -131,12 +132,12 @@ func (l *TaskLine) text() string {
 	if p.LastGate != "" {
 		s += " · last gate " + p.LastGate
 	}
-	c := fmt.Sprintf("$%.4f", p.CostUSD)
-	if p.Estimated {
-		c = "~" + c
-	}
-	if p.BudgetUSD > 0 {
+	c := cost.Phrase(p.CostUSD, p.CostKnown, p.Estimated)
+	switch {
+	case p.BudgetUSD > 0 && p.CostKnown:
 		c += fmt.Sprintf("/$%.2f", p.BudgetUSD)
+	case p.BudgetUSD > 0:
+		c += fmt.Sprintf(" (budget $%.2f)", p.BudgetUSD)
 	}
 	return s + " · " + c + " · " + fmtDuration(time.Since(l.start))
 }
