@@ -14,6 +14,8 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/ui"
 )
 
 // Version is jlgcli's version, set at build time with -ldflags.
@@ -40,6 +42,20 @@ func (s *Stdio) getenv(k string) string {
 		return os.Getenv(k)
 	}
 	return s.Getenv(k)
+}
+
+// parts are the runtime parts of a run started from the command line: the
+// environment, a reporter on stderr, and live progress unless quiet. Only
+// the observers asked for are set.
+func (s *Stdio) parts(quiet, task, loop bool) runner.Parts {
+	p := runner.Parts{Environ: s.Environ, Getenv: s.getenv, Say: ui.NewReporter(s.Err, quiet)}
+	if !quiet && task {
+		p.TaskObserver = ui.NewTaskLine(s.Err, s.ErrIsTerminal)
+	}
+	if !quiet && loop {
+		p.LoopObserver = ui.NewProgress(s.Err, s.ErrIsTerminal)
+	}
+	return p
 }
 
 func (s *Stdio) dir() (string, error) {
@@ -85,8 +101,11 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	if err != nil && !isExitError(err) {
 		fmt.Fprintf(stdio.Err, "jlgcli: error: %v\n", err)
 		var h *hintError
+		var ru *runner.UsageError
 		if errors.As(err, &h) && h.hint != "" {
 			fmt.Fprintf(stdio.Err, "jlgcli: hint: %s\n", h.hint)
+		} else if errors.As(err, &ru) && ru.Hint != "" {
+			fmt.Fprintf(stdio.Err, "jlgcli: hint: %s\n", ru.Hint)
 		}
 		if code == engine.ExitUsage && !isConfigError(err) {
 			fmt.Fprintln(stdio.Err, "jlgcli: hint: run 'jlgcli help' for usage")
@@ -108,7 +127,7 @@ func ExitCode(err error) int {
 		return engine.ExitOK
 	case errors.As(err, &exit):
 		return exit.code
-	case errors.As(err, &usage), errors.As(err, &cfg):
+	case errors.As(err, &usage), errors.As(err, &cfg), runner.IsUsage(err):
 		return engine.ExitUsage
 	case errors.Is(err, context.Canceled):
 		return engine.ExitInterrupted

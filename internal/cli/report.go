@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,12 +11,9 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	taskreport "github.com/jlgcli/jlgcli/internal/report"
+	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
-
-// taskReportFile is the task's result, written in its run directory when it
-// stops (an engine.TaskResult, with where the work is in git).
-const taskReportFile = "report.json"
 
 // reportFormats are the values of report --format.
 var reportFormats = []string{"md", "json", "html"}
@@ -145,44 +139,18 @@ func commandName(c string) string {
 	return c
 }
 
-// taskResult is the result of a task run: the one it wrote when it stopped,
-// unless its journal went further since (a resumed task killed before it
-// stopped again), or the one its journal tells.
+// taskResult is the result of a task run (runner.TaskResultOf); a journal
+// that cannot be read leaves the result the task wrote.
 func taskResult(stdio *Stdio, run *store.Run) (engine.TaskResult, error) {
-	var saved *engine.TaskResult
-	path := filepath.Join(run.Dir, taskReportFile)
-	data, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		saved = &engine.TaskResult{}
-		if err := json.Unmarshal(data, saved); err != nil {
-			return engine.TaskResult{}, fmt.Errorf("run %s: %s: %w", run.ID, path, err)
-		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
-	}
 	events, err := runEvents(stdio, run, false)
 	if err != nil {
-		if saved != nil {
-			return *saved, nil
+		var saved engine.TaskResult
+		if found, rerr := run.ReadReport(&saved); found && rerr == nil {
+			return saved, nil
 		}
 		return engine.TaskResult{}, err
 	}
-	if saved != nil && len(events) == 0 {
-		return *saved, nil
-	}
-	res, err := engine.TaskResultOf(run.ID, events)
-	switch {
-	case saved == nil && err != nil:
-		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
-	case saved == nil:
-		return res, nil
-	case err != nil || len(res.Attempts) <= len(saved.Attempts):
-		return *saved, nil
-	}
-	fmt.Fprintf(stdio.Err, "jlgcli: run %s went on after it wrote %s (%d attempts, the journal has %d): the report is made from the journal, without git details\n",
-		run.ID, taskReportFile, len(saved.Attempts), len(res.Attempts))
-	return res, nil
+	return runner.TaskResultOf(run, events, stdio.parts(false, false, false))
 }
 
 type statsOptions struct {

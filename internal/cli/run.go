@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
@@ -79,11 +80,15 @@ func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions
 	case a == nil:
 	case o.loop:
 		// A loop is a persistent run: journaled, resumable, guarded.
-		if res, err = startLoop(ctx, stdio, cfg, a, prompt); err != nil {
+		p := stdio.parts(cfg.Quiet, false, true)
+		if c, ok := p.LoopObserver.(interface{ Close() }); ok {
+			defer c.Close()
+		}
+		if res, err = runner.StartLoop(ctx, runner.LoopSpecOf(cfg, a.Name()), a, prompt, cfg.StateDir, p); err != nil {
 			return err
 		}
 	default:
-		opts := settingsOf(cfg, a.Name()).options(store.NewRunID(time.Now()), prompt)
+		opts := runner.LoopSpecOf(cfg, a.Name()).Options(store.NewRunID(time.Now()), prompt)
 		opts.Once = true
 		opts.MaxWait = 0 // one call: a rate limit is reported, not waited for
 		var progress *ui.Progress

@@ -9,11 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -39,7 +38,7 @@ func (f *storeFlags) root(stdio *Stdio) (string, error) {
 	if override == "" {
 		override = cfg.StateDir
 	}
-	return stateRoot(stdio, cfg.Cwd, override)
+	return runner.StateRoot(stdio.parts(true, false, false), cfg.Cwd, override)
 }
 
 // open opens run id under the state root, mapping a missing or ambiguous id
@@ -221,7 +220,7 @@ limits. A run that ended done is only printed.`,
 		}
 		// An agent of this run may outlive a jlgcli that was killed: it
 		// must not go on writing beside the resumed run.
-		if n := proc.KillTagged(runTag(run.ID)); n > 0 && !o.quiet {
+		if n := proc.KillTagged(runner.RunTag(run.ID)); n > 0 && !o.quiet {
 			fmt.Fprintf(stdio.Err, "jlgcli: killed %d orphaned agent process group(s) of run %s\n", n, run.ID)
 		}
 		events, err := runEvents(stdio, run, o.quiet)
@@ -231,78 +230,30 @@ limits. A run that ended done is only printed.`,
 		if run.Meta.Command == "task" {
 			return resumeTask(cmd, stdio, o, root, run, events)
 		}
-		if cmd.Flags().Changed("budget") {
+		set := cmd.Flags().Changed
+		if set("budget") {
 			return usagef("--budget is a task's; run %s is a %s run", run.ID, run.Meta.Command)
 		}
-		st, transcript, stop, err := engine.Replay(events)
-		if err != nil {
-			return fmt.Errorf("run %s: %w", run.ID, err)
-		}
-		// Time used in an iteration cut short by a kill is in the
-		// checkpoint's heartbeat, not in the journal: count it.
-		var cp engine.Checkpoint
-		if run.ReadCheckpoint(&cp) == nil && cp.State.Iterations == st.Iterations && cp.State.ElapsedMs > st.ElapsedMs {
-			st.ElapsedMs = cp.State.ElapsedMs
-		}
-		if stop != nil && stop.Status == engine.StatusDone {
-			res, err := engine.ResultOf(run.ID, run.Meta.Backend, events)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdio.Err, "jlgcli: run %s is already done; nothing to resume\n", run.ID)
-			return report(stdio, o.json, res)
-		}
-		var s settings
-		if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
-			return fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
-		}
-		set := cmd.Flags().Changed
+		var limits runner.LoopLimits
 		if set("max-iterations") {
-			s.MaxIterations = o.maxIterations
+			limits.MaxIterations = &o.maxIterations
 		}
 		if set("timeout") {
-			s.TimeoutMs = o.timeout.Milliseconds()
+			limits.Timeout = &o.timeout
 		}
 		if set("max-wait") {
-			s.MaxWaitMs = o.maxWait.Milliseconds()
+			limits.MaxWait = &o.maxWait
 		}
-		var commands map[string]agent.CommandSpec
-		if s.Command != nil {
-			commands = map[string]agent.CommandSpec{s.Backend: *s.Command}
+		p := stdio.parts(o.quiet, false, true)
+		if c, ok := p.LoopObserver.(interface{ Close() }); ok {
+			defer c.Close()
 		}
-		reg := registry(stdio, commands, s.Env)
-		a, err := reg.Get(s.Backend)
-		if err != nil {
-			return &usageError{err}
-		}
-		var baseline *gate.Result
-		for _, ev := range events {
-			if ev.Type == eventBaseline {
-				baseline = &gate.Result{}
-				if err := json.Unmarshal(ev.Data, baseline); err != nil {
-					return fmt.Errorf("run %s: baseline: %w", run.ID, err)
-				}
-			}
-		}
-		if !o.quiet {
-			fmt.Fprintf(stdio.Err, "jlgcli: resuming run %s after %d iterations (%s used)\n", run.ID, st.Iterations,
-				(time.Duration(st.ElapsedMs) * time.Millisecond).Round(time.Second))
-		}
-		j := openJournal(stdio, root, run)
-		defer j.close()
-		if baseline == nil && s.Baseline && len(s.Checks) > 0 {
-			if st.Iterations > 0 {
-				// The agent has changed the tree since: a baseline now
-				// would be of its work, not of the repository before it.
-				fmt.Fprintf(stdio.Err, "jlgcli: warning: run %s has no baseline (it was cut short); every check must pass\n", run.ID)
-			} else if baseline, err = takeBaseline(cmd.Context(), stdio, o.quiet, s, run, j.journal); err != nil {
-				return err
-			}
-		}
-		res, err := runLoop(cmd.Context(), stdio, o.quiet, a, s, run, j.journal, run.Meta.Prompt, baseline,
-			&engine.Resume{State: st, Transcript: transcript})
+		res, done, err := runner.ResumeLoop(cmd.Context(), root, run, events, limits, p)
 		if err != nil {
 			return err
+		}
+		if done {
+			fmt.Fprintf(stdio.Err, "jlgcli: run %s is already done; nothing to resume\n", run.ID)
 		}
 		return report(stdio, o.json, res)
 	}

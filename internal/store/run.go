@@ -25,6 +25,9 @@ const (
 	checkpointFile = "checkpoint.json"
 	lockFile       = "lock"
 	outputDirName  = "output"
+	reportJSONFile = "report.json"
+	reportMDFile   = "report.md"
+	progressFile   = "progress.md"
 )
 
 // FormatVersion is the version of the run directory layout, written in
@@ -674,6 +677,52 @@ func writeAtomic(dir, name string, data []byte) error {
 	}
 	return syncDir(dir)
 }
+
+// WriteReport writes a stopped task's final report, atomically: its result
+// as JSON (report.json) and the same as Markdown (report.md). The handle must
+// hold the lock (ErrNotLocked).
+func (r *Run) WriteReport(result any, markdown string) error {
+	data, err := json.MarshalIndent(result, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.writable(); err != nil {
+		return err
+	}
+	if err := writeAtomic(r.Dir, reportJSONFile, append(data, '\n')); err != nil {
+		return err
+	}
+	return writeAtomic(r.Dir, reportMDFile, []byte(markdown))
+}
+
+// ReadReport decodes the report.json of a task into v; found is false when
+// the run has none (it has not stopped, or it is not a task).
+func (r *Run) ReadReport(v any) (found bool, err error) {
+	path := r.ReportPath()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return true, fmt.Errorf("run %s: %s: %w", r.ID, path, err)
+	}
+	return true, nil
+}
+
+// ReportPath is the report.json of a task.
+func (r *Run) ReportPath() string { return filepath.Join(r.Dir, reportJSONFile) }
+
+// MarkdownReportPath is the report.md of a task (a pull request's body).
+func (r *Run) MarkdownReportPath() string { return filepath.Join(r.Dir, reportMDFile) }
+
+// ProgressPath is the file where an agent with a handoff keeps its progress
+// notes (the agent writes it, not jlgcli).
+func (r *Run) ProgressPath() string { return filepath.Join(r.Dir, progressFile) }
 
 // OutputPath is the file that holds the raw output of an iteration.
 func (r *Run) OutputPath(iteration int) string {

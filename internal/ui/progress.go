@@ -31,6 +31,7 @@ type Progress struct {
 
 	stop chan struct{}
 	done chan struct{}
+	once sync.Once // Close
 }
 
 const redraw = 250 * time.Millisecond
@@ -90,12 +91,13 @@ func (p *Progress) IterationDone(e engine.Entry, r *engine.Result) {
 		fmtDuration(time.Since(p.start)), p.costText(), quoteOrEmpty(p.last, 100))
 }
 
-// Close stops the redraws and clears the status line.
+// Close stops the redraws and clears the status line; it may be called
+// more than once.
 func (p *Progress) Close() {
 	if !p.tty {
 		return
 	}
-	close(p.stop)
+	p.once.Do(func() { close(p.stop) })
 	<-p.done
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -27,6 +27,7 @@ type TaskLine struct {
 
 	stop chan struct{}
 	done chan struct{}
+	once sync.Once // Close
 }
 
 // NewTaskLine returns a TaskLine writing to w; tty says whether w is a
@@ -103,12 +104,13 @@ func (l *TaskLine) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 	}
 }
 
-// Close stops the redraws and clears the status line.
+// Close stops the redraws and clears the status line; it may be called
+// more than once.
 func (l *TaskLine) Close() {
 	if !l.tty {
 		return
 	}
-	close(l.stop)
+	l.once.Do(func() { close(l.stop) })
 	<-l.done
 	l.mu.Lock()
 	defer l.mu.Unlock()

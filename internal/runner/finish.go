@@ -1,0 +1,169 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/report"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// finish ends a task's git life: a failed task's work is committed as WIP,
+// the worktree is removed, a successful task is squash-merged into its base
+// branch when that is checked out and clean; then the push, the reports and
+// the pull request.
+func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engine.TaskResult) *engine.GitInfo {
+	ctx = context.WithoutCancel(ctx) // Ctrl-C must not leave the branch half done
+	wt := s.Worktree
+	info := &engine.GitInfo{Mode: "branch", Repo: s.Repo, Worktree: wt.Path, Branch: wt.Branch, Base: wt.Base,
+		BaseBranch: wt.BaseBranch, DirtyIncluded: wt.DirtyIncluded, DirtyLeftOut: s.DirtyLeftOut,
+		Refs: git.RefPrefix + run.ID + "/"}
+	warn := func(format string, a ...any) {
+		msg := fmt.Sprintf(format, a...)
+		info.Warnings = append(info.Warnings, msg)
+		p.warn("%s", msg)
+	}
+	if res.Status != engine.StatusDone && len(res.Attempts) > 0 {
+		msg := fmt.Sprintf("WIP: %s (needs manual review)\n\njlgcli task %s stopped: %s.\n%s\n", engine.Subject(res.Task), run.ID, res.Status, res.Details)
+		if sha, ok, err := wt.Commit(ctx, msg); err != nil {
+			warn("commit the partial work: %v (it is kept in %s)", err, wt.Path)
+			return info
+		} else if ok {
+			info.WIP = sha
+		}
+	}
+	if err := wt.Remove(ctx); err != nil {
+		warn("remove the worktree %s: %v", wt.Path, err)
+	} else {
+		info.Removed = true
+	}
+	repo := &git.Repo{Dir: s.Repo}
+	switch {
+	case s.Commit == config.CommitDirect && (res.Status == engine.StatusDone || info.WIP != ""):
+		// Seed 003's direct strategy: the commits, a failure's WIP too, land
+		// on the current branch.
+		info.Mode = config.CommitDirect
+		sha, err := repo.FastForward(ctx, wt.BaseBranch, wt.Branch)
+		info.Merge = mergeOutcome(&engine.MergeInfo{Into: wt.BaseBranch}, "fast-forwarded", sha, err)
+	case res.Status == engine.StatusDone:
+		info.Merge = s.merge(ctx, res)
+	}
+	if m := info.Merge; m != nil && m.Status == "refused" {
+		warn("%s was not merged (%s); to merge it: %s", wt.Branch, m.Reason, m.Command)
+	}
+	if (s.Push || s.PR) && len(res.Attempts) > 0 {
+		if rm, err := repo.Remote(ctx, wt.Branch); err != nil {
+			warn("push: %v", err)
+		} else if err := repo.Push(ctx, wt.Branch); err != nil {
+			warn("%v", err)
+		} else {
+			info.Pushed, info.Remote = true, rm
+			p.progress("pushed %s to %s", wt.Branch, rm)
+		}
+	}
+	res.Git = info
+	writeReports(p, run, *res)
+	if s.PR && info.Pushed {
+		if url, err := openPR(ctx, p, s.Repo, wt, *res, run.MarkdownReportPath()); err != nil {
+			warn("pull request: %v", err)
+		} else {
+			info.PR = url
+			writeReports(p, run, *res)
+		}
+	}
+	return info
+}
+
+// writeReports writes the task's final report into its run directory.
+func writeReports(p Parts, run *store.Run, res engine.TaskResult) {
+	if err := run.WriteReport(res, report.New(res).Markdown()); err != nil {
+		p.warn("write the report: %v", err)
+	}
+}
+
+// openPR opens a pull request of the task branch with gh, the report as its
+// body, and returns its address.
+func openPR(ctx context.Context, p Parts, dir string, wt git.Worktree, res engine.TaskResult, body string) (string, error) {
+	env := p.environ()
+	gh, err := proc.LookPath("gh", env)
+	if err != nil {
+		return "", fmt.Errorf("gh is not installed; open it by hand from branch %s (the report is in %s)", wt.Branch, body)
+	}
+	args := []string{gh, "pr", "create", "--head", wt.Branch, "--title", "feat: " + engine.Subject(res.Task), "--body-file", body}
+	if wt.BaseBranch != "" {
+		args = append(args, "--base", wt.BaseBranch)
+	}
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	r, err := proc.Run(ctx, proc.Cmd{Argv: args, Dir: dir, Env: env, Stdout: &out, Stderr: &errb})
+	if err != nil {
+		return "", err
+	}
+	if r.ExitCode != 0 {
+		return "", fmt.Errorf("gh pr create exited with status %d: %s", r.ExitCode, strings.TrimSpace(errb.String()))
+	}
+	url := strings.TrimSpace(out.String())
+	if i := strings.LastIndexByte(url, '\n'); i >= 0 {
+		url = url[i+1:]
+	}
+	return url, nil
+}
+
+// merge squash-merges a successful task into its base branch.
+func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.MergeInfo {
+	wt := s.Worktree
+	m := &engine.MergeInfo{Into: wt.BaseBranch}
+	if s.Merge == config.MergeNone {
+		m.Status = "skipped"
+		m.Command = fmt.Sprintf("git merge --squash %s && git commit -m %q", wt.Branch, "feat: "+engine.Subject(res.Task))
+		return m
+	}
+	repo := &git.Repo{Dir: s.Repo}
+	msg := fmt.Sprintf("feat: %s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
+		engine.Subject(res.Task), res.Summary, res.RunID, wt.Branch)
+	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg)
+	return mergeOutcome(m, "merged", sha, err)
+}
+
+// mergeOutcome fills m with how a merge (squash or fast-forward) into the
+// base branch ended: done (status done, at commit sha), nothing to merge,
+// or refused with why and, when git gave one, the command to merge by hand.
+func mergeOutcome(m *engine.MergeInfo, done, sha string, err error) *engine.MergeInfo {
+	var refused *git.MergeRefusedError
+	switch {
+	case err == nil:
+		m.Status, m.Commit = done, sha
+	case errors.As(err, &refused):
+		m.Status, m.Reason, m.Command = "refused", string(refused.Reason)+": "+refused.Detail, refused.Command
+	case errors.Is(err, git.ErrNothingToMerge):
+		m.Status = "nothing"
+	default:
+		m.Status, m.Reason = "refused", err.Error()
+	}
+	return m
+}
+
+func shortSHA(s string) string {
+	if len(s) > 10 {
+		return s[:10]
+	}
+	return s
+}
+
+// relTo is p relative to dir when it is inside it.
+func relTo(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}

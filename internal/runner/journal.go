@@ -1,0 +1,74 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// journal keeps a run in its store directory and the index: the engine's
+// Journal and TaskJournal.
+type journal struct {
+	run *store.Run
+	idx *store.Index // nil when the index could not be opened
+}
+
+func (j journal) Record(ev engine.Event) error { return j.run.Append(store.Event(ev)) }
+
+func (j journal) Checkpoint(cp engine.Checkpoint) error { return j.checkpoint(cp) }
+
+func (j journal) CheckpointTask(cp engine.TaskCheckpoint) error { return j.checkpoint(cp) }
+
+// checkpoint writes a loop's or a task's checkpoint and indexes the run.
+func (j journal) checkpoint(cp any) error {
+	if err := j.run.WriteCheckpoint(cp); err != nil {
+		return err
+	}
+	if j.idx != nil {
+		if row, err := j.run.Row(); err == nil {
+			_ = j.idx.Upsert(row) // the index is a cache; the directory is the truth
+		}
+	}
+	return nil
+}
+
+func (j journal) Output(i int) io.WriteCloser {
+	w, err := j.run.Output(i)
+	if err != nil {
+		return nil
+	}
+	return w
+}
+
+func (j journal) close() {
+	if j.idx != nil {
+		j.idx.Close()
+	}
+}
+
+// openJournal opens the index beside run; without one the run goes on and
+// `runs` rebuilds the index later.
+func openJournal(p Parts, root string, run *store.Run) journal {
+	idx, err := store.OpenIndex(root)
+	if err != nil {
+		p.warn("run index: %v (the run is kept; 'jlgcli runs' rebuilds the index)", err)
+		idx = nil
+	}
+	return journal{run: run, idx: idx}
+}
+
+// Events reads a run's journal as engine events; repair, when not nil, says
+// that a torn last line was cut away.
+func Events(run *store.Run) (events []engine.Event, repair *store.Repair, err error) {
+	evs, repair, err := run.Events()
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	events = make([]engine.Event, len(evs))
+	for i, ev := range evs {
+		events[i] = engine.Event(ev)
+	}
+	return events, repair, nil
+}

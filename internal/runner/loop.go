@@ -1,0 +1,256 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/completion"
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/guard"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// LoopSpec is what a loop runs with: the resolved settings, kept in its
+// run's meta.json so that resume runs it again the same way.
+type LoopSpec struct {
+	Backend         string             `json:"backend"`
+	Command         *agent.CommandSpec `json:"command,omitempty"` // for a command backend
+	Model           string             `json:"model,omitempty"`
+	Cwd             string             `json:"cwd"`
+	Env             []string           `json:"env,omitempty"`
+	MaxIterations   int                `json:"maxIterations"`
+	TimeoutMs       int64              `json:"timeoutMs"`
+	CompletionMode  string             `json:"completionMode"`
+	Marker          string             `json:"marker"`
+	NoProgressLimit int                `json:"noProgressLimit"`
+	StallTimeoutMs  int64              `json:"stallTimeoutMs"`
+	MaxWaitMs       int64              `json:"maxWaitMs"`
+	Session         string             `json:"session"`
+	Handoff         bool               `json:"handoff,omitempty"`
+	Checks          []gate.Check       `json:"checks,omitempty"`
+	Baseline        bool               `json:"baseline,omitempty"`
+	Checklist       string             `json:"checklist,omitempty"`
+	Premature       config.Premature   `json:"premature"`
+}
+
+// LoopSpecOf makes the spec of a loop of backend from the configuration.
+func LoopSpecOf(cfg *config.Config, backend string) LoopSpec {
+	s := LoopSpec{
+		Backend: backend, Model: cfg.Model, Cwd: cfg.Cwd, Env: cfg.EnvList(),
+		MaxIterations: cfg.MaxIterations, TimeoutMs: cfg.Timeout.Milliseconds(),
+		CompletionMode: string(cfg.CompletionMode), Marker: cfg.Marker, NoProgressLimit: cfg.NoProgressLimit,
+		StallTimeoutMs: cfg.StallTimeout.Milliseconds(), MaxWaitMs: cfg.MaxWait.Milliseconds(),
+		Session: cfg.Session, Handoff: cfg.Handoff, Baseline: cfg.Baseline, Checklist: cfg.Checklist, Premature: cfg.Premature,
+	}
+	if c, ok := cfg.Backends[backend]; ok {
+		s.Command = &c
+	}
+	s.Checks = GateChecks(cfg.Checks)
+	return s
+}
+
+// Options are the engine options of the spec, for a run of prompt.
+func (s LoopSpec) Options(runID, prompt string) engine.Options {
+	mode, err := completion.ParseMode(s.CompletionMode)
+	if err != nil {
+		mode = completion.ModeMarker
+	}
+	return engine.Options{
+		RunID:           runID,
+		Prompt:          prompt,
+		Model:           s.Model,
+		Dir:             s.Cwd,
+		Env:             s.Env,
+		MaxIterations:   s.MaxIterations,
+		Timeout:         time.Duration(s.TimeoutMs) * time.Millisecond,
+		Completion:      mode,
+		Marker:          s.Marker,
+		NoProgressLimit: s.NoProgressLimit,
+		StallTimeout:    time.Duration(s.StallTimeoutMs) * time.Millisecond,
+		MaxWait:         time.Duration(s.MaxWaitMs) * time.Millisecond,
+		Session:         s.Session,
+		Handoff:         s.Handoff,
+	}
+}
+
+// guards builds the guards of done: premature stop, checklist, checks.
+// The checks run with the agents' environment, tag included, so that resume
+// finds them too when jlgcli was killed during a check.
+func (s LoopSpec) guards(baseline *gate.Result, env []string) ([]engine.Guard, error) {
+	var gs []engine.Guard
+	if s.Premature.Enabled {
+		p := detect.NewPremature(s.Premature.Phrases, s.Premature.Negations)
+		if err := p.Validate(); err != nil {
+			return nil, &config.Error{Source: "configuration", Key: "prematureStop", Msg: err.Error()}
+		}
+		gs = append(gs, &guard.Premature{Detector: p})
+	}
+	if s.Checklist != "" {
+		gs = append(gs, &guard.Checklist{File: s.Checklist})
+	}
+	if len(s.Checks) > 0 {
+		gs = append(gs, &guard.Checks{Dir: s.Cwd, Env: env, Checks: s.Checks, Baseline: baseline})
+	}
+	return gs, nil
+}
+
+// EventBaseline is the journal event that holds a loop's checks' baseline.
+const EventBaseline = "baseline"
+
+// StartLoop creates a persistent loop run of agent a and runs it.
+func StartLoop(ctx context.Context, s LoopSpec, a agent.Agent, prompt, stateDir string, p Parts) (engine.Result, error) {
+	if s.Checklist != "" {
+		if _, err := os.Stat(s.Checklist); err != nil {
+			return engine.Result{}, usagef("create the checklist first: done is refused while it has unchecked '- [ ]' items",
+				"--checklist %s: %v", s.Checklist, errors.Unwrap(err))
+		}
+	}
+	if _, err := s.guards(nil, nil); err != nil {
+		return engine.Result{}, err
+	}
+	root, err := StateRoot(p, s.Cwd, stateDir)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	opts, _ := json.Marshal(s)
+	id := store.NewRunID(time.Now())
+	run, err := store.Create(root, id, store.Meta{Command: "loop", Backend: a.Name(), Prompt: prompt, Options: opts, Cwd: s.Cwd})
+	if err != nil {
+		return engine.Result{}, fmt.Errorf("create run: %w", err)
+	}
+	defer run.Close()
+	j := openJournal(p, root, run)
+	defer j.close()
+	baseline, err := s.takeBaseline(ctx, p, run, j)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	return s.run(ctx, p, a, run, j, prompt, baseline, nil)
+}
+
+// LoopLimits are what resume may raise of a loop's limits; nil: unchanged.
+type LoopLimits struct {
+	MaxIterations *int
+	Timeout       *time.Duration
+	MaxWait       *time.Duration
+}
+
+// ResumeLoop continues a loop run where its journal stopped. The caller
+// holds the run's lock. A run already done is returned as it is, with done
+// true.
+func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engine.Event, limits LoopLimits, p Parts) (res engine.Result, done bool, err error) {
+	st, transcript, stop, err := engine.Replay(events)
+	if err != nil {
+		return engine.Result{}, false, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	// Time used in an iteration cut short by a kill is in the checkpoint's
+	// heartbeat, not in the journal: count it.
+	var cp engine.Checkpoint
+	if run.ReadCheckpoint(&cp) == nil && cp.State.Iterations == st.Iterations && cp.State.ElapsedMs > st.ElapsedMs {
+		st.ElapsedMs = cp.State.ElapsedMs
+	}
+	if stop != nil && stop.Status == engine.StatusDone {
+		res, err := engine.ResultOf(run.ID, run.Meta.Backend, events)
+		return res, true, err
+	}
+	var s LoopSpec
+	if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
+		return engine.Result{}, false, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
+	}
+	if limits.MaxIterations != nil {
+		s.MaxIterations = *limits.MaxIterations
+	}
+	if limits.Timeout != nil {
+		s.TimeoutMs = limits.Timeout.Milliseconds()
+	}
+	if limits.MaxWait != nil {
+		s.MaxWaitMs = limits.MaxWait.Milliseconds()
+	}
+	var commands map[string]agent.CommandSpec
+	if s.Command != nil {
+		commands = map[string]agent.CommandSpec{s.Backend: *s.Command}
+	}
+	a, err := p.Registry(commands, s.Env).Get(s.Backend)
+	if err != nil {
+		return engine.Result{}, false, &UsageError{Err: err}
+	}
+	var baseline *gate.Result
+	for _, ev := range events {
+		if ev.Type == EventBaseline {
+			baseline = &gate.Result{}
+			if err := json.Unmarshal(ev.Data, baseline); err != nil {
+				return engine.Result{}, false, fmt.Errorf("run %s: baseline: %w", run.ID, err)
+			}
+		}
+	}
+	p.progress("resuming run %s after %d iterations (%s used)", run.ID, st.Iterations,
+		(time.Duration(st.ElapsedMs) * time.Millisecond).Round(time.Second))
+	j := openJournal(p, root, run)
+	defer j.close()
+	if baseline == nil && s.Baseline && len(s.Checks) > 0 {
+		if st.Iterations > 0 {
+			// The agent has changed the tree since: a baseline now would be
+			// of its work, not of the repository before it.
+			p.warn("run %s has no baseline (it was cut short); every check must pass", run.ID)
+		} else if baseline, err = s.takeBaseline(ctx, p, run, j); err != nil {
+			return engine.Result{}, false, err
+		}
+	}
+	res, err = s.run(ctx, p, a, run, j, run.Meta.Prompt, baseline, &engine.Resume{State: st, Transcript: transcript})
+	return res, false, err
+}
+
+// takeBaseline runs the checks once before the first iteration when the run
+// asks for a baseline, and records it in the journal. A baseline cut short
+// (Ctrl-C) is not recorded: resume takes it again. It returns nil when there
+// is none to take.
+func (s LoopSpec) takeBaseline(ctx context.Context, p Parts, run *store.Run, j journal) (*gate.Result, error) {
+	if !s.Baseline || len(s.Checks) == 0 {
+		return nil, nil
+	}
+	p.progress("running %d check(s) for the baseline", len(s.Checks))
+	env := append(slices.Clip(s.Env), RunTag(run.ID))
+	baseline := gate.Baseline(ctx, s.Cwd, env, s.Checks)
+	if baseline.Interrupted || ctx.Err() != nil {
+		return nil, nil
+	}
+	data, _ := json.Marshal(baseline)
+	if err := j.Record(engine.Event{Type: EventBaseline, Time: time.Now(), Data: data}); err != nil {
+		return nil, fmt.Errorf("record the baseline: %w", err)
+	}
+	return baseline, nil
+}
+
+// run runs (or resumes) a persistent loop on its journal.
+func (s LoopSpec) run(ctx context.Context, p Parts, a agent.Agent, run *store.Run, j journal,
+	prompt string, baseline *gate.Result, resume *engine.Resume) (engine.Result, error) {
+	o := s.Options(run.ID, prompt)
+	// The tag lets resume find agents (and checks) orphaned when jlgcli
+	// was killed.
+	o.Env = append(slices.Clip(o.Env), RunTag(run.ID))
+	guards, err := s.guards(baseline, o.Env)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	o.Guards, o.Journal, o.Resume, o.Observer = guards, j, resume, p.LoopObserver
+	if s.Handoff {
+		o.ProgressFile = run.ProgressPath()
+	}
+	res := engine.Run(ctx, a, o)
+	if c, ok := p.LoopObserver.(interface{ Close() }); ok {
+		c.Close()
+	}
+	if Resumable(res.Status) {
+		p.notice("run %s stopped (%s); continue it with: jlgcli resume %s", run.ID, res.Status, run.ID)
+	}
+	return res, nil
+}

@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+// Reporter is how a run talks to the user on the side of its result.
+type Reporter interface {
+	// Progress is a message a quiet run leaves out ("running 3 checks").
+	Progress(msg string)
+	// Notice is a message every run prints (how to resume a stopped run).
+	Notice(msg string)
+	// Warn is something that went wrong without stopping the run.
+	Warn(msg string)
+}
+
+// Parts are what a run is given by its caller.
+type Parts struct {
+	// Environ is the environment agents start from; nil: jlgcli's own.
+	Environ []string
+	// Getenv reads jlgcli's environment (the embeddings' API key); nil:
+	// os.Getenv.
+	Getenv func(string) string
+	// Say reports messages and warnings; nil: nobody.
+	Say Reporter
+	// TaskObserver follows a task's attempts; LoopObserver a loop's
+	// iterations; nil: nobody.
+	TaskObserver engine.TaskObserver
+	LoopObserver engine.Observer
+}
+
+func (p Parts) progress(format string, a ...any) {
+	if p.Say != nil {
+		p.Say.Progress(fmt.Sprintf(format, a...))
+	}
+}
+
+func (p Parts) notice(format string, a ...any) {
+	if p.Say != nil {
+		p.Say.Notice(fmt.Sprintf(format, a...))
+	}
+}
+
+func (p Parts) warn(format string, a ...any) {
+	if p.Say != nil {
+		p.Say.Warn(fmt.Sprintf(format, a...))
+	}
+}
+
+func (p Parts) getenv(k string) string {
+	if p.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return p.Getenv(k)
+}
+
+// environ is the environment agents start from.
+func (p Parts) environ() []string {
+	if p.Environ == nil {
+		return os.Environ()
+	}
+	return p.Environ
+}
+
+// Registry is the backends commands, over the environment agents start from
+// plus extraEnv, so that a PATH given there is where the agent is looked
+// for too.
+func (p Parts) Registry(commands map[string]agent.CommandSpec, extraEnv []string) *agent.Registry {
+	env := append(slices.Clip(p.environ()), extraEnv...)
+	return &agent.Registry{Commands: commands, Env: env}
+}
+
+// UsageError is a run that cannot start as it was asked (exit 64); Hint,
+// when set, says what the user can do.
+type UsageError struct {
+	Err  error
+	Hint string
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(hint, format string, a ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, a...), Hint: hint}
+}
+
+// IsUsage reports whether err is a UsageError.
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+// RunTag is the environment entry that marks a run's agents and checks, so
+// that resume finds those a killed jlgcli left.
+func RunTag(id string) string { return "JLGCLI_RUN_ID=" + id }
+
+// Resumable tells the statuses after which resume has something to do.
+func Resumable(s engine.Status) bool {
+	switch s {
+	case engine.StatusInterrupted, engine.StatusTimeout, engine.StatusRateLimited, engine.StatusMaxIterations, engine.StatusNoProgress:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,321 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// NewTask is a task to start.
+type NewTask struct {
+	// Prompt is the task.
+	Prompt string
+	// Spec is what it runs with; Spec.Repo is the repository, or a
+	// directory in it. Worktree and DirtyLeftOut are filled here.
+	Spec TaskSpec
+	// Base is the ref the task branch starts from; "": HEAD.
+	Base string
+	// IncludeDirty brings the uncommitted changes of the user's tree in as
+	// the branch's first commit.
+	IncludeDirty bool
+	// StateDir overrides where runs are kept; "": the default.
+	StateDir string
+}
+
+// StartTask checks that the task can run (a repository with a commit,
+// agents that are installed, checks to judge with, a clean tree for direct
+// commits) before it creates anything, then creates its run and worktree and
+// runs it to its end. A task whose agents cannot run is a result, not an
+// error; a task that cannot start as asked is a UsageError.
+func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, error) {
+	s := t.Spec
+	repo, err := OpenRepo(ctx, s.Repo)
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
+	s.Repo = repo.Dir
+	tiers, planner, bad := s.agents(p)
+	if bad != nil {
+		return *bad, nil
+	}
+	// Nothing is created for a task whose agents cannot run.
+	all := tiers
+	if s.Plan && planner != nil {
+		all = append(slices.Clip(tiers), *planner)
+	}
+	if st, details := engine.CheckTiers(ctx, all); st != "" {
+		return Failure(engine.Result{Status: st, ExitCode: st.ExitCode(), Backend: s.Tiers[0].Backend, Details: details, Text: details}), nil
+	}
+	// The gate: the configured checks, else what the project looks like.
+	if len(s.Checks) == 0 {
+		s.Checks = gate.DetectDefaults(repo.Dir)
+		if len(s.Checks) == 0 {
+			return engine.TaskResult{}, usagef("give the gate's commands with --check 'CMD' (repeatable) or [[checks]] in jlgcli.toml",
+				"no checks to judge the work with: none configured, and no go.mod, package.json test script, Python or Cargo project found in %s", repo.Dir)
+		}
+	}
+	dirty, err := repo.Dirty(ctx)
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
+	if s.Commit == config.CommitDirect {
+		// Direct commits land on the checked-out branch: it must be clean
+		// and be where the task starts.
+		switch cur, err := repo.CurrentBranch(ctx); {
+		case err != nil:
+			return engine.TaskResult{}, err
+		case dirty:
+			return engine.TaskResult{}, usagef("commit or stash them first, or use --commit branch (the default), which leaves your tree alone",
+				"--commit direct refuses to start: %s has uncommitted changes", repo.Dir)
+		case cur == "":
+			return engine.TaskResult{}, usagef("check out the branch the commits should land on", "--commit direct needs a checked-out branch; HEAD is detached in %s", repo.Dir)
+		case t.Base != "" || t.IncludeDirty:
+			return engine.TaskResult{}, usagef("", "--commit direct commits on the current branch: it takes neither --base nor --include-dirty")
+		}
+	}
+	root, err := StateRoot(p, repo.Dir, t.StateDir)
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
+	id := store.NewRunID(time.Now())
+	wt, err := repo.NewWorktree(ctx, id, t.Prompt, t.Base, t.IncludeDirty)
+	if err != nil {
+		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
+	}
+	s.Worktree = *wt
+	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
+	p.progress("task %s on branch %s (worktree %s)", id, wt.Branch, relTo(repo.Dir, wt.Path))
+	if s.DirtyLeftOut {
+		p.progress("your working tree has uncommitted changes; the task starts from %s without them (--include-dirty brings them in)", shortSHA(wt.Base))
+	}
+	opts, _ := json.Marshal(s)
+	run, err := store.Create(root, id, store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir})
+	if err != nil {
+		_ = wt.Remove(context.WithoutCancel(ctx))
+		return engine.TaskResult{}, fmt.Errorf("create run: %w", err)
+	}
+	defer run.Close()
+	j := openJournal(p, root, run)
+	defer j.close()
+	return s.run(ctx, p, run, j, t.Prompt, tiers, planner, nil, true)
+}
+
+// OpenRepo opens the repository a task works on, at dir or above it; a
+// UsageError when there is none or it has no commit yet.
+func OpenRepo(ctx context.Context, dir string) (*git.Repo, error) {
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		if errors.Is(err, git.ErrNotRepository) {
+			return nil, usagef("run 'git init' and commit your code first, or use 'jlgcli loop'",
+				"jlgcli task works on a git repository: %s is not in one", dir)
+		}
+		return nil, err
+	}
+	if _, err := repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
+		return nil, usagef("commit your code first: the task branch starts from a commit", "the repository %s has no commit yet", repo.Dir)
+	}
+	return repo, nil
+}
+
+// TaskLimits are what resume may raise of a task's limits; nil: unchanged.
+type TaskLimits struct {
+	Timeout   *time.Duration
+	MaxWait   *time.Duration
+	BudgetUSD *float64
+}
+
+// ResumeTask continues a task run where it stopped: its worktree is checked
+// out again, the tree is put back where the next attempt starts, and the
+// engine goes on from the journal's state. A task stopped by a limit of its
+// tiers (a loop, its attempts, its budget) gets a new turn of its current
+// tier: resuming it is asking for more attempts. The caller holds the run's
+// lock. A task already done is returned as it is, with done true.
+func ResumeTask(ctx context.Context, root string, run *store.Run, events []engine.Event, limits TaskLimits, p Parts) (res engine.TaskResult, done bool, err error) {
+	j, err := engine.ReplayTask(events)
+	if err != nil {
+		return engine.TaskResult{}, false, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	if j.Stop != nil && j.Stop.Status == engine.StatusDone {
+		res, err := TaskResultOf(run, events, p)
+		return res, true, err
+	}
+	var s TaskSpec
+	if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
+		return engine.TaskResult{}, false, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
+	}
+	if limits.Timeout != nil {
+		s.TimeoutMs = limits.Timeout.Milliseconds()
+	}
+	if limits.MaxWait != nil {
+		s.MaxWaitMs = limits.MaxWait.Milliseconds()
+	}
+	if limits.BudgetUSD != nil {
+		s.BudgetUSD = *limits.BudgetUSD
+	}
+	st := j.Resume.State
+	var cp engine.TaskCheckpoint
+	if run.ReadCheckpoint(&cp) == nil && cp.State.Attempts == st.Attempts && cp.State.ElapsedMs > st.ElapsedMs {
+		st.ElapsedMs = cp.State.ElapsedMs
+	}
+	if j.Stop != nil {
+		switch j.Stop.Status {
+		case engine.StatusNoProgress, engine.StatusMaxIterations, engine.StatusBudgetExceeded:
+			st.InTier, st.Detections, st.Nudge = 0, 0, ""
+		}
+	}
+	if st.Start == "" {
+		st.Start = s.Worktree.Base // nothing was recorded yet: the task's start
+	}
+	j.Resume.State = st
+	tiers, planner, bad := s.agents(p)
+	if bad != nil {
+		return *bad, false, nil
+	}
+	wt := s.Worktree
+	if err := wt.Reopen(ctx); err != nil {
+		return engine.TaskResult{}, false, fmt.Errorf("run %s: check out its branch %s again: %w", run.ID, wt.Branch, err)
+	}
+	p.progress("resuming task %s after %d attempts (%s used) in %s", run.ID, st.Attempts,
+		(time.Duration(st.ElapsedMs) * time.Millisecond).Round(time.Second), relTo(s.Repo, wt.Path))
+	jl := openJournal(p, root, run)
+	defer jl.close()
+	res, err = s.run(ctx, p, run, jl, run.Meta.Prompt, tiers, planner, &j.Resume, false)
+	return res, false, err
+}
+
+// EventTaskBaseline is the journal event that holds the gate's baseline.
+const EventTaskBaseline = "gate-baseline"
+
+// run runs (or resumes) a task on its journal, then ends it: the WIP commit
+// of a failure, the worktree removed, the merge of a success, the report.
+func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, prompt string,
+	tiers []engine.Tier, planner *engine.Tier, resume *engine.TaskResume, checked bool) (engine.TaskResult, error) {
+	wt := s.Worktree
+	env := append(slices.Clip(s.Env), RunTag(run.ID))
+
+	// The baseline of the gate: how the checks fare before any change.
+	baseline, err := s.baseline(ctx, p, run, j, env)
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
+	loops := detect.LoopDetector{Similarity: s.Similarity, SameErrorCount: s.SameErrors}
+	if e := s.Embeddings; e != nil {
+		key := ""
+		if e.APIKeyEnv != "" {
+			key = p.getenv(e.APIKeyEnv)
+		}
+		loops.Embedder = detect.OpenAIEmbedder{BaseURL: e.URL, Model: e.Model, APIKey: key}
+		loops.EmbeddingThreshold = e.Threshold
+	}
+	o := engine.TaskOptions{
+		RunID: run.ID, Task: prompt, Tiers: tiers, Plan: s.Plan, Planner: planner,
+		Workspace: worktreeSpace{&wt},
+		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming},
+		Loops:     loops, Budget: s.BudgetUSD, Prices: cost.DefaultTable().Merge(s.Prices),
+		Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom,
+		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
+		Env: []string{RunTag(run.ID)}, Journal: j, Resume: resume, Checked: checked, Observer: p.TaskObserver,
+	}
+	res := engine.RunTask(ctx, o)
+	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
+		c.Close() // the live line goes before the messages of the end
+	}
+	res.Git = s.finish(ctx, p, run, &res)
+	if Resumable(res.Status) || res.Status == engine.StatusBudgetExceeded {
+		p.notice("task %s stopped (%s); continue it with: jlgcli resume %s", run.ID, res.Status, run.ID)
+	}
+	return res, nil
+}
+
+// baseline takes (or reads back) the gate's report before any change.
+func (s TaskSpec) baseline(ctx context.Context, p Parts, run *store.Run, j journal, env []string) (*gate.Report, error) {
+	events, _, err := Events(run)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range events {
+		if ev.Type == EventTaskBaseline {
+			var r gate.Report
+			if err := json.Unmarshal(ev.Data, &r); err != nil {
+				return nil, fmt.Errorf("run %s: baseline: %w", run.ID, err)
+			}
+			return &r, nil
+		}
+	}
+	p.progress("running %d check(s) on the starting point for the baseline", len(s.Checks))
+	r := gate.BaselineReport(ctx, s.Worktree.Path, env, s.Checks)
+	if r == nil || r.Interrupted || ctx.Err() != nil {
+		return nil, nil
+	}
+	data, _ := json.Marshal(r)
+	if err := j.Record(engine.Event{Type: EventTaskBaseline, Time: time.Now(), Data: data}); err != nil {
+		return nil, fmt.Errorf("record the baseline: %w", err)
+	}
+	return r, nil
+}
+
+// TaskResultOf is the result of a task run: the one it wrote when it
+// stopped, unless its journal went further since (a resumed task killed
+// before it stopped again), or the one its journal tells.
+func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (engine.TaskResult, error) {
+	var saved engine.TaskResult
+	found, err := run.ReadReport(&saved)
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
+	if found && len(events) == 0 {
+		return saved, nil
+	}
+	res, err := engine.TaskResultOf(run.ID, events)
+	switch {
+	case !found && err != nil:
+		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+	case !found:
+		return res, nil
+	case err != nil || len(res.Attempts) <= len(saved.Attempts):
+		return saved, nil
+	}
+	p.notice("run %s went on after it wrote %s (%d attempts, the journal has %d): the report is made from the journal, without git details",
+		run.ID, filepath.Base(run.ReportPath()), len(saved.Attempts), len(res.Attempts))
+	return res, nil
+}
+
+// StateRoot is where runs are kept for a run in dir, unless override says.
+func StateRoot(p Parts, dir, override string) (string, error) {
+	root, err := store.StateDir(dir, p.getenv, override)
+	if err != nil {
+		return "", fmt.Errorf("state directory: %w", err)
+	}
+	return root, nil
+}
+
+// worktreeSpace is a git worktree as the engine's Workspace.
+type worktreeSpace struct{ *git.Worktree }
+
+func (w worktreeSpace) Dir() string { return w.Path }
+
+// tester is the gate of a task: gate.Test over the checks, against the
+// baseline.
+type tester struct {
+	dir      string
+	env      []string
+	checks   []gate.Check
+	baseline *gate.Report
+	gaming   string
+}
+
+func (t *tester) Test(ctx context.Context, deleted []string) gate.Report {
+	return gate.Test(ctx, t.dir, t.env, t.checks, gate.TestOptions{Baseline: t.baseline, DeletedTestFiles: deleted, Gaming: t.gaming})
+}

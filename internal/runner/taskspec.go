@@ -1,0 +1,138 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
+)
+
+// TaskSpec is what a task runs with: the resolved settings, kept in its
+// run's meta.json so that resume runs it again the same way.
+type TaskSpec struct {
+	Tiers          []TierSpec                   `json:"tiers"`
+	Planner        *TierSpec                    `json:"planner,omitempty"`
+	Plan           bool                         `json:"plan,omitempty"`
+	Commands       map[string]agent.CommandSpec `json:"commands,omitempty"`
+	Repo           string                       `json:"repo"`
+	Env            []string                     `json:"env,omitempty"`
+	TimeoutMs      int64                        `json:"timeoutMs"`
+	StallTimeoutMs int64                        `json:"stallTimeoutMs"`
+	MaxWaitMs      int64                        `json:"maxWaitMs"`
+	BudgetUSD      float64                      `json:"budgetUsd"`
+	Prices         cost.Table                   `json:"prices,omitempty"`
+	EscalateFrom   string                       `json:"escalateFrom"`
+	AntiGaming     string                       `json:"antiGaming"`
+	Checks         []gate.Check                 `json:"checks"`
+	Similarity     float64                      `json:"similarity,omitempty"`
+	SameErrors     int                          `json:"sameErrors,omitempty"`
+	Embeddings     *config.Embeddings           `json:"embeddings,omitempty"`
+	Commit         string                       `json:"commit"`
+	Merge          string                       `json:"merge"`
+	Push           bool                         `json:"push,omitempty"`
+	PR             bool                         `json:"pr,omitempty"`
+	// Worktree and DirtyLeftOut are set when the task starts.
+	Worktree     git.Worktree `json:"worktree"`
+	DirtyLeftOut bool         `json:"dirtyLeftOut,omitempty"`
+}
+
+// TierSpec is one developer tier (or the planner) of a task.
+type TierSpec struct {
+	Name     string   `json:"name"`
+	Backend  string   `json:"backend"`
+	Model    string   `json:"model,omitempty"`
+	Env      []string `json:"env,omitempty"`
+	Attempts int      `json:"attempts"`
+}
+
+// TaskSpecOf makes the spec of a task from the configuration, for the
+// repository (or a directory in it) repo. A task without [[tiers]] has one
+// tier of the configured backend and model.
+func TaskSpecOf(cfg *config.Config, repo string) TaskSpec {
+	s := TaskSpec{Repo: repo, Env: cfg.EnvList(), StallTimeoutMs: cfg.StallTimeout.Milliseconds(),
+		MaxWaitMs: cfg.MaxWait.Milliseconds(), BudgetUSD: cfg.BudgetUSD, Prices: cfg.Prices, EscalateFrom: cfg.EscalateFrom,
+		AntiGaming: cfg.AntiGaming, Similarity: cfg.LoopDetection.Similarity, SameErrors: cfg.LoopDetection.SameErrorCount,
+		Embeddings: cfg.LoopDetection.Embeddings, Commit: cfg.Commit, Merge: cfg.Merge, Push: cfg.Push, PR: cfg.PR,
+		Commands: cfg.Backends}
+	s.TimeoutMs = cfg.Timeout.Milliseconds()
+	if cfg.Sources["timeoutMs"] == "default" {
+		s.TimeoutMs = engine.DefaultTaskTimeout.Milliseconds()
+	}
+	s.Checks = GateChecks(cfg.Checks)
+	for _, t := range cfg.Tiers {
+		s.Tiers = append(s.Tiers, TierSpec{Name: t.Name, Backend: t.Backend, Model: t.Model, Env: t.EnvList(), Attempts: t.Attempts})
+	}
+	if len(s.Tiers) == 0 {
+		attempts := config.DefaultAttempts
+		if cfg.Attempts > 0 {
+			attempts = cfg.Attempts
+		}
+		s.Tiers = []TierSpec{{Name: cfg.Backend, Backend: cfg.Backend, Model: cfg.Model, Attempts: attempts}}
+	}
+	// Two tiers of the same name would be told apart nowhere.
+	seen := map[string]int{}
+	for i := range s.Tiers {
+		seen[s.Tiers[i].Name]++
+		if n := seen[s.Tiers[i].Name]; n > 1 {
+			s.Tiers[i].Name = fmt.Sprintf("%s#%d", s.Tiers[i].Name, n)
+		}
+	}
+	if p := cfg.Planner; p != nil {
+		s.Planner = &TierSpec{Name: "planner", Backend: p.Backend, Model: p.Model, Env: p.EnvList(), Attempts: 1}
+	}
+	return s
+}
+
+// GateChecks are the configured checks as the gate runs them.
+func GateChecks(checks []config.Check) []gate.Check {
+	var out []gate.Check
+	for _, c := range checks {
+		out = append(out, gate.Check{Name: c.Name, Argv: c.Run, Shell: c.Shell, Timeout: c.Timeout})
+	}
+	return out
+}
+
+// agents resolves the tiers' backends; a result that says why when one is
+// unknown.
+func (s TaskSpec) agents(p Parts) ([]engine.Tier, *engine.Tier, *engine.TaskResult) {
+	get := func(t TierSpec) (engine.Tier, *engine.TaskResult) {
+		a, err := p.Registry(s.Commands, append(append([]string(nil), s.Env...), t.Env...)).Get(t.Backend)
+		if err != nil {
+			r := Failure(engine.Result{Status: engine.StatusBackendUnknown, ExitCode: engine.StatusBackendUnknown.ExitCode(),
+				Backend: t.Backend, Details: fmt.Sprintf("tier %s: %v", t.Name, err)})
+			return engine.Tier{}, &r
+		}
+		return engine.Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Env: t.Env, Attempts: t.Attempts, Agent: a}, nil
+	}
+	var tiers []engine.Tier
+	for _, t := range s.Tiers {
+		tr, bad := get(t)
+		if bad != nil {
+			return nil, nil, bad
+		}
+		tiers = append(tiers, tr)
+	}
+	var planner *engine.Tier
+	if s.Planner != nil {
+		pl := *s.Planner
+		if pl.Backend == "" {
+			pl.Backend = s.Tiers[0].Backend
+		}
+		tr, bad := get(pl)
+		if bad != nil {
+			return nil, nil, bad
+		}
+		planner = &tr
+	}
+	return tiers, planner, nil
+}
+
+// Failure is a task that could not start, as a result.
+func Failure(r engine.Result) engine.TaskResult {
+	return engine.TaskResult{Status: r.Status, ExitCode: r.ExitCode, Backend: r.Backend, Details: r.Details, Text: r.Text,
+		Tiers: []engine.TierSummary{}, Attempts: []engine.Attempt{}, Detections: []engine.Detection{}, Flaky: []string{}, Commits: []string{}}
+}
