@@ -33,8 +33,8 @@ func IsBuiltin(name string) bool { return slices.Contains(Builtins, name) }
 
 // CommandSpec is a user-defined command backend as configured.
 type CommandSpec struct {
-	Command []string
-	Prompt  string
+	Command []string `json:"command"`
+	Prompt  string   `json:"prompt,omitempty"`
 }
 
 // Registry resolves backend names to agents.

@@ -263,18 +263,14 @@ limits. A run that ended done is only printed.`,
 // runEvents reads a run's journal as engine events, saying on stderr when a
 // torn last line was repaired.
 func runEvents(stdio *Stdio, run *store.Run, quiet bool) ([]engine.Event, error) {
-	events, repair, err := run.Events()
+	events, repair, err := runner.Events(run)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+		return nil, err
 	}
 	if repair != nil && !quiet {
 		fmt.Fprintf(stdio.Err, "jlgcli: %s\n", repair)
 	}
-	out := make([]engine.Event, len(events))
-	for i, ev := range events {
-		out[i] = engine.Event(ev)
-	}
-	return out, nil
+	return events, nil
 }
 
 func printJSON(stdio *Stdio, v any) error {

@@ -178,15 +178,15 @@ type LoopDetection struct {
 // attempts by meaning.
 type Embeddings struct {
 	// URL is the service's http or https URL.
-	URL string
+	URL string `json:"url"`
 	// Model is the embeddings model.
-	Model string
+	Model string `json:"model"`
 	// APIKeyEnv names the environment variable holding the API key; "":
 	// no key.
-	APIKeyEnv string
+	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
 	// Threshold is the cosine similarity, in (0, 1], above which two
 	// attempts are the same.
-	Threshold float64
+	Threshold float64 `json:"threshold"`
 }
 
 // Keys lists the top-level keys in the order `jlgcli config` prints them.
@@ -275,9 +275,9 @@ type Check struct {
 // Premature configures premature-stop detection: phrases replace the
 // built-in lists when given.
 type Premature struct {
-	Enabled   bool
-	Phrases   []string
-	Negations []string
+	Enabled   bool     `json:"enabled"`
+	Phrases   []string `json:"phrases,omitempty"`
+	Negations []string `json:"negations,omitempty"`
 }
 
 type checkFile struct {

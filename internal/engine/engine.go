@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // Session modes.
@@ -590,9 +591,11 @@ func (r *run) checkpoint(s Status) {
 		return
 	}
 	r.mu.Lock()
-	cp := Checkpoint{RunID: r.o.RunID, State: r.st, Status: s, Heartbeat: r.now().UTC(), CostUSD: r.res.CostUSD}
+	cp := Checkpoint{RunID: r.o.RunID, State: r.st, Progress: store.Progress{Status: string(s), Iterations: r.st.Iterations,
+		CostUSD: r.res.CostUSD, CostKnown: r.res.CostKnown, Heartbeat: r.now().UTC()}}
 	r.mu.Unlock()
 	cp.State.ElapsedMs = r.elapsed()
+	cp.DurationMs = cp.State.ElapsedMs
 	_ = r.o.Journal.Checkpoint(cp)
 }
 

@@ -78,7 +78,7 @@ func TestJournalRecordsEveryIterationOnce(t *testing.T) {
 		t.Errorf("the result rebuilt from the journal differs (-run +rebuilt):\n%s", diff)
 	}
 	last := j.cps[len(j.cps)-1]
-	if last.Status != StatusDone || last.RunID != "r" || last.State.Iterations != 3 {
+	if Status(last.Status) != StatusDone || last.RunID != "r" || last.State.Iterations != 3 {
 		t.Errorf("last checkpoint %+v", last)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // State is what the loop carries from one iteration to the next: enough to
@@ -65,13 +66,9 @@ const (
 	EventResume    = "resume"
 )
 
-// Event is one line of a run's journal.
-type Event struct {
-	Type      string          `json:"type"`
-	Iteration int             `json:"iteration,omitempty"`
-	Time      time.Time       `json:"time"`
-	Data      json.RawMessage `json:"data,omitempty"`
-}
+// Event is one line of a run's journal, as the store keeps it; its Data is
+// one of the engine's payloads (IterationData, AttemptData, ...).
+type Event = store.Event
 
 // IterationData is the payload of an iteration event: the transcript entry,
 // the verdict on it, and the state after it.
@@ -104,13 +101,12 @@ type StopData struct {
 }
 
 // Checkpoint is the snapshot written after every iteration and at every
-// heartbeat while a run is live.
+// heartbeat while a run is live: the progress the run index reads (its
+// status is "running" while live, then the final status) and the state.
 type Checkpoint struct {
-	RunID     string    `json:"runId"`
-	State     State     `json:"state"`
-	Status    Status    `json:"status"` // "running" while live, then the final status
-	Heartbeat time.Time `json:"heartbeat"`
-	CostUSD   float64   `json:"costUsd"`
+	store.Progress
+	RunID string `json:"runId"`
+	State State  `json:"state"`
 }
 
 // StatusRunning is the status of a live run in its checkpoint.

@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // Escalation starting points (TaskOptions.EscalateFrom).
@@ -670,9 +671,9 @@ func (t *task) checkpoint(s Status) {
 	t.mu.Lock()
 	st := t.st
 	st.ElapsedMs = t.elapsed()
-	cp := TaskCheckpoint{RunID: t.o.RunID, Status: s, Iterations: st.Attempts, CostUSD: st.Ledger.Spent(),
-		CostKnown: t.costKnown(), DurationMs: st.ElapsedMs, Heartbeat: t.now().UTC(), State: st, Plan: t.plan,
-		Tiers: tierStats(t.o.Tiers, t.attempts)}
+	cp := TaskCheckpoint{RunID: t.o.RunID, State: st, Plan: t.plan, Progress: store.Progress{Status: string(s),
+		Iterations: st.Attempts, CostUSD: st.Ledger.Spent(), CostKnown: t.costKnown(), DurationMs: st.ElapsedMs,
+		Heartbeat: t.now().UTC(), Tiers: tierStats(t.o.Tiers, t.attempts)}}
 	t.mu.Unlock()
 	_ = t.o.Journal.CheckpointTask(cp)
 }

@@ -1304,7 +1304,7 @@ func TestRunTask(t *testing.T) {
 			}
 			checkReplay(t, w.journal.all(), r)
 			// The last checkpoint has the final status.
-			if cps := w.journal.cps; len(cps) == 0 || cps[len(cps)-1].Status != r.Status || cps[len(cps)-1].Iterations != len(r.Attempts) {
+			if cps := w.journal.cps; len(cps) == 0 || Status(cps[len(cps)-1].Status) != r.Status || cps[len(cps)-1].Iterations != len(r.Attempts) {
 				t.Errorf("last checkpoint %+v", cps[len(cps)-1])
 			}
 		})
@@ -1526,7 +1526,7 @@ func TestRunTaskHeartbeat(t *testing.T) {
 	defer w.journal.mu.Unlock()
 	running := 0
 	for _, cp := range w.journal.cps {
-		if cp.Status == StatusRunning && cp.Iterations == 0 {
+		if Status(cp.Status) == StatusRunning && cp.Iterations == 0 {
 			running++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // Event types of a task's journal (beside EventStart, EventResume, EventWait
@@ -223,28 +224,17 @@ type TaskWait struct {
 	State   TaskState `json:"state"`
 }
 
-// TaskCheckpoint is a task's checkpoint: the fields the run index reads
-// (status, iterations, cost, duration, heartbeat) and the state.
+// TaskCheckpoint is a task's checkpoint: the progress the run index reads
+// (status, iterations, cost, duration, heartbeat, tiers) and the state.
 type TaskCheckpoint struct {
-	RunID      string     `json:"runId"`
-	Status     Status     `json:"status"`
-	Iterations int        `json:"iterations"`
-	CostUSD    float64    `json:"costUsd"`
-	CostKnown  bool       `json:"costKnown"`
-	DurationMs int64      `json:"durationMs"`
-	Heartbeat  time.Time  `json:"heartbeat"`
-	Tiers      []TierStat `json:"tiers"`
-	State      TaskState  `json:"state"`
-	Plan       []string   `json:"plan,omitempty"`
+	store.Progress
+	RunID string    `json:"runId"`
+	State TaskState `json:"state"`
+	Plan  []string  `json:"plan,omitempty"`
 }
 
 // TierStat is a tier's line in the run index, for stats.
-type TierStat struct {
-	Name     string  `json:"name"`
-	Attempts int     `json:"attempts"`
-	CostUSD  float64 `json:"costUsd"`
-	Passed   int     `json:"passed"`
-}
+type TierStat = store.TierStat
 
 // TaskResult is the outcome of a task, with the loop's field names and what
 // the task adds: the plan, each tier's attempts and cost, the attempts, the

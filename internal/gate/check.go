@@ -7,6 +7,7 @@
 package gate
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -20,28 +21,61 @@ const DefaultTimeout = 10 * time.Minute
 type Check struct {
 	// Name identifies the check in results, prompts and baselines; for a
 	// --check it is the command line itself.
-	Name string
+	Name string `json:"name"`
 	// Argv is the program and its arguments, run without a shell (config
 	// `run = [...]`).
-	Argv []string
+	Argv []string `json:"argv,omitempty"`
 	// Shell is a command line written by the user, run with `sh -c`
 	// (--check).
-	Shell string
+	Shell string `json:"shell,omitempty"`
 	// Timeout stops the check (its whole process group); zero means
-	// DefaultTimeout.
-	Timeout time.Duration
+	// DefaultTimeout. It is kept as timeoutMs, in milliseconds.
+	Timeout time.Duration `json:"-"`
 	// Kind says what the check does (KindBuild, KindVet, KindTest), for
 	// SortFastFirst and for the report; empty: inferred from the command
 	// (InferKind).
-	Kind string `json:"Kind,omitempty"`
+	Kind string `json:"kind,omitempty"`
 	// Format names the parser of the check's output (one of the Format*
 	// constants); empty: inferred from the command (InferFormat).
-	Format string `json:"Format,omitempty"`
+	Format string `json:"format,omitempty"`
 	// JUnit is where the check writes a JUnit XML report: a path relative
 	// to the working directory, or a glob. When set, the report's test
 	// failures and counts come from the files it matches that the check
 	// wrote (created or modified while it ran).
-	JUnit string `json:"JUnit,omitempty"`
+	JUnit string `json:"junit,omitempty"`
+}
+
+// checkJSON is how a check is kept: camelCase, its timeout in
+// milliseconds. Timeout is the Go duration, in nanoseconds, that runs
+// written before timeoutMs hold.
+type checkJSON struct {
+	checkFields
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	Timeout   int64 `json:"Timeout,omitempty"`
+}
+
+type checkFields Check // without its methods
+
+// MarshalJSON writes the check with its timeout in milliseconds.
+func (c Check) MarshalJSON() ([]byte, error) {
+	return json.Marshal(checkJSON{checkFields: checkFields(c), TimeoutMs: c.Timeout.Milliseconds()})
+}
+
+// UnmarshalJSON reads a check as MarshalJSON writes it, or as runs written
+// before it kept it (capitalised names, the timeout in nanoseconds).
+func (c *Check) UnmarshalJSON(data []byte) error {
+	var v checkJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*c = Check(v.checkFields)
+	switch {
+	case v.TimeoutMs != 0:
+		c.Timeout = time.Duration(v.TimeoutMs) * time.Millisecond
+	case v.Timeout != 0:
+		c.Timeout = time.Duration(v.Timeout)
+	}
+	return nil
 }
 
 // FieldError is a check that cannot run, with the field at fault: "run",

@@ -15,7 +15,7 @@ type journal struct {
 	idx *store.Index // nil when the index could not be opened
 }
 
-func (j journal) Record(ev engine.Event) error { return j.run.Append(store.Event(ev)) }
+func (j journal) Record(ev engine.Event) error { return j.run.Append(ev) }
 
 func (j journal) Checkpoint(cp engine.Checkpoint) error { return j.checkpoint(cp) }
 
@@ -62,13 +62,9 @@ func openJournal(p Parts, root string, run *store.Run) journal {
 // Events reads a run's journal as engine events; repair, when not nil, says
 // that a torn last line was cut away.
 func Events(run *store.Run) (events []engine.Event, repair *store.Repair, err error) {
-	evs, repair, err := run.Events()
+	events, repair, err = run.Events()
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", run.ID, err)
-	}
-	events = make([]engine.Event, len(evs))
-	for i, ev := range evs {
-		events[i] = engine.Event(ev)
 	}
 	return events, repair, nil
 }

@@ -166,6 +166,11 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 	if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
 		return engine.Result{}, false, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
 	}
+	if run.Meta.Format < 2 {
+		// Loops of format 1 always handed their fresh sessions off: they go
+		// on as they started.
+		s.Handoff = true
+	}
 	if limits.MaxIterations != nil {
 		s.MaxIterations = *limits.MaxIterations
 	}

@@ -83,9 +83,8 @@ type RunRow struct {
 	Live bool   `json:"live"`
 }
 
-// TierStat is a tier's line in the row of a task run: the JSON of the
-// engine's TierStat, which a task's checkpoint holds in its top-level
-// "tiers".
+// TierStat is a tier's line in a task's checkpoint (its top-level "tiers")
+// and in its row of the index, for stats.
 type TierStat struct {
 	Name     string  `json:"name"`
 	Attempts int     `json:"attempts"`

@@ -31,8 +31,10 @@ const (
 )
 
 // FormatVersion is the version of the run directory layout, written in
-// meta.json.
-const FormatVersion = 1
+// meta.json. 2: every setting in camelCase with durations in milliseconds
+// (a check's timeoutMs), a loop's handoff explicit. Runs of format 1 are
+// read and resumed too.
+const FormatVersion = 2
 
 // Running is the status of a run that has not ended (the engine's statuses
 // name how a run ended). A row that says Running but is not Live is a run
@@ -107,8 +109,7 @@ type Progress struct {
 	// runs; it tells how recent the state is. Whether the run is running is
 	// told by its lock (Live), which dies with the process.
 	Heartbeat time.Time `json:"heartbeat,omitzero"`
-	// Tiers are what each tier of a task did (engine.TierStat, the
-	// checkpoint's top-level "tiers"); none for other commands.
+	// Tiers are what each tier of a task did; none for other commands.
 	Tiers []TierStat `json:"tiers,omitempty"`
 }
 

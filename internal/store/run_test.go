@@ -74,7 +74,7 @@ func TestCreateOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Meta{Format: 1, ID: r.ID, Command: "loop", Backend: "claude", Prompt: "do it", StartedAt: t0,
+	want := Meta{Format: FormatVersion, ID: r.ID, Command: "loop", Backend: "claude", Prompt: "do it", StartedAt: t0,
 		Options: json.RawMessage(`{"maxIterations": 10}`), Cwd: "/src"}
 	var opts bytes.Buffer
 	_ = json.Compact(&opts, got.Meta.Options)

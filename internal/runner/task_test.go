@@ -1,0 +1,106 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// said records what a run reported.
+type said struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (s *said) Progress(msg string) { s.add("progress: " + msg) }
+func (s *said) Notice(msg string)   { s.add("notice: " + msg) }
+func (s *said) Warn(msg string)     { s.add("warning: " + msg) }
+func (s *said) add(l string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lines = append(s.lines, l)
+}
+
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "answer.txt"), []byte("41\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"},
+		{"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+// A task runs end to end from a spec and parts, with no command line: its
+// worktree, attempt, gate, squash merge and reports.
+func TestStartTaskFromASpec(t *testing.T) {
+	repo := gitRepo(t)
+	state := t.TempDir()
+	spec := TaskSpec{
+		Tiers:    []TierSpec{{Name: "fake", Backend: "fake", Attempts: 2}},
+		Commands: map[string]agent.CommandSpec{"fake": {Command: []string{"sh", "-c", "cat >/dev/null; echo 42 > answer.txt; echo done"}}},
+		Repo:     repo, TimeoutMs: 60000, BudgetUSD: 1, EscalateFrom: "base", AntiGaming: "refuse", Commit: "branch", Merge: "squash",
+		Checks: []gate.Check{{Name: "answer", Shell: "grep -qx 42 answer.txt"}},
+	}
+	var s said
+	res, err := StartTask(context.Background(), NewTask{Prompt: "Make the answer 42", Spec: spec, StateDir: state}, Parts{Say: &s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != engine.StatusDone || res.Git == nil || res.Git.Merge == nil || res.Git.Merge.Status != "merged" {
+		t.Fatalf("%s: %s (git %+v)", res.Status, res.Details, res.Git)
+	}
+	data, err := os.ReadFile(filepath.Join(repo, "answer.txt"))
+	if err != nil || strings.TrimSpace(string(data)) != "42" {
+		t.Errorf("answer.txt on main: %q (%v)", data, err)
+	}
+	run, err := store.Open(state, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	var saved engine.TaskResult
+	if found, err := run.ReadReport(&saved); !found || err != nil || saved.Status != engine.StatusDone {
+		t.Errorf("report.json: found %v, %v, status %s", found, err, saved.Status)
+	}
+	if _, err := os.Stat(run.MarkdownReportPath()); err != nil {
+		t.Errorf("report.md: %v", err)
+	}
+	if len(s.lines) == 0 || !strings.HasPrefix(s.lines[0], "progress: task "+res.RunID+" on branch ") {
+		t.Errorf("messages: %q", s.lines)
+	}
+}
+
+// A task that cannot start as asked is a UsageError with a hint, and
+// nothing is created.
+func TestStartTaskRefusesWithoutChecks(t *testing.T) {
+	repo := gitRepo(t)
+	state := t.TempDir()
+	spec := TaskSpec{Tiers: []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},
+		Commands: map[string]agent.CommandSpec{"fake": {Command: []string{"true"}}}, Repo: repo}
+	_, err := StartTask(context.Background(), NewTask{Prompt: "x", Spec: spec, StateDir: state}, Parts{})
+	var u *UsageError
+	if !IsUsage(err) || !strings.Contains(err.Error(), "no checks to judge the work with") {
+		t.Fatalf("error %v", err)
+	}
+	if u, _ = err.(*UsageError); u == nil || !strings.Contains(u.Hint, "--check") {
+		t.Errorf("hint: %+v", u)
+	}
+	if entries, _ := os.ReadDir(state); len(entries) != 0 {
+		t.Errorf("state dir not empty: %v", entries)
+	}
+}
