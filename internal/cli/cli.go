@@ -35,6 +35,16 @@ type Stdio struct {
 	Environ []string
 	// Dir is the working directory; "": the process's own.
 	Dir string
+
+	say *ui.Reporter // every message on Err goes through it
+}
+
+// reporter is the one writer of jlgcli's messages on Err.
+func (s *Stdio) reporter() *ui.Reporter {
+	if s.say == nil {
+		s.say = ui.NewReporter(s.Err, false)
+	}
+	return s.say
 }
 
 func (s *Stdio) getenv(k string) string {
@@ -48,12 +58,18 @@ func (s *Stdio) getenv(k string) string {
 // environment, a reporter on stderr, and live progress unless quiet. Only
 // the observers asked for are set.
 func (s *Stdio) parts(quiet, task, loop bool) runner.Parts {
-	p := runner.Parts{Environ: s.Environ, Getenv: s.getenv, Say: ui.NewReporter(s.Err, quiet)}
+	say := s.reporter()
+	say.SetQuiet(quiet)
+	p := runner.Parts{Environ: s.Environ, Getenv: s.getenv, Say: say}
 	if !quiet && task {
-		p.TaskObserver = ui.NewTaskLine(s.Err, s.ErrIsTerminal)
+		l := ui.NewTaskLine(s.Err, s.ErrIsTerminal)
+		p.TaskObserver = l
+		say.Attach(l)
 	}
 	if !quiet && loop {
-		p.LoopObserver = ui.NewProgress(s.Err, s.ErrIsTerminal)
+		l := ui.NewProgress(s.Err, s.ErrIsTerminal)
+		p.LoopObserver = l
+		say.Attach(l)
 	}
 	return p
 }
@@ -99,16 +115,17 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	err := root.ExecuteContext(ctx)
 	code := ExitCode(err)
 	if err != nil && !isExitError(err) {
-		fmt.Fprintf(stdio.Err, "jlgcli: error: %v\n", err)
+		say := stdio.reporter()
+		say.Error(err.Error())
 		var h *hintError
 		var ru *runner.UsageError
 		if errors.As(err, &h) && h.hint != "" {
-			fmt.Fprintf(stdio.Err, "jlgcli: hint: %s\n", h.hint)
+			say.Hint(h.hint)
 		} else if errors.As(err, &ru) && ru.Hint != "" {
-			fmt.Fprintf(stdio.Err, "jlgcli: hint: %s\n", ru.Hint)
+			say.Hint(ru.Hint)
 		}
 		if code == engine.ExitUsage && !isConfigError(err) {
-			fmt.Fprintln(stdio.Err, "jlgcli: hint: run 'jlgcli help' for usage")
+			say.Hint("run 'jlgcli help' for usage")
 		}
 	}
 	return code
@@ -212,22 +229,15 @@ func flagError(cmd *cobra.Command, err error) error {
 }
 
 func exitCodesHelp() *cobra.Command {
+	var b strings.Builder
+	for _, row := range engine.ExitCodes {
+		fmt.Fprintf(&b, "%3d  %-24s %s\n", row.Code, row.Name, row.Meaning)
+	}
+	b.WriteString("other                         the agent exited non-zero: its code is passed through\n")
+	b.WriteString("                              (an API error the agent reported with status 0 gives 1)")
 	return &cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of jlgcli and what they mean",
-		Long: strings.TrimSpace(`
- 0  done                     completion detected
- 2  backend-missing          the agent's executable is not installed
- 4  max-iterations           the iteration limit was reached
- 5  no-progress              identical consecutive replies (noProgressLimit)
- 6  backend-unauthenticated  the agent CLI is not logged in / has no valid key
- 7  budget-exceeded          the cost budget was spent
-64  usage                    bad flag, bad config, unknown or unsupported backend
-65  invalid-json             json completion and no valid status object
-69  rate-limited             the provider's rate limit was hit
-75  timeout                  the global time limit was reached
-130 interrupted              SIGINT/SIGTERM
-other                        the agent exited non-zero: its code is passed through
-                             (an API error the agent reported with status 0 gives 1)`),
+		Long:  b.String(),
 	}
 }

@@ -19,6 +19,13 @@ import (
 // the result reported). A second signal kills every agent's process group
 // and exits 130 at once.
 func Run() int {
+	stdio := Stdio{
+		In:            os.Stdin,
+		Out:           os.Stdout,
+		Err:           os.Stderr,
+		ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+	}
+	say := stdio.reporter()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -28,15 +35,9 @@ func Run() int {
 		cancel(fmt.Errorf("%w by %v", errInterrupted, sig))
 		<-sigs
 		proc.KillAll()
-		fmt.Fprintln(os.Stderr, "jlgcli: second signal: agent killed, exiting now")
+		say.Notice("second signal: agent killed, exiting now")
 		os.Exit(engine.ExitInterrupted)
 	}()
-	stdio := Stdio{
-		In:            os.Stdin,
-		Out:           os.Stdout,
-		Err:           os.Stderr,
-		ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
-	}
 	return Main(ctx, os.Args[1:], stdio)
 }
 

@@ -135,7 +135,7 @@ func pickAgent(stdio *Stdio, cfg *config.Config, reg *agent.Registry) (engine.Re
 			return res, nil
 		}
 		if !cfg.Quiet {
-			fmt.Fprintf(stdio.Err, "jlgcli: no backend configured; using %s, the first installed of %s\n", name, strings.Join(agent.Builtins, ", "))
+			stdio.reporter().Notice(fmt.Sprintf("no backend configured; using %s, the first installed of %s", name, strings.Join(agent.Builtins, ", ")))
 		}
 	}
 	a, err := reg.Get(name)
@@ -172,17 +172,18 @@ func report(stdio *Stdio, asJSON bool, res engine.Result) error {
 	} else if res.Text != "" && (len(res.Transcript) > 0 || res.Status == engine.StatusInterrupted) {
 		fmt.Fprintln(stdio.Out, strings.TrimRight(res.Text, "\n"))
 	}
+	say := stdio.reporter()
 	if res.Status == engine.StatusDone && res.Details != "" && !asJSON {
-		fmt.Fprintf(stdio.Err, "jlgcli: note: %s\n", res.Details)
+		say.Notice("note: " + res.Details)
 	}
 	if res.Status != engine.StatusDone {
-		fmt.Fprintf(stdio.Err, "jlgcli: %s: %s\n", res.Status, res.Details)
+		say.Notice(fmt.Sprintf("%s: %s", res.Status, res.Details))
 		if h := statusHint(res); h != "" {
-			fmt.Fprintf(stdio.Err, "jlgcli: hint: %s\n", h)
+			say.Hint(h)
 		}
 	}
 	if res.Truncated && !asJSON {
-		fmt.Fprintf(stdio.Err, "jlgcli: the reply was longer than %d MiB; only its tail was kept\n", agent.MaxReplyBytes>>20)
+		say.Notice(fmt.Sprintf("the reply was longer than %d MiB; only its tail was kept", agent.MaxReplyBytes>>20))
 	}
 	if res.ExitCode == 0 {
 		return nil

@@ -221,7 +221,7 @@ limits. A run that ended done is only printed.`,
 		// An agent of this run may outlive a jlgcli that was killed: it
 		// must not go on writing beside the resumed run.
 		if n := proc.KillTagged(runner.RunTag(run.ID)); n > 0 && !o.quiet {
-			fmt.Fprintf(stdio.Err, "jlgcli: killed %d orphaned agent process group(s) of run %s\n", n, run.ID)
+			stdio.reporter().Notice(fmt.Sprintf("killed %d orphaned agent process group(s) of run %s", n, run.ID))
 		}
 		events, err := runEvents(stdio, run, o.quiet)
 		if err != nil {
@@ -253,7 +253,7 @@ limits. A run that ended done is only printed.`,
 			return err
 		}
 		if done {
-			fmt.Fprintf(stdio.Err, "jlgcli: run %s is already done; nothing to resume\n", run.ID)
+			stdio.reporter().Notice(fmt.Sprintf("run %s is already done; nothing to resume", run.ID))
 		}
 		return report(stdio, o.json, res)
 	}
@@ -268,7 +268,7 @@ func runEvents(stdio *Stdio, run *store.Run, quiet bool) ([]engine.Event, error)
 		return nil, err
 	}
 	if repair != nil && !quiet {
-		fmt.Fprintf(stdio.Err, "jlgcli: %s\n", repair)
+		stdio.reporter().Notice(repair.String())
 	}
 	return events, nil
 }

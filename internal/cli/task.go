@@ -181,7 +181,7 @@ func reportTask(stdio *Stdio, asJSON bool, res engine.TaskResult) error {
 		printTaskSummary(stdio, res)
 	}
 	if res.Status != engine.StatusDone {
-		fmt.Fprintf(stdio.Err, "jlgcli: %s: %s\n", res.Status, res.Details)
+		stdio.reporter().Notice(fmt.Sprintf("%s: %s", res.Status, res.Details))
 	}
 	if res.ExitCode == 0 {
 		return nil
@@ -267,7 +267,7 @@ func resumeTask(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string,
 		return err
 	}
 	if done {
-		fmt.Fprintf(stdio.Err, "jlgcli: task %s is already done; nothing to resume\n", run.ID)
+		stdio.reporter().Notice(fmt.Sprintf("task %s is already done; nothing to resume", run.ID))
 	}
 	return reportTask(stdio, o.json, res)
 }

@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"slices"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -46,32 +47,39 @@ const (
 	ExitInterrupted     = 130
 )
 
-// ExitCode is the fixed exit code of a status; StatusError has none of its
-// own (the agent's code is used) and gives ExitError.
+// ExitCodeRow is one line of the exit-code contract: the code, the name
+// users see, the statuses that end with it and what it means.
+type ExitCodeRow struct {
+	Code     int
+	Name     string
+	Statuses []Status
+	Meaning  string
+}
+
+// ExitCodes is the exit-code contract, in the README's order: Status.ExitCode
+// and `jlgcli help exit-codes` are both made from it. ExitError (1) is
+// StatusError's when the agent gave no code of its own.
+var ExitCodes = []ExitCodeRow{
+	{ExitOK, "done", []Status{StatusDone}, "completion detected"},
+	{ExitBackendMissing, "backend-missing", []Status{StatusBackendMissing}, "the agent's executable is not installed"},
+	{ExitMaxIterations, "max-iterations", []Status{StatusMaxIterations}, "the iteration limit was reached"},
+	{ExitNoProgress, "no-progress", []Status{StatusNoProgress}, "identical consecutive replies (noProgressLimit)"},
+	{ExitUnauthenticated, "backend-unauthenticated", []Status{StatusBackendUnauthenticated}, "the agent CLI is not logged in / has no valid key"},
+	{ExitBudgetExceeded, "budget-exceeded", []Status{StatusBudgetExceeded}, "the cost budget was spent"},
+	{ExitUsage, "usage", []Status{StatusBackendUnknown, StatusBackendUnsupported}, "bad flag, bad config, unknown or unsupported backend"},
+	{ExitInvalidJSON, "invalid-json", []Status{StatusInvalidJSON}, "json completion and no valid status object"},
+	{ExitRateLimited, "rate-limited", []Status{StatusRateLimited}, "the provider's rate limit was hit"},
+	{ExitTimeout, "timeout", []Status{StatusTimeout}, "the global time limit was reached"},
+	{ExitInterrupted, "interrupted", []Status{StatusInterrupted}, "SIGINT/SIGTERM"},
+}
+
+// ExitCode is the fixed exit code of a status (ExitCodes); StatusError has
+// none of its own (the agent's code is used) and gives ExitError.
 func (s Status) ExitCode() int {
-	switch s {
-	case StatusDone:
-		return ExitOK
-	case StatusBackendMissing:
-		return ExitBackendMissing
-	case StatusMaxIterations:
-		return ExitMaxIterations
-	case StatusNoProgress:
-		return ExitNoProgress
-	case StatusBackendUnauthenticated:
-		return ExitUnauthenticated
-	case StatusBudgetExceeded:
-		return ExitBudgetExceeded
-	case StatusBackendUnknown, StatusBackendUnsupported:
-		return ExitUsage
-	case StatusInvalidJSON:
-		return ExitInvalidJSON
-	case StatusRateLimited:
-		return ExitRateLimited
-	case StatusTimeout:
-		return ExitTimeout
-	case StatusInterrupted:
-		return ExitInterrupted
+	for _, row := range ExitCodes {
+		if slices.Contains(row.Statuses, s) {
+			return row.Code
+		}
 	}
 	return ExitError
 }

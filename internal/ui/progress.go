@@ -29,9 +29,10 @@ type Progress struct {
 	last      string
 	drawn     bool
 
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once // Close
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once // Close
+	closed bool
 }
 
 const redraw = 250 * time.Millisecond
@@ -101,8 +102,26 @@ func (p *Progress) Close() {
 	<-p.done
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clear()
+	p.closed = true
+}
+
+func (p *Progress) clear() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+// Around clears the status line, calls write, and draws the line again: a
+// message written by write does not tear it.
+func (p *Progress) Around(write func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	write()
+	if p.tty && p.iteration > 0 && !p.closed {
+		p.draw()
 	}
 }
 

@@ -77,3 +77,26 @@ func TestTerminalStatusLine(t *testing.T) {
 		t.Errorf("no cost is shown when the CLI reports none: %q", out)
 	}
 }
+
+// A message written through the reporter while a live line is drawn
+// clears the line first and draws it again after the message: the message
+// stands on a line of its own.
+func TestReporterGoesAroundTheLiveLine(t *testing.T) {
+	var buf syncBuffer
+	l := NewTaskLine(&buf, true)
+	defer l.Close()
+	r := NewReporter(&buf, false)
+	r.Attach(l)
+	l.AttemptStarted(engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
+	r.Warn("push: no remote")
+	if out := buf.String(); !strings.Contains(out, "\r\x1b[Kjlgcli: warning: push: no remote\n\r\x1b[K⟳ tier fast") {
+		t.Errorf("output %q: want the line cleared, the message, then the line drawn again", out)
+	}
+	r.SetQuiet(true)
+	start := len(buf.String())
+	r.Progress("left out")
+	r.Notice("kept")
+	if out := buf.String()[start:]; strings.Contains(out, "left out") || !strings.Contains(out, "jlgcli: kept\n") {
+		t.Errorf("quiet output %q", out)
+	}
+}

@@ -9,19 +9,46 @@ import (
 // Reporter writes jlgcli's messages on stderr, one whole line at a time,
 // each with its prefix: "jlgcli: ", "jlgcli: warning: ", "jlgcli: hint: ",
 // "jlgcli: error: ". A quiet reporter leaves out progress messages only.
-// It is safe for concurrent use.
+// When a live status line is attached, a message clears it and draws it
+// again after itself, so that it never tears the line. It is safe for
+// concurrent use.
 type Reporter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	quiet bool
+	live  Live
+}
+
+// Live is a status line drawn in place on the reporter's writer (TaskLine,
+// Progress).
+type Live interface {
+	// Around clears the line, calls write, and draws the line again.
+	Around(write func())
 }
 
 // NewReporter returns a reporter writing to w.
 func NewReporter(w io.Writer, quiet bool) *Reporter { return &Reporter{w: w, quiet: quiet} }
 
+// SetQuiet says whether progress messages are left out from now on.
+func (r *Reporter) SetQuiet(quiet bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.quiet = quiet
+}
+
+// Attach makes l the live line that messages go around; nil detaches it.
+func (r *Reporter) Attach(l Live) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live = l
+}
+
 // Progress says what jlgcli is doing; quiet leaves it out.
 func (r *Reporter) Progress(msg string) {
-	if !r.quiet {
+	r.mu.Lock()
+	quiet := r.quiet
+	r.mu.Unlock()
+	if !quiet {
 		r.line("jlgcli: ", msg)
 	}
 }
@@ -44,5 +71,10 @@ func (r *Reporter) Printf(format string, a ...any) { r.Notice(fmt.Sprintf(format
 func (r *Reporter) line(prefix, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.w, "%s%s\n", prefix, msg)
+	write := func() { fmt.Fprintf(r.w, "%s%s\n", prefix, msg) }
+	if r.live != nil {
+		r.live.Around(write)
+		return
+	}
+	write()
 }

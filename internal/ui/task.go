@@ -25,9 +25,10 @@ type TaskLine struct {
 	started bool
 	drawn   bool
 
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once // Close
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once // Close
+	closed bool
 }
 
 // NewTaskLine returns a TaskLine writing to w; tty says whether w is a
@@ -115,6 +116,19 @@ func (l *TaskLine) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.clear()
+	l.closed = true
+}
+
+// Around clears the status line, calls write, and draws the line again: a
+// message written by write does not tear it.
+func (l *TaskLine) Around(write func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.clear()
+	write()
+	if l.tty && l.started && !l.closed {
+		l.draw()
+	}
 }
 
 func (l *TaskLine) clear() {

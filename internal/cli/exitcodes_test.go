@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+// The README's exit-code table and engine.ExitCodes, from which the code
+// mapping and `jlgcli help exit-codes` are made, name the same codes and
+// statuses in the same order.
+func TestREADMEExitCodesMatchTheTable(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`(?m)^\| (\d+) \| ([a-z, -]+) \|`)
+	var readme []string
+	for _, m := range row.FindAllStringSubmatch(string(data), -1) {
+		readme = append(readme, m[1]+" "+m[2])
+	}
+	var table []string
+	for _, r := range engine.ExitCodes {
+		names := []string{r.Name}
+		for _, s := range r.Statuses {
+			if string(s) != r.Name {
+				names = append(names, string(s))
+			}
+		}
+		table = append(table, strconv.Itoa(r.Code)+" "+strings.Join(names, ", "))
+	}
+	if strings.Join(readme, "\n") != strings.Join(table, "\n") {
+		t.Errorf("README exit codes:\n%s\n\nengine.ExitCodes:\n%s", strings.Join(readme, "\n"), strings.Join(table, "\n"))
+	}
+}
