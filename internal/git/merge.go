@@ -74,74 +74,146 @@ func mergeCommand(into, branch, message string, checkout bool) string {
 // brought to it the way a fast-forward does (files in the way are never
 // overwritten), and into is moved to it. No commit hook runs.
 func (r *Repo) SquashMerge(ctx context.Context, into, branch, message string) (string, error) {
-	g := r.git()
-	refuse := func(reason MergeRefusal, checkout bool, detail string) error {
-		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail,
-			Command: mergeCommand(into, branch, message, checkout)}
-	}
 	if strings.TrimSpace(message) == "" {
 		return "", errors.New("empty commit message")
 	}
+	s, err := r.PrepareSquash(ctx, into, branch, true)
+	if err != nil {
+		return "", withCommand(err, mergeCommand(into, branch, message, false), mergeCommand(into, branch, message, true))
+	}
+	c, err := r.Land(ctx, s, message)
+	return c, withCommand(err, mergeCommand(into, branch, message, false), mergeCommand(into, branch, message, true))
+}
+
+// withCommand gives a refusal the command that merges by hand: checkout
+// when into must be checked out first, else plain.
+func withCommand(err error, plain, checkout string) error {
+	var refused *MergeRefusedError
+	if errors.As(err, &refused) {
+		refused.Command = plain
+		if refused.Reason == RefusedNotCheckedOut {
+			refused.Command = checkout
+		}
+	}
+	return err
+}
+
+// Squash is a branch's change laid on the head of the branch it merges
+// into, not committed there yet: PrepareSquash makes it, Land commits it.
+type Squash struct {
+	Into, Branch string
+	// Head is into's head when the squash was prepared; Tree is Head's tree
+	// with the branch's change.
+	Head, Tree string
+	// Moved: into has moved since branch forked from it; Tree was merged
+	// (git merge-tree), it is not the tree the branch's checks passed on.
+	Moved bool
+	// CheckedOut: into is checked out in the user's working tree, whose
+	// files Land brings along.
+	CheckedOut bool
+}
+
+// PrepareSquash lays branch's change on into's head, touching nothing. With
+// checkedOut, into must be the branch checked out in the user's working
+// tree; without, a branch that is not checked out is moved by Land alone.
+// The user's working tree must have no change to tracked files when into is
+// checked out. Refusals are *MergeRefusedError; ErrNothingToMerge when
+// branch holds nothing new for into.
+func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOut bool) (*Squash, error) {
+	g := r.git()
+	refuse := func(reason MergeRefusal, detail string) error {
+		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail}
+	}
 	tip, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch)
 	if err != nil {
-		return "", fmt.Errorf("branch %s: %w", branch, err)
+		return nil, fmt.Errorf("branch %s: %w", branch, err)
 	}
 	if into == "" {
-		return "", refuse(RefusedNoBaseBranch, false, "the task did not start from a branch")
+		return nil, refuse(RefusedNoBaseBranch, "the task did not start from a branch")
 	}
 	cur, err := r.CurrentBranch(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	if cur != into {
+	s := &Squash{Into: into, Branch: branch, CheckedOut: cur == into}
+	if checkedOut && !s.CheckedOut {
 		at := "a detached HEAD"
 		if cur != "" {
 			at = cur
 		}
-		return "", refuse(RefusedNotCheckedOut, true, fmt.Sprintf("%s is not checked out in %s (%s is)", into, r.Dir, at))
+		return nil, refuse(RefusedNotCheckedOut, fmt.Sprintf("%s is not checked out in %s (%s is)", into, r.Dir, at))
 	}
-	if d, err := dirty(ctx, g, r.Dir, false); err != nil {
-		return "", err
-	} else if d {
-		return "", refuse(RefusedDirty, false, r.Dir+" has uncommitted changes: commit or stash them first")
+	if s.CheckedOut {
+		if d, err := dirty(ctx, g, r.Dir, false); err != nil {
+			return nil, err
+		} else if d {
+			return nil, refuse(RefusedDirty, r.Dir+" has uncommitted changes: commit or stash them first")
+		}
 	}
-	head, err := revCommit(ctx, g, r.Dir, "refs/heads/"+into)
+	if s.Head, err = revCommit(ctx, g, r.Dir, "refs/heads/"+into); err != nil {
+		return nil, err
+	}
+	headTree, err := revTree(ctx, g, r.Dir, s.Head)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	headTree, err := revTree(ctx, g, r.Dir, head)
-	if err != nil {
-		return "", err
-	}
-
-	var tree string
-	if isAncestor(ctx, g, r.Dir, head, tip) {
-		if tree, err = revTree(ctx, g, r.Dir, tip); err != nil {
-			return "", err
+	if isAncestor(ctx, g, r.Dir, s.Head, tip) {
+		if s.Tree, err = revTree(ctx, g, r.Dir, tip); err != nil {
+			return nil, err
 		}
 	} else {
-		out, code, err := g.run(ctx, call{dir: r.Dir, args: []string{"merge-tree", "--write-tree", "--no-messages", head, tip}, ok: []int{1}})
+		s.Moved = true
+		out, code, err := g.run(ctx, call{dir: r.Dir, args: []string{"merge-tree", "--write-tree", "--no-messages", s.Head, tip}, ok: []int{1}})
 		var gerr *Error
 		switch {
 		case errors.As(err, &gerr) && gerr.Err == nil && (gerr.ExitCode == 129 || strings.Contains(gerr.Stderr, "usage")):
-			return "", refuse(RefusedBaseMoved, false, into+" has moved since the task started and this git is too old to merge it aside (git 2.38 or later)")
+			return nil, refuse(RefusedBaseMoved, into+" has moved since the task started and this git is too old to merge it aside (git 2.38 or later)")
 		case err != nil:
-			return "", err
+			return nil, err
 		case code == 1:
 			detail := into + " has moved since the task started and conflicts with it"
 			if files := conflicted(out); len(files) > 0 {
 				detail += " in " + strings.Join(files, ", ")
 			}
-			return "", refuse(RefusedConflict, false, detail)
+			return nil, refuse(RefusedConflict, detail)
 		}
-		tree, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
+		s.Tree, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
 	}
-	if tree == headTree {
-		return "", fmt.Errorf("%s into %s: %w", branch, into, ErrNothingToMerge)
+	if s.Tree == headTree {
+		return nil, fmt.Errorf("%s into %s: %w", branch, into, ErrNothingToMerge)
 	}
-	c, err := commitTree(ctx, g, r.Dir, tree, message, true, head)
+	return s, nil
+}
+
+// Land commits s.Tree on s.Head with message and moves s.Into to it, only
+// if it is still at s.Head (else RefusedBaseMoved). When s.Into is checked
+// out, the user's index and files are brought from s.Head to the commit the
+// way a fast-forward does: nothing in the way is overwritten. No commit
+// hook runs.
+func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, error) {
+	g := r.git()
+	refuse := func(reason MergeRefusal, detail string) error {
+		return &MergeRefusedError{Reason: reason, Branch: s.Branch, Into: s.Into, Detail: detail}
+	}
+	if strings.TrimSpace(message) == "" {
+		return "", errors.New("empty commit message")
+	}
+	c, err := commitTree(ctx, g, r.Dir, s.Tree, message, true, s.Head)
 	if err != nil {
 		return "", err
+	}
+	subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+	update := []string{"update-ref", "-m", "jlgcli: squash-merge " + s.Branch + ": " + subject, "refs/heads/" + s.Into, c, s.Head}
+	if !s.CheckedOut {
+		if cur, err := r.CurrentBranch(ctx); err != nil {
+			return "", err
+		} else if cur == s.Into {
+			return "", refuse(RefusedBaseMoved, s.Into+" was checked out meanwhile")
+		}
+		if _, _, err := g.run(ctx, call{dir: r.Dir, args: update}); err != nil {
+			return "", refuse(RefusedBaseMoved, s.Into+" moved meanwhile: "+oneLine(err.Error()))
+		}
+		return c, nil
 	}
 	// Bring the index and files from head to c; nothing is written when a
 	// file is in the way. The refresh first (as merge and checkout do) keeps
@@ -149,20 +221,38 @@ func (r *Repo) SquashMerge(ctx context.Context, into, branch, message string) (s
 	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-index", "-q", "--refresh"}, ok: []int{1}}); err != nil {
 		return "", err
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", head, c}}); err != nil {
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", s.Head, c}}); err != nil {
 		var gerr *Error
 		if errors.As(err, &gerr) && gerr.Err == nil {
-			return "", refuse(RefusedWouldOverwrite, false, "files in "+r.Dir+" are in the way: "+strings.TrimSpace(gerr.Stderr))
+			return "", refuse(RefusedWouldOverwrite, "files in "+r.Dir+" are in the way: "+strings.TrimSpace(gerr.Stderr))
 		}
 		return "", err
 	}
-	subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-ref", "-m", "jlgcli: squash-merge " + branch + ": " + subject, "refs/heads/" + into, c, head}}); err != nil {
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: update}); err != nil {
 		// into moved under us: put the files back as they were.
-		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", c, head}})
+		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", c, s.Head}})
 		return "", err
 	}
 	return c, nil
+}
+
+// CheckoutSquash checks the tree of s out, detached, in a new worktree at
+// path (a commit of it on s.Head, reachable from no branch), so that the
+// checks can judge exactly what Land would commit. remove takes the
+// worktree away.
+func (r *Repo) CheckoutSquash(ctx context.Context, s *Squash, path string) (remove func() error, err error) {
+	g := r.git()
+	c, err := commitTree(ctx, g, r.Dir, s.Tree, "jlgcli: "+s.Branch+" on "+s.Into, false, s.Head)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"worktree", "add", "--quiet", "--detach", "--", path, c}}); err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, _, err := g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"worktree", "remove", "--force", "--", path}})
+		return err
+	}, nil
 }
 
 // conflicted lists the conflicted paths from git merge-tree's output (the
