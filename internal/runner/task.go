@@ -241,18 +241,8 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 
 // baseline takes (or reads back) the gate's report before any change.
 func (s TaskSpec) baseline(ctx context.Context, p Parts, run *store.Run, j journal, env []string) (*gate.Report, error) {
-	events, _, err := Events(run)
-	if err != nil {
-		return nil, err
-	}
-	for _, ev := range events {
-		if ev.Type == EventTaskBaseline {
-			var r gate.Report
-			if err := json.Unmarshal(ev.Data, &r); err != nil {
-				return nil, fmt.Errorf("run %s: baseline: %w", run.ID, err)
-			}
-			return &r, nil
-		}
+	if r, err := s.loggedBaseline(run); err != nil || r != nil {
+		return r, err
 	}
 	p.progress("running %d check(s) on the starting point for the baseline", len(s.Checks))
 	r := gate.BaselineReport(ctx, s.Worktree.Path, env, s.Checks)

@@ -104,3 +104,65 @@ func TestStartTaskRefusesWithoutChecks(t *testing.T) {
 		t.Errorf("state dir not empty: %v", entries)
 	}
 }
+
+// startAside runs a task that writes file and leaves its branch unmerged.
+func startAside(t *testing.T, repo, state, file, content, check string) engine.TaskResult {
+	t.Helper()
+	spec := TaskSpec{
+		Tiers:    []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},
+		Commands: map[string]agent.CommandSpec{"fake": {Command: []string{"sh", "-c", "cat >/dev/null; echo " + content + " > " + file}}},
+		Repo:     repo, TimeoutMs: 60000, EscalateFrom: "base", AntiGaming: "refuse", Commit: "branch", Merge: "none",
+		Checks: []gate.Check{{Name: "check", Shell: check}},
+	}
+	res, err := StartTask(context.Background(), NewTask{Prompt: "write " + file, Spec: spec, StateDir: state}, Parts{})
+	if err != nil || res.Status != engine.StatusDone || res.Git.Merge.Status != "skipped" {
+		t.Fatalf("task %s: %v %s %s", file, err, res.Status, res.Details)
+	}
+	return res
+}
+
+// Land: a branch whose base has not moved lands as it is; on a moved base
+// its change is laid on the new head and gated there, and lands only if the
+// checks pass on exactly that tree; a conflicting change does not land.
+func TestLand(t *testing.T) {
+	repo := gitRepo(t)
+	state := t.TempDir()
+	// At most two files: each task alone passes, both together do not.
+	const fewFiles = `[ "$(ls | wc -l)" -le 2 ]`
+	a := startAside(t, repo, state, "a.txt", "a", fewFiles)
+	b := startAside(t, repo, state, "b.txt", "b", fewFiles)
+
+	la, err := Land(context.Background(), state, a, "main", Parts{})
+	if err != nil || la.Status != "merged" || la.Regated || la.Commit == "" {
+		t.Fatalf("a: %+v, %v", la, err)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "a.txt")); err != nil {
+		t.Errorf("a.txt is not in the checked-out main: %v", err)
+	}
+	head := strings.TrimSpace(gitOut(t, repo, "rev-parse", "main"))
+	lb, err := Land(context.Background(), state, b, "main", Parts{})
+	if err != nil || lb.Status != "gate-failed" || !lb.Regated || lb.Gate == nil || !strings.Contains(lb.Details, "the checks fail") {
+		t.Fatalf("b: %+v, %v", lb, err)
+	}
+	if now := strings.TrimSpace(gitOut(t, repo, "rev-parse", "main")); now != head {
+		t.Errorf("main moved to %s after a failed gate", now)
+	}
+
+	c := startAside(t, repo, state, "answer.txt", "43", "true")
+	d := startAside(t, repo, state, "answer.txt", "44", "true")
+	if l, err := Land(context.Background(), state, c, "main", Parts{}); err != nil || l.Status != "merged" {
+		t.Fatalf("c: %+v, %v", l, err)
+	}
+	if l, err := Land(context.Background(), state, d, "main", Parts{}); err != nil || l.Status != "conflict" || !strings.Contains(l.Details, "answer.txt") {
+		t.Fatalf("d: %+v, %v", l, err)
+	}
+}
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
