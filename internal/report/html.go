@@ -18,7 +18,7 @@ func (r Report) HTML() string {
 		Attempts: r.attemptsLine(), Duration: duration(r.DurationMs), Cost: r.costLine(),
 		Tokens: fmt.Sprintf("%d in, %d out", r.InputTokens, r.OutputTokens), StatusClass: statusClass(r.Status)}
 	for _, t := range r.TiersUsed {
-		v.Tiers = append(v.Tiers, htmlTier{Tier: t, Model: model(t.Backend, t.Model), Cost: money(t.CostUSD, true, t.CostEstimated)})
+		v.Tiers = append(v.Tiers, htmlTier{Tier: t, Model: model(t.Backend, t.Model), Cost: money(t.CostUSD, t.CostKnown, t.CostEstimated)})
 	}
 	for i, a := range r.Attempts {
 		ha := htmlAttempt{Attempt: a, Step: stepText(a.Step), Cost: money(a.CostUSD, a.CostKnown, a.CostEstimated),

@@ -14,7 +14,18 @@ import (
 func (r Report) Markdown() string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	for _, section := range []func(printer){r.mdSummary, r.mdTask, r.mdTiers, r.mdAttempts, r.mdLoops,
+		r.mdErrors, r.mdFlaky, r.mdGit, r.mdEnd} {
+		section(p)
+	}
+	return b.String()
+}
 
+// printer writes formatted text to a report.
+type printer func(format string, a ...any)
+
+// mdSummary writes the title, the recommendation and the summary table.
+func (r Report) mdSummary(p printer) {
 	p("# Task report: %s\n\n", mdText(r.Status))
 	p("**Recommendation:** %s\n\n", mdText(r.Recommendation))
 
@@ -43,6 +54,10 @@ func (r Report) Markdown() string {
 	}
 	p("\n")
 
+}
+
+// mdTask writes the task and its plan.
+func (r Report) mdTask(p printer) {
 	p("## Task\n\n%s\n", fence(r.Task, "text"))
 
 	if len(r.Plan) > 0 {
@@ -53,6 +68,10 @@ func (r Report) Markdown() string {
 		p("\n")
 	}
 
+}
+
+// mdTiers writes the tiers used.
+func (r Report) mdTiers(p printer) {
 	p("## Tiers\n\n")
 	if len(r.TiersUsed) == 0 {
 		p("No tier made an attempt.\n")
@@ -60,7 +79,7 @@ func (r Report) Markdown() string {
 		p("| Tier | Backend / model | Attempts | Passed | Cost | Outcome |\n|---|---|---:|---:|---:|---|\n")
 		for _, t := range r.TiersUsed {
 			p("| %s | %s | %d | %d | %s | %s |\n", mdText(t.Name), mdCode(model(t.Backend, t.Model), true), t.Attempts,
-				t.Passed, mdText(money(t.CostUSD, true, t.CostEstimated)), mdText(t.Outcome))
+				t.Passed, mdText(money(t.CostUSD, t.CostKnown, t.CostEstimated)), mdText(t.Outcome))
 		}
 	}
 	if len(r.TiersUnused) > 0 {
@@ -68,6 +87,10 @@ func (r Report) Markdown() string {
 	}
 	p("\n")
 
+}
+
+// mdAttempts writes the attempts and the gate results.
+func (r Report) mdAttempts(p printer) {
 	p("## Attempts\n\n")
 	if len(r.Attempts) == 0 {
 		p("No attempt was made.\n\n")
@@ -91,6 +114,10 @@ func (r Report) Markdown() string {
 		p("\n")
 	}
 
+}
+
+// mdLoops writes the loops detected.
+func (r Report) mdLoops(p printer) {
 	p("## Loops detected\n\n")
 	if len(r.Detections) == 0 {
 		p("None.\n\n")
@@ -103,6 +130,10 @@ func (r Report) Markdown() string {
 		p("\n")
 	}
 
+}
+
+// mdErrors writes the unique errors.
+func (r Report) mdErrors(p printer) {
 	p("## Unique errors\n\n")
 	if len(r.UniqueErrors) == 0 {
 		p("None.\n\n")
@@ -116,6 +147,10 @@ func (r Report) Markdown() string {
 		p("\n")
 	}
 
+}
+
+// mdFlaky writes the flaky tests.
+func (r Report) mdFlaky(p printer) {
 	p("## Flaky tests\n\n")
 	if len(r.FlakyTests) == 0 {
 		p("None.\n\n")
@@ -127,6 +162,10 @@ func (r Report) Markdown() string {
 		p("\n")
 	}
 
+}
+
+// mdGit writes where the work is in git.
+func (r Report) mdGit(p printer) {
 	p("## Git\n\n")
 	if g := r.Git; g == nil {
 		p("The task ran without git: its changes are in the working tree.\n\n")
@@ -195,6 +234,10 @@ func (r Report) Markdown() string {
 		}
 	}
 
+}
+
+// mdEnd writes the recommendation and the last diff.
+func (r Report) mdEnd(p printer) {
 	p("## Recommendation\n\n%s\n\n", mdText(r.Recommendation))
 
 	p("## Last diff\n\n")
@@ -206,7 +249,6 @@ func (r Report) Markdown() string {
 		}
 		p("%s", fence(r.LastDiff, "diff"))
 	}
-	return b.String()
 }
 
 // mdEscaper escapes the characters that Markdown (or the HTML it lets

@@ -104,9 +104,11 @@ type Tier struct {
 	Model    string `json:"model,omitempty"`
 	Attempts int    `json:"attempts"`
 	// Passed counts the attempts whose gate passed.
-	Passed        int     `json:"passed"`
-	CostUSD       float64 `json:"cost_usd"`
-	CostEstimated bool    `json:"cost_estimated"`
+	Passed  int     `json:"passed"`
+	CostUSD float64 `json:"cost_usd"`
+	// CostKnown: an attempt of the tier had a cost reported or estimated.
+	CostKnown     bool `json:"cost_known"`
+	CostEstimated bool `json:"cost_estimated"`
 	// Outcome is how its last turn ended: passed, loop, spent, stopped.
 	Outcome string `json:"outcome"`
 }
@@ -284,7 +286,7 @@ func (r *Report) tiers(res engine.TaskResult) {
 			continue
 		}
 		r.TiersUsed = append(r.TiersUsed, Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Attempts: t.Attempts,
-			Passed: t.Passed, CostUSD: t.CostUSD, CostEstimated: t.CostEstimated, Outcome: t.Outcome})
+			Passed: t.Passed, CostUSD: t.CostUSD, CostKnown: t.CostKnown || t.CostUSD != 0, CostEstimated: t.CostEstimated, Outcome: t.Outcome})
 	}
 	if len(res.Tiers) > 0 {
 		return
@@ -300,6 +302,7 @@ func (r *Report) tiers(res engine.TaskResult) {
 		t := &r.TiersUsed[i]
 		t.Attempts++
 		t.CostUSD += a.CostUSD
+		t.CostKnown = t.CostKnown || a.CostKnown || a.CostUSD != 0
 		t.CostEstimated = t.CostEstimated || a.CostEstimated
 		if a.Gate.OK() {
 			t.Passed++
