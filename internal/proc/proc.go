@@ -101,151 +101,35 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	cmd := &exec.Cmd{Path: path, Args: c.Argv, Dir: c.Dir, Env: c.Env}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-
-	var lastOutput atomic.Int64 // UnixNano of the last output, for the stall watchdog
-	lastOutput.Store(time.Now().UnixNano())
-	var (
-		copies  sync.WaitGroup
-		closers []*os.File // read ends, closed when the drain delay is over
-	)
-	outFiles := make([]*os.File, 0, 3) // child ends, closed after Start
-	pipeOut := func(w io.Writer) (*os.File, error) {
-		if w == nil {
-			w = io.Discard
-		}
-		r, wr, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		outFiles = append(outFiles, wr)
-		closers = append(closers, r)
-		copies.Add(1)
-		go func() {
-			defer copies.Done()
-			_, _ = io.Copy(activity{w, &lastOutput}, r)
-		}()
-		return wr, nil
-	}
-	closeAll := func() {
-		for _, f := range outFiles {
-			f.Close()
-		}
-		for _, f := range closers {
-			f.Close()
-		}
-	}
-	if cmd.Stdout, err = pipeOut(c.Stdout); err != nil {
-		closeAll()
+	p := &pipes{}
+	p.lastOutput.Store(time.Now().UnixNano())
+	if err := p.connect(cmd, c); err != nil {
+		p.closeAll()
 		return Result{}, err
-	}
-	if cmd.Stderr, err = pipeOut(c.Stderr); err != nil {
-		closeAll()
-		return Result{}, err
-	}
-	var stdinW *os.File
-	if c.Stdin != nil {
-		r, w, err := os.Pipe()
-		if err != nil {
-			closeAll()
-			return Result{}, err
-		}
-		cmd.Stdin = r
-		outFiles = append(outFiles, r)
-		stdinW = w
 	}
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		closeAll()
-		if stdinW != nil {
-			stdinW.Close()
-		}
+		p.closeAll()
 		return Result{}, fmt.Errorf("start %s: %w", c.Argv[0], err)
 	}
-	// The child holds its own copies now; ours would keep the pipes open.
-	for _, f := range outFiles {
-		f.Close()
-	}
+	p.started()
 	pgid := cmd.Process.Pid
 	live.Store(pgid, struct{}{})
 	defer live.Delete(pgid)
+	p.feed(c.Stdin)
 
-	if stdinW != nil {
-		go func() {
-			_, _ = io.Copy(stdinW, c.Stdin)
-			stdinW.Close()
-		}()
-	}
-
-	// Watch the context and the output: TERM the group, then KILL it after
-	// the grace.
-	exited := make(chan struct{})
-	var stopped, stalled bool
-	var stopMu sync.Mutex
-	go func() {
-		var tick <-chan time.Time
-		if c.StallTimeout > 0 {
-			t := time.NewTicker(min(c.StallTimeout/4, time.Second))
-			defer t.Stop()
-			tick = t.C
-		}
-	watch:
-		for {
-			select {
-			case <-exited:
-				return
-			case <-ctx.Done():
-				stopMu.Lock()
-				stopped = true
-				stopMu.Unlock()
-				break watch
-			case now := <-tick:
-				if now.Sub(time.Unix(0, lastOutput.Load())) >= c.StallTimeout {
-					stopMu.Lock()
-					stalled = true
-					stopMu.Unlock()
-					break watch
-				}
-			}
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-exited:
-		case <-t.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}()
+	w := &watchdog{pgid: pgid, grace: grace, stall: c.StallTimeout, lastOutput: &p.lastOutput, exited: make(chan struct{})}
+	go w.watch(ctx)
 
 	waitErr := cmd.Wait()
-	close(exited)
+	close(w.exited)
 	// The leader is gone; nothing of its group may outlive it.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	if stdinW != nil {
-		stdinW.Close() // unblocks a writer stuck on a full pipe
-	}
-
-	// Read what is left; a process that escaped the group and holds a pipe
-	// gets drainDelay, then the pipe is closed under it.
-	drained := make(chan struct{})
-	go func() { copies.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(drainDelay):
-		for _, f := range closers {
-			_ = f.SetReadDeadline(time.Now())
-		}
-		<-drained
-	}
-	for _, f := range closers {
-		f.Close()
-	}
+	p.drain()
 
 	res := Result{Duration: time.Since(start)}
-	stopMu.Lock()
-	res.Stopped, res.Stalled = stopped, stalled
-	stopMu.Unlock()
+	res.Stopped, res.Stalled = w.outcome()
 	var exitErr *exec.ExitError
 	switch {
 	case waitErr == nil:
@@ -260,6 +144,165 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
 	return res, nil
+}
+
+// pipes are a child's standard streams, owned by jlgcli: the child gets
+// the write ends of stdout and stderr (and the read end of stdin), and
+// jlgcli copies what comes out, noting when, so that a grandchild holding a
+// pipe cannot hang it.
+type pipes struct {
+	lastOutput atomic.Int64 // UnixNano of the last output, for the stall watchdog
+	copies     sync.WaitGroup
+	readers    []*os.File // our read ends, closed when the drain delay is over
+	childEnds  []*os.File // closed once the child has started
+	stdin      *os.File   // our write end of the child's stdin, or nil
+}
+
+// connect sets the streams of cmd from c.
+func (p *pipes) connect(cmd *exec.Cmd, c Cmd) error {
+	var err error
+	if cmd.Stdout, err = p.output(c.Stdout); err != nil {
+		return err
+	}
+	if cmd.Stderr, err = p.output(c.Stderr); err != nil {
+		return err
+	}
+	if c.Stdin != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		cmd.Stdin = r
+		p.childEnds = append(p.childEnds, r)
+		p.stdin = w
+	}
+	return nil
+}
+
+// output is a pipe whose output is copied to w (nil: discarded).
+func (p *pipes) output(w io.Writer) (*os.File, error) {
+	if w == nil {
+		w = io.Discard
+	}
+	r, wr, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	p.childEnds = append(p.childEnds, wr)
+	p.readers = append(p.readers, r)
+	p.copies.Add(1)
+	go func() {
+		defer p.copies.Done()
+		_, _ = io.Copy(activity{w, &p.lastOutput}, r)
+	}()
+	return wr, nil
+}
+
+// started closes the child's ends: it holds its own copies now, and ours
+// would keep the pipes open.
+func (p *pipes) started() {
+	for _, f := range p.childEnds {
+		f.Close()
+	}
+}
+
+// feed copies in to the child's stdin, then closes it.
+func (p *pipes) feed(in io.Reader) {
+	if p.stdin == nil {
+		return
+	}
+	go func() {
+		_, _ = io.Copy(p.stdin, in)
+		p.stdin.Close()
+	}()
+}
+
+// drain reads what is left once the child is gone; a process that escaped
+// the group and holds a pipe gets drainDelay, then the pipe is closed under
+// it.
+func (p *pipes) drain() {
+	if p.stdin != nil {
+		p.stdin.Close() // unblocks a writer stuck on a full pipe
+	}
+	drained := make(chan struct{})
+	go func() { p.copies.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainDelay):
+		for _, f := range p.readers {
+			_ = f.SetReadDeadline(time.Now())
+		}
+		<-drained
+	}
+	for _, f := range p.readers {
+		f.Close()
+	}
+}
+
+// closeAll closes every end, when the child could not be started.
+func (p *pipes) closeAll() {
+	for _, f := range p.childEnds {
+		f.Close()
+	}
+	for _, f := range p.readers {
+		f.Close()
+	}
+	if p.stdin != nil {
+		p.stdin.Close()
+	}
+}
+
+// watchdog stops a process group when the context ends or its output
+// stalls: SIGTERM to the group, then SIGKILL after the grace.
+type watchdog struct {
+	pgid       int
+	grace      time.Duration
+	stall      time.Duration // 0: no stall watch
+	lastOutput *atomic.Int64
+	exited     chan struct{} // closed when the leader has exited
+
+	mu               sync.Mutex
+	stopped, stalled bool
+}
+
+func (w *watchdog) watch(ctx context.Context) {
+	var tick <-chan time.Time
+	if w.stall > 0 {
+		t := time.NewTicker(min(w.stall/4, time.Second))
+		defer t.Stop()
+		tick = t.C
+	}
+	for stop := false; !stop; {
+		select {
+		case <-w.exited:
+			return
+		case <-ctx.Done():
+			w.mu.Lock()
+			w.stopped, stop = true, true
+			w.mu.Unlock()
+		case now := <-tick:
+			if now.Sub(time.Unix(0, w.lastOutput.Load())) >= w.stall {
+				w.mu.Lock()
+				w.stalled, stop = true, true
+				w.mu.Unlock()
+			}
+		}
+	}
+	_ = syscall.Kill(-w.pgid, syscall.SIGTERM)
+	t := time.NewTimer(w.grace)
+	defer t.Stop()
+	select {
+	case <-w.exited:
+	case <-t.C:
+		_ = syscall.Kill(-w.pgid, syscall.SIGKILL)
+	}
+}
+
+// outcome says whether the watchdog stopped the group, and why.
+func (w *watchdog) outcome() (stopped, stalled bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stopped, w.stalled
 }
 
 // activity is a writer that notes the time of each write.
