@@ -201,107 +201,137 @@ type checkRun struct {
 
 // build makes the report of the runs.
 func build(runs []*checkRun, notRun []string, interrupted bool, start time.Time, opt TestOptions) Report {
-	r := Report{Interrupted: interrupted, NotRun: notRun}
-	seen := map[string]bool{}
-	left := 0 // entries left out past MaxReportEntries
-	addText := func(list *[]string, s string) {
-		switch {
-		case seen[s]:
-		case len(*list) >= MaxReportEntries:
-			left++
-		default:
-			seen[s] = true
-			*list = append(*list, s)
-		}
-	}
-	addFailure := func(f TestFailure) {
-		if len(r.TestFailures) >= MaxReportEntries {
-			left++
-			return
-		}
-		r.TestFailures = append(r.TestFailures, f)
-	}
-	parseErrors, crashed, timedOut, notUnderstood, testsRan := 0, false, false, false, false
+	b := &builder{r: Report{Interrupted: interrupted, NotRun: notRun}, seen: map[string]bool{}}
 	for _, run := range runs {
-		cr, o := run.cr, run.o
-		rep := CheckReport{CheckResult: cr, Kind: run.kind, Format: run.format, Reruns: run.reruns, Flaky: run.flaky}
-		if o != nil {
-			rep.BuildFailed = o.buildFailed
-			if o.hasCounts {
-				c := o.counts
-				rep.Counts = &c
-				r.Counts.add(c)
-				testsRan = testsRan || c.Run > 0
-			}
+		b.addRun(run)
+	}
+	if b.left > 0 {
+		b.r.Warnings = append(b.r.Warnings, fmt.Sprintf("%d more errors and test failures are left out of this report", b.left))
+	}
+	b.addGaming(opt)
+	b.judge(interrupted)
+	b.r.DurationMs = time.Since(start).Milliseconds()
+	return b.r
+}
+
+// builder gathers the runs of the checks into a report.
+type builder struct {
+	r    Report
+	seen map[string]bool // texts already listed
+	left int             // entries left out past MaxReportEntries
+
+	parseErrors                                int
+	crashed, timedOut, notUnderstood, testsRan bool
+	gamingFails                                bool // an anti-gaming finding fails the report
+}
+
+// addText lists s once, within MaxReportEntries.
+func (b *builder) addText(list *[]string, s string) {
+	switch {
+	case b.seen[s]:
+	case len(*list) >= MaxReportEntries:
+		b.left++
+	default:
+		b.seen[s] = true
+		*list = append(*list, s)
+	}
+}
+
+// addFailure lists a test failure, within MaxReportEntries.
+func (b *builder) addFailure(f TestFailure) {
+	if len(b.r.TestFailures) >= MaxReportEntries {
+		b.left++
+		return
+	}
+	b.r.TestFailures = append(b.r.TestFailures, f)
+}
+
+// addRun adds one check's run: its report line, counts, flaky tests,
+// notes, and, when it failed, what its output says or its end.
+func (b *builder) addRun(run *checkRun) {
+	r := &b.r
+	cr, o := run.cr, run.o
+	rep := CheckReport{CheckResult: cr, Kind: run.kind, Format: run.format, Reruns: run.reruns, Flaky: run.flaky}
+	if o != nil {
+		rep.BuildFailed = o.buildFailed
+		if o.hasCounts {
+			c := o.counts
+			rep.Counts = &c
+			r.Counts.add(c)
+			b.testsRan = b.testsRan || c.Run > 0
 		}
-		r.Checks = append(r.Checks, rep)
-		r.Flaky = append(r.Flaky, run.flaky...)
-		for _, n := range run.notes {
-			addText(&r.Warnings, n)
-		}
-		if cr.Passed || cr.Interrupted {
-			continue
-		}
-		entries := 0
-		if o != nil {
-			for _, d := range o.diags {
-				switch d.class {
-				case classSyntax:
-					addText(&r.SyntaxErrors, d.text)
-					if d.parse {
-						parseErrors++
-					}
-				case classImport:
-					addText(&r.ImportErrors, d.text)
-				case classRuntime:
-					addText(&r.RuntimeErrors, d.text)
-					crashed = crashed || d.crash
+	}
+	r.Checks = append(r.Checks, rep)
+	r.Flaky = append(r.Flaky, run.flaky...)
+	for _, n := range run.notes {
+		b.addText(&r.Warnings, n)
+	}
+	if cr.Passed || cr.Interrupted {
+		return
+	}
+	entries := 0
+	if o != nil {
+		for _, d := range o.diags {
+			switch d.class {
+			case classSyntax:
+				b.addText(&r.SyntaxErrors, d.text)
+				if d.parse {
+					b.parseErrors++
 				}
-				entries++
+			case classImport:
+				b.addText(&r.ImportErrors, d.text)
+			case classRuntime:
+				b.addText(&r.RuntimeErrors, d.text)
+				b.crashed = b.crashed || d.crash
 			}
-			for _, f := range o.failures {
-				tf := f.TestFailure
-				tf.Check = cr.Name
-				addFailure(tf)
-				entries++
-			}
+			entries++
 		}
-		switch {
-		case cr.TimedOut:
-			timedOut = true
-			addText(&r.RuntimeErrors, fmt.Sprintf("check %q timed out after %s and was stopped (an infinite loop or a deadlock?)", cr.Name, time.Duration(cr.TimeoutMs)*time.Millisecond))
-		case cr.Error != "":
-			addFailure(TestFailure{Test: cr.Name, Check: cr.Name, Error: "could not be started: " + cr.Error})
-		case cr.ExitCode > 128 && !hasCrash(o):
-			crashed = true
-			addText(&r.RuntimeErrors, fmt.Sprintf("check %q was killed by signal %d (exit status %d)", cr.Name, cr.ExitCode-128, cr.ExitCode))
-		case entries == 0:
-			// A failure that no parser understood: the end of its output.
-			notUnderstood = true
-			msg := fmt.Sprintf("exited with status %d", cr.ExitCode)
-			if t := lastLines(cr.OutputTail, 15); t != "" {
-				msg += ":\n" + t
-			}
-			addFailure(TestFailure{Test: cr.Name, Check: cr.Name, Error: clip(msg)})
+		for _, f := range o.failures {
+			tf := f.TestFailure
+			tf.Check = cr.Name
+			b.addFailure(tf)
+			entries++
 		}
 	}
-
-	if left > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d more errors and test failures are left out of this report", left))
+	switch {
+	case cr.TimedOut:
+		b.timedOut = true
+		b.addText(&r.RuntimeErrors, fmt.Sprintf("check %q timed out after %s and was stopped (an infinite loop or a deadlock?)", cr.Name, time.Duration(cr.TimeoutMs)*time.Millisecond))
+	case cr.Error != "":
+		b.addFailure(TestFailure{Test: cr.Name, Check: cr.Name, Error: "could not be started: " + cr.Error})
+	case cr.ExitCode > 128 && !hasCrash(o):
+		b.crashed = true
+		b.addText(&r.RuntimeErrors, fmt.Sprintf("check %q was killed by signal %d (exit status %d)", cr.Name, cr.ExitCode-128, cr.ExitCode))
+	case entries == 0:
+		// A failure that no parser understood: the end of its output.
+		b.notUnderstood = true
+		msg := fmt.Sprintf("exited with status %d", cr.ExitCode)
+		if t := lastLines(cr.OutputTail, 15); t != "" {
+			msg += ":\n" + t
+		}
+		b.addFailure(TestFailure{Test: cr.Name, Check: cr.Name, Error: clip(msg)})
 	}
+}
 
-	// The anti-gaming findings, never left out.
+// addGaming adds the anti-gaming findings, never left out: failures, or
+// warnings when opt.Gaming is GamingWarn.
+func (b *builder) addGaming(opt TestOptions) {
+	r := &b.r
 	r.Gaming = gamingFindings(opt.Baseline, r.Checks, opt.DeletedTestFiles)
-	refuse := opt.Gaming != GamingWarn
+	b.gamingFails = opt.Gaming != GamingWarn && len(r.Gaming) > 0
 	for _, g := range r.Gaming {
-		if refuse {
+		if opt.Gaming != GamingWarn {
 			r.TestFailures = append(r.TestFailures, TestFailure{Test: "anti-gaming: " + g.Rule, Error: g.Message, File: g.File, Check: g.Check})
 		} else {
-			addText(&r.Warnings, "anti-gaming: "+g.Message)
+			b.addText(&r.Warnings, "anti-gaming: "+g.Message)
 		}
 	}
+}
 
-	failed := refuse && len(r.Gaming) > 0
+// judge gives the report its status, recommendation and confidence.
+func (b *builder) judge(interrupted bool) {
+	r := &b.r
+	failed := b.gamingFails
 	for _, c := range r.Checks {
 		if !c.Passed && !c.TimedOut && !c.Interrupted {
 			failed = true
@@ -310,21 +340,21 @@ func build(runs []*checkRun, notRun []string, interrupted bool, start time.Time,
 	switch {
 	case failed:
 		r.Status = StatusFail
-	case interrupted || timedOut || len(r.Flaky) > 0 || len(r.Gaming) > 0:
+	case interrupted || b.timedOut || len(r.Flaky) > 0 || len(r.Gaming) > 0:
 		r.Status = StatusWarning
 	default:
 		r.Status = StatusPass
 	}
 	if interrupted {
-		addText(&r.Warnings, "the checks were interrupted before all of them had run: the report proves nothing")
+		b.addText(&r.Warnings, "the checks were interrupted before all of them had run: the report proves nothing")
 	}
 	for _, c := range r.Checks {
 		if c.Counts != nil && c.Kind == KindTest && c.Counts.Run == 0 && c.Passed {
-			addText(&r.Warnings, fmt.Sprintf("check %q ran no test", c.Name))
+			b.addText(&r.Warnings, fmt.Sprintf("check %q ran no test", c.Name))
 		}
 	}
 
-	escalate := r.Status != StatusPass && (parseErrors >= EscalateSyntaxErrors || crashed || timedOut)
+	escalate := r.Status != StatusPass && (b.parseErrors >= EscalateSyntaxErrors || b.crashed || b.timedOut)
 	switch {
 	case escalate:
 		r.Recommendation = RecommendEscalateTier
@@ -339,17 +369,15 @@ func build(runs []*checkRun, notRun []string, interrupted bool, start time.Time,
 	if len(r.Flaky) > 0 {
 		lower(0.8)
 	}
-	if notUnderstood {
+	if b.notUnderstood {
 		lower(0.7)
 	}
-	if r.Status != StatusFail && !testsRan {
+	if r.Status != StatusFail && !b.testsRan {
 		lower(0.6)
 	}
-	if interrupted || timedOut {
+	if interrupted || b.timedOut {
 		lower(0.5)
 	}
-	r.DurationMs = time.Since(start).Milliseconds()
-	return r
 }
 
 func hasCrash(o *parsed) bool {
