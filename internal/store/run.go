@@ -625,17 +625,24 @@ func truncateDurably(f *os.File, size int64) error {
 // checkpoint.json, and the directory fsync'd. A reader, or a process after
 // a crash, sees the old checkpoint or the new one, whole. v should embed
 // Progress (see there). The handle must hold the lock (ErrNotLocked).
-func (r *Run) WriteCheckpoint(v any) error {
+func (r *Run) WriteCheckpoint(v any) error { return r.writeFiles(checkpointFile, v, "", "") }
+
+// writeFiles writes v as indented JSON to name, then text to textName when
+// that is set, each atomically, holding the lock.
+func (r *Run) writeFiles(name string, v any, textName, text string) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.writable(); err != nil {
 		return err
 	}
-	return writeAtomic(r.Dir, checkpointFile, append(data, '\n'))
+	if err := writeAtomic(r.Dir, name, append(data, '\n')); err != nil || textName == "" {
+		return err
+	}
+	return writeAtomic(r.Dir, textName, []byte(text))
 }
 
 // ReadCheckpoint decodes checkpoint.json into v; an error wrapping
@@ -683,19 +690,7 @@ func writeAtomic(dir, name string, data []byte) error {
 // as JSON (report.json) and the same as Markdown (report.md). The handle must
 // hold the lock (ErrNotLocked).
 func (r *Run) WriteReport(result any, markdown string) error {
-	data, err := json.MarshalIndent(result, "", "  ")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.writable(); err != nil {
-		return err
-	}
-	if err := writeAtomic(r.Dir, reportJSONFile, append(data, '\n')); err != nil {
-		return err
-	}
-	return writeAtomic(r.Dir, reportMDFile, []byte(markdown))
+	return r.writeFiles(reportJSONFile, result, reportMDFile, markdown)
 }
 
 // ReadReport decodes the report.json of a task into v; found is false when
