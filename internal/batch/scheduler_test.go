@@ -650,3 +650,62 @@ func TestRandomDAGs(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelledBeforeStart: nothing starts, nothing merges.
+func TestCancelledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	r, m := &fakeRunner{}, &fakeMerger{}
+	res, err := (&Scheduler{Graph: graph(t, "a", "b"), Runner: r, Merger: m, Jobs: 2,
+		Initial: map[string]TaskResult{"b": {Status: StatusUnmerged, RunID: "r-b", RunStatus: StatusDone}}}).Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.started()) != 0 || len(m.merged()) != 0 {
+		t.Errorf("started %v, merged %v", r.started(), m.merged())
+	}
+	want := map[string]Status{"a": StatusPending, "b": StatusUnmerged}
+	if d := cmp.Diff(want, statuses(res)); d != "" || res.ExitCode != ExitInterrupted {
+		t.Errorf("exit %d; statuses (-want +got):\n%s", res.ExitCode, d)
+	}
+}
+
+// TestNoMerger: without a merger a task is done when its run is.
+func TestNoMerger(t *testing.T) {
+	r := &fakeRunner{}
+	res, err := (&Scheduler{Graph: graph(t, "a", "b:a"), Runner: r, Jobs: 4,
+		Initial: map[string]TaskResult{"a": {Status: StatusUnmerged}}}).Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"b"}, r.started()); d != "" || res.ExitCode != 0 {
+		t.Errorf("exit %d; started (-want +got):\n%s", res.ExitCode, d)
+	}
+	if b, _ := r.start("b"); b.BudgetUSD != 0 {
+		t.Errorf("cap %v without a budget", b.BudgetUSD)
+	}
+}
+
+// TestResumedCostCounts: a resumed run's earlier cost counts against the
+// budget while it runs, and its outcome's total replaces it.
+func TestResumedCostCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{
+			outcomes: map[string]Outcome{"a": {Status: StatusDone, CostUSD: 0.95, CostKnown: true}},
+			gates:    gates("a"),
+		}
+		initial := map[string]TaskResult{"a": {Status: StatusInterrupted, RunID: "r-a", RunStatus: StatusInterrupted, CostUSD: 0.9, CostKnown: true}}
+		wait := runAsync(t, t.Context(), &Scheduler{Graph: graph(t, "a", "b"), Runner: r, Jobs: 2, Initial: initial,
+			Budget: Budget{TotalUSD: 1, MinTaskUSD: 0.05}})
+		synctest.Wait()
+		// 0.1 left, less 0.05 for a: 0.05 pays for b.
+		if b, ok := r.start("b"); !ok || b.BudgetUSD < 0.05-1e-9 || b.BudgetUSD > 0.05+1e-9 {
+			t.Errorf("b: %+v, %v", b, ok)
+		}
+		close(r.gates["a"])
+		res := wait()
+		if res.CostUSD < 0.95-1e-9 || res.CostUSD > 0.95+1e-9 {
+			t.Errorf("cost %v, want 0.95 (a's whole run; b's unknown)", res.CostUSD)
+		}
+	})
+}

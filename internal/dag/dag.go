@@ -218,6 +218,7 @@ func (g *Graph) Descendants(id string) []string {
 // DuplicateError is two tasks of one id.
 type DuplicateError struct{ ID string }
 
+// Error names the id.
 func (e *DuplicateError) Error() string { return fmt.Sprintf("two tasks have the id %s", e.ID) }
 
 // UnknownError is a dependency on an id that names no task.
@@ -226,6 +227,7 @@ type UnknownError struct {
 	ID, Missing string
 }
 
+// Error is "sheet ID depends on unknown id MISSING".
 func (e *UnknownError) Error() string {
 	return fmt.Sprintf("sheet %s depends on unknown id %s", e.ID, e.Missing)
 }
@@ -237,6 +239,7 @@ type CycleError struct {
 	Path []string
 }
 
+// Error is "dependency cycle: a → b → a".
 func (e *CycleError) Error() string {
 	s := ""
 	for i, id := range e.Path {

@@ -17,6 +17,7 @@ type Error struct {
 	Msg string
 }
 
+// Error is "FILE:LINE: KEY: what is wrong", without the parts unknown.
 func (e *Error) Error() string {
 	where := e.File
 	if e.Line > 0 {
@@ -37,6 +38,7 @@ type Warning struct {
 	Msg  string
 }
 
+// String is "FILE:LINE: message", without the line when unknown.
 func (w Warning) String() string {
 	if w.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Msg)
