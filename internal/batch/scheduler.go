@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -128,7 +129,7 @@ func (s *Scheduler) check() error {
 	case s.Jobs < 1:
 		return fmt.Errorf("batch: %d jobs: want 1 or more", s.Jobs)
 	}
-	for id := range s.Initial {
+	for _, id := range slices.Sorted(maps.Keys(s.Initial)) {
 		if !s.Graph.Has(id) {
 			return fmt.Errorf("batch: the initial state names %s, which is no task of the batch", id)
 		}
