@@ -1,0 +1,119 @@
+package batch
+
+import "time"
+
+// TaskResult is what became of one task of a batch. A batch's result is
+// also the initial state of its resume (Scheduler.Initial).
+type TaskResult struct {
+	ID     string `json:"id"`
+	Status Status `json:"status"`
+	// Reason says why a task is not done: which failed dependency blocks
+	// it, why it was not started, why its merge failed.
+	Reason string `json:"reason,omitempty"`
+	// BlockedBy is the failed task that blocks a blocked one (maybe through
+	// others).
+	BlockedBy string `json:"blockedBy,omitempty"`
+
+	// RunID, RunStatus, ExitCode and Details are the run's, once it ran.
+	RunID     string `json:"runId,omitempty"`
+	RunStatus Status `json:"runStatus,omitempty"`
+	ExitCode  int    `json:"exitCode"`
+	Details   string `json:"details,omitempty"`
+	// Resumed: the run resumed an interrupted one.
+	Resumed bool `json:"resumed,omitempty"`
+
+	// CostUSD is what the run cost in all; CostKnown whether it is known.
+	CostUSD   float64 `json:"costUsd"`
+	CostKnown bool    `json:"costKnown"`
+
+	// StartedAt is when the run started in this batch; DurationMs how long
+	// it ran (not counting the merge).
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	DurationMs int64     `json:"durationMs"`
+
+	// Merge is how its merge ended, nil before one.
+	Merge *MergeOutcome `json:"merge,omitempty"`
+}
+
+// BatchStatus is how a batch ended.
+type BatchStatus string
+
+// The batch statuses.
+const (
+	// BatchDone: every task is done (run done, work merged).
+	BatchDone BatchStatus = "done"
+	// BatchIncomplete: some task is not done: failed, blocked, not merged,
+	// or not started (fail-fast, budget).
+	BatchIncomplete BatchStatus = "incomplete"
+	// BatchInterrupted: the batch was interrupted (SIGINT, SIGTERM) before
+	// every task was done; resuming it continues.
+	BatchInterrupted BatchStatus = "interrupted"
+)
+
+// Exit codes of a batch. A batch's tasks end in many ways, so it has no
+// code of a task's status of its own: 0 when every task is done, 130 when
+// it was interrupted (the contract's code, `resume` continues), else
+// ExitIncomplete.
+const (
+	ExitOK = 0
+	// ExitIncomplete: some task is not done; the result says which and why.
+	// 3 is in no row of the exit-code table, and no agent's code passes
+	// through a batch.
+	ExitIncomplete  = 3
+	ExitInterrupted = 130
+)
+
+// Verdict is the status and exit code of a batch whose tasks ended as
+// tasks; interrupted tells whether the batch was interrupted.
+func Verdict(tasks []TaskResult, interrupted bool) (BatchStatus, int) {
+	for _, t := range tasks {
+		if t.Status != StatusDone {
+			if interrupted {
+				return BatchInterrupted, ExitInterrupted
+			}
+			return BatchIncomplete, ExitIncomplete
+		}
+	}
+	return BatchDone, ExitOK
+}
+
+// Result is what became of a batch.
+type Result struct {
+	Status   BatchStatus `json:"status"`
+	ExitCode int         `json:"exitCode"`
+	// Tasks are the batch's tasks in the graph's order.
+	Tasks []TaskResult `json:"tasks"`
+	// Interrupted: the context was cancelled.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// StopReason says why the batch stopped starting tasks (fail-fast,
+	// budget, interruption); "" when it did not.
+	StopReason string `json:"stopReason,omitempty"`
+	// CostUSD is the sum of the tasks' known costs; CostKnown is false when
+	// a task that ran has no known cost.
+	CostUSD   float64 `json:"costUsd"`
+	CostKnown bool    `json:"costKnown"`
+	// StartedAt and DurationMs are the batch's.
+	StartedAt  time.Time `json:"startedAt"`
+	DurationMs int64     `json:"durationMs"`
+}
+
+// Count is the number of tasks of status s.
+func (r *Result) Count(s Status) int {
+	n := 0
+	for _, t := range r.Tasks {
+		if t.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Task returns the result of task id; false when there is none.
+func (r *Result) Task(id string) (TaskResult, bool) {
+	for _, t := range r.Tasks {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return TaskResult{}, false
+}
