@@ -30,7 +30,7 @@ const (
 	StatusBlocked Status = "blocked"
 	// StatusMergeConflict and StatusMergeFailed: its run ended done but its
 	// work could not be merged; a failure.
-	StatusMergeConflict Status = "merge-conflict"
+	StatusMergeConflict Status = "conflict"
 	StatusMergeFailed   Status = "merge-failed"
 	// StatusError is given to a run whose outcome has no status, or one of
 	// the scheduler's own.

@@ -161,9 +161,9 @@ func TestBlocking(t *testing.T) {
 			"c": "blocked by failed dependency a (status max-iterations) through b",
 			"d": "blocked by failed dependency a (status max-iterations) through c",
 			"m": "merge conflict: CONFLICT in x.go",
-			"n": "blocked by failed dependency m (status merge-conflict)",
+			"n": "blocked by failed dependency m (status conflict)",
 			// m's merge failed before a ended.
-			"o": "blocked by failed dependency m (status merge-conflict) through n",
+			"o": "blocked by failed dependency m (status conflict) through n",
 		}
 		for id, want := range reasons {
 			tr, _ := res.Task(id)
@@ -397,7 +397,7 @@ func TestResume(t *testing.T) {
 	if res.CostUSD < 1-1e-9 || res.CostUSD > 1+1e-9 {
 		t.Errorf("cost %v, want 1", res.CostUSD)
 	}
-	if i, _ := res.Task("i"); i.Reason != "blocked by failed dependency h (status merge-conflict)" {
+	if i, _ := res.Task("i"); i.Reason != "blocked by failed dependency h (status conflict)" {
 		t.Errorf("i: %q", i.Reason)
 	}
 	if ev.kinds()[0] != "blocked e" {

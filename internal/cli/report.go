@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runner"
@@ -56,25 +58,19 @@ or killed, from its journal.`,
 			return err
 		}
 		defer run.Close()
-		if run.Meta.Command != "task" {
-			return &hintError{usagef("run %s is a %s run, not a task: it has no task report", run.ID, commandName(run.Meta.Command)),
-				"'jlgcli show " + run.ID + "' prints it"}
-		}
-		res, err := taskResult(stdio, run)
-		if err != nil {
-			return err
-		}
-		r := taskreport.New(res)
 		var out []byte
-		switch format {
-		case "json":
-			if out, err = r.JSON(); err != nil {
+		switch run.Meta.Command {
+		case "task":
+			if out, err = taskReport(stdio, run, format); err != nil {
 				return err
 			}
-		case "html":
-			out = []byte(r.HTML())
+		case "batch":
+			if out, err = batchReport(run, format); err != nil {
+				return err
+			}
 		default:
-			out = []byte(r.Markdown())
+			return &hintError{usagef("run %s is a %s run, not a task: it has no task report", run.ID, commandName(run.Meta.Command)),
+				"'jlgcli show " + run.ID + "' prints it"}
 		}
 		if o.output == "" {
 			_, err = stdio.Out.Write(out)
@@ -94,6 +90,43 @@ or killed, from its journal.`,
 		return nil
 	}
 	return cmd
+}
+
+// taskReport is a task run's report in format.
+func taskReport(stdio *Stdio, run *store.Run, format string) ([]byte, error) {
+	res, err := taskResult(stdio, run)
+	if err != nil {
+		return nil, err
+	}
+	r := taskreport.New(res)
+	switch format {
+	case "json":
+		return r.JSON()
+	case "html":
+		return []byte(r.HTML()), nil
+	}
+	return []byte(r.Markdown()), nil
+}
+
+// batchReport is a batch run's report in format, from the result it wrote
+// when it stopped.
+func batchReport(run *store.Run, format string) ([]byte, error) {
+	var res batch.Summary
+	found, err := run.ReadReport(&res)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, &hintError{fmt.Errorf("batch %s has no report yet: it has not stopped", run.ID), "'jlgcli show " + run.ID + "' prints where its tasks stand"}
+	}
+	switch format {
+	case "json":
+		data, err := json.MarshalIndent(res, "", "  ")
+		return append(data, '\n'), err
+	case "html":
+		return []byte(taskreport.BatchHTML(res)), nil
+	}
+	return []byte(taskreport.BatchMarkdown(res)), nil
 }
 
 // resolveFormat is the format asked for: --format, --json, or the

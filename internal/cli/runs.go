@@ -130,8 +130,11 @@ func newShowCmd(stdio *Stdio) *cobra.Command {
 			return err
 		}
 		defer run.Close()
-		if run.Meta.Command == "task" {
+		switch run.Meta.Command {
+		case "task":
 			return showTask(stdio, o.json, run)
+		case "batch":
+			return showBatch(stdio, o.json, run)
 		}
 		events, err := runEvents(stdio, run, false)
 		if err != nil {
@@ -227,8 +230,11 @@ limits. A run that ended done is only printed.`,
 		if err != nil {
 			return err
 		}
-		if run.Meta.Command == "task" {
+		switch run.Meta.Command {
+		case "task":
 			return resumeTask(cmd, stdio, o, root, run, events)
+		case "batch":
+			return resumeBatch(cmd, stdio, o, root, run, events)
 		}
 		set := cmd.Flags().Changed
 		if set("budget") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
@@ -60,6 +61,23 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&o.promptFile, "prompt-file", "f", "", "read the task from FILE")
+	o.registerDeveloper(fs)
+	fs.Float64Var(&o.budget, "budget", config.DefaultBudgetUSD, "cost budget of the task in US dollars; 0: none (config: budgetUsd)")
+	fs.StringVar(&o.base, "base", "", "start the task branch from REF instead of HEAD")
+	fs.BoolVar(&o.includeDirty, "include-dirty", false, "bring the uncommitted changes of your tree in as the branch's first commit")
+	fs.StringVar(&o.commit, "commit", "branch", "branch: commits on the task branch, squash-merged on success; direct: the commits land on the current branch, which must be clean (config: commit)")
+	fs.StringVar(&o.merge, "merge", "squash", "on success: squash (merge into the base branch as one commit) or none (config: merge)")
+	fs.BoolVar(&o.push, "push", false, "push the task branch to its remote, never with force (config: push)")
+	fs.BoolVar(&o.pr, "pr", false, "open a pull request with gh, the report as its body (config: pr)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runTaskCmd(cmd.Context(), stdio, cmd, o, args)
+	}
+	return cmd
+}
+
+// registerDeveloper adds the flags that say how a task is developed, which
+// task and batch share.
+func (o *taskFlags) registerDeveloper(fs *pflag.FlagSet) {
 	o.flags.register(fs, false)
 	fs.Lookup("timeout").DefValue = engine.DefaultTaskTimeout.String()
 	fs.Lookup("timeout").Usage = "global time limit of the task as a Go duration (default 30m; config: timeoutMs)"
@@ -68,25 +86,15 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 	fs.DurationVar(&o.flags.maxWait, "max-wait", config.DefaultMaxWait, "longest total wait for rate limits to reset; 0: stop at the first, exit 69 (config: maxWait)")
 	fs.StringArrayVar(&o.flags.checks, "check", nil, "a command line (sh -c) of the gate, repeatable; replaces the detected defaults (config: [[checks]])")
 	fs.StringArrayVar(&o.tiers, "tier", nil, "a developer tier BACKEND[:MODEL], repeatable, cheapest first (config: [[tiers]])")
-	fs.IntVar(&o.attempts, "attempts", 3, "attempts per tier and step (config: attempts of each [[tiers]])")
-	fs.Float64Var(&o.budget, "budget", 1.00, "cost budget of the task in US dollars; 0: none (config: budgetUsd)")
+	fs.IntVar(&o.attempts, "attempts", config.DefaultAttempts, "attempts per tier and step (config: attempts of each [[tiers]])")
 	fs.BoolVar(&o.plan, "plan", false, "ask a planner (config: [planner], else the first tier) for steps first")
 	fs.StringVar(&o.escalateFrom, "escalate-from", "base", "where a tier that takes over starts: base or last (config: escalateFrom)")
-	fs.StringVar(&o.base, "base", "", "start the task branch from REF instead of HEAD")
-	fs.BoolVar(&o.includeDirty, "include-dirty", false, "bring the uncommitted changes of your tree in as the branch's first commit")
-	fs.StringVar(&o.commit, "commit", "branch", "branch: commits on the task branch, squash-merged on success; direct: the commits land on the current branch, which must be clean (config: commit)")
-	fs.StringVar(&o.merge, "merge", "squash", "on success: squash (merge into the base branch as one commit) or none (config: merge)")
-	fs.BoolVar(&o.push, "push", false, "push the task branch to its remote, never with force (config: push)")
-	fs.BoolVar(&o.pr, "pr", false, "open a pull request with gh, the report as its body (config: pr)")
 	fs.StringVar(&o.antiGaming, "anti-gaming", "refuse", "a change that runs fewer tests, skips more or deletes test files: refuse or warn (config: antiGaming)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return runTaskCmd(cmd.Context(), stdio, cmd, o, args)
-	}
-	return cmd
 }
 
-// layer adds the task's own flags to the setting flags' layer.
-func (o *taskFlags) layer(cmd *cobra.Command) (*config.Layer, error) {
+// layer adds the task's own flags to the setting flags' layer; budgetFlag
+// names the flag of a task's budget.
+func (o *taskFlags) layer(cmd *cobra.Command, budgetFlag string) (*config.Layer, error) {
 	fs := cmd.Flags()
 	l, err := o.flags.layer(fs)
 	if err != nil {
@@ -108,7 +116,7 @@ func (o *taskFlags) layer(cmd *cobra.Command) (*config.Layer, error) {
 		}
 		l.Attempts = &o.attempts
 	}
-	if set("budget") {
+	if set(budgetFlag) {
 		l.BudgetUSD = &o.budget
 	}
 	if set("escalate-from") {
@@ -137,7 +145,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 	if err != nil {
 		return err
 	}
-	flags, err := o.layer(cmd)
+	flags, err := o.layer(cmd, "budget")
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,8 @@ const (
 	DefaultAttempts = 3
 	// DefaultBudgetUSD is a task's spending limit, in US dollars.
 	DefaultBudgetUSD = 1.00
+	// DefaultJobs is how many tasks of a batch run at once.
+	DefaultJobs = 2
 	// DefaultSimilarity is how alike two attempts' changes must be to count
 	// as a loop.
 	DefaultSimilarity = 0.9
@@ -145,6 +147,8 @@ type Config struct {
 	Push bool
 	// PR opens a pull request for a task branch.
 	PR bool
+	// Jobs is how many tasks of a batch run at once.
+	Jobs int
 	// Sources says where each key's value came from.
 	Sources map[string]string
 }
@@ -192,7 +196,7 @@ type Embeddings struct {
 // Keys lists the top-level keys in the order `jlgcli config` prints them.
 var Keys = []string{"backend", "model", "maxIterations", "timeoutMs", "completionMode", "marker", "noProgressLimit", "cwd", "env", "json", "quiet",
 	"stateDir", "session", "stallTimeout", "maxWait", "handoff", "checks", "baseline", "checklist", "prematureStop",
-	"tiers", "planner", "budgetUsd", "prices", "escalateFrom", "antiGaming", "loopDetection", "commit", "merge", "push", "pr"}
+	"tiers", "planner", "budgetUsd", "prices", "escalateFrom", "antiGaming", "loopDetection", "commit", "merge", "push", "pr", "jobs"}
 
 // Layer is one source of settings; nil fields are not set by it.
 type Layer struct {
@@ -238,6 +242,7 @@ type Layer struct {
 	Merge         *string                       `toml:"merge"`
 	Push          *bool                         `toml:"push"`
 	PR            *bool                         `toml:"pr"`
+	Jobs          *int                          `toml:"jobs"`
 
 	// lines are the lines of the file's keys (see keyLines).
 	lines map[string]int
@@ -618,7 +623,7 @@ func EnvLayer(getenv func(string) string) (*Layer, error) {
 	for _, p := range []struct {
 		name string
 		dst  **int
-	}{{"JLGCLI_MAX_ITERATIONS", &l.MaxIterations}, {"JLGCLI_NO_PROGRESS_LIMIT", &l.NoProgressLimit}} {
+	}{{"JLGCLI_MAX_ITERATIONS", &l.MaxIterations}, {"JLGCLI_NO_PROGRESS_LIMIT", &l.NoProgressLimit}, {"JLGCLI_JOBS", &l.Jobs}} {
 		if v := getenv(p.name); v != "" {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil {
@@ -701,6 +706,7 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		LoopDetection:   LoopDetection{Similarity: DefaultSimilarity, SameErrorCount: DefaultSameErrorCount},
 		Commit:          CommitBranch,
 		Merge:           MergeSquash,
+		Jobs:            DefaultJobs,
 		Sources:         map[string]string{},
 	}
 	for _, k := range Keys {
@@ -1020,6 +1026,13 @@ func (c *Config) applyTask(l *Layer, set func(key string)) error {
 		c.PR = *l.PR
 		set("pr")
 	}
+	if l.Jobs != nil {
+		if *l.Jobs < 1 {
+			return bad("jobs", fmt.Sprintf("must be at least 1, not %d", *l.Jobs))
+		}
+		c.Jobs = *l.Jobs
+		set("jobs")
+	}
 	return nil
 }
 
@@ -1154,6 +1167,8 @@ func (c *Config) Value(key string) string {
 		return strings.Join(names, ", ")
 	case "baseline":
 		return strconv.FormatBool(c.Baseline)
+	case "jobs":
+		return strconv.Itoa(c.Jobs)
 	case "handoff":
 		return strconv.FormatBool(c.Handoff)
 	case "checklist":

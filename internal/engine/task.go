@@ -617,13 +617,14 @@ func DefaultCommitMessage(task string, a Attempt, steps int) string {
 	return fmt.Sprintf("feat: %s (%s)", Subject(task), where)
 }
 
-// Subject is a task as the subject of a commit message: its first line, at
-// most 72 characters.
+// Subject is a task as the subject of a commit message: its first line
+// (without the #s of a Markdown heading), at most 72 characters.
 func Subject(task string) string {
 	s := strings.TrimSpace(task)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}
+	s = strings.TrimSpace(strings.TrimLeft(s, "#")) // a Markdown heading, as task sheets start
 	if r := []rune(s); len(r) > 72 {
 		s = strings.TrimSpace(string(r[:71])) + "…"
 	}

@@ -32,6 +32,9 @@ type NewTask struct {
 	IncludeDirty bool
 	// StateDir overrides where runs are kept; "": the default.
 	StateDir string
+	// Created, when set, is told the run's id as soon as the run exists
+	// (a batch journals it, so that it resumes the run after a crash).
+	Created func(runID string)
 }
 
 // StartTask checks that the task can run (a repository with a commit,
@@ -107,6 +110,9 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 		return engine.TaskResult{}, fmt.Errorf("create run: %w", err)
 	}
 	defer run.Close()
+	if t.Created != nil {
+		t.Created(run.ID)
+	}
 	j := openJournal(p, root, run)
 	defer j.close()
 	return s.run(ctx, p, run, j, t.Prompt, tiers, planner, nil, true)

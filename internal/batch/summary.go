@@ -1,0 +1,42 @@
+package batch
+
+import "time"
+
+// Summary is what became of a batch run, as `jlgcli batch --json` prints it
+// and its report.json keeps it.
+type Summary struct {
+	RunID      string        `json:"runId"`
+	Status     string        `json:"status"`
+	ExitCode   int           `json:"exitCode"`
+	Details    string        `json:"details,omitempty"`
+	StartedAt  time.Time     `json:"startedAt"`
+	DurationMs int64         `json:"durationMs"`
+	CostUSD    float64       `json:"costUsd"`
+	CostKnown  bool          `json:"costKnown"`
+	BaseBranch string        `json:"baseBranch"`
+	Jobs       int           `json:"jobs"`
+	Tasks      []TaskSummary `json:"tasks"`
+}
+
+// TaskSummary is what became of one sheet of a batch run.
+type TaskSummary struct {
+	ID        string   `json:"id"`
+	File      string   `json:"file"`
+	Title     string   `json:"title"`
+	Status    string   `json:"status"`
+	ExitCode  int      `json:"exitCode"`
+	RunID     *string  `json:"runId"`
+	DependsOn []string `json:"dependsOn"`
+	Level     int      `json:"level"`
+	Attempts  int      `json:"attempts"`
+	// Tiers say how each tier that made an attempt ended ("fast:spent").
+	Tiers      []string   `json:"tiers,omitempty"`
+	CostUSD    float64    `json:"costUsd"`
+	CostKnown  bool       `json:"costKnown"`
+	StartedAt  *time.Time `json:"startedAt"`
+	DurationMs int64      `json:"durationMs"`
+	// Commit is the merge commit on the base branch; Branch the task's.
+	Commit  *string `json:"commit"`
+	Branch  string  `json:"branch"`
+	Details string  `json:"details"`
+}

@@ -1,0 +1,393 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/sheet"
+	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/ui"
+)
+
+// batchFlags are the inputs of `batch`: the developer flags of `task`, the
+// defaults that a sheet's front matter overrides, and the batch's own.
+type batchFlags struct {
+	task     taskFlags
+	jobs     int
+	failFast bool
+	dryRun   bool
+	budget   float64
+	base     string
+}
+
+func newBatchCmd(stdio *Stdio) *cobra.Command {
+	o := &batchFlags{}
+	cmd := &cobra.Command{
+		Use:   "batch [flags] PATH...",
+		Short: "Run a backlog of task sheets as a DAG of tasks in parallel worktrees, merged in dependency order",
+		Long: strings.TrimSpace(`
+Run every task sheet that PATH names (a Markdown file, or a folder of .md
+files, not recursive) as 'jlgcli task' runs one: its own run, worktree,
+branch, tiers, gate and report. A sheet is Markdown with an optional YAML
+front matter (id, description, depends, backend, model or tiers, attempts,
+budget, checks, timeout); its text is the task. The flags are the defaults
+that a sheet's front matter overrides.
+
+The sheets form a DAG by their depends: an unknown id or a cycle stops the
+batch before any agent runs (exit 64), and --dry-run prints the plan. Up to
+--jobs tasks run at once; a task starts from the base branch once all its
+dependencies are merged into it, so it sees their work. Merges are made one
+at a time: when the base moved since a task branched, its change is laid on
+the new base and its checks run again there; a conflict or a failing check
+gives the task one more run from the new base, then it ends 'conflict' with
+its branch kept. A task that fails blocks its dependents; --fail-fast stops
+starting tasks after the first failure; --budget bounds the whole batch.
+
+The batch is a run: Ctrl-C stops every task (130), and 'jlgcli resume ID'
+continues it. Exit 0 when every task is done, 3 when some are not.`),
+		Args: cobra.MinimumNArgs(1),
+	}
+	fs := cmd.Flags()
+	o.task.registerDeveloper(fs)
+	fs.Float64Var(&o.task.budget, "task-budget", config.DefaultBudgetUSD, "cost budget of each task in US dollars, unless its sheet sets one; 0: none (config: budgetUsd)")
+	fs.IntVarP(&o.jobs, "jobs", "j", config.DefaultJobs, "how many tasks run at once (config: jobs)")
+	fs.BoolVar(&o.failFast, "fail-fast", false, "start no task after the first one fails")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan (levels, order, each task's tiers and checks) and exit")
+	fs.Float64Var(&o.budget, "budget", 0, "cost budget of the whole batch in US dollars: no task starts once what is left cannot pay for one; 0: none")
+	fs.StringVar(&o.base, "base", "", "the branch tasks start from and merge into (default: the checked-out branch)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runBatchCmd(cmd.Context(), stdio, cmd, o, args)
+	}
+	return cmd
+}
+
+func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batchFlags, args []string) error {
+	if cmd.Flags().Changed("budget") && o.budget < 0 {
+		return usagef("--budget must not be negative, not %g", o.budget)
+	}
+	flags, err := o.task.layer(cmd, "task-budget")
+	if err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("jobs") {
+		flags.Jobs = &o.jobs
+	}
+	cfg, err := loadConfig(stdio, flags)
+	if err != nil {
+		return err
+	}
+	say := stdio.reporter()
+	say.SetQuiet(cfg.Quiet)
+	sheets, warns, err := sheet.Load(args)
+	if err != nil {
+		var serr *sheet.Error
+		if errors.As(err, &serr) {
+			return &usageError{err}
+		}
+		return &usageError{err}
+	}
+	for _, w := range warns {
+		say.Warn(w.String())
+	}
+	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+	if err != nil {
+		return err
+	}
+	spec := runner.BatchSpec{Repo: repo.Dir, BaseBranch: o.base, Jobs: cfg.Jobs, FailFast: o.failFast, BudgetUSD: o.budget}
+	for _, s := range sheets {
+		t, err := sheetTask(stdio, cmd, o, flags, s, repo.Dir)
+		if err != nil {
+			return err
+		}
+		spec.Tasks = append(spec.Tasks, t)
+	}
+	graph, err := runner.BatchGraph(spec.Tasks)
+	if err != nil {
+		return &usageError{err}
+	}
+	if o.dryRun {
+		return printBatchPlan(stdio, spec, graph.Levels())
+	}
+	bp := batchParts(stdio, cfg.Quiet, len(spec.Tasks))
+	res, err := runner.StartBatch(ctx, spec, cfg.StateDir, bp)
+	if err != nil {
+		return err
+	}
+	return reportBatch(stdio, cfg.JSON, res)
+}
+
+// sheetTask resolves one sheet: the configuration with the batch's flags,
+// then what the sheet's front matter sets (sheet.Apply), into a task spec.
+func sheetTask(stdio *Stdio, cmd *cobra.Command, o *batchFlags, flags *config.Layer, s sheet.Sheet, repo string) (runner.BatchTask, error) {
+	set := cmd.Flags().Changed
+	var def sheet.Settings
+	if flags.Backend != nil {
+		def.Backend = *flags.Backend
+	}
+	if flags.Model != nil {
+		def.Model = *flags.Model
+	}
+	if set("tier") {
+		def.Tiers = o.task.tiers
+	}
+	if set("attempts") {
+		def.Attempts = o.task.attempts
+	}
+	if set("task-budget") {
+		def.BudgetUSD = o.task.budget
+	}
+	def.Checks = flags.ShellChecks
+	if set("timeout") {
+		def.Timeout = o.task.flags.timeout
+	}
+	eff := s.Apply(def)
+	l := *flags
+	l.Name = s.File
+	l.Backend, l.Model, l.Tiers, l.Attempts, l.BudgetUSD, l.ShellChecks, l.TimeoutMs = nil, nil, nil, nil, nil, eff.Checks, nil
+	if eff.Backend != "" {
+		l.Backend = &eff.Backend
+	}
+	if eff.Model != "" {
+		l.Model = &eff.Model
+	}
+	for _, t := range eff.Tiers {
+		backend, model, _ := strings.Cut(t, ":")
+		if backend == "" {
+			return runner.BatchTask{}, usagef("%s: tier %q: want BACKEND[:MODEL]", s.File, t)
+		}
+		l.Tiers = append(l.Tiers, config.TierLayer{Name: tierName(t), Backend: backend, Model: model})
+	}
+	if s.Set&(sheet.FieldBackend|sheet.FieldModel) != 0 && len(eff.Tiers) == 0 {
+		// The sheet's backend or model is its one tier, over any [[tiers]].
+		name := eff.Backend
+		if eff.Model != "" {
+			name += ":" + eff.Model
+		}
+		l.Tiers = []config.TierLayer{{Name: tierName(name), Backend: eff.Backend, Model: eff.Model}}
+	}
+	if eff.Attempts > 0 {
+		l.Attempts = &eff.Attempts
+	}
+	if eff.BudgetUSD > 0 || set("task-budget") {
+		l.BudgetUSD = &eff.BudgetUSD
+	}
+	if eff.Timeout > 0 {
+		ms := eff.Timeout.Milliseconds()
+		l.TimeoutMs = &ms
+	}
+	cfg, err := loadConfig(stdio, &l)
+	if err != nil {
+		return runner.BatchTask{}, err
+	}
+	spec := runner.TaskSpecOf(cfg, repo)
+	spec.Plan = o.task.plan
+	if len(spec.Tiers) == 1 && spec.Tiers[0].Backend == "" {
+		res, a := pickAgent(stdio, cfg, registry(stdio, cfg.Backends, cfg.EnvList()))
+		if a == nil {
+			return runner.BatchTask{}, fmt.Errorf("%s: %s", s.File, res.Details)
+		}
+		spec.Tiers[0].Backend, spec.Tiers[0].Name = a.Name(), a.Name()
+	}
+	deps := s.Depends
+	if deps == nil {
+		deps = []string{}
+	}
+	return runner.BatchTask{ID: s.ID, File: s.File, Title: s.Title, Depends: deps, DependsFrom: string(s.DependsFrom), Prompt: s.Body, Spec: spec}, nil
+}
+
+// batchParts are the parts of a batch run from the command line: one line
+// per event, each task's messages and attempts after its id.
+func batchParts(stdio *Stdio, quiet bool, total int) runner.BatchParts {
+	err := ui.NewLockedWriter(stdio.Err)
+	say := stdio.reporter()
+	bp := runner.BatchParts{Parts: runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, Say: say}}
+	bp.ForTask = func(id string) runner.Parts {
+		w := ui.PrefixWriter(err, id)
+		p := runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, Say: ui.NewReporter(w, quiet)}
+		if !quiet {
+			p.TaskObserver = ui.NewPrefixedTaskLine(err, id)
+		}
+		return p
+	}
+	if !quiet {
+		bp.Observer = ui.NewBatchLines(err, total).Event
+	}
+	return bp
+}
+
+// printBatchPlan prints what a batch would run, level by level.
+func printBatchPlan(stdio *Stdio, spec runner.BatchSpec, levels [][]string) error {
+	byID := map[string]runner.BatchTask{}
+	for _, t := range spec.Tasks {
+		byID[t.ID] = t
+	}
+	base := spec.BaseBranch
+	if base == "" {
+		base = "the checked-out branch"
+	}
+	w := stdio.Out
+	fmt.Fprintf(w, "batch of %d tasks, %d at a time, each merged into %s\n", len(spec.Tasks), spec.Jobs, base)
+	order := 0
+	for i, ids := range levels {
+		fmt.Fprintf(w, "\nlevel %d:\n", i)
+		for _, id := range ids {
+			order++
+			t := byID[id]
+			fmt.Fprintf(w, "  %d. %s (%s): %s\n", order, t.ID, t.File, t.Title)
+			if len(t.Depends) > 0 {
+				from := ""
+				if t.DependsFrom == string(sheet.FromBody) {
+					from = " (from the sheet's dependency lines)"
+				}
+				fmt.Fprintf(w, "     depends on: %s%s\n", strings.Join(t.Depends, ", "), from)
+			}
+			var tiers []string
+			for _, tr := range t.Spec.Tiers {
+				s := tr.Backend
+				if tr.Model != "" {
+					s += ":" + tr.Model
+				}
+				tiers = append(tiers, fmt.Sprintf("%s ×%d", s, tr.Attempts))
+			}
+			fmt.Fprintf(w, "     tiers: %s\n", strings.Join(tiers, " → "))
+			var checks []string
+			for _, c := range t.Spec.Checks {
+				checks = append(checks, c.Name)
+			}
+			if len(checks) == 0 {
+				checks = []string{"the detected defaults"}
+			}
+			fmt.Fprintf(w, "     checks: %s\n", strings.Join(checks, "; "))
+			budget := "none"
+			if t.Spec.BudgetUSD > 0 {
+				budget = fmt.Sprintf("$%.2f", t.Spec.BudgetUSD)
+			}
+			fmt.Fprintf(w, "     budget: %s, timeout: %s\n", budget, time.Duration(t.Spec.TimeoutMs)*time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// reportBatch prints a batch's result: the JSON object, or a table on
+// stdout; why it is not done on stderr.
+func reportBatch(stdio *Stdio, asJSON bool, res batch.Summary) error {
+	if asJSON {
+		if err := printJSON(stdio, res); err != nil {
+			return err
+		}
+	} else {
+		printBatchTable(stdio, res)
+	}
+	if res.Status != string(batch.BatchDone) {
+		msg := fmt.Sprintf("%s: %d of %d tasks done", res.Status, doneTasks(res), len(res.Tasks))
+		if res.Details != "" {
+			msg += "; " + res.Details
+		}
+		stdio.reporter().Notice(msg)
+	}
+	if res.ExitCode == 0 {
+		return nil
+	}
+	return &exitError{code: res.ExitCode}
+}
+
+func doneTasks(res batch.Summary) int {
+	n := 0
+	for _, t := range res.Tasks {
+		if t.Status == string(batch.StatusDone) {
+			n++
+		}
+	}
+	return n
+}
+
+// printBatchTable lists a batch's tasks.
+func printBatchTable(stdio *Stdio, res batch.Summary) {
+	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tCOST\tDURATION\tRUN\tCOMMIT")
+	for _, t := range res.Tasks {
+		run, commit := "-", "-"
+		if t.RunID != nil {
+			run = *t.RunID
+		}
+		if t.Commit != nil {
+			commit = shortSHA(*t.Commit)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Attempts, cost.Amount(t.CostUSD, t.CostKnown, false),
+			(time.Duration(t.DurationMs) * time.Millisecond).Round(time.Second), run, commit)
+	}
+	_ = tw.Flush()
+	for _, t := range res.Tasks {
+		if t.Status != string(batch.StatusDone) && t.Details != "" {
+			fmt.Fprintf(stdio.Out, "%s: %s\n", t.ID, t.Details)
+		}
+	}
+}
+
+// resumeBatch continues a batch run (runner.ResumeBatch).
+func resumeBatch(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string, run *store.Run, events []engine.Event) error {
+	for _, f := range []string{"max-iterations", "timeout", "max-wait", "budget"} {
+		if cmd.Flags().Changed(f) {
+			return usagef("--%s is a task's or a loop's; resume the batch without it, or resume one of its task runs", f)
+		}
+	}
+	var total int
+	var spec runner.BatchSpec
+	if err := json.Unmarshal(run.Meta.Options, &spec); err == nil {
+		total = len(spec.Tasks)
+	}
+	res, done, err := runner.ResumeBatch(cmd.Context(), root, run, events, batchParts(stdio, o.quiet, total))
+	if err != nil {
+		return err
+	}
+	if done {
+		stdio.reporter().Notice(fmt.Sprintf("batch %s is already done; nothing to resume", run.ID))
+	}
+	return reportBatch(stdio, o.json, res)
+}
+
+// showBatch prints a batch run: its tasks with their runs and statuses.
+func showBatch(stdio *Stdio, asJSON bool, run *store.Run) error {
+	var res batch.Summary
+	found, err := run.ReadReport(&res)
+	if err != nil {
+		return err
+	}
+	if !found {
+		var cp runner.BatchCheckpoint
+		if err := run.ReadCheckpoint(&cp); err != nil {
+			return err
+		}
+		res = batch.Summary{RunID: run.ID, Status: cp.Status, CostUSD: cp.CostUSD, CostKnown: cp.CostKnown, DurationMs: cp.DurationMs}
+		if cp.Status == store.Running && !run.Live() {
+			res.Status += " (not live: killed; 'jlgcli resume " + run.ID + "' continues it)"
+		}
+		for _, t := range cp.Tasks {
+			ts := batch.TaskSummary{ID: t.ID, Status: string(t.Status), ExitCode: t.ExitCode, CostUSD: t.CostUSD, CostKnown: t.CostKnown,
+				DurationMs: t.DurationMs, Details: t.Reason, DependsOn: []string{}}
+			if t.RunID != "" {
+				id := t.RunID
+				ts.RunID = &id
+			}
+			res.Tasks = append(res.Tasks, ts)
+		}
+	}
+	if asJSON {
+		return printJSON(stdio, res)
+	}
+	fmt.Fprintf(stdio.Out, "run      %s\ncommand  batch\nstatus   %s\ncost     %s\n\n", run.ID, res.Status, cost.Amount(res.CostUSD, res.CostKnown, false))
+	printBatchTable(stdio, res)
+	return nil
+}

@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+// BatchLines shows a batch's progress on w: for each event a line that
+// starts with the task's id in brackets ("jlgcli: [a] merged into main as
+// 1a2b3c4d5e"), followed by a summary line of where the batch stands (done,
+// running, waiting, failed, cost so far). Each task's own attempts are told
+// by TaskLines that prefix their lines the same way. It is safe for
+// concurrent use.
+type BatchLines struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tasks map[string]batch.TaskResult
+	total int
+}
+
+// NewBatchLines returns a BatchLines of a batch of total tasks.
+func NewBatchLines(w io.Writer, total int) *BatchLines {
+	return &BatchLines{w: w, tasks: map[string]batch.TaskResult{}, total: total}
+}
+
+// Event implements the scheduler's observer.
+func (b *BatchLines) Event(e batch.Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e.Kind == batch.EventStopped {
+		fmt.Fprintf(b.w, "jlgcli: batch: no more task is started: %s\n", e.Reason)
+		return
+	}
+	t := e.Task
+	b.tasks[t.ID] = t
+	var line string
+	switch e.Kind {
+	case batch.EventStarted:
+		line = "started"
+		if t.Resumed || t.RunID != "" {
+			line = "resumed run " + t.RunID
+		}
+	case batch.EventFinished:
+		line = fmt.Sprintf("run %s ended %s", t.RunID, t.RunStatus)
+		if t.Status.Failed() && t.Details != "" {
+			line += ": " + t.Details
+		}
+	case batch.EventMergeStarted:
+		line = "merging"
+	case batch.EventMerged:
+		switch m := t.Merge; {
+		case m != nil && m.Status == batch.MergeMerged:
+			line = "merged as " + shortID(m.Commit)
+		case m != nil:
+			line = fmt.Sprintf("not merged (%s): %s", m.Status, m.Details)
+		}
+	case batch.EventBlocked:
+		line = "blocked: " + t.Reason
+	default:
+		line = string(e.Kind)
+	}
+	fmt.Fprintln(b.w, clip(fmt.Sprintf("jlgcli: [%s] %s", t.ID, line), 300))
+	fmt.Fprintf(b.w, "jlgcli: batch: %s\n", b.summary())
+}
+
+// summary counts the tasks by where they stand, and the cost so far.
+func (b *BatchLines) summary() string {
+	var done, running, failed int
+	var spent float64
+	known := true
+	for _, t := range b.tasks {
+		switch {
+		case t.Status == batch.StatusDone:
+			done++
+		case t.Status == batch.StatusRunning || t.Status == batch.StatusUnmerged:
+			running++
+		case t.Status.Failed() || t.Status == batch.StatusBlocked:
+			failed++
+		}
+		spent += t.CostUSD
+		if t.RunStatus != "" && !t.CostKnown {
+			known = false
+		}
+	}
+	waiting := b.total - done - running - failed
+	return fmt.Sprintf("%d done, %d running, %d waiting, %d failed · %s", done, running, waiting, failed, cost.Phrase(spent, known || spent != 0, false))
+}
+
+func shortID(s string) string {
+	if len(s) > 10 {
+		return s[:10]
+	}
+	return s
+}
+
+// PrefixedTaskLine is a TaskLine for one task of a batch: plain lines, each
+// after the task's id in brackets.
+type PrefixedTaskLine struct {
+	*TaskLine
+}
+
+// NewPrefixedTaskLine returns the plain progress lines of task id on w.
+func NewPrefixedTaskLine(w io.Writer, id string) PrefixedTaskLine {
+	return PrefixedTaskLine{NewTaskLine(prefixWriter{w: w, prefix: "jlgcli: [" + id + "] "}, false)}
+}
+
+// prefixWriter puts prefix in place of each line's "jlgcli: ".
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	var out strings.Builder
+	for line := range strings.Lines(string(b)) {
+		out.WriteString(p.prefix + strings.TrimPrefix(line, "jlgcli: "))
+	}
+	if _, err := io.WriteString(p.w, out.String()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// PrefixWriter is w with each line's "jlgcli: " replaced by "jlgcli: [id] ".
+func PrefixWriter(w io.Writer, id string) io.Writer {
+	return prefixWriter{w: w, prefix: "jlgcli: [" + id + "] "}
+}
+
+var _ engine.TaskObserver = PrefixedTaskLine{}
+
+// LockedWriter is a writer that several goroutines may share: each Write is
+// whole.
+type LockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewLockedWriter returns w behind a lock.
+func NewLockedWriter(w io.Writer) *LockedWriter { return &LockedWriter{w: w} }
+
+func (l *LockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
