@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
@@ -35,5 +36,13 @@ func TestREADMEExitCodesMatchTheTable(t *testing.T) {
 	}
 	if strings.Join(readme, "\n") != strings.Join(table, "\n") {
 		t.Errorf("README exit codes:\n%s\n\nengine.ExitCodes:\n%s", strings.Join(readme, "\n"), strings.Join(table, "\n"))
+	}
+}
+
+// The batch's own exit codes are those of the contract.
+func TestBatchExitCodesAreTheContracts(t *testing.T) {
+	if batch.ExitIncomplete != engine.StatusIncomplete.ExitCode() || batch.ExitInterrupted != engine.StatusInterrupted.ExitCode() ||
+		string(batch.BatchIncomplete) != string(engine.StatusIncomplete) {
+		t.Errorf("batch exit codes %d/%d, statuses %s: not the table's", batch.ExitIncomplete, batch.ExitInterrupted, batch.BatchIncomplete)
 	}
 }

@@ -243,7 +243,7 @@ func waitProgram(ts *testscript.TestScript, cmd *exec.Cmd, name string) int {
 	return -1
 }
 
-// interrupt [-twice] SIGNAL FILE N program [args...]
+// interrupt [-twice] INT|TERM|KILL FILE N program [args...]
 //
 // starts program in the background, waits for FILE (relative to the
 // script's directory) to exist, sends it SIGNAL (INT or TERM; with -twice,
@@ -260,7 +260,7 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 4 {
 		ts.Fatalf("usage: interrupt [-twice] INT|TERM FILE N program [args...]")
 	}
-	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM}[args[0]]
+	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}[args[0]]
 	if sig == 0 {
 		ts.Fatalf("unknown signal %q", args[0])
 	}

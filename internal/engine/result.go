@@ -28,6 +28,8 @@ const (
 	StatusTimeout                Status = "timeout"
 	StatusInterrupted            Status = "interrupted"
 	StatusError                  Status = "error"
+	// StatusIncomplete ends a batch some of whose tasks are not done.
+	StatusIncomplete Status = "incomplete"
 )
 
 // Exit codes of the contract (README, DESIGN.md). An agent's own non-zero
@@ -36,6 +38,7 @@ const (
 	ExitOK              = 0
 	ExitError           = 1
 	ExitBackendMissing  = 2
+	ExitIncomplete      = 3
 	ExitMaxIterations   = 4
 	ExitNoProgress      = 5
 	ExitUnauthenticated = 6
@@ -62,6 +65,7 @@ type ExitCodeRow struct {
 var ExitCodes = []ExitCodeRow{
 	{ExitOK, "done", []Status{StatusDone}, "completion detected"},
 	{ExitBackendMissing, "backend-missing", []Status{StatusBackendMissing}, "the agent's executable is not installed"},
+	{ExitIncomplete, "incomplete", []Status{StatusIncomplete}, "batch: some task is not done (failed, blocked, conflict, not started)"},
 	{ExitMaxIterations, "max-iterations", []Status{StatusMaxIterations}, "the iteration limit was reached"},
 	{ExitNoProgress, "no-progress", []Status{StatusNoProgress}, "identical consecutive replies (noProgressLimit)"},
 	{ExitUnauthenticated, "backend-unauthenticated", []Status{StatusBackendUnauthenticated}, "the agent CLI is not logged in / has no valid key"},

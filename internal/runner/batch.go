@@ -423,7 +423,11 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 		return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}
 	}
 	if l.Landed() {
-		return batch.MergeOutcome{Status: batch.MergeMerged, Commit: l.Commit}
+		m := batch.MergeOutcome{Status: batch.MergeMerged, Commit: l.Commit}
+		if l.Status == "nothing" {
+			m.Details = "its branch holds no change for " + b.spec.BaseBranch + ": nothing was merged"
+		}
+		return m
 	}
 	first := branchOf(res)
 	if ctx.Err() != nil {
