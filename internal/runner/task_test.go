@@ -30,7 +30,7 @@ func (s *said) add(l string) {
 	s.lines = append(s.lines, l)
 }
 
-func gitRepo(t *testing.T) string {
+func gitRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "answer.txt"), []byte("41\n"), 0o644); err != nil {
