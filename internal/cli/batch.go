@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -120,8 +121,9 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 	if o.dryRun {
 		return printBatchPlan(stdio, spec, graph.Levels())
 	}
-	bp := batchParts(stdio, cfg.Quiet, len(spec.Tasks))
+	bp, closeBoard := batchParts(stdio, cfg.Quiet, len(spec.Tasks))
 	res, err := runner.StartBatch(ctx, spec, cfg.StateDir, bp)
+	closeBoard()
 	if err != nil {
 		return err
 	}
@@ -207,24 +209,36 @@ func sheetTask(stdio *Stdio, cmd *cobra.Command, o *batchFlags, flags *config.La
 	return runner.BatchTask{ID: s.ID, File: s.File, Title: s.Title, Depends: deps, DependsFrom: string(s.DependsFrom), Prompt: s.Body, Spec: spec}, nil
 }
 
-// batchParts are the parts of a batch run from the command line: one line
-// per event, each task's messages and attempts after its id.
-func batchParts(stdio *Stdio, quiet bool, total int) runner.BatchParts {
-	err := ui.NewLockedWriter(stdio.Err)
+// batchParts are the parts of a batch run from the command line: on a
+// terminal a board (a live line per running task and a summary line),
+// elsewhere one line per event; each task's messages and attempts after its
+// id. close ends the board.
+func batchParts(stdio *Stdio, quiet bool, total int) (bp runner.BatchParts, close func()) {
 	say := stdio.reporter()
-	bp := runner.BatchParts{Parts: runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, Say: say}}
+	say.SetQuiet(quiet)
+	bp = runner.BatchParts{Parts: runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, Say: say}}
+	task := func(id string, w io.Writer, obs engine.TaskObserver) runner.Parts {
+		return runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, Say: ui.NewReporter(w, quiet), TaskObserver: obs}
+	}
+	if !quiet && stdio.ErrIsTerminal {
+		board := ui.NewBatchBoard(stdio.Err, total)
+		say.Attach(board)
+		bp.Observer = board.Event
+		bp.ForTask = func(id string) runner.Parts { return task(id, board.Writer(id), board.Task(id)) }
+		return bp, func() { board.Close(); say.Attach(nil) }
+	}
+	err := ui.NewLockedWriter(stdio.Err)
 	bp.ForTask = func(id string) runner.Parts {
-		w := ui.PrefixWriter(err, id)
-		p := runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, Say: ui.NewReporter(w, quiet)}
+		var obs engine.TaskObserver
 		if !quiet {
-			p.TaskObserver = ui.NewPrefixedTaskLine(err, id)
+			obs = ui.NewPrefixedTaskLine(err, id)
 		}
-		return p
+		return task(id, ui.PrefixWriter(err, id), obs)
 	}
 	if !quiet {
 		bp.Observer = ui.NewBatchLines(err, total).Event
 	}
-	return bp
+	return bp, func() {}
 }
 
 // printBatchPlan prints what a batch would run, level by level.
@@ -348,7 +362,9 @@ func resumeBatch(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string
 	if err := json.Unmarshal(run.Meta.Options, &spec); err == nil {
 		total = len(spec.Tasks)
 	}
-	res, done, err := runner.ResumeBatch(cmd.Context(), root, run, events, batchParts(stdio, o.quiet, total))
+	bp, closeBoard := batchParts(stdio, o.quiet, total)
+	res, done, err := runner.ResumeBatch(cmd.Context(), root, run, events, bp)
+	closeBoard()
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func (b *BatchLines) Event(e batch.Event) {
 func (b *BatchLines) summary() string {
 	var done, running, failed int
 	var spent float64
-	known := true
+	known := false // until a run reports a cost
 	for _, t := range b.tasks {
 		switch {
 		case t.Status == batch.StatusDone:
@@ -84,12 +84,10 @@ func (b *BatchLines) summary() string {
 			failed++
 		}
 		spent += t.CostUSD
-		if t.RunStatus != "" && !t.CostKnown {
-			known = false
-		}
+		known = known || t.CostKnown
 	}
 	waiting := b.total - done - running - failed
-	return fmt.Sprintf("%d done, %d running, %d waiting, %d failed · %s", done, running, waiting, failed, cost.Phrase(spent, known || spent != 0, false))
+	return fmt.Sprintf("%d done, %d running, %d waiting, %d failed · %s", done, running, waiting, failed, cost.Phrase(spent, known, false))
 }
 
 func shortID(s string) string {

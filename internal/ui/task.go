@@ -138,8 +138,11 @@ func (l *TaskLine) clear() {
 	}
 }
 
-func (l *TaskLine) text() string {
-	p := l.p
+func (l *TaskLine) text() string { return taskText(l.p, l.start) }
+
+// taskText is where a task stands: step, tier, attempt, last gate, cost
+// and budget, time since start.
+func taskText(p engine.TaskProgress, start time.Time) string {
 	s := ""
 	if p.Steps > 1 {
 		s = fmt.Sprintf("step %d/%d · ", p.Step, p.Steps)
@@ -155,7 +158,7 @@ func (l *TaskLine) text() string {
 	case p.BudgetUSD > 0:
 		c += fmt.Sprintf(" (budget $%.2f)", p.BudgetUSD)
 	}
-	return s + " · " + c + " · " + fmtDuration(time.Since(l.start))
+	return s + " · " + c + " · " + fmtDuration(time.Since(start))
 }
 
 func (l *TaskLine) draw() {
