@@ -2,11 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,7 +11,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -293,66 +289,4 @@ func tierName(s string) string {
 		b = b[:40]
 	}
 	return string(b)
-}
-
-// showTask prints a task run: its result, and each attempt with the refs
-// that keep the tree it started from and the one it left.
-func showTask(stdio *Stdio, asJSON bool, run *store.Run) error {
-	res, err := taskResult(stdio, run)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return printJSON(stdio, res)
-	}
-	status := string(res.Status)
-	if res.Status == engine.StatusRunning && !run.Live() {
-		status += " (not live: killed; 'jlgcli resume " + run.ID + "' continues it)"
-	}
-	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "run\t%s\n", run.ID)
-	fmt.Fprintf(tw, "command\ttask\n")
-	fmt.Fprintf(tw, "task\t%s\n", engine.Subject(run.Meta.Prompt))
-	fmt.Fprintf(tw, "status\t%s\n", status)
-	if res.Details != "" {
-		fmt.Fprintf(tw, "details\t%s\n", res.Details)
-	}
-	fmt.Fprintf(tw, "attempts\t%d\n", len(res.Attempts))
-	fmt.Fprintf(tw, "cost\t%s of $%.2f\n", cost.Amount(res.CostUSD, res.CostKnown, res.CostEstimated), res.BudgetUSD)
-	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
-	var s runner.TaskSpec
-	_ = json.Unmarshal(run.Meta.Options, &s)
-	if g := res.Git; g != nil {
-		fmt.Fprintf(tw, "branch\t%s\n", g.Branch)
-		if g.Merge != nil {
-			fmt.Fprintf(tw, "merge\t%s %s\n", g.Merge.Status, shortSHA(g.Merge.Commit))
-		}
-	} else if s.Worktree.Branch != "" {
-		fmt.Fprintf(tw, "branch\t%s\n", s.Worktree.Branch)
-		fmt.Fprintf(tw, "worktree\t%s\n", s.Worktree.Path)
-	}
-	fmt.Fprintf(tw, "directory\t%s\n", run.Dir)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(res.Attempts) == 0 {
-		return nil
-	}
-	refs := git.RefPrefix + run.ID + "/"
-	fmt.Fprintf(stdio.Out, "\nattempts (restore one with: git checkout %s<N>-result -- .)\n", refs)
-	tw = tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "N\tSTEP\tTIER\tGATE\tACTION\tCOST\tBEFORE\tAFTER")
-	for _, a := range res.Attempts {
-		step := "-"
-		if a.Step > 0 {
-			step = fmt.Sprint(a.Step)
-		}
-		action := a.Action
-		if a.Detection != nil {
-			action += " (" + a.Detection.Names() + ")"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s%d\t%s%d-result\n", a.Number, step, a.Tier, a.Gate.Status, action, cost.Amount(a.CostUSD, a.CostKnown, a.CostEstimated),
-			refs, a.Number, refs, a.Number)
-	}
-	return tw.Flush()
 }

@@ -40,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/proc"
@@ -152,8 +153,19 @@ func (g runner) environ(extra []string) []string {
 	return append(env, extra...)
 }
 
+// worktreeLocks serializes the git worktree commands of one repository
+// (by directory) in this process: git worktree add, remove and prune read
+// and write the list of worktrees without a lock of their own, and a
+// batch's tasks make and remove their worktrees at the same time.
+var worktreeLocks sync.Map // string → *sync.Mutex
+
 // run runs c and returns its stdout (when c.stdout is nil) and exit code.
 func (g runner) run(ctx context.Context, c call) (string, int, error) {
+	if len(c.args) > 0 && c.args[0] == "worktree" {
+		m, _ := worktreeLocks.LoadOrStore(filepath.Clean(c.dir), &sync.Mutex{})
+		m.(*sync.Mutex).Lock()
+		defer m.(*sync.Mutex).Unlock()
+	}
 	timeout := g.timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout

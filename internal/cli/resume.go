@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+type resumeOptions struct {
+	storeFlags
+	quiet         bool
+	maxIterations int
+	timeout       time.Duration
+	maxWait       time.Duration
+	budget        float64
+}
+
+func newResumeCmd(stdio *Stdio) *cobra.Command {
+	o := &resumeOptions{}
+	cmd := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Continue a stopped or killed run exactly where it stopped",
+		Long: `Continue a run (its id, or a unique prefix) where it stopped: its iteration count, the
+time it used against its timeout, its cost, its no-progress count, its agent session and its
+next prompt are those the journal recorded. An iteration that was cut short is made again;
+none is counted twice. Time while the run was not running is not counted. The run goes on
+with the settings it was started with; --max-iterations, --timeout and --max-wait raise its
+limits. A run that ended done is only printed.`,
+		Args: cobra.ExactArgs(1),
+	}
+	o.register(cmd)
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().IntVar(&o.maxIterations, "max-iterations", 0, "new iteration limit (counting the iterations already made)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "new global time limit (counting the time already used)")
+	cmd.Flags().DurationVar(&o.maxWait, "max-wait", 0, "new limit on the total wait for rate limits")
+	cmd.Flags().Float64Var(&o.budget, "budget", 0, "a task's new cost budget in US dollars (counting what it spent)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		root, run, err := o.open(stdio, args[0])
+		if err != nil {
+			return err
+		}
+		defer run.Close()
+		if _, err := run.Lock(); err != nil {
+			if errors.Is(err, store.ErrLive) {
+				return &hintError{&usageError{fmt.Errorf("run %s is running in another process: %w", run.ID, err)}, "wait for it, or stop it with Ctrl-C there"}
+			}
+			return err
+		}
+		// An agent of this run may outlive a jlgcli that was killed: it
+		// must not go on writing beside the resumed run.
+		if n := proc.KillTagged(runner.RunTag(run.ID)); n > 0 && !o.quiet {
+			stdio.reporter().Notice(fmt.Sprintf("killed %d orphaned agent process group(s) of run %s", n, run.ID))
+		}
+		events, err := runEvents(stdio, run, o.quiet)
+		if err != nil {
+			return err
+		}
+		switch run.Meta.Command {
+		case "task":
+			return resumeTask(cmd, stdio, o, root, run, events)
+		case "batch":
+			return resumeBatch(cmd, stdio, o, root, run, events)
+		}
+		set := cmd.Flags().Changed
+		if set("budget") {
+			return usagef("--budget is a task's; run %s is a %s run", run.ID, run.Meta.Command)
+		}
+		var limits runner.LoopLimits
+		if set("max-iterations") {
+			limits.MaxIterations = &o.maxIterations
+		}
+		if set("timeout") {
+			limits.Timeout = &o.timeout
+		}
+		if set("max-wait") {
+			limits.MaxWait = &o.maxWait
+		}
+		p := stdio.parts(o.quiet, false, true)
+		if c, ok := p.LoopObserver.(interface{ Close() }); ok {
+			defer c.Close()
+		}
+		res, done, err := runner.ResumeLoop(cmd.Context(), root, run, events, limits, p)
+		if err != nil {
+			return err
+		}
+		if done {
+			stdio.reporter().Notice(fmt.Sprintf("run %s is already done; nothing to resume", run.ID))
+		}
+		return report(stdio, o.json, res)
+	}
+	return cmd
+}
