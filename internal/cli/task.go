@@ -11,6 +11,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -212,10 +213,12 @@ func printTaskSummary(stdio *Stdio, res engine.TaskResult) {
 		return
 	}
 	switch {
-	case g.Merge != nil && g.Merge.Status == "merged":
+	case g.Merge != nil && g.Merge.Status == git.MergeFastForwarded:
+		fmt.Fprintf(w, "committed on %s, fast-forwarded to %s\n", g.Merge.Into, shortSHA(g.Merge.Commit))
+	case g.Merge != nil && g.Merge.Status == git.MergeMerged:
 		fmt.Fprintf(w, "merged into %s as %s (branch %s keeps the attempts)\n", g.Merge.Into, shortSHA(g.Merge.Commit), g.Branch)
 	case g.Merge != nil && g.Merge.Command != "":
-		fmt.Fprintf(w, "branch %s passed the checks; not merged (%s). To merge:\n  %s\n", g.Branch, orText(g.Merge.Reason, g.Merge.Status), g.Merge.Command)
+		fmt.Fprintf(w, "branch %s passed the checks; not merged (%s). To merge:\n  %s\n", g.Branch, orText(g.Merge.Reason, string(g.Merge.Status)), g.Merge.Command)
 	case g.WIP != "":
 		fmt.Fprintf(w, "manual intervention required: review branch %s (WIP commit %s); attempts under %s\n", g.Branch, shortSHA(g.WIP), g.Refs)
 	default:

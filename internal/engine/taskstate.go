@@ -312,11 +312,11 @@ type GitInfo struct {
 
 // MergeInfo is the outcome of the squash merge of a successful task.
 type MergeInfo struct {
-	// Status is "merged", "refused" (Reason says why; Command merges by
-	// hand), "nothing" (no change to merge) or "skipped" (--merge none).
-	Status  string `json:"status"`
-	Into    string `json:"into,omitempty"`
-	Commit  string `json:"commit,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	Command string `json:"command,omitempty"`
+	// Status says what became of the branch; Reason why it was refused,
+	// Command how to merge it by hand.
+	Status  git.MergeStatus `json:"status"`
+	Into    string          `json:"into,omitempty"`
+	Commit  string          `json:"commit,omitempty"`
+	Reason  string          `json:"reason,omitempty"`
+	Command string          `json:"command,omitempty"`
 }

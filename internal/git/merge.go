@@ -7,6 +7,30 @@ import (
 	"strings"
 )
 
+// MergeStatus is what became of a task branch at the end of its task: the
+// one set of these values that every writer and reader of them uses.
+type MergeStatus string
+
+// The merge statuses.
+const (
+	// MergeMerged: squash-merged into the base branch as one commit.
+	MergeMerged MergeStatus = "merged"
+	// MergeFastForwarded: the base branch was moved to the task branch
+	// (--commit direct).
+	MergeFastForwarded MergeStatus = "fast-forwarded"
+	// MergeSkipped: not merged because the user said so (--merge none).
+	MergeSkipped MergeStatus = "skipped"
+	// MergeNothing: the branch holds nothing new for the base branch.
+	MergeNothing MergeStatus = "nothing"
+	// MergeRefused: not merged; the reason says why, and the command merges
+	// it by hand when there is one.
+	MergeRefused MergeStatus = "refused"
+)
+
+// Landed reports whether the task's commits are in the base branch now
+// (merged or fast-forwarded).
+func (s MergeStatus) Landed() bool { return s == MergeMerged || s == MergeFastForwarded }
+
 // MergeRefusal says why SquashMerge would not merge.
 type MergeRefusal string
 

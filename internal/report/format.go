@@ -140,7 +140,7 @@ func (m *Merge) line() string {
 	if m == nil {
 		return ""
 	}
-	s := m.Status
+	s := string(m.Status)
 	if m.Into != "" {
 		s += " into " + m.Into
 	}
@@ -156,5 +156,5 @@ func (m *Merge) line() string {
 // needsMergeCommand tells whether the report shows the command that merges
 // the branch by hand.
 func (g *Git) needsMergeCommand() bool {
-	return g != nil && g.Merge != nil && g.Merge.Command != "" && g.Merge.Status != "merged"
+	return g != nil && g.Merge != nil && g.Merge.Command != "" && !g.Merge.Status.Landed()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
 )
 
 // Bounds of a report.
@@ -205,13 +206,13 @@ type Git struct {
 
 // Merge is what became of the branch of a successful task.
 type Merge struct {
-	// Status is merged, refused (Reason says why; Command merges by hand),
-	// nothing (no change) or skipped.
-	Status  string `json:"status"`
-	Into    string `json:"into,omitempty"`
-	Commit  string `json:"commit,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	Command string `json:"command,omitempty"`
+	// Status is what became of the branch (git.MergeStatus); Reason says
+	// why it was refused, Command merges it by hand.
+	Status  git.MergeStatus `json:"status"`
+	Into    string          `json:"into,omitempty"`
+	Commit  string          `json:"commit,omitempty"`
+	Reason  string          `json:"reason,omitempty"`
+	Command string          `json:"command,omitempty"`
 }
 
 // gateNotRun is the gate status of an attempt whose gate did not run.
@@ -406,7 +407,7 @@ func recommend(res engine.TaskResult, r Report) string {
 			return "done: the change is in the working tree (the task ran without git); review it and commit it"
 		case g.PR != "":
 			return "review and merge pull request " + g.PR
-		case g.Merge != nil && g.Merge.Status == "merged":
+		case g.Merge != nil && g.Merge.Status.Landed():
 			into := g.Merge.Into
 			if into == "" {
 				into = g.BaseBranch
@@ -414,10 +415,13 @@ func recommend(res engine.TaskResult, r Report) string {
 			if into == "" {
 				into = "the base branch"
 			}
+			if g.Merge.Status == git.MergeFastForwarded {
+				return fmt.Sprintf("committed on %s, fast-forwarded to %s", into, short(g.Merge.Commit))
+			}
 			return fmt.Sprintf("merged into %s as %s", into, short(g.Merge.Commit))
 		case g.Merge != nil && g.Merge.Command != "":
 			return "merge the branch: " + g.Merge.Command
-		case g.Merge != nil && g.Merge.Status == "nothing":
+		case g.Merge != nil && g.Merge.Status == git.MergeNothing:
 			return "nothing to merge: the task left no change"
 		case g.Mode == "direct" && len(res.Commits) > 0:
 			return fmt.Sprintf("committed on %s as %s", g.Branch, short(res.Commits[len(res.Commits)-1]))

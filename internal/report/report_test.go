@@ -16,6 +16,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -140,6 +141,9 @@ func TestRecommendation(t *testing.T) {
 			"review and merge pull request https://example.com/pr/7"},
 		{"nothing", done(func(r *engine.TaskResult) { r.Git.Merge = &engine.MergeInfo{Status: "nothing"} }),
 			"nothing to merge: the task left no change"},
+		{"direct, fast-forwarded", done(func(r *engine.TaskResult) {
+			r.Git.Mode, r.Git.Merge = "direct", &engine.MergeInfo{Status: git.MergeFastForwarded, Into: "main", Commit: "c0ffee1234abcdef"}
+		}), "committed on main, fast-forwarded to c0ffee1234"},
 		{"direct", done(func(r *engine.TaskResult) { r.Git.Mode, r.Git.Merge = "direct", nil }),
 			"committed on jlgcli/add-rate-limiting-to-api-endpoints as c0ffee1234"},
 		{"done without git", done(func(r *engine.TaskResult) { r.Git = nil }),

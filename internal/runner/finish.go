@@ -53,11 +53,11 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 		// on the current branch.
 		info.Mode = config.CommitDirect
 		sha, err := repo.FastForward(ctx, wt.BaseBranch, wt.Branch)
-		info.Merge = mergeOutcome(&engine.MergeInfo{Into: wt.BaseBranch}, "fast-forwarded", sha, err)
+		info.Merge = mergeOutcome(&engine.MergeInfo{Into: wt.BaseBranch}, git.MergeFastForwarded, sha, err)
 	case res.Status == engine.StatusDone:
 		info.Merge = s.merge(ctx, res)
 	}
-	if m := info.Merge; m != nil && m.Status == "refused" {
+	if m := info.Merge; m != nil && m.Status == git.MergeRefused {
 		warn("%s was not merged (%s); to merge it: %s", wt.Branch, m.Reason, m.Command)
 	}
 	if (s.Push || s.PR) && len(res.Attempts) > 0 {
@@ -124,7 +124,7 @@ func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.Mer
 	wt := s.Worktree
 	m := &engine.MergeInfo{Into: wt.BaseBranch}
 	if s.Merge == config.MergeNone {
-		m.Status = "skipped"
+		m.Status = git.MergeSkipped
 		m.Command = fmt.Sprintf("git merge --squash %s && git commit -m %q", wt.Branch, "feat: "+engine.Subject(res.Task))
 		return m
 	}
@@ -132,23 +132,23 @@ func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.Mer
 	msg := fmt.Sprintf("feat: %s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
 		engine.Subject(res.Task), res.Summary, res.RunID, wt.Branch)
 	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg)
-	return mergeOutcome(m, "merged", sha, err)
+	return mergeOutcome(m, git.MergeMerged, sha, err)
 }
 
 // mergeOutcome fills m with how a merge (squash or fast-forward) into the
 // base branch ended: done (status done, at commit sha), nothing to merge,
 // or refused with why and, when git gave one, the command to merge by hand.
-func mergeOutcome(m *engine.MergeInfo, done, sha string, err error) *engine.MergeInfo {
+func mergeOutcome(m *engine.MergeInfo, done git.MergeStatus, sha string, err error) *engine.MergeInfo {
 	var refused *git.MergeRefusedError
 	switch {
 	case err == nil:
 		m.Status, m.Commit = done, sha
 	case errors.As(err, &refused):
-		m.Status, m.Reason, m.Command = "refused", string(refused.Reason)+": "+refused.Detail, refused.Command
+		m.Status, m.Reason, m.Command = git.MergeRefused, string(refused.Reason)+": "+refused.Detail, refused.Command
 	case errors.Is(err, git.ErrNothingToMerge):
-		m.Status = "nothing"
+		m.Status = git.MergeNothing
 	default:
-		m.Status, m.Reason = "refused", err.Error()
+		m.Status, m.Reason = git.MergeRefused, err.Error()
 	}
 	return m
 }
