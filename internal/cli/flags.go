@@ -12,6 +12,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
 // flagOfKey names the flag of each config key.
@@ -68,7 +69,7 @@ func (f *settingFlags) register(fs *pflag.FlagSet, loop bool) {
 // registerPersistence adds the flags of persistent runs (loop, resume).
 func (f *settingFlags) registerPersistence(fs *pflag.FlagSet) {
 	fs.StringVar(&f.stateDir, "state-dir", "", "where runs are kept (default: .jlgcli at the repository root, else $XDG_STATE_HOME/jlgcli) (config: stateDir)")
-	fs.StringVar(&f.session, "session", "fresh", "fresh: a new agent session each iteration (see --handoff); continue: resume the agent's session (config: session)")
+	fs.StringVar(&f.session, "session", string(engine.SessionFresh), "fresh: a new agent session each iteration (see --handoff); continue: resume the agent's session (config: session)")
 	fs.BoolVar(&f.handoff, "handoff", false, "wrap each fresh session's prompt in a handoff: the task, the next step, progress notes kept in the run's progress.md and the last refusal (config: handoff)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", config.DefaultStallTimeout, "kill an agent that prints nothing this long and retry the iteration; 0 disables (config: stallTimeout)")
 	fs.DurationVar(&f.maxWait, "max-wait", config.DefaultMaxWait, "longest total wait for rate limits to reset; 0: stop at the first, exit 69 (config: maxWait)")

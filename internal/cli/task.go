@@ -11,6 +11,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -62,8 +63,8 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 	fs.Float64Var(&o.budget, "budget", config.DefaultBudgetUSD, "cost budget of the task in US dollars; 0: none (config: budgetUsd)")
 	fs.StringVar(&o.base, "base", "", "start the task branch from REF instead of HEAD")
 	fs.BoolVar(&o.includeDirty, "include-dirty", false, "bring the uncommitted changes of your tree in as the branch's first commit")
-	fs.StringVar(&o.commit, "commit", "branch", "branch: commits on the task branch, squash-merged on success; direct: the commits land on the current branch, which must be clean (config: commit)")
-	fs.StringVar(&o.merge, "merge", "squash", "on success: squash (merge into the base branch as one commit) or none (config: merge)")
+	fs.StringVar(&o.commit, "commit", string(git.CommitBranch), "branch: commits on the task branch, squash-merged on success; direct: the commits land on the current branch, which must be clean (config: commit)")
+	fs.StringVar(&o.merge, "merge", string(git.MergeSquash), "on success: squash (merge into the base branch as one commit) or none (config: merge)")
 	fs.BoolVar(&o.push, "push", false, "push the task branch to its remote, never with force (config: push)")
 	fs.BoolVar(&o.pr, "pr", false, "open a pull request with gh, the report as its body (config: pr)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -85,8 +86,8 @@ func (o *taskFlags) registerDeveloper(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.tiers, "tier", nil, "a developer tier BACKEND[:MODEL], repeatable, cheapest first (config: [[tiers]])")
 	fs.IntVar(&o.attempts, "attempts", config.DefaultAttempts, "attempts per tier and step (config: attempts of each [[tiers]])")
 	fs.BoolVar(&o.plan, "plan", false, "ask a planner (config: [planner], else the first tier) for steps first")
-	fs.StringVar(&o.escalateFrom, "escalate-from", "base", "where a tier that takes over starts: base or last (config: escalateFrom)")
-	fs.StringVar(&o.antiGaming, "anti-gaming", "refuse", "a change that runs fewer tests, skips more or deletes test files: refuse or warn (config: antiGaming)")
+	fs.StringVar(&o.escalateFrom, "escalate-from", string(engine.EscalateFromBase), "where a tier that takes over starts: base or last (config: escalateFrom)")
+	fs.StringVar(&o.antiGaming, "anti-gaming", string(gate.GamingRefuse), "a change that runs fewer tests, skips more or deletes test files: refuse or warn (config: antiGaming)")
 }
 
 // layer adds the task's own flags to the setting flags' layer; budgetFlag

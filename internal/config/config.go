@@ -24,6 +24,9 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
 )
 
 // ProjectFile is the name of the project configuration file.
@@ -56,27 +59,6 @@ const (
 	DefaultEmbeddingsThreshold = 0.95
 )
 
-// The values of the task command's string keys.
-const (
-	// EscalateFromBase starts each tier from the task's base commit.
-	EscalateFromBase = "base"
-	// EscalateFromLast starts each tier from the work of the tier before.
-	EscalateFromLast = "last"
-	// AntiGamingRefuse makes the test gate refuse a change that runs fewer
-	// tests, skips more, or deletes test files.
-	AntiGamingRefuse = "refuse"
-	// AntiGamingWarn makes the test gate only warn of such a change.
-	AntiGamingWarn = "warn"
-	// CommitBranch commits the work on a task branch.
-	CommitBranch = "branch"
-	// CommitDirect commits the work on the current branch.
-	CommitDirect = "direct"
-	// MergeSquash squash-merges a task branch into its base on success.
-	MergeSquash = "squash"
-	// MergeNone leaves a task branch as it is.
-	MergeNone = "none"
-)
-
 // Config is the resolved configuration.
 type Config struct {
 	Backend         string
@@ -92,8 +74,8 @@ type Config struct {
 	Quiet           bool
 	// StateDir overrides where runs are kept ("": the default).
 	StateDir string
-	// Session is "fresh" or "continue".
-	Session string
+	// Session is how a loop uses the agent's sessions.
+	Session engine.Session
 	// StallTimeout stops a silent agent; 0 disables it.
 	StallTimeout time.Duration
 	// MaxWait bounds the waits for rate limits; 0: no wait.
@@ -129,20 +111,18 @@ type Config struct {
 	// Prices are the configured [prices] entries, to merge over
 	// cost.DefaultTable(); nil when there are none.
 	Prices cost.Table
-	// EscalateFrom is where a tier's first attempt starts: EscalateFromBase
-	// or EscalateFromLast.
-	EscalateFrom string
+	// EscalateFrom is where a tier's first attempt starts.
+	EscalateFrom engine.EscalateFrom
 	// AntiGaming is what the test gate does when a change lowers the number
 	// of tests run, raises the skipped ones or deletes test files:
-	// AntiGamingRefuse or AntiGamingWarn.
-	AntiGaming string
+	// refuse or warn.
+	AntiGaming gate.Gaming
 	// LoopDetection says when a tier's attempts loop.
 	LoopDetection LoopDetection
-	// Commit is CommitBranch or CommitDirect.
-	Commit string
-	// Merge is what becomes of a task branch on success: MergeSquash or
-	// MergeNone.
-	Merge string
+	// Commit is where a task's commits go.
+	Commit git.CommitMode
+	// Merge is what becomes of a task branch on success.
+	Merge git.MergeMode
 	// Push pushes the result.
 	Push bool
 	// PR opens a pull request for a task branch.
@@ -670,6 +650,24 @@ func EnvLayer(getenv func(string) string) (*Layer, error) {
 	return l, nil
 }
 
+// applyEnum sets dst to *src when src is set, refusing a value that is not
+// one of values: the one check of every key whose values are a set.
+func applyEnum[T ~string](src *string, dst *T, values []T) error {
+	if src == nil {
+		return nil
+	}
+	v := T(*src)
+	if !slices.Contains(values, v) {
+		quoted := make([]string, len(values))
+		for i, x := range values {
+			quoted[i] = strconv.Quote(string(x))
+		}
+		return fmt.Errorf("must be %s, not %q", strings.Join(quoted, " or "), *src)
+	}
+	*dst = v
+	return nil
+}
+
 // ParseTimeout reads a Go duration such as "90s" or "5m"; a bare integer is
 // milliseconds, as timeoutMs in files.
 func ParseTimeout(s string) (time.Duration, error) {
@@ -693,7 +691,7 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		CompletionMode:  completion.ModeMarker,
 		Marker:          DefaultMarker,
 		NoProgressLimit: DefaultNoProgressLimit,
-		Session:         "fresh",
+		Session:         engine.SessionFresh,
 		StallTimeout:    DefaultStallTimeout,
 		MaxWait:         DefaultMaxWait,
 		Premature:       Premature{Enabled: true},
@@ -701,11 +699,11 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		Backends:        map[string]agent.CommandSpec{},
 		Attempts:        DefaultAttempts,
 		BudgetUSD:       DefaultBudgetUSD,
-		EscalateFrom:    EscalateFromBase,
-		AntiGaming:      AntiGamingRefuse,
+		EscalateFrom:    engine.EscalateFromBase,
+		AntiGaming:      gate.GamingRefuse,
 		LoopDetection:   LoopDetection{Similarity: DefaultSimilarity, SameErrorCount: DefaultSameErrorCount},
-		Commit:          CommitBranch,
-		Merge:           MergeSquash,
+		Commit:          git.CommitBranch,
+		Merge:           git.MergeSquash,
 		Jobs:            DefaultJobs,
 		Sources:         map[string]string{},
 	}
@@ -812,11 +810,9 @@ func (c *Config) apply(l *Layer) error {
 		c.StateDir = *l.StateDir
 		set("stateDir")
 	}
-	if l.Session != nil {
-		if *l.Session != "fresh" && *l.Session != "continue" {
-			return bad("session", fmt.Sprintf("must be \"fresh\" or \"continue\", not %q", *l.Session))
-		}
-		c.Session = *l.Session
+	if err := applyEnum(l.Session, &c.Session, engine.Sessions); err != nil {
+		return bad("session", err.Error())
+	} else if l.Session != nil {
 		set("session")
 	}
 	for _, d := range []struct {
@@ -976,24 +972,21 @@ func (c *Config) applyTask(l *Layer, set func(key string)) error {
 		set("prices")
 	}
 	for _, e := range []struct {
-		key  string
-		src  *string
-		dst  *string
-		want []string
+		key   string
+		src   *string
+		apply func() error
 	}{
-		{"escalateFrom", l.EscalateFrom, &c.EscalateFrom, []string{EscalateFromBase, EscalateFromLast}},
-		{"antiGaming", l.AntiGaming, &c.AntiGaming, []string{AntiGamingRefuse, AntiGamingWarn}},
-		{"commit", l.Commit, &c.Commit, []string{CommitBranch, CommitDirect}},
-		{"merge", l.Merge, &c.Merge, []string{MergeSquash, MergeNone}},
+		{"escalateFrom", l.EscalateFrom, func() error { return applyEnum(l.EscalateFrom, &c.EscalateFrom, engine.EscalateFroms) }},
+		{"antiGaming", l.AntiGaming, func() error { return applyEnum(l.AntiGaming, &c.AntiGaming, gate.GamingModes) }},
+		{"commit", l.Commit, func() error { return applyEnum(l.Commit, &c.Commit, git.CommitModes) }},
+		{"merge", l.Merge, func() error { return applyEnum(l.Merge, &c.Merge, git.MergeModes) }},
 	} {
-		if e.src == nil {
-			continue
+		if err := e.apply(); err != nil {
+			return bad(e.key, err.Error())
 		}
-		if !slices.Contains(e.want, *e.src) {
-			return bad(e.key, fmt.Sprintf("must be %q or %q, not %q", e.want[0], e.want[1], *e.src))
+		if e.src != nil {
+			set(e.key)
 		}
-		*e.dst = *e.src
-		set(e.key)
 	}
 	if ld := l.LoopDetection; ld != nil {
 		if ld.Similarity != nil {
@@ -1154,7 +1147,7 @@ func (c *Config) Value(key string) string {
 	case "stateDir":
 		return c.StateDir
 	case "session":
-		return c.Session
+		return string(c.Session)
 	case "stallTimeout":
 		return c.StallTimeout.String()
 	case "maxWait":
@@ -1200,9 +1193,9 @@ func (c *Config) Value(key string) string {
 	case "prices":
 		return strings.Join(slices.Sorted(maps.Keys(c.Prices)), ", ")
 	case "escalateFrom":
-		return c.EscalateFrom
+		return string(c.EscalateFrom)
 	case "antiGaming":
-		return c.AntiGaming
+		return string(c.AntiGaming)
 	case "loopDetection":
 		ld := c.LoopDetection
 		v := fmt.Sprintf("similarity=%v sameErrorCount=%d", ld.Similarity, ld.SameErrorCount)
@@ -1214,9 +1207,9 @@ func (c *Config) Value(key string) string {
 		}
 		return v
 	case "commit":
-		return c.Commit
+		return string(c.Commit)
 	case "merge":
-		return c.Merge
+		return string(c.Merge)
 	case "push":
 		return strconv.FormatBool(c.Push)
 	case "pr":

@@ -17,13 +17,19 @@ import (
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
-// Session modes.
+// Session says how a loop's iterations use the agent's sessions.
+type Session string
+
+// The sessions.
 const (
 	// SessionFresh starts a new agent session each iteration.
-	SessionFresh = "fresh"
+	SessionFresh Session = "fresh"
 	// SessionContinue resumes the agent's own session each iteration.
-	SessionContinue = "continue"
+	SessionContinue Session = "continue"
 )
+
+// Sessions are the values of Session.
+var Sessions = []Session{SessionFresh, SessionContinue}
 
 // Options are the resolved settings of one run.
 type Options struct {
@@ -56,7 +62,7 @@ type Options struct {
 	// 0 means a rate limit stops the run at once.
 	MaxWait time.Duration
 	// Session is SessionFresh (default) or SessionContinue.
-	Session string
+	Session Session
 	// Handoff wraps the prompt of each fresh session after the first in a
 	// handoff: the task, the next step, the progress notes and the last
 	// refusal. Off (the seed's behaviour), every call sends exactly the

@@ -21,15 +21,21 @@ import (
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
-// Escalation starting points (TaskOptions.EscalateFrom).
+// EscalateFrom is where a tier that takes over a task starts.
+type EscalateFrom string
+
+// The starting points of escalation.
 const (
 	// EscalateFromBase: a tier that takes over starts from the step's
 	// starting point; the failed tier's tree is kept in its snapshots.
-	EscalateFromBase = "base"
+	EscalateFromBase EscalateFrom = "base"
 	// EscalateFromLast: a tier that takes over starts from the failed
 	// tier's last tree.
-	EscalateFromLast = "last"
+	EscalateFromLast EscalateFrom = "last"
 )
+
+// EscalateFroms are the values of EscalateFrom.
+var EscalateFroms = []EscalateFrom{EscalateFromBase, EscalateFromLast}
 
 // DefaultTaskTimeout is the global time limit of a task (seed 003).
 const DefaultTaskTimeout = 30 * time.Minute
@@ -127,7 +133,7 @@ type TaskOptions struct {
 	// Timeout bounds the task's active time; 0: none.
 	Timeout time.Duration
 	// EscalateFrom is EscalateFromBase (default) or EscalateFromLast.
-	EscalateFrom string
+	EscalateFrom EscalateFrom
 	// StallTimeout and MaxWait are as in Options.
 	StallTimeout time.Duration
 	MaxWait      time.Duration

@@ -5,15 +5,21 @@ import (
 	"path/filepath"
 )
 
-// What an anti-gaming finding does (TestOptions.Gaming).
+// Gaming is what an anti-gaming finding does (TestOptions.Gaming).
+type Gaming string
+
+// The anti-gaming modes.
 const (
 	// GamingRefuse fails the report: status fail, recommendation
 	// fix_required, each finding a TestFailures entry.
-	GamingRefuse = "refuse"
+	GamingRefuse Gaming = "refuse"
 	// GamingWarn only warns: status warning (when nothing failed), each
 	// finding a Warnings entry.
-	GamingWarn = "warn"
+	GamingWarn Gaming = "warn"
 )
+
+// GamingModes are the values of Gaming.
+var GamingModes = []Gaming{GamingRefuse, GamingWarn}
 
 // The anti-gaming rules (GamingFinding.Rule).
 const (
@@ -39,7 +45,7 @@ type GamingFinding struct {
 
 // ValidGamingMode reports whether mode is one that TestOptions.Gaming
 // accepts ("" is GamingRefuse).
-func ValidGamingMode(mode string) bool {
+func ValidGamingMode(mode Gaming) bool {
 	return mode == "" || mode == GamingRefuse || mode == GamingWarn
 }
 

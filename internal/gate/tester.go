@@ -26,7 +26,7 @@ type TestOptions struct {
 	DeletedTestFiles []string
 	// Gaming is what an anti-gaming finding does: GamingRefuse (the
 	// default, also for "") fails the report, GamingWarn makes it a warning.
-	Gaming string
+	Gaming Gaming
 	// RunAll runs every check even after one failed (a baseline wants all
 	// the counts); by default the checks stop at the first failure.
 	RunAll bool

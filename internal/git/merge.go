@@ -7,6 +7,35 @@ import (
 	"strings"
 )
 
+// CommitMode is where a task's commits go.
+type CommitMode string
+
+// The commit modes.
+const (
+	// CommitBranch commits the work on a task branch, merged on success.
+	CommitBranch CommitMode = "branch"
+	// CommitDirect lands the task branch's commits on the current branch
+	// by fast-forward.
+	CommitDirect CommitMode = "direct"
+)
+
+// CommitModes are the values of CommitMode.
+var CommitModes = []CommitMode{CommitBranch, CommitDirect}
+
+// MergeMode is what becomes of a task branch whose task is done.
+type MergeMode string
+
+// The merge modes.
+const (
+	// MergeSquash squash-merges it into its base branch as one commit.
+	MergeSquash MergeMode = "squash"
+	// MergeNone leaves it as it is, with the command that merges it.
+	MergeNone MergeMode = "none"
+)
+
+// MergeModes are the values of MergeMode.
+var MergeModes = []MergeMode{MergeSquash, MergeNone}
+
 // MergeStatus is what became of a task branch at the end of its task: the
 // one set of these values that every writer and reader of them uses.
 type MergeStatus string

@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/dag"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -347,7 +348,7 @@ func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 		res, err = b.resume(ctx, st, p)
 	} else {
 		sp := t.Spec
-		sp.Merge = "none" // merged by the batch, in turn
+		sp.Merge = git.MergeNone // merged by the batch, in turn
 		if st.BudgetUSD > 0 && (sp.BudgetUSD <= 0 || st.BudgetUSD < sp.BudgetUSD) {
 			sp.BudgetUSD = st.BudgetUSD
 		}
@@ -436,7 +437,7 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 	p.progress("%s; one more attempt from %s as it is now", l.Details, b.spec.BaseBranch)
 	t := b.byID[id]
 	sp := t.Spec
-	sp.Merge = "none"
+	sp.Merge = git.MergeNone
 	prompt := t.Prompt + "\n\n## Before you start\n\n" + fmt.Sprintf("An earlier run of this task (branch %s) passed its checks, "+
 		"but its work could not be merged into %s, which other tasks changed meanwhile: %s. You start again from %s as it "+
 		"is now, with their work in it: make the change fit it.", first, b.spec.BaseBranch, l.Details, b.spec.BaseBranch)

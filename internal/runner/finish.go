@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/proc"
@@ -24,7 +23,7 @@ import (
 func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engine.TaskResult) *engine.GitInfo {
 	ctx = context.WithoutCancel(ctx) // Ctrl-C must not leave the branch half done
 	wt := s.Worktree
-	info := &engine.GitInfo{Mode: "branch", Repo: s.Repo, Worktree: wt.Path, Branch: wt.Branch, Base: wt.Base,
+	info := &engine.GitInfo{Mode: string(git.CommitBranch), Repo: s.Repo, Worktree: wt.Path, Branch: wt.Branch, Base: wt.Base,
 		BaseBranch: wt.BaseBranch, DirtyIncluded: wt.DirtyIncluded, DirtyLeftOut: s.DirtyLeftOut,
 		Refs: git.RefPrefix + run.ID + "/"}
 	warn := func(format string, a ...any) {
@@ -48,10 +47,10 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 	}
 	repo := &git.Repo{Dir: s.Repo}
 	switch {
-	case s.Commit == config.CommitDirect && (res.Status == engine.StatusDone || info.WIP != ""):
+	case s.Commit == git.CommitDirect && (res.Status == engine.StatusDone || info.WIP != ""):
 		// Seed 003's direct strategy: the commits, a failure's WIP too, land
 		// on the current branch.
-		info.Mode = config.CommitDirect
+		info.Mode = string(git.CommitDirect)
 		sha, err := repo.FastForward(ctx, wt.BaseBranch, wt.Branch)
 		info.Merge = mergeOutcome(&engine.MergeInfo{Into: wt.BaseBranch}, git.MergeFastForwarded, sha, err)
 	case res.Status == engine.StatusDone:
@@ -123,7 +122,7 @@ func openPR(ctx context.Context, p Parts, dir string, wt git.Worktree, res engin
 func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.MergeInfo {
 	wt := s.Worktree
 	m := &engine.MergeInfo{Into: wt.BaseBranch}
-	if s.Merge == config.MergeNone {
+	if s.Merge == git.MergeNone {
 		m.Status = git.MergeSkipped
 		m.Command = fmt.Sprintf("git merge --squash %s && git commit -m %q", wt.Branch, "feat: "+engine.Subject(res.Task))
 		return m

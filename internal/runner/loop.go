@@ -34,7 +34,7 @@ type LoopSpec struct {
 	NoProgressLimit int                `json:"noProgressLimit"`
 	StallTimeoutMs  int64              `json:"stallTimeoutMs"`
 	MaxWaitMs       int64              `json:"maxWaitMs"`
-	Session         string             `json:"session"`
+	Session         engine.Session     `json:"session"`
 	Handoff         bool               `json:"handoff,omitempty"`
 	Checks          []gate.Check       `json:"checks,omitempty"`
 	Baseline        bool               `json:"baseline,omitempty"`

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -73,7 +72,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
-	if s.Commit == config.CommitDirect {
+	if s.Commit == git.CommitDirect {
 		// Direct commits land on the checked-out branch: it must be clean
 		// and be where the task starts.
 		switch cur, err := repo.CurrentBranch(ctx); {
@@ -309,7 +308,7 @@ type tester struct {
 	env      []string
 	checks   []gate.Check
 	baseline *gate.Report
-	gaming   string
+	gaming   gate.Gaming
 }
 
 func (t *tester) Test(ctx context.Context, deleted []string) gate.Report {

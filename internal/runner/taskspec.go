@@ -25,14 +25,14 @@ type TaskSpec struct {
 	MaxWaitMs      int64                        `json:"maxWaitMs"`
 	BudgetUSD      float64                      `json:"budgetUsd"`
 	Prices         cost.Table                   `json:"prices,omitempty"`
-	EscalateFrom   string                       `json:"escalateFrom"`
-	AntiGaming     string                       `json:"antiGaming"`
+	EscalateFrom   engine.EscalateFrom          `json:"escalateFrom"`
+	AntiGaming     gate.Gaming                  `json:"antiGaming"`
 	Checks         []gate.Check                 `json:"checks"`
 	Similarity     float64                      `json:"similarity,omitempty"`
 	SameErrors     int                          `json:"sameErrors,omitempty"`
 	Embeddings     *config.Embeddings           `json:"embeddings,omitempty"`
-	Commit         string                       `json:"commit"`
-	Merge          string                       `json:"merge"`
+	Commit         git.CommitMode               `json:"commit"`
+	Merge          git.MergeMode                `json:"merge"`
 	Push           bool                         `json:"push,omitempty"`
 	PR             bool                         `json:"pr,omitempty"`
 	// Worktree and DirtyLeftOut are set when the task starts.
