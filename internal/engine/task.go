@@ -379,6 +379,12 @@ func (t *task) attempt(ctx context.Context, left time.Duration) bool {
 	tier := t.o.Tiers[t.st.Tier]
 	n := t.st.Attempts + 1
 	fail := func(what string, err error) bool {
+		if ctx.Err() != nil {
+			// Ctrl-C stopped git under it: the attempt is made again on
+			// resume.
+			t.end(StatusInterrupted, fmt.Sprintf("interrupted during attempt %d (%s)", n, what), nil)
+			return false
+		}
 		t.end(StatusError, fmt.Sprintf("attempt %d: %s: %v", n, what, err), nil)
 		return false
 	}

@@ -1659,3 +1659,34 @@ func TestFakeWorkspace(t *testing.T) {
 		t.Errorf("DiffFrom an unknown commit")
 	}
 }
+
+// ctxWS is a workspace whose git fails when Ctrl-C has cancelled the
+// context, as git does when jlgcli stops it.
+type ctxWS struct {
+	*fakeWS
+	cancel func() // called at the first snapshot
+}
+
+func (w *ctxWS) Snapshot(ctx context.Context, name string) (string, error) {
+	if w.cancel != nil {
+		w.cancel()
+		w.cancel = nil
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("git update-ref: %w", err)
+	}
+	return w.fakeWS.Snapshot(ctx, name)
+}
+
+// Ctrl-C that stops git while an attempt saves its starting point is an
+// interruption, resumable, not an error.
+func TestInterruptDuringSnapshotIsAnInterruption(t *testing.T) {
+	w := newWorld("Fix the answer", []tierSpec{{name: "t1", attempts: 2, replies: []reply{edit("a.go", "right answer")}}}, answer("right answer", nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.opts.Workspace = &ctxWS{fakeWS: w.ws, cancel: cancel}
+	r := w.run(ctx)
+	if r.Status != StatusInterrupted || r.ExitCode != 130 || !strings.Contains(r.Details, "interrupted during attempt 1") {
+		t.Fatalf("%s (%d): %s", r.Status, r.ExitCode, r.Details)
+	}
+}
