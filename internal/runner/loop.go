@@ -160,6 +160,15 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 	}
 	if stop != nil && stop.Status == engine.StatusDone {
 		res, err := engine.ResultOf(run.ID, run.Meta.Backend, events)
+		if err == nil {
+			// Killed after its stop was journaled, before its last
+			// checkpoint: the checkpoint and the index say so now.
+			cp := engine.Checkpoint{RunID: run.ID, State: st, Progress: store.Progress{Status: string(res.Status),
+				Iterations: res.Iterations, CostUSD: res.CostUSD, CostKnown: res.CostKnown, DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}}
+			j := openJournal(p, root, run)
+			err = j.Checkpoint(cp)
+			j.close()
+		}
 		return res, true, err
 	}
 	var s LoopSpec

@@ -154,6 +154,19 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 	}
 	if j.Stop != nil && j.Stop.Status == engine.StatusDone {
 		res, err := TaskResultOf(run, events, p)
+		if err == nil {
+			// Killed after its stop was journaled, before its last
+			// checkpoint: the checkpoint and the index say so now.
+			cp := engine.TaskCheckpoint{RunID: run.ID, State: j.Resume.State, Plan: res.Plan, Progress: store.Progress{
+				Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD, CostKnown: res.CostKnown,
+				DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}}
+			for _, t := range res.Tiers {
+				cp.Tiers = append(cp.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, Passed: t.Passed})
+			}
+			jl := openJournal(p, root, run)
+			err = jl.CheckpointTask(cp)
+			jl.close()
+		}
 		return res, true, err
 	}
 	var s TaskSpec
