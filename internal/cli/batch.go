@@ -26,7 +26,6 @@ import (
 // defaults that a sheet's front matter overrides, and the batch's own.
 type batchFlags struct {
 	task     taskFlags
-	jobs     int
 	failFast bool
 	dryRun   bool
 	budget   float64
@@ -61,9 +60,12 @@ continues it. Exit 0 when every task is done, 3 when some are not.`),
 		Args: cobra.MinimumNArgs(1),
 	}
 	fs := cmd.Flags()
-	o.task.registerDeveloper(fs)
-	fs.Float64Var(&o.task.budget, "task-budget", config.DefaultBudgetUSD, "cost budget of each task in US dollars, unless its sheet sets one; 0: none (config: budgetUsd)")
-	fs.IntVarP(&o.jobs, "jobs", "j", config.DefaultJobs, "how many tasks run at once (config: jobs)")
+	o.task.registerDeveloper(fs, "batch")
+	for _, k := range config.Table() {
+		if k.Name == "budgetUsd" {
+			bindKey(fs, k, "task-budget", "", "cost budget of each task in US dollars, unless its sheet sets one; 0: none (config: budgetUsd)", k.Default, o.task.flags)
+		}
+	}
 	fs.BoolVar(&o.failFast, "fail-fast", false, "start no task after the first one fails")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan (levels, order, each task's tiers and checks) and exit")
 	fs.Float64Var(&o.budget, "budget", 0, "cost budget of the whole batch in US dollars: no task starts once what is left cannot pay for one; 0: none")
@@ -78,13 +80,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 	if cmd.Flags().Changed("budget") && o.budget < 0 {
 		return usagef("--budget must not be negative, not %g", o.budget)
 	}
-	flags, err := o.task.layer(cmd, "task-budget")
-	if err != nil {
-		return err
-	}
-	if cmd.Flags().Changed("jobs") {
-		flags.Jobs = &o.jobs
-	}
+	flags := o.task.flags
 	cfg, err := loadConfig(stdio, flags)
 	if err != nil {
 		return err
@@ -108,7 +104,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 	}
 	spec := runner.BatchSpec{Repo: repo.Dir, BaseBranch: o.base, Jobs: cfg.Jobs, FailFast: o.failFast, BudgetUSD: o.budget}
 	for _, s := range sheets {
-		t, err := sheetTask(stdio, cmd, o, flags, s, repo.Dir)
+		t, err := sheetTask(stdio, o, flags, s, repo.Dir)
 		if err != nil {
 			return err
 		}
@@ -132,8 +128,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 
 // sheetTask resolves one sheet: the configuration with the batch's flags,
 // then what the sheet's front matter sets (sheet.Apply), into a task spec.
-func sheetTask(stdio *Stdio, cmd *cobra.Command, o *batchFlags, flags *config.Layer, s sheet.Sheet, repo string) (runner.BatchTask, error) {
-	set := cmd.Flags().Changed
+func sheetTask(stdio *Stdio, o *batchFlags, flags *config.Layer, s sheet.Sheet, repo string) (runner.BatchTask, error) {
 	var def sheet.Settings
 	if flags.Backend != nil {
 		def.Backend = *flags.Backend
@@ -141,18 +136,22 @@ func sheetTask(stdio *Stdio, cmd *cobra.Command, o *batchFlags, flags *config.La
 	if flags.Model != nil {
 		def.Model = *flags.Model
 	}
-	if set("tier") {
-		def.Tiers = o.task.tiers
+	for _, t := range flags.Tiers {
+		v := t.Backend
+		if t.Model != "" {
+			v += ":" + t.Model
+		}
+		def.Tiers = append(def.Tiers, v)
 	}
-	if set("attempts") {
-		def.Attempts = o.task.attempts
+	if flags.Attempts != nil {
+		def.Attempts = *flags.Attempts
 	}
-	if set("task-budget") {
-		def.BudgetUSD = o.task.budget
+	if flags.BudgetUSD != nil {
+		def.BudgetUSD = *flags.BudgetUSD
 	}
 	def.Checks = flags.ShellChecks
-	if set("timeout") {
-		def.Timeout = o.task.flags.timeout
+	if flags.TimeoutMs != nil {
+		def.Timeout = time.Duration(*flags.TimeoutMs) * time.Millisecond
 	}
 	eff := s.Apply(def)
 	l := *flags
@@ -169,7 +168,7 @@ func sheetTask(stdio *Stdio, cmd *cobra.Command, o *batchFlags, flags *config.La
 		if backend == "" {
 			return runner.BatchTask{}, usagef("%s: tier %q: want BACKEND[:MODEL]", s.File, t)
 		}
-		l.Tiers = append(l.Tiers, config.TierLayer{Name: tierName(t), Backend: backend, Model: model})
+		l.Tiers = append(l.Tiers, config.TierLayer{Name: config.TierName(t), Backend: backend, Model: model})
 	}
 	if s.Set&(sheet.FieldBackend|sheet.FieldModel) != 0 && len(eff.Tiers) == 0 {
 		// The sheet's backend or model is its one tier, over any [[tiers]].
@@ -177,12 +176,12 @@ func sheetTask(stdio *Stdio, cmd *cobra.Command, o *batchFlags, flags *config.La
 		if eff.Model != "" {
 			name += ":" + eff.Model
 		}
-		l.Tiers = []config.TierLayer{{Name: tierName(name), Backend: eff.Backend, Model: eff.Model}}
+		l.Tiers = []config.TierLayer{{Name: config.TierName(name), Backend: eff.Backend, Model: eff.Model}}
 	}
 	if eff.Attempts > 0 {
 		l.Attempts = &eff.Attempts
 	}
-	if eff.BudgetUSD > 0 || set("task-budget") {
+	if eff.BudgetUSD > 0 || flags.BudgetUSD != nil {
 		l.BudgetUSD = &eff.BudgetUSD
 	}
 	if eff.Timeout > 0 {

@@ -216,6 +216,10 @@ progress) stops it. Exit codes are a contract: see 'jlgcli help exit-codes'.`),
 // starts with '-', as a task sheet's '---' front matter does) is cut to its
 // first line and gets a hint saying how to pass it.
 func flagError(cmd *cobra.Command, err error) error {
+	var fe *flagValueError
+	if errors.As(err, &fe) {
+		return &usageError{fe} // "--attempts must be at least 1, not 0"
+	}
 	msg := err.Error()
 	first, _, multiline := strings.Cut(msg, "\n")
 	_, arg, _ := strings.Cut(first, " in -") // pflag: unknown shorthand flag 'x' in -xyz

@@ -11,7 +11,7 @@ import (
 )
 
 type configOptions struct {
-	flags settingFlags
+	flags *config.Layer
 }
 
 func newConfigCmd(stdio *Stdio) *cobra.Command {
@@ -26,17 +26,14 @@ root), the environment (JLGCLI_*), then flags. Give the same flags as to 'loop'
 to see their effect; --json prints an object.`,
 		Args: cobra.NoArgs,
 	}
-	o.flags.register(cmd.Flags(), true)
+	o.flags = flagLayer()
+	bindKeys(cmd.Flags(), "config", o.flags)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		flags, err := o.flags.layer(cmd.Flags())
+		cfg, err := loadConfig(stdio, o.flags)
 		if err != nil {
 			return err
 		}
-		cfg, err := loadConfig(stdio, flags)
-		if err != nil {
-			return err
-		}
-		return printConfig(stdio, cfg, cmd.Flags().Changed("json") && o.flags.json)
+		return printConfig(stdio, cfg, o.flags.JSON != nil && *o.flags.JSON)
 	}
 	return cmd
 }

@@ -25,7 +25,7 @@ import (
 type runOptions struct {
 	loop       bool
 	promptFile string
-	flags      settingFlags
+	flags      *config.Layer
 }
 
 func newRunCmd(stdio *Stdio, loop bool) *cobra.Command {
@@ -53,7 +53,12 @@ Ctrl-C stops it (exit 130) and 'jlgcli resume ID' continues it where it
 stopped. PROMPT '-' reads stdin; -f reads a file.`)
 	}
 	cmd.Flags().StringVarP(&o.promptFile, "prompt-file", "f", "", "read the prompt from FILE")
-	o.flags.register(cmd.Flags(), loop)
+	o.flags = flagLayer()
+	name := "run"
+	if loop {
+		name = "loop"
+	}
+	bindKeys(cmd.Flags(), name, o.flags)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runRun(cmd.Context(), stdio, cmd, o, args)
 	}
@@ -65,11 +70,7 @@ func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions
 	if err != nil {
 		return err
 	}
-	flags, err := o.flags.layer(cmd.Flags())
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(stdio, flags)
+	cfg, err := loadConfig(stdio, o.flags)
 	if err != nil {
 		return err
 	}

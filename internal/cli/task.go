@@ -11,28 +11,19 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
-// taskFlags are the inputs of `task`.
+// taskFlags are the inputs of `task`: its flags that are configuration
+// keys go into flags, the layer of the command line.
 type taskFlags struct {
 	promptFile   string
-	flags        settingFlags
-	tiers        []string
-	attempts     int
-	budget       float64
+	flags        *config.Layer
 	plan         bool
-	escalateFrom string
 	base         string
 	includeDirty bool
-	commit       string
-	merge        string
-	push         bool
-	pr           bool
-	antiGaming   string
 }
 
 func newTaskCmd(stdio *Stdio) *cobra.Command {
@@ -59,83 +50,21 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&o.promptFile, "prompt-file", "f", "", "read the task from FILE")
-	o.registerDeveloper(fs)
-	fs.Float64Var(&o.budget, "budget", config.DefaultBudgetUSD, "cost budget of the task in US dollars; 0: none (config: budgetUsd)")
+	o.registerDeveloper(fs, "task")
 	fs.StringVar(&o.base, "base", "", "start the task branch from REF instead of HEAD")
 	fs.BoolVar(&o.includeDirty, "include-dirty", false, "bring the uncommitted changes of your tree in as the branch's first commit")
-	fs.StringVar(&o.commit, "commit", string(git.CommitBranch), "branch: commits on the task branch, squash-merged on success; direct: the commits land on the current branch, which must be clean (config: commit)")
-	fs.StringVar(&o.merge, "merge", string(git.MergeSquash), "on success: squash (merge into the base branch as one commit) or none (config: merge)")
-	fs.BoolVar(&o.push, "push", false, "push the task branch to its remote, never with force (config: push)")
-	fs.BoolVar(&o.pr, "pr", false, "open a pull request with gh, the report as its body (config: pr)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runTaskCmd(cmd.Context(), stdio, cmd, o, args)
 	}
 	return cmd
 }
 
-// registerDeveloper adds the flags that say how a task is developed, which
-// task and batch share.
-func (o *taskFlags) registerDeveloper(fs *pflag.FlagSet) {
-	o.flags.register(fs, false)
-	fs.Lookup("timeout").DefValue = engine.DefaultTaskTimeout.String()
-	fs.Lookup("timeout").Usage = "global time limit of the task as a Go duration (default 30m; config: timeoutMs)"
-	fs.StringVar(&o.flags.stateDir, "state-dir", "", "where runs are kept (config: stateDir)")
-	fs.DurationVar(&o.flags.stallTimeout, "stall-timeout", config.DefaultStallTimeout, "kill an agent that prints nothing this long; the attempt counts (config: stallTimeout)")
-	fs.DurationVar(&o.flags.maxWait, "max-wait", config.DefaultMaxWait, "longest total wait for rate limits to reset; 0: stop at the first, exit 69 (config: maxWait)")
-	fs.StringArrayVar(&o.flags.checks, "check", nil, "a command line (sh -c) of the gate, repeatable; replaces the detected defaults (config: [[checks]])")
-	fs.StringArrayVar(&o.tiers, "tier", nil, "a developer tier BACKEND[:MODEL], repeatable, cheapest first (config: [[tiers]])")
-	fs.IntVar(&o.attempts, "attempts", config.DefaultAttempts, "attempts per tier and step (config: attempts of each [[tiers]])")
+// registerDeveloper adds the flags that say how a task is developed,
+// which task and batch share: command's flags of the key table, and --plan.
+func (o *taskFlags) registerDeveloper(fs *pflag.FlagSet, command string) {
+	o.flags = flagLayer()
+	bindKeys(fs, command, o.flags)
 	fs.BoolVar(&o.plan, "plan", false, "ask a planner (config: [planner], else the first tier) for steps first")
-	fs.StringVar(&o.escalateFrom, "escalate-from", string(engine.EscalateFromBase), "where a tier that takes over starts: base or last (config: escalateFrom)")
-	fs.StringVar(&o.antiGaming, "anti-gaming", string(gate.GamingRefuse), "a change that runs fewer tests, skips more or deletes test files: refuse or warn (config: antiGaming)")
-}
-
-// layer adds the task's own flags to the setting flags' layer; budgetFlag
-// names the flag of a task's budget.
-func (o *taskFlags) layer(cmd *cobra.Command, budgetFlag string) (*config.Layer, error) {
-	fs := cmd.Flags()
-	l, err := o.flags.layer(fs)
-	if err != nil {
-		return nil, err
-	}
-	set := fs.Changed
-	if set("tier") {
-		for _, t := range o.tiers {
-			backend, model, _ := strings.Cut(t, ":")
-			if backend == "" {
-				return nil, usagef("--tier %q: want BACKEND[:MODEL]", t)
-			}
-			l.Tiers = append(l.Tiers, config.TierLayer{Name: tierName(t), Backend: backend, Model: model})
-		}
-	}
-	if set("attempts") {
-		if o.attempts < 1 {
-			return nil, usagef("--attempts must be at least 1, not %d", o.attempts)
-		}
-		l.Attempts = &o.attempts
-	}
-	if set(budgetFlag) {
-		l.BudgetUSD = &o.budget
-	}
-	if set("escalate-from") {
-		l.EscalateFrom = &o.escalateFrom
-	}
-	if set("commit") {
-		l.Commit = &o.commit
-	}
-	if set("merge") {
-		l.Merge = &o.merge
-	}
-	if set("push") {
-		l.Push = &o.push
-	}
-	if set("pr") {
-		l.PR = &o.pr
-	}
-	if set("anti-gaming") {
-		l.AntiGaming = &o.antiGaming
-	}
-	return l, nil
 }
 
 func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFlags, args []string) error {
@@ -143,11 +72,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 	if err != nil {
 		return err
 	}
-	flags, err := o.layer(cmd, "budget")
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(stdio, flags)
+	cfg, err := loadConfig(stdio, o.flags)
 	if err != nil {
 		return err
 	}
@@ -278,19 +203,4 @@ func resumeTask(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string,
 		stdio.reporter().Notice(fmt.Sprintf("task %s is already done; nothing to resume", run.ID))
 	}
 	return reportTask(stdio, o.json, res)
-}
-
-// tierName makes a tier's name of a --tier value: its characters outside
-// [A-Za-z0-9._:-] become dashes (opencode's models hold slashes).
-func tierName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0) {
-			b[i] = '-'
-		}
-	}
-	if len(b) > 40 {
-		b = b[:40]
-	}
-	return string(b)
 }

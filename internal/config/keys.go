@@ -1,0 +1,595 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/completion"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
+)
+
+// Key is one configuration key, described once: its name in files, its
+// flag and environment variable, the flag's type, help and default on each
+// command that has it, how a flag's or the environment's text is read into
+// a layer, how a layer's value is checked and applied, and how `jlgcli
+// config` prints the resolved value. Keys, the flag bindings (Bind), the
+// environment layer, Value and the hints are made from the table.
+type Key struct {
+	// Name is the key in files and in `jlgcli config`; "" for a flag that
+	// is no key of the files (attempts).
+	Name string
+	// Flag and Short name its flag ("": none); Env its variable ("": none).
+	Flag, Short, Env string
+	// Kind is the flag's type as help shows it: string, int, bool,
+	// duration, float64 or stringArray.
+	Kind string
+	// Usage and Default are the flag's help and default as help shows it.
+	Usage, Default string
+	// Commands are the commands that have the flag; an entry's FlagUse
+	// replaces Usage or Default where it sets them.
+	Commands map[string]FlagUse
+	// Lined: an error in the key's value names its line in the file (the
+	// keys of the task command do).
+	Lined bool
+
+	parse func(l *Layer, text string) error
+	apply func(c *Config, l *Layer) (set bool, err error)
+	print func(c *Config) string
+}
+
+// FlagUse is how one command shows a key's flag, where it differs.
+type FlagUse struct{ Usage, Default string }
+
+// The commands of the flags.
+const (
+	cmdRun, cmdLoop, cmdTask, cmdBatch, cmdConfig = "run", "loop", "task", "batch", "config"
+)
+
+// on lists commands that show the flag as the key says.
+func on(cmds ...string) map[string]FlagUse {
+	m := map[string]FlagUse{}
+	for _, c := range cmds {
+		m[c] = FlagUse{}
+	}
+	return m
+}
+
+// with adds commands that show the flag their own way.
+func with(m map[string]FlagUse, use FlagUse, cmds ...string) map[string]FlagUse {
+	for _, c := range cmds {
+		m[c] = use
+	}
+	return m
+}
+
+var (
+	everyCmd   = []string{cmdRun, cmdLoop, cmdTask, cmdBatch, cmdConfig}
+	loopCmds   = []string{cmdLoop, cmdConfig}
+	taskCmds   = []string{cmdTask, cmdBatch}
+	taskConfig = []string{cmdTask, cmdBatch, cmdConfig}
+)
+
+// keyTable is every key, in the order `jlgcli config` prints them.
+var keyTable = []Key{
+	{Name: "backend", Flag: "backend", Short: "b", Env: "JLGCLI_BACKEND", Kind: "string", Commands: on(everyCmd...),
+		Usage: "agent backend: " + strings.Join(agent.Builtins, ", ") + ", or a [backends.NAME] from config (config: backend)",
+		parse: text(func(l *Layer) **string { return &l.Backend }),
+		apply: scalar(func(l *Layer) *string { return l.Backend }, func(c *Config, v string) error { c.Backend = strings.TrimSpace(v); return nil }),
+		print: func(c *Config) string {
+			if c.Backend == "" {
+				return "(first installed of " + strings.Join(agent.Builtins, ", ") + ")"
+			}
+			return c.Backend
+		}},
+	{Name: "model", Flag: "model", Kind: "string", Commands: on(everyCmd...), Usage: "model passed to the agent CLI (config: model)",
+		parse: text(func(l *Layer) **string { return &l.Model }),
+		apply: scalar(func(l *Layer) *string { return l.Model }, func(c *Config, v string) error { c.Model = v; return nil }),
+		print: func(c *Config) string { return c.Model }},
+	{Name: "maxIterations", Flag: "max-iterations", Env: "JLGCLI_MAX_ITERATIONS", Kind: "int", Default: strconv.Itoa(DefaultMaxIterations),
+		Commands: on(loopCmds...), Usage: "stop after this many agent calls, exit 4 (config: maxIterations)",
+		parse: integer(func(l *Layer) **int { return &l.MaxIterations }),
+		apply: scalar(func(l *Layer) *int { return l.MaxIterations }, func(c *Config, v int) error {
+			if v < 1 {
+				return fmt.Errorf("must be at least 1, not %d", v)
+			}
+			c.MaxIterations = v
+			return nil
+		}),
+		print: func(c *Config) string { return strconv.Itoa(c.MaxIterations) }},
+	{Name: "timeoutMs", Flag: "timeout", Env: "JLGCLI_TIMEOUT", Kind: "duration", Default: DefaultTimeout.String(),
+		Usage: "global time limit as a Go duration, e.g. 90s, 5m (config: timeoutMs)",
+		Commands: with(on(cmdRun, cmdLoop, cmdConfig), FlagUse{Default: engine.DefaultTaskTimeout.String(),
+			Usage: "global time limit of the task as a Go duration (default 30m; config: timeoutMs)"}, taskCmds...),
+		parse: func(l *Layer, s string) error {
+			d, err := ParseTimeout(s)
+			if err != nil {
+				return err
+			}
+			if d <= 0 {
+				return fmt.Errorf("must be positive, not %s", d)
+			}
+			n := d.Milliseconds()
+			l.TimeoutMs = &n
+			return nil
+		},
+		apply: scalar(func(l *Layer) *int64 { return l.TimeoutMs }, func(c *Config, v int64) error {
+			if v <= 0 {
+				return fmt.Errorf("must be positive, not %d", v)
+			}
+			c.Timeout = time.Duration(v) * time.Millisecond
+			return nil
+		}),
+		print: func(c *Config) string { return fmt.Sprintf("%d (%s)", c.Timeout.Milliseconds(), c.Timeout) }},
+	{Name: "completionMode", Flag: "completion", Env: "JLGCLI_COMPLETION", Kind: "string", Default: string(completion.ModeMarker),
+		Commands: on(loopCmds...), Usage: "how the agent signals done: marker or json (config: completionMode)",
+		parse: text(func(l *Layer) **string { return &l.CompletionMode }),
+		apply: scalar(func(l *Layer) *string { return l.CompletionMode }, func(c *Config, v string) error {
+			m, err := completion.ParseMode(v)
+			c.CompletionMode = m
+			return err
+		}),
+		print: func(c *Config) string { return string(c.CompletionMode) }},
+	{Name: "marker", Flag: "marker", Kind: "string", Default: DefaultMarker, Commands: on(loopCmds...),
+		Usage: "the line that means done in marker mode (config: marker)",
+		parse: text(func(l *Layer) **string { return &l.Marker }),
+		apply: scalar(func(l *Layer) *string { return l.Marker }, func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "" {
+				return fmt.Errorf("must not be empty")
+			}
+			c.Marker = strings.TrimSpace(v)
+			return nil
+		}),
+		print: func(c *Config) string { return c.Marker }},
+	{Name: "noProgressLimit", Flag: "no-progress-limit", Env: "JLGCLI_NO_PROGRESS_LIMIT", Kind: "int", Default: strconv.Itoa(DefaultNoProgressLimit),
+		Commands: on(loopCmds...), Usage: "stop after this many identical consecutive replies, exit 5; 0 disables (config: noProgressLimit)",
+		parse: integer(func(l *Layer) **int { return &l.NoProgressLimit }),
+		apply: scalar(func(l *Layer) *int { return l.NoProgressLimit }, func(c *Config, n int) error {
+			if n < 0 || n == 1 {
+				return fmt.Errorf("must be 0 (off) or at least 2, not %d: it counts identical consecutive replies, and 1 would stop at the first reply", n)
+			}
+			c.NoProgressLimit = n
+			return nil
+		}),
+		print: func(c *Config) string { return strconv.Itoa(c.NoProgressLimit) }},
+	{Name: "cwd", Flag: "cwd", Kind: "string", Commands: on(everyCmd...), Usage: "working directory of the agent (config: cwd)",
+		parse: absPath(func(l *Layer) **string { return &l.Cwd }),
+		apply: scalar(func(l *Layer) *string { return l.Cwd }, func(c *Config, v string) error { c.Cwd = v; return nil }),
+		print: func(c *Config) string { return c.Cwd }},
+	{Name: "env", Flag: "env", Kind: "stringArray", Commands: on(everyCmd...), Usage: "extra environment for the agent, KEY=VALUE, repeatable (config: [env])",
+		parse: func(l *Layer, kv string) error {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return fmt.Errorf("%q: want KEY=VALUE", kv)
+			}
+			if l.Env == nil {
+				l.Env = map[string]string{}
+			}
+			l.Env[k] = v
+			return nil
+		},
+		print: func(c *Config) string { return strings.Join(c.EnvList(), " ") }},
+	{Name: "json", Flag: "json", Kind: "bool", Commands: on(everyCmd...), Usage: "print the result object as JSON on stdout (config: json)",
+		parse: boolean(func(l *Layer) **bool { return &l.JSON }),
+		apply: scalar(func(l *Layer) *bool { return l.JSON }, func(c *Config, v bool) error { c.JSON = v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(c.JSON) }},
+	{Name: "quiet", Flag: "quiet", Short: "q", Kind: "bool", Commands: on(everyCmd...), Usage: "no progress on stderr (config: quiet)",
+		parse: boolean(func(l *Layer) **bool { return &l.Quiet }),
+		apply: scalar(func(l *Layer) *bool { return l.Quiet }, func(c *Config, v bool) error { c.Quiet = v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(c.Quiet) }},
+	{Name: "stateDir", Flag: "state-dir", Kind: "string",
+		Usage:    "where runs are kept (default: .jlgcli at the repository root, else $XDG_STATE_HOME/jlgcli) (config: stateDir)",
+		Commands: with(on(loopCmds...), FlagUse{Usage: "where runs are kept (config: stateDir)"}, taskCmds...),
+		parse:    absPath(func(l *Layer) **string { return &l.StateDir }),
+		apply:    scalar(func(l *Layer) *string { return l.StateDir }, func(c *Config, v string) error { c.StateDir = v; return nil }),
+		print:    func(c *Config) string { return c.StateDir }},
+	{Name: "session", Flag: "session", Kind: "string", Default: string(engine.SessionFresh), Commands: on(loopCmds...),
+		Usage: "fresh: a new agent session each iteration (see --handoff); continue: resume the agent's session (config: session)",
+		parse: text(func(l *Layer) **string { return &l.Session }),
+		apply: enum(func(l *Layer) *string { return l.Session }, func(c *Config) *engine.Session { return &c.Session }, engine.Sessions),
+		print: func(c *Config) string { return string(c.Session) }},
+	{Name: "handoff", Flag: "handoff", Env: "JLGCLI_HANDOFF", Kind: "bool", Commands: on(loopCmds...),
+		Usage: "wrap each fresh session's prompt in a handoff: the task, the next step, progress notes kept in the run's progress.md and the last refusal (config: handoff)",
+		parse: boolean(func(l *Layer) **bool { return &l.Handoff }),
+		apply: scalar(func(l *Layer) *bool { return l.Handoff }, func(c *Config, v bool) error { c.Handoff = v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(c.Handoff) }},
+	{Name: "stallTimeout", Flag: "stall-timeout", Kind: "duration", Default: DefaultStallTimeout.String(),
+		Usage:    "kill an agent that prints nothing this long and retry the iteration; 0 disables (config: stallTimeout)",
+		Commands: with(on(loopCmds...), FlagUse{Usage: "kill an agent that prints nothing this long; the attempt counts (config: stallTimeout)"}, taskCmds...),
+		parse:    duration(func(l *Layer) **string { return &l.StallTimeout }),
+		apply:    durationKey(func(l *Layer) *string { return l.StallTimeout }, func(c *Config) *time.Duration { return &c.StallTimeout }),
+		print:    func(c *Config) string { return c.StallTimeout.String() }},
+	{Name: "maxWait", Flag: "max-wait", Kind: "duration", Default: DefaultMaxWait.String(), Commands: on(append(loopCmds, taskCmds...)...),
+		Usage: "longest total wait for rate limits to reset; 0: stop at the first, exit 69 (config: maxWait)",
+		parse: duration(func(l *Layer) **string { return &l.MaxWait }),
+		apply: durationKey(func(l *Layer) *string { return l.MaxWait }, func(c *Config) *time.Duration { return &c.MaxWait }),
+		print: func(c *Config) string { return c.MaxWait.String() }},
+	{Name: "checks", Flag: "check", Kind: "stringArray",
+		Usage:    "a command line (run with sh -c) that must pass before done is accepted; repeatable (config: [[checks]])",
+		Commands: with(on(loopCmds...), FlagUse{Usage: "a command line (sh -c) of the gate, repeatable; replaces the detected defaults (config: [[checks]])"}, taskCmds...),
+		parse: func(l *Layer, s string) error {
+			if strings.TrimSpace(s) == "" {
+				return fmt.Errorf("--check needs a command line")
+			}
+			l.ShellChecks = append(l.ShellChecks, s)
+			return nil
+		},
+		print: func(c *Config) string {
+			var names []string
+			for _, ch := range c.Checks {
+				names = append(names, fmt.Sprintf("%q", ch.Name))
+			}
+			return strings.Join(names, ", ")
+		}},
+	{Name: "baseline", Flag: "baseline", Kind: "bool", Commands: on(loopCmds...),
+		Usage: "run the checks once before the first iteration; a check failing there the same way does not block done (config: baseline)",
+		parse: boolean(func(l *Layer) **bool { return &l.Baseline }),
+		apply: scalar(func(l *Layer) *bool { return l.Baseline }, func(c *Config, v bool) error { c.Baseline = v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(c.Baseline) }},
+	{Name: "checklist", Flag: "checklist", Kind: "string", Commands: on(loopCmds...), Usage: "refuse done while FILE has unchecked '- [ ]' items (config: checklist)",
+		parse: absPath(func(l *Layer) **string { return &l.Checklist }),
+		apply: scalar(func(l *Layer) *string { return l.Checklist }, func(c *Config, v string) error { c.Checklist = v; return nil }),
+		print: func(c *Config) string { return c.Checklist }},
+	{Name: "prematureStop", print: func(c *Config) string {
+		if !c.Premature.Enabled {
+			return "disabled"
+		}
+		if c.Premature.Phrases == nil {
+			return "enabled (built-in phrases)"
+		}
+		return fmt.Sprintf("enabled (%d phrases)", len(c.Premature.Phrases))
+	}},
+	{Name: "tiers", Flag: "tier", Kind: "stringArray", Commands: on(taskCmds...),
+		Usage: "a developer tier BACKEND[:MODEL], repeatable, cheapest first (config: [[tiers]])",
+		parse: func(l *Layer, t string) error {
+			backend, model, _ := strings.Cut(t, ":")
+			if backend == "" {
+				return fmt.Errorf("%q: want BACKEND[:MODEL]", t)
+			}
+			l.Tiers = append(l.Tiers, TierLayer{Name: TierName(t), Backend: backend, Model: model})
+			return nil
+		},
+		print: func(c *Config) string {
+			var tiers []string
+			for _, t := range c.Tiers {
+				tiers = append(tiers, t.Name+" ("+tierValue(t)+fmt.Sprintf(", %d attempts)", t.Attempts))
+			}
+			return strings.Join(tiers, ", ")
+		}},
+	{Name: "planner", print: func(c *Config) string {
+		if c.Planner == nil {
+			return ""
+		}
+		return tierValue(*c.Planner)
+	}},
+	{Name: "budgetUsd", Lined: true, Flag: "budget", Env: "JLGCLI_BUDGET_USD", Kind: "float64", Default: strconv.FormatFloat(DefaultBudgetUSD, 'g', -1, 64),
+		Usage:    "cost budget of the task in US dollars; 0: none (config: budgetUsd)",
+		Commands: on(cmdTask),
+		parse: func(l *Layer, s string) error {
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("%q is not an amount of US dollars such as 2.50", s)
+			}
+			l.BudgetUSD = &f
+			return nil
+		},
+		apply: scalar(func(l *Layer) *float64 { return l.BudgetUSD }, func(c *Config, v float64) error {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("must be an amount of US dollars, 0 (no budget) or more, not %v", v)
+			}
+			c.BudgetUSD = v
+			return nil
+		}),
+		print: func(c *Config) string {
+			if c.BudgetUSD == 0 {
+				return "0 (no budget)"
+			}
+			return strconv.FormatFloat(c.BudgetUSD, 'f', -1, 64)
+		}},
+	{Name: "prices", print: func(c *Config) string { return strings.Join(sortedKeys(c.Prices), ", ") }},
+	{Name: "escalateFrom", Lined: true, Flag: "escalate-from", Env: "JLGCLI_ESCALATE_FROM", Kind: "string", Default: string(engine.EscalateFromBase),
+		Commands: on(taskCmds...), Usage: "where a tier that takes over starts: base or last (config: escalateFrom)",
+		parse: text(func(l *Layer) **string { return &l.EscalateFrom }),
+		apply: enum(func(l *Layer) *string { return l.EscalateFrom }, func(c *Config) *engine.EscalateFrom { return &c.EscalateFrom }, engine.EscalateFroms),
+		print: func(c *Config) string { return string(c.EscalateFrom) }},
+	{Name: "antiGaming", Lined: true, Flag: "anti-gaming", Kind: "string", Default: string(gate.GamingRefuse), Commands: on(taskCmds...),
+		Usage: "a change that runs fewer tests, skips more or deletes test files: refuse or warn (config: antiGaming)",
+		parse: text(func(l *Layer) **string { return &l.AntiGaming }),
+		apply: enum(func(l *Layer) *string { return l.AntiGaming }, func(c *Config) *gate.Gaming { return &c.AntiGaming }, gate.GamingModes),
+		print: func(c *Config) string { return string(c.AntiGaming) }},
+	{Name: "loopDetection", print: func(c *Config) string {
+		ld := c.LoopDetection
+		v := fmt.Sprintf("similarity=%v sameErrorCount=%d", ld.Similarity, ld.SameErrorCount)
+		if e := ld.Embeddings; e != nil {
+			v += fmt.Sprintf(" embeddings=%s url=%s threshold=%v", e.Model, e.URL, e.Threshold)
+			if e.APIKeyEnv != "" {
+				v += " apiKeyEnv=" + e.APIKeyEnv
+			}
+		}
+		return v
+	}},
+	{Name: "commit", Lined: true, Flag: "commit", Env: "JLGCLI_COMMIT", Kind: "string", Default: string(git.CommitBranch), Commands: on(cmdTask),
+		Usage: "branch: commits on the task branch, squash-merged on success; direct: the commits land on the current branch, which must be clean (config: commit)",
+		parse: text(func(l *Layer) **string { return &l.Commit }),
+		apply: enum(func(l *Layer) *string { return l.Commit }, func(c *Config) *git.CommitMode { return &c.Commit }, git.CommitModes),
+		print: func(c *Config) string { return string(c.Commit) }},
+	{Name: "merge", Lined: true, Flag: "merge", Env: "JLGCLI_MERGE", Kind: "string", Default: string(git.MergeSquash), Commands: on(cmdTask),
+		Usage: "on success: squash (merge into the base branch as one commit) or none (config: merge)",
+		parse: text(func(l *Layer) **string { return &l.Merge }),
+		apply: enum(func(l *Layer) *string { return l.Merge }, func(c *Config) *git.MergeMode { return &c.Merge }, git.MergeModes),
+		print: func(c *Config) string { return string(c.Merge) }},
+	{Name: "push", Lined: true, Flag: "push", Env: "JLGCLI_PUSH", Kind: "bool", Commands: on(cmdTask), Usage: "push the task branch to its remote, never with force (config: push)",
+		parse: boolean(func(l *Layer) **bool { return &l.Push }),
+		apply: scalar(func(l *Layer) *bool { return l.Push }, func(c *Config, v bool) error { c.Push = v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(c.Push) }},
+	{Name: "pr", Lined: true, Flag: "pr", Env: "JLGCLI_PR", Kind: "bool", Commands: on(cmdTask), Usage: "open a pull request with gh, the report as its body (config: pr)",
+		parse: boolean(func(l *Layer) **bool { return &l.PR }),
+		apply: scalar(func(l *Layer) *bool { return l.PR }, func(c *Config, v bool) error { c.PR = v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(c.PR) }},
+	{Name: "jobs", Lined: true, Flag: "jobs", Short: "j", Env: "JLGCLI_JOBS", Kind: "int", Default: strconv.Itoa(DefaultJobs), Commands: on(cmdBatch),
+		Usage: "how many tasks run at once (config: jobs)",
+		parse: integer(func(l *Layer) **int { return &l.Jobs }),
+		apply: scalar(func(l *Layer) *int { return l.Jobs }, func(c *Config, v int) error {
+			if v < 1 {
+				return fmt.Errorf("must be at least 1, not %d", v)
+			}
+			c.Jobs = v
+			return nil
+		}),
+		print: func(c *Config) string { return strconv.Itoa(c.Jobs) }},
+	// attempts is a flag only: it overrides the attempts of every tier.
+	{Flag: "attempts", Kind: "int", Default: strconv.Itoa(DefaultAttempts), Commands: on(taskCmds...),
+		Usage: "attempts per tier and step (config: attempts of each [[tiers]])",
+		parse: func(l *Layer, s string) error {
+			if err := integer(func(l *Layer) **int { return &l.Attempts })(l, s); err != nil {
+				return err
+			}
+			if *l.Attempts < 1 {
+				return fmt.Errorf("must be at least 1, not %d", *l.Attempts)
+			}
+			return nil
+		}},
+}
+
+// Keys lists the keys in the order `jlgcli config` prints them.
+var Keys = func() []string {
+	var names []string
+	for _, k := range keyTable {
+		if k.Name != "" {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}()
+
+// Table is the key table: the flags of a command are bound from it.
+func Table() []Key { return keyTable }
+
+// FlagOf names the flag of key ("" when it has none).
+func FlagOf(key string) string {
+	for _, k := range keyTable {
+		if k.Name == key {
+			return k.Flag
+		}
+	}
+	return ""
+}
+
+// Parse reads text, a flag's value, into l (a flag's own layer).
+func (k Key) Parse(l *Layer, text string) error { return k.parse(l, text) }
+
+// Use is how command shows the flag: its help and default; ok is false
+// when the command has no such flag.
+func (k Key) Use(command string) (usage, def string, ok bool) {
+	use, ok := k.Commands[command]
+	if !ok || k.Flag == "" {
+		return "", "", false
+	}
+	usage, def = k.Usage, k.Default
+	if use.Usage != "" {
+		usage = use.Usage
+	}
+	if use.Default != "" {
+		def = use.Default
+	}
+	return usage, def, true
+}
+
+// text reads a string into a layer's field.
+func text(field func(*Layer) **string) func(*Layer, string) error {
+	return func(l *Layer, s string) error { *field(l) = &s; return nil }
+}
+
+func integer(field func(*Layer) **int) func(*Layer, string) error {
+	return func(l *Layer, s string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", s)
+		}
+		*field(l) = &n
+		return nil
+	}
+}
+
+func boolean(field func(*Layer) **bool) func(*Layer, string) error {
+	return func(l *Layer, s string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%q is not a boolean: true or false", s)
+		}
+		*field(l) = &b
+		return nil
+	}
+}
+
+// duration reads a Go duration, kept as text as files give it.
+func duration(field func(*Layer) **string) func(*Layer, string) error {
+	return func(l *Layer, s string) error {
+		if _, err := time.ParseDuration(s); err != nil {
+			return fmt.Errorf("%q is not a duration such as 10m (0 disables)", s)
+		}
+		*field(l) = &s
+		return nil
+	}
+}
+
+// absPath reads a path, made absolute (flags are relative to the
+// current directory).
+func absPath(field func(*Layer) **string) func(*Layer, string) error {
+	return func(l *Layer, s string) error {
+		a, err := filepath.Abs(s)
+		if err != nil {
+			return err
+		}
+		*field(l) = &a
+		return nil
+	}
+}
+
+// scalar applies a layer's value with set, which checks it.
+func scalar[T any](get func(*Layer) *T, set func(*Config, T) error) func(*Config, *Layer) (bool, error) {
+	return func(c *Config, l *Layer) (bool, error) {
+		v := get(l)
+		if v == nil {
+			return false, nil
+		}
+		return true, set(c, *v)
+	}
+}
+
+// enum applies a value that must be one of values.
+func enum[T ~string](get func(*Layer) *string, dst func(*Config) *T, values []T) func(*Config, *Layer) (bool, error) {
+	return func(c *Config, l *Layer) (bool, error) {
+		src := get(l)
+		return src != nil, applyEnum(src, dst(c), values)
+	}
+}
+
+// durationKey applies a Go duration of a file (0 disables).
+func durationKey(get func(*Layer) *string, dst func(*Config) *time.Duration) func(*Config, *Layer) (bool, error) {
+	return func(c *Config, l *Layer) (bool, error) {
+		src := get(l)
+		if src == nil {
+			return false, nil
+		}
+		v, err := time.ParseDuration(*src)
+		if err != nil || v < 0 {
+			return true, fmt.Errorf("%q is not a duration such as 10m (0 disables)", *src)
+		}
+		*dst(c) = v
+		return true, nil
+	}
+}
+
+// TierName makes a tier's name of a --tier value: its characters outside
+// [A-Za-z0-9._:-] become dashes (opencode's models hold slashes).
+func TierName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0) {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 40 {
+		b = b[:40]
+	}
+	return string(b)
+}
+
+// applyEnum sets dst to *src when src is set, refusing a value that is not
+// one of values: the one check of every key whose values are a set.
+func applyEnum[T ~string](src *string, dst *T, values []T) error {
+	if src == nil {
+		return nil
+	}
+	v := T(*src)
+	if !slices.Contains(values, v) {
+		quoted := make([]string, len(values))
+		for i, x := range values {
+			quoted[i] = strconv.Quote(string(x))
+		}
+		return fmt.Errorf("must be %s, not %q", strings.Join(quoted, " or "), *src)
+	}
+	*dst = v
+	return nil
+}
+
+// EnvLayer reads the JLGCLI_* environment variables of the key table; an
+// empty variable is not set.
+func EnvLayer(getenv func(string) string) (*Layer, error) {
+	l := &Layer{Name: "environment"}
+	for _, k := range keyTable {
+		if k.Env == "" {
+			continue
+		}
+		if v := getenv(k.Env); v != "" {
+			if err := k.parse(l, v); err != nil {
+				return nil, &Error{Source: "environment", Key: k.Env, Msg: err.Error()}
+			}
+		}
+	}
+	return l, nil
+}
+
+// Value returns the printable value of a top-level key.
+func (c *Config) Value(key string) string {
+	for _, k := range keyTable {
+		if k.Name == key && k.print != nil {
+			return k.print(c)
+		}
+	}
+	if name, ok := strings.CutPrefix(key, "backends."); ok {
+		if b, ok := c.Backends[name]; ok {
+			return fmt.Sprintf("command=%q prompt=%s", b.Command, b.Prompt)
+		}
+	}
+	if name, ok := strings.CutPrefix(key, "prices."); ok {
+		if p, ok := c.Prices[name]; ok {
+			return fmt.Sprintf("input=%v output=%v (USD per million tokens)", p.InputPerMTok, p.OutputPerMTok)
+		}
+	}
+	return ""
+}
+
+// sortedKeys are the models of a price table, sorted.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// tierValue prints a tier's backend, model and environment.
+func tierValue(t Tier) string {
+	v := t.Backend
+	if v == "" {
+		v = "(default backend)"
+	}
+	if t.Model != "" {
+		v += " " + t.Model
+	}
+	if len(t.Env) > 0 {
+		v += " env " + strings.Join(t.EnvList(), " ")
+	}
+	return v
+}
+
+// AllKeys lists every key with a value: Keys, then the backends, then the
+// configured prices.
+func (c *Config) AllKeys() []string {
+	keys := slices.Clone(Keys)
+	var b []string
+	for name := range c.Backends {
+		b = append(b, "backends."+name)
+	}
+	sort.Strings(b)
+	keys = append(keys, b...)
+	for _, m := range slices.Sorted(maps.Keys(c.Prices)) {
+		keys = append(keys, "prices."+m)
+	}
+	return keys
+}
