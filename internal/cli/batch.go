@@ -98,6 +98,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 	for _, w := range warns {
 		say.Warn(w.String())
 	}
+
 	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {
 		return err

@@ -78,6 +78,9 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 		return batch.Summary{}, err
 	}
 	spec.Repo = repo.Dir
+	if len(spec.Tasks) == 0 {
+		return batch.Summary{}, usagef("name task sheets (.md files) or folders that hold some", "the batch has no task")
+	}
 	graph, err := BatchGraph(spec.Tasks)
 	if err != nil {
 		return batch.Summary{}, &UsageError{Err: err}
@@ -99,6 +102,7 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 			"%s, the batch's base branch, is checked out in %s with uncommitted changes", spec.BaseBranch, repo.Dir)
 	}
 	var defaults []gate.Check
+	checked := map[string]bool{} // the CLIs checked already, by backend and environment
 	for i := range spec.Tasks {
 		t := &spec.Tasks[i]
 		t.Spec.Repo = repo.Dir
@@ -110,6 +114,12 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 		if t.Spec.Plan && planner != nil {
 			all = append(slices.Clip(tiers), *planner)
 		}
+		all = slices.DeleteFunc(slices.Clone(all), func(tr engine.Tier) bool {
+			key := tr.Backend + "\x00" + strings.Join(tr.Env, "\x00")
+			seen := checked[key]
+			checked[key] = true
+			return seen
+		})
 		if st, details := engine.CheckTiers(ctx, all); st != "" {
 			return batchFailure(Failure(engine.Result{Status: st, ExitCode: st.ExitCode(), Details: details}), t.ID), nil
 		}
