@@ -26,6 +26,7 @@ import (
 // defaults that a sheet's front matter overrides, and the batch's own.
 type batchFlags struct {
 	task     taskFlags
+	picked   string // the backend picked when none is configured
 	failFast bool
 	dryRun   bool
 	budget   float64
@@ -196,11 +197,14 @@ func sheetTask(stdio *Stdio, o *batchFlags, flags *config.Layer, s sheet.Sheet, 
 	spec := runner.TaskSpecOf(cfg, repo)
 	spec.Plan = o.task.plan
 	if len(spec.Tiers) == 1 && spec.Tiers[0].Backend == "" {
-		res, a := pickAgent(stdio, cfg, registry(stdio, cfg.Backends, cfg.EnvList()))
-		if a == nil {
-			return runner.BatchTask{}, fmt.Errorf("%s: %s", s.File, res.Details)
+		if o.picked == "" { // once for the batch, as loop and task pick
+			res, a := pickAgent(stdio, cfg, registry(stdio, cfg.Backends, cfg.EnvList()))
+			if a == nil {
+				return runner.BatchTask{}, fmt.Errorf("%s: %s", s.File, res.Details)
+			}
+			o.picked = a.Name()
 		}
-		spec.Tiers[0].Backend, spec.Tiers[0].Name = a.Name(), a.Name()
+		spec.Tiers[0].Backend, spec.Tiers[0].Name = o.picked, o.picked
 	}
 	deps := s.Depends
 	if deps == nil {
