@@ -14,7 +14,7 @@ build: ## build ./bin/jlgcli
 	$(GO) build -o bin/jlgcli ./cmd/jlgcli
 
 test: ## run every test, with the race detector
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 
 agents: ## install the pinned agent CLIs (npm) into .cache/agents for the conformance tests
 	mkdir -p $(AGENTS_DIR)

@@ -256,6 +256,8 @@ func TestLongLineIsTruncatedReply(t *testing.T) {
 		"copilot":  `{"type":"assistant.message","data":{"content":"` + long + `"}}`,
 		"gemini":   `{"type":"message","role":"assistant","content":"` + long + `","delta":true}`,
 		"opencode": `{"type":"text","part":{"type":"text","text":"` + long + `"}}`,
+		"kilo":     `{"type":"text","part":{"type":"text","text":"` + long + `"}}`,
+		"qwen":     `{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"` + long + `"}]}}`,
 	}
 	for backend, line := range cases {
 		spec, _ := builtinSpec(backend)
@@ -287,6 +289,10 @@ func TestBuild(t *testing.T) {
 		{"gemini", Request{Prompt: long, Model: "gemini-2.5-pro", SessionID: "349b1eaa"}, []string{"--output-format", "stream-json", "--approval-mode", "yolo", "-m", "gemini-2.5-pro", "--resume", "349b1eaa"}, []string{"GEMINI_CLI_TRUST_WORKSPACE=true"}},
 		{"opencode", Request{Prompt: "hi"}, []string{"run", "--format", "json"}, nil},
 		{"opencode", Request{Prompt: long, Model: "anthropic/claude-sonnet-4-5", SessionID: "ses_1"}, []string{"run", "--format", "json", "-m", "anthropic/claude-sonnet-4-5", "--session", "ses_1"}, nil},
+		{"qwen", Request{Prompt: "hi"}, []string{"--output-format", "stream-json", "--approval-mode", "yolo"}, []string{"QWEN_CODE_SUPPRESS_YOLO_WARNING=1"}},
+		{"qwen", Request{Prompt: long, Model: "qwen3-coder-plus", SessionID: "8f6ee0d2"}, []string{"--output-format", "stream-json", "--approval-mode", "yolo", "-m", "qwen3-coder-plus", "--resume", "8f6ee0d2"}, []string{"QWEN_CODE_SUPPRESS_YOLO_WARNING=1"}},
+		{"kilo", Request{Prompt: "hi"}, []string{"run", "--format", "json", "--auto"}, nil},
+		{"kilo", Request{Prompt: long, Model: "kilo/anthropic/claude-sonnet-4.5", SessionID: "ses_1"}, []string{"run", "--format", "json", "--auto", "-m", "kilo/anthropic/claude-sonnet-4.5", "--session", "ses_1"}, nil},
 	}
 	for _, c := range cases {
 		spec, ok := builtinSpec(c.backend)
@@ -332,6 +338,8 @@ var versionOutputs = map[string]string{
 	"copilot":  "GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.",
 	"gemini":   "0.61.0",
 	"opencode": "1.18.33",
+	"qwen":     "0.24.4",
+	"kilo":     "7.7.7",
 }
 
 func TestCheck(t *testing.T) {

@@ -8,8 +8,10 @@ import (
 )
 
 // Builtins lists the built-in backends in the order jlgcli picks the first
-// installed one when none is configured.
-var Builtins = []string{"claude", "codex", "copilot", "gemini", "opencode"}
+// installed one when none is configured: the five first proven, then the
+// others in the order they were added, so that installing one more CLI never
+// changes which one a user without a configured backend gets.
+var Builtins = []string{"claude", "codex", "copilot", "gemini", "opencode", "qwen", "kilo"}
 
 // builtinSpec returns the spec of a built-in backend.
 func builtinSpec(name string) (cliSpec, bool) {
@@ -24,6 +26,10 @@ func builtinSpec(name string) (cliSpec, bool) {
 		return geminiSpec(), true
 	case "opencode":
 		return opencodeSpec(), true
+	case "qwen":
+		return qwenSpec(), true
+	case "kilo":
+		return kiloSpec(), true
 	}
 	return cliSpec{}, false
 }

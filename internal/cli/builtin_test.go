@@ -122,6 +122,8 @@ func TestBackendsListsBuiltinsWithVersions(t *testing.T) {
 	bin := t.TempDir()
 	fakeCLI(t, bin, "claude", fakeClaude)
 	fakeCLI(t, bin, "codex", `echo "codex-cli 0.1.0"`)
+	fakeCLI(t, bin, "qwen", `echo "0.24.4"`)
+	fakeCLI(t, bin, "kilo", `echo "7.7.7"`)
 	code, out, errOut := runCLI(t, bin, "backends", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -146,6 +148,7 @@ func TestBackendsListsBuiltinsWithVersions(t *testing.T) {
 	want := map[string]string{
 		"claude": "available 2.1.197", "codex": "unsupported 0.1.0",
 		"copilot": "missing ", "gemini": "missing ", "opencode": "missing ",
+		"qwen": "available 0.24.4", "kilo": "available 7.7.7",
 	}
 	for k, v := range want {
 		if got[k] != v {

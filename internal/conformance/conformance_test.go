@@ -40,15 +40,17 @@ const tagVar = "JLGCLI_CONFORMANCE_TAG"
 const leftoverWait = 3 * time.Second
 
 // slots bounds the CLI runs going at once (JLGCLI_CONFORMANCE_PARALLEL,
-// default 2): each is a Node.js program of a few hundred MB that takes a CPU
-// second or more to start.
+// default 3): each is a Node.js program of a few hundred MB that takes a CPU
+// second or more to start (kilo, a Bun binary, takes about 18 CPU seconds),
+// but most of a run is spent waiting: for the CLIs' own retries, for jlgcli's
+// rate-limit back-off, for a slow scripted answer.
 var slots = make(chan struct{}, parallelRuns())
 
 func parallelRuns() int {
 	if n, err := strconv.Atoi(os.Getenv("JLGCLI_CONFORMANCE_PARALLEL")); err == nil && n > 0 {
 		return n
 	}
-	return 2
+	return 3
 }
 
 // Price given to the scripted model (USD per million tokens), for the CLIs
@@ -111,6 +113,14 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 // backends are the CLIs under test, the slowest first so that the runs pack
 // well into the slots.
 var backends = []backend{
+	// kilo (opencode's fork, the same events): it takes 15-20 s and about
+	// 18 CPU seconds to start, much more while other CLIs run, and its
+	// OpenAI client obeys Retry-After before each of its 5 retries.
+	{name: "kilo", limit: time.Minute, tokens: true, cost: costPriced, session: regexp.MustCompile(`^ses_[0-9A-Za-z]+$`), reset: resetExact, retryAfter: time.Second},
+	// qwen (Chat Completions): tokens, no cost; its 429 message passes the
+	// provider's words through but no reset time. Its OpenAI client retries
+	// a 429 6 times, obeying Retry-After.
+	{name: "qwen", limit: 15 * time.Second, tokens: true, session: uuidRE, reset: resetNone, retryAfter: time.Second},
 	// opencode: retries 429 and 5xx 5 times, sleeping Retry-After; the
 	// reset time comes from the rate-limit headers of its error event.
 	{name: "opencode", limit: 10 * time.Second, tokens: true, cost: costPriced, session: regexp.MustCompile(`^ses_[0-9A-Za-z]+$`), reset: resetExact, retryAfter: time.Second},
@@ -146,6 +156,8 @@ var cases = []tcase{
 	{name: "ratelimit-subscription", only: "claude", fn: testRateLimitSubscription},
 	{name: "server-error", fn: testServerError},
 	{name: "timeout", fn: testTimeout},
+	{name: "session-continue", fn: testSessionContinue},
+	{name: "ratelimit-wait", fn: testRateLimitWait},
 }
 
 // TestConformance drives every CLI through every case, with jlgcli.
@@ -415,13 +427,94 @@ func testServerError(t *testing.T, b backend) {
 	o.wantReached(t)
 }
 
+// (e) A rate limit that lifts: the model answers 429 (Retry-After 1s, the
+// pause opencode, kilo and qwen obey before each of their own retries) to
+// every request for rateWindow, longer than any CLI's own retries; jlgcli
+// waits (until the reset the CLI reported, else backing off) and calls again,
+// which succeeds. The wait costs no iteration and is in the run's journal.
+func testRateLimitWait(t *testing.T, b backend) {
+	const rateWindow = 8 * time.Second
+	const reply = "The limit lifted.\nDONE"
+	o := jlgcli(t, b, call{
+		userConfig: "maxWait = \"2m\"\n",
+		script: func(string) ms.Script {
+			return ms.Script{
+				ms.Fault(429, ms.RetryAfter(time.Second)).For(rateWindow),
+				ms.Text(reply, ms.U(50, 5)),
+			}
+		},
+		args: func(work string) []string {
+			return []string{"loop", "--json", "-b", b.name, "--cwd", work, "--max-iterations", "3", "--timeout", runTimeout,
+				"Say hello once the rate limit lifts. End your reply with a line DONE."}
+		},
+	})
+	o.wantExit(t, 0)
+	o.wantStatus(t, "done")
+	r := o.res
+	if r.Iterations != 1 || len(r.Transcript) != 1 {
+		t.Errorf("iterations %d, transcript of %d; want 1: a rate limit is not an iteration", r.Iterations, len(r.Transcript))
+	}
+	if got := strings.TrimSpace(r.Text); got != reply {
+		t.Errorf("text = %q, want %q", got, reply)
+	}
+	turns := o.srv.TurnRequests()
+	if len(turns) < 2 || turns[0].Turn != 0 || turns[len(turns)-1].Turn != 1 {
+		t.Fatalf("%d model requests; want the 429s then the answer", len(turns))
+	}
+	events, err := os.ReadFile(filepath.Join(o.stateHome, "jlgcli", "runs", r.RunID, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(events, []byte(`"type":"rate-limit-wait"`)) {
+		t.Errorf("the journal holds no rate-limit-wait: jlgcli did not wait (the CLI's own retries outlasted the limit?)")
+	}
+}
+
+// (h) --session continue: the second iteration resumes the CLI's own session
+// of the first, so the model is sent the first exchange again.
+func testSessionContinue(t *testing.T, b backend) {
+	first := "Part one is done, the " + b.name + " session remembers it."
+	o := jlgcli(t, b, call{
+		script: func(string) ms.Script {
+			return ms.Script{
+				ms.Text(first, ms.U(100, 10)),
+				ms.Text("Part two is done.\nDONE", ms.U(200, 20)),
+			}
+		},
+		args: func(work string) []string {
+			return []string{"loop", "--json", "-b", b.name, "--cwd", work, "--session", "continue", "--max-iterations", "3",
+				"--timeout", runTimeout, "Do part one, then part two. End your reply with a line DONE when both are done."}
+		},
+	})
+	o.wantExit(t, 0)
+	o.wantStatus(t, "done")
+	r := o.res
+	if r.Iterations != 2 || len(r.Transcript) != 2 {
+		t.Fatalf("iterations %d, transcript of %d; want 2", r.Iterations, len(r.Transcript))
+	}
+	o.wantSession(t, b)
+	if s1, s2 := r.Transcript[0].SessionID, r.Transcript[1].SessionID; s1 == "" || s1 != s2 {
+		t.Errorf("session ids %q then %q: want the first one continued", s1, s2)
+	}
+	turns := o.srv.TurnRequests()
+	if len(turns) != 2 {
+		t.Fatalf("%d model requests, want 2", len(turns))
+	}
+	if !bytes.Contains(turns[1].Body, []byte(first)) {
+		t.Errorf("the second model request does not carry the first reply %q: the session was not continued", first)
+	}
+	if bytes.Contains(turns[0].Body, []byte(first)) {
+		t.Errorf("the first model request already holds the first reply: the check above proves nothing")
+	}
+}
+
 // (g) --timeout shorter than a slow answer: exit 75 soon after the limit,
 // and no process of the CLI left (checked by jlgcli for every run). The CLI
 // must have been stopped while it waited for the model: when a slow start on
 // a loaded machine ate the whole limit before it asked, the case is run
 // again with retryLimit.
 func testTimeout(t *testing.T, b backend) {
-	const retryLimit = 45 * time.Second
+	retryLimit := max(45*time.Second, 2*b.limit)
 	for limit := b.limit; ; limit = retryLimit {
 		o := jlgcli(t, b, call{
 			watch:  true,
@@ -483,6 +576,9 @@ type outcome struct {
 	elapsed        time.Duration
 	leftChecked    bool
 	liveDuring     int
+	// stateHome is $XDG_STATE_HOME of the run, under which jlgcli keeps
+	// the runs of a working directory outside a git repository.
+	stateHome string
 }
 
 // result is the part of jlgcli's result object the tests read.
@@ -495,6 +591,7 @@ type result struct {
 	Transcript   []entry `json:"transcript"`
 	Summary      string  `json:"summary"`
 	Details      string  `json:"details"`
+	RunID        string  `json:"runId"`
 	CostUSD      float64 `json:"costUsd"`
 	InputTokens  int64   `json:"inputTokens"`
 	OutputTokens int64   `json:"outputTokens"`
@@ -595,7 +692,8 @@ func jlgcli(t *testing.T, b backend, c call) *outcome {
 		Environ: env,
 		Dir:     work,
 	})
-	o := &outcome{exit: code, stdout: stdout.String(), stderr: stderr.String(), srv: srv, work: work, elapsed: time.Since(start)}
+	o := &outcome{exit: code, stdout: stdout.String(), stderr: stderr.String(), srv: srv, work: work, elapsed: time.Since(start),
+		stateHome: lookup(env)("XDG_STATE_HOME")}
 	if ctx.Err() != nil {
 		t.Errorf("jlgcli %s: still running after %v (hang guard)", strings.Join(args, " "), guard)
 	}

@@ -1,6 +1,6 @@
 // Package conformance holds the conformance tests of jlgcli against the real
-// agent CLIs: claude, codex, gemini, opencode, and copilot in its BYOK mode
-// (a custom provider). It has no code of its own, only tests.
+// agent CLIs: claude, codex, gemini, opencode, qwen, kilo, and copilot in its
+// BYOK mode (a custom provider). It has no code of its own, only tests.
 //
 // Each test calls jlgcli in-process (cli.Main) exactly as a user would run it
 // — `jlgcli run --json -b claude PROMPT`, `jlgcli loop --json -b codex --cwd
@@ -19,9 +19,13 @@
 //     of the second model request;
 //   - no key, and a key the server rejects (401): exit 6;
 //   - 429: exit 69, with the reset time where the CLI reports one;
+//   - a rate limit that lifts: the loop waits (a rate-limit-wait in its
+//     journal, no iteration spent) and ends done;
 //   - 500: status error, never done;
 //   - a --timeout shorter than a slow answer: exit 75 soon after the limit,
-//     and no process of the CLI left running.
+//     and no process of the CLI left running;
+//   - --session continue: the second iteration resumes the CLI's own
+//     session, so the model is sent the first exchange again.
 //
 // TestTaskClaudeEscalate (task_test.go) runs `jlgcli task` on a git
 // repository with two claude tiers of different models: the first loops (the
@@ -37,5 +41,5 @@
 // JLGCLI_REQUIRE_AGENTS=1 (set by .ci/run) it fails them. -short skips them
 // all, unless JLGCLI_REQUIRE_AGENTS=1. `go test -run TestConformance/codex/`
 // runs one CLI, `-run TestConformance/codex/loop-write` one case. At most
-// JLGCLI_CONFORMANCE_PARALLEL (default 2) CLI runs go at once.
+// JLGCLI_CONFORMANCE_PARALLEL (default 3) CLI runs go at once.
 package conformance

@@ -16,7 +16,7 @@ import (
 
 // Agents lists the agent CLIs AgentEnv knows, by backend name (the name of
 // the executable too).
-var Agents = []string{"claude", "codex", "copilot", "gemini", "opencode"}
+var Agents = []string{"claude", "codex", "copilot", "gemini", "opencode", "qwen", "kilo"}
 
 // ScriptedKey is the API key the CLIs are given; the server accepts any key.
 const ScriptedKey = "sk-scripted-0000000000000000"
@@ -89,7 +89,7 @@ func WithEnv(kv ...string) EnvOption { return func(o *envOptions) { o.extra = ap
 
 // WithModelPrice gives the scripted model a price, in USD per million input
 // and output tokens, for the CLIs whose cost comes from a price table the
-// configuration can set (opencode). Without it opencode reports a cost of 0.
+// configuration can set (opencode, kilo). Without it they report a cost of 0.
 // Claude Code prices by its own table; the others report no cost.
 func WithModelPrice(inPerMillion, outPerMillion float64) EnvOption {
 	return func(o *envOptions) { o.priceIn, o.priceOut, o.priceSet = inPerMillion, outPerMillion, true }
@@ -124,6 +124,18 @@ func WithModelPrice(inPerMillion, outPerMillion float64) EnvOption {
 //     OPENCODE_DISABLE_AUTOUPDATE=1, OPENCODE_DISABLE_MODELS_FETCH=1.
 //     opencode retries 429 and 5xx five times and obeys Retry-After without
 //     bound: send Retry-After: 1 to keep a test short.
+//   - qwen: OPENAI_BASE_URL=serverURL/v1, OPENAI_API_KEY, OPENAI_MODEL=fake-model
+//     (Chat Completions), QWEN_HOME=home/.qwen with a settings.json that
+//     selects the OpenAI-compatible auth and turns off the background memory
+//     and skill agents (by default, after each answer, Qwen Code asks the
+//     model again to extract "memories", with tools, retrying for minutes
+//     when that fails), update checks and telemetry, and with
+//     model.generationConfig.maxRetries 0, which stops its own rate-limit
+//     retries (by default 10, the first after 60 s). The OpenAI client
+//     inside still retries a 429 or 5xx 6 times (a 500 takes over a minute,
+//     a 429 obeys Retry-After).
+//   - kilo: as opencode, with KILO_CONFIG_CONTENT, KILO_DISABLE_AUTOUPDATE=1
+//     and KILO_DISABLE_MODELS_FETCH=1 (Kilo is an opencode fork).
 //
 // Nothing here depends on how the CLI is invoked: the same environment serves
 // a test running the CLI directly and one running it through jlgcli.
@@ -158,7 +170,11 @@ func AgentEnv(backend, serverURL, home string, opts ...EnvOption) ([]string, err
 	case "gemini":
 		env, err = geminiEnv(serverURL, home, o)
 	case "opencode":
-		env = opencodeEnv(serverURL, o)
+		env = opencodeEnv("OPENCODE", serverURL, o)
+	case "kilo":
+		env = opencodeEnv("KILO", serverURL, o)
+	case "qwen":
+		env, err = qwenEnv(serverURL, home, o)
 	default:
 		return nil, fmt.Errorf("modelserver: AgentEnv: unknown agent CLI %q (known: %s)", backend, strings.Join(Agents, ", "))
 	}
@@ -283,7 +299,9 @@ func geminiEnv(url, home string, o envOptions) ([]string, error) {
 	return env, nil
 }
 
-func opencodeEnv(url string, o envOptions) []string {
+// opencodeEnv is the environment of opencode and of its fork kilo, whose
+// variables are named with prefix (OPENCODE, KILO).
+func opencodeEnv(prefix, url string, o envOptions) []string {
 	npm, key := "@ai-sdk/openai-compatible", `,"apiKey":"`+ScriptedKey+`"`
 	if o.auth == AuthNone {
 		// The compatible provider sends no key when it has none; the
@@ -299,10 +317,36 @@ func opencodeEnv(url string, o envOptions) []string {
 		`"model":"fake/m1","provider":{"fake":{"npm":"` + npm + `","name":"fake",` +
 		`"options":{"baseURL":"` + url + `/v1"` + key + `},"models":{"m1":{` + model + `}}}}}`
 	return []string{
-		"OPENCODE_CONFIG_CONTENT=" + cfg,
-		"OPENCODE_DISABLE_AUTOUPDATE=1",
-		"OPENCODE_DISABLE_MODELS_FETCH=1",
+		prefix + "_CONFIG_CONTENT=" + cfg,
+		prefix + "_DISABLE_AUTOUPDATE=1",
+		prefix + "_DISABLE_MODELS_FETCH=1",
 	}
+}
+
+func qwenEnv(url, home string, o envOptions) ([]string, error) {
+	qwenHome := filepath.Join(home, ".qwen")
+	err := writeFile(filepath.Join(qwenHome, "settings.json"), `{
+  "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": false}},
+  "memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false},
+  "model": {"generationConfig": {"maxRetries": 0}},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false}
+}
+`)
+	if err != nil {
+		return nil, err
+	}
+	env := []string{
+		"QWEN_HOME=" + qwenHome,
+		"OPENAI_BASE_URL=" + url + "/v1",
+		"OPENAI_MODEL=fake-model",
+		"QWEN_CODE_SUPPRESS_YOLO_WARNING=1",
+	}
+	if o.auth == AuthKey {
+		env = append(env, "OPENAI_API_KEY="+ScriptedKey)
+	}
+	return env, nil
 }
 
 func writeFile(path, content string) error {

@@ -40,12 +40,22 @@ func opencodeArgs(prompt string) ([]string, *string) {
 	return []string{"run", "--format", "json", prompt}, nil
 }
 
+func qwenArgs(prompt string) ([]string, *string) {
+	return []string{"--output-format", "stream-json", "--approval-mode", "yolo"}, &prompt
+}
+
+func kiloArgs(prompt string) ([]string, *string) {
+	return []string{"run", "--format", "json", "--auto"}, &prompt
+}
+
 var agentCLIs = []agentCLI{
 	{"claude", claudeArgs},
 	{"codex", codexArgs},
 	{"copilot", copilotArgs},
 	{"gemini", geminiArgs},
 	{"opencode", opencodeArgs},
+	{"qwen", qwenArgs},
+	{"kilo", kiloArgs},
 }
 
 // conformanceCase is one scripted session every CLI plays.
@@ -120,6 +130,8 @@ var conformanceCases = []conformanceCase{
 		script: func(string) Script { return Script{rateLimitFault("")} },
 		scriptFor: map[string]func(string) Script{
 			"opencode": func(string) Script { return Script{rateLimitFault("opencode")} },
+			"kilo":     func(string) Script { return Script{rateLimitFault("kilo")} },
+			"qwen":     func(string) Script { return Script{rateLimitFault("qwen")} },
 		},
 		check: func(t *testing.T, r *run) { wantFailed(t, r) },
 	},
@@ -140,12 +152,13 @@ var conformanceCases = []conformanceCase{
 }
 
 // rateLimitFault is the 429 of the rate-limit cases: Retry-After up to the
-// reset time, and the reset time in the provider's headers and body. opencode
-// honours Retry-After for each of its 5 retries (it would sleep until the
-// reset), so it is told to retry after 1s instead.
+// reset time, and the reset time in the provider's headers and body.
+// opencode and kilo honour Retry-After for each of their 5 retries, and qwen
+// for each of its 6 (they would sleep until the reset), so they are told to
+// retry after 1s instead.
 func rateLimitFault(backend string) Turn {
 	retry := time.Until(rateLimitReset).Round(time.Second)
-	if backend == "opencode" {
+	if backend == "opencode" || backend == "kilo" || backend == "qwen" {
 		retry = time.Second
 	}
 	return Fault(429, RetryAfter(retry), ResetAt(rateLimitReset)).Forever()

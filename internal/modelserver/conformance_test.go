@@ -10,8 +10,8 @@ package modelserver
 // internal/agent/testdata/<backend>/rec-<case>.{stdout,stderr,exit} (see
 // RECORDED.md there). JLGCLI_CONFORMANCE_ONLY=claude or claude/text runs one
 // CLI or one case; -short skips them all (unless JLGCLI_REQUIRE_AGENTS=1).
-// The whole suite takes about two minutes, most of it opencode and copilot
-// waiting out their retries of the 500.
+// The whole suite takes about two minutes, most of it qwen, opencode, kilo
+// and copilot waiting out their retries of the 500.
 
 import (
 	"bytes"

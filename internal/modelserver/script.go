@@ -93,6 +93,10 @@ type Turn struct {
 	Cut CutKind
 	// Sticky turns are not consumed: they answer every later model request.
 	Sticky bool
+	// StickyFor, when positive, makes the turn answer every model request
+	// for that long after the first one it answered; the next request after
+	// that goes to the next turn.
+	StickyFor time.Duration
 }
 
 // Text is a turn answering text with the given usage.
@@ -165,6 +169,14 @@ func (t Turn) WithText(text string) Turn {
 // times).
 func (t Turn) Forever() Turn {
 	t.Sticky = true
+	return t
+}
+
+// For returns t made sticky for d: it answers every model request that
+// comes within d of the first one it answered, then gives way to the next
+// turn (a rate limit that lifts, however often the client retries within it).
+func (t Turn) For(d time.Duration) Turn {
+	t.StickyFor = d
 	return t
 }
 

@@ -103,6 +103,8 @@ type Server struct {
 	srv      *http.Server
 	seq      int
 	closed   chan struct{}
+	// stickySince is when the current StickyFor turn first answered.
+	stickySince time.Time
 }
 
 // New returns a server that plays script. Start it with Start.
@@ -202,10 +204,25 @@ func (s *Server) update(i int, f func(r *Request)) {
 func (s *Server) take() (Turn, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.takeLocked()
+}
+
+func (s *Server) takeLocked() (Turn, int, bool) {
 	if s.next >= len(s.script) {
 		return Turn{}, -1, false
 	}
 	t, i := s.script[s.next], s.next
+	if t.StickyFor > 0 {
+		switch {
+		case s.stickySince.IsZero():
+			s.stickySince = time.Now()
+		case time.Since(s.stickySince) >= t.StickyFor:
+			s.next++
+			s.stickySince = time.Time{}
+			return s.takeLocked()
+		}
+		return t, i, true
+	}
 	if !t.Sticky {
 		s.next++
 	}

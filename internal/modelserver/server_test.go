@@ -742,6 +742,26 @@ func TestForever(t *testing.T) {
 	}
 }
 
+func TestFor(t *testing.T) {
+	const window = 200 * time.Millisecond
+	s := start(t, Fault(429).For(window), Text("after", U(1, 1)))
+	first := time.Now()
+	for range 3 {
+		if resp := post(t, s.URL()+"/v1/chat/completions", map[string]any{"model": "m", "tools": chatTools}); resp.StatusCode != 429 && time.Since(first) < window {
+			t.Fatalf("status %d within the window, want 429", resp.StatusCode)
+		}
+	}
+	// The window started when the server answered the first request, which
+	// was before now: it is over after window from now.
+	time.Sleep(window)
+	if resp := post(t, s.URL()+"/v1/chat/completions", map[string]any{"model": "m", "tools": chatTools}); resp.StatusCode != 200 {
+		t.Fatalf("status %d after the window, want 200", resp.StatusCode)
+	}
+	if s.Remaining() != 0 {
+		t.Errorf("remaining %d, want 0", s.Remaining())
+	}
+}
+
 func TestSlow(t *testing.T) {
 	s := start(t, Slow(300*time.Millisecond, Text("late", U(1, 1))), Slow(10*time.Second, Text("never", U(1, 1))))
 	begin := time.Now()
