@@ -185,17 +185,7 @@ type task struct {
 // panics on an agent's failure and returns a result whose ExitCode follows
 // the contract.
 func RunTask(ctx context.Context, o TaskOptions) TaskResult {
-	t := &task{o: o, now: o.Now}
-	if t.now == nil {
-		t.now = time.Now
-	}
-	if t.o.Sleep == nil {
-		t.o.Sleep = sleep
-	}
-	if t.o.EscalateFrom == "" {
-		t.o.EscalateFrom = EscalateFromBase
-	}
-	t.began = t.now()
+	t := newTask(o)
 	if r := o.Resume; r != nil {
 		t.st, t.attempts, t.planner = r.State, slices.Clone(r.Attempts), r.Planner
 		if r.Planned {
@@ -216,6 +206,59 @@ func RunTask(ctx context.Context, o TaskOptions) TaskResult {
 		res.Details = strings.TrimPrefix(res.Details+"; ", "; ") + "the run's journal failed: " + t.journalErr.Error()
 	}
 	return res
+}
+
+func newTask(o TaskOptions) *task {
+	t := &task{o: o, now: o.Now}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	if t.o.Sleep == nil {
+		t.o.Sleep = sleep
+	}
+	if t.o.EscalateFrom == "" {
+		t.o.EscalateFrom = EscalateFromBase
+	}
+	t.began = t.now()
+	return t
+}
+
+// AttemptOutcome is what RunAttempt left.
+type AttemptOutcome struct {
+	// Attempt is the attempt as made, without what Decide adds (Action,
+	// Detection); Detection is what the loop rules found.
+	Attempt   Attempt           `json:"attempt"`
+	Detection *detect.Detection `json:"detection,omitempty"`
+	// WaitedMs is the time the task has waited for rate limits, this
+	// attempt's waits included.
+	WaitedMs int64 `json:"waitedMs"`
+	// Stop, when set, says why the attempt could not be made or judged: the
+	// agent missing or unauthenticated, a rate limit beyond the allowance,
+	// the time limit, an interruption, git failing. Attempt is then empty.
+	Stop *StopData `json:"stop,omitempty"`
+}
+
+// RunAttempt makes attempt next of the task whose history is h exactly as
+// RunTask makes it, with o's tier agents, workspace, gate, loop rules and
+// limits, and reports what it left without deciding anything: the caller
+// (a Temporal workflow) decides with Policy.Decide. o.Journal and
+// o.Observer may be nil.
+func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) AttemptOutcome {
+	t := newTask(o)
+	t.st, t.attempts, t.plan = h.State, h.Attempts, h.Plan
+	t.base = h.State.ElapsedMs
+	a, det, ok := t.execute(ctx, next)
+	out := AttemptOutcome{WaitedMs: t.st.WaitedMs, Stop: t.stop}
+	if ok {
+		out.Attempt, out.Detection = a, det
+	}
+	return out
+}
+
+// Result is the task's result after history h, ended by stop (nil: still
+// running), as RunTask returns it.
+func (p Policy) Result(runID string, h History, stop *StopData) TaskResult {
+	return buildTaskResult(runID, p.Task, p.Tiers, p.Budget, h.Plan, nil, h.Attempts, h.State, stop)
 }
 
 func (t *task) elapsed() int64 { return t.base + ms(t.now().Sub(t.began)) }
@@ -248,20 +291,27 @@ func (t *task) run(ctx context.Context) {
 			t.end(StatusInterrupted, fmt.Sprintf("interrupted after %d attempts", t.st.Attempts), nil)
 			return
 		}
-		left := t.o.Timeout - time.Duration(t.elapsed())*time.Millisecond
-		if t.o.Timeout > 0 && left <= 0 {
-			t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %d attempts", t.o.Timeout, t.st.Attempts), nil)
+		next, stop := t.policy().Begin(t.history(), time.Duration(t.elapsed())*time.Millisecond)
+		if stop != nil {
+			t.stop = stop
 			return
 		}
-		tier := t.o.Tiers[t.st.Tier]
-		if ok, reason := t.st.Ledger.CanStart(tier.Name, t.o.Budget); !ok {
-			t.end(StatusBudgetExceeded, fmt.Sprintf("budget of $%.2f: %s (tier %s)", t.o.Budget, reason, tier.Name), nil)
-			return
-		}
-		if !t.attempt(ctx, left) {
+		if !t.attempt(ctx, next) {
 			return
 		}
 	}
+}
+
+// policy is what the task's decisions depend on besides its history.
+func (t *task) policy() Policy {
+	return Policy{Task: t.o.Task, Tiers: t.o.Tiers, Budget: t.o.Budget, Timeout: t.o.Timeout, EscalateFrom: t.o.EscalateFrom}
+}
+
+// history is the task as far as it went.
+func (t *task) history() History {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return History{Plan: t.plan, State: t.st, Attempts: t.attempts}
 }
 
 // CheckTiers checks that the agent of every tier is installed and usable;
@@ -372,24 +422,52 @@ func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent
 	}
 }
 
-// attempt makes one developer attempt and decides; false when the task
-// stops.
-func (t *task) attempt(ctx context.Context, left time.Duration) bool {
+// attempt makes attempt next and decides; false when the task stops.
+func (t *task) attempt(ctx context.Context, next Next) bool {
+	a, det, ok := t.execute(ctx, next)
+	if !ok {
+		return false
+	}
+	d := t.policy().Decide(t.history(), a, det)
+	a.Action, a.Detection = d.Action, d.Detection
+	p := t.progress(a)
+	t.mu.Lock()
+	t.attempts = append(t.attempts, a)
+	t.st = d.State
+	t.st.ElapsedMs = t.elapsed()
+	t.mu.Unlock()
+	t.stop = d.Stop
+	t.record(EventAttempt, a.Number, AttemptData{Attempt: a, State: t.st})
+	t.checkpoint(StatusRunning)
+	if t.o.Observer != nil {
+		p.LastGate = a.Gate.Status
+		p.CostUSD, p.Estimated, p.CostKnown = t.st.Ledger.Spent(), t.st.Ledger.Estimated(), t.costKnown()
+		t.o.Observer.AttemptDone(p, a)
+	}
+	return d.Stop == nil
+}
+
+// execute makes attempt next: the tree is restored to its starting point
+// and saved, the agent called, the change measured and saved, the checks
+// run, and, when they pass, the change committed on the task branch; when
+// they fail, the loop rules read the step's attempts. It decides nothing:
+// false when the task stops (t.stop says why).
+func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detection, bool) {
 	ws := t.o.Workspace
-	tier := t.o.Tiers[t.st.Tier]
-	n := t.st.Attempts + 1
-	fail := func(what string, err error) bool {
+	tier := t.o.Tiers[next.TierIndex]
+	n := next.Number
+	fail := func(what string, err error) (Attempt, *detect.Detection, bool) {
 		if ctx.Err() != nil {
 			// Ctrl-C stopped git under it: the attempt is made again on
 			// resume.
 			t.end(StatusInterrupted, fmt.Sprintf("interrupted during attempt %d (%s)", n, what), nil)
-			return false
+			return Attempt{}, nil, false
 		}
 		t.end(StatusError, fmt.Sprintf("attempt %d: %s: %v", n, what, err), nil)
-		return false
+		return Attempt{}, nil, false
 	}
-	if t.st.Start != "" {
-		if err := ws.Restore(ctx, t.st.Start); err != nil {
+	if next.Start != "" {
+		if err := ws.Restore(ctx, next.Start); err != nil {
 			return fail("restore the starting point", err)
 		}
 	}
@@ -397,15 +475,12 @@ func (t *task) attempt(ctx context.Context, left time.Duration) bool {
 	if err != nil {
 		return fail("save the state before it", err)
 	}
-	if t.st.StepBase == "" {
-		t.st.StepBase = start
+	stepBase := t.st.StepBase
+	if stepBase == "" {
+		stepBase = start
 	}
-	a := Attempt{Number: n, Tier: tier.Name, TierIndex: t.st.Tier, InTier: t.st.InTier + 1, Backend: tier.Backend,
-		Model: tier.Model, StartedAt: t.now().UTC(), Nudged: t.st.Nudge != "", Start: start}
-	if len(t.plan) > 0 {
-		a.Step = t.st.Step + 1
-	}
-	a.Prompt = t.prompt(a)
+	a := Attempt{Number: n, Step: next.Step, Tier: tier.Name, TierIndex: next.TierIndex, InTier: next.InTier, Backend: tier.Backend,
+		Model: tier.Model, StartedAt: t.now().UTC(), Nudged: next.Nudged, Start: start, Prompt: next.Prompt}
 	p := t.progress(a)
 	if t.o.Observer != nil {
 		t.o.Observer.AttemptStarted(p)
@@ -413,7 +488,7 @@ func (t *task) attempt(ctx context.Context, left time.Duration) bool {
 	began := t.now()
 	resp, f, ok := t.call(ctx, tier, a.Prompt, n)
 	if !ok {
-		return false
+		return Attempt{}, nil, false
 	}
 	a.Response, a.ExitCode, a.Failure, a.SessionID = resp.Text, resp.ExitCode, f, resp.SessionID
 	a.InputTokens, a.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
@@ -427,7 +502,7 @@ func (t *task) attempt(ctx context.Context, left time.Duration) bool {
 	if err != nil {
 		return fail("measure the attempt's own change", err)
 	}
-	fromStep, err := ws.DiffFrom(ctx, t.st.StepBase)
+	fromStep, err := ws.DiffFrom(ctx, stepBase)
 	if err != nil {
 		return fail("measure the step's change", err)
 	}
@@ -452,140 +527,28 @@ func (t *task) attempt(ctx context.Context, left time.Duration) bool {
 		} else {
 			t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached while the checks judged attempt %d", t.o.Timeout, n), nil)
 		}
-		return false
+		return Attempt{}, nil, false
 	}
 	a.Gate = rep
 	a.DurationMs = ms(t.now().Sub(began))
 
-	t.mu.Lock()
-	t.st.Ledger.Add(tier.Name, a.CostUSD, a.CostEstimated)
-	t.mu.Unlock()
-	goOn := t.decide(ctx, &a, tier)
-	t.mu.Lock()
-	t.attempts = append(t.attempts, a)
-	t.st.Attempts = n
-	t.st.ElapsedMs = t.elapsed()
-	t.mu.Unlock()
-	t.record(EventAttempt, n, AttemptData{Attempt: a, State: t.st})
-	t.checkpoint(StatusRunning)
-	if t.o.Observer != nil {
-		p.LastGate = rep.Status
-		p.CostUSD, p.Estimated, p.CostKnown = t.st.Ledger.Spent(), t.st.Ledger.Estimated(), t.costKnown()
-		t.o.Observer.AttemptDone(p, a)
-	}
-	return goOn
-}
-
-// decide reads an attempt's gate and the loop rules, sets its Action, and
-// moves the state on; false when the task stops.
-func (t *task) decide(ctx context.Context, a *Attempt, tier Tier) bool {
-	ws := t.o.Workspace
-	t.st.InTier++
-	t.st.Nudge = ""
-	if a.Gate.OK() {
-		a.Action = ActionPass
-		msg := t.commitMessage(*a)
-		sha, committed, err := ws.Commit(ctx, msg)
+	if rep.OK() {
+		sha, committed, err := ws.Commit(ctx, t.commitMessage(a))
 		if err != nil {
-			t.end(StatusError, fmt.Sprintf("attempt %d passed the checks but could not be committed: %v", a.Number, err), nil)
-			return false
+			t.end(StatusError, fmt.Sprintf("attempt %d passed the checks but could not be committed: %v", n, err), nil)
+			return Attempt{}, nil, false
 		}
 		if committed {
 			a.Commit = sha
-			t.st.Commits = append(t.st.Commits, sha)
 		}
-		t.outcome(tier.Name, "passed")
-		if t.st.Step+1 >= t.steps() {
-			t.end(StatusDone, "", nil)
-			t.stop.Text = a.Response
-			return false
-		}
-		// The next step starts from this one's work, with the first tier.
-		t.st.Step++
-		t.st.Tier, t.st.InTier, t.st.Detections = 0, 0, 0
-		t.st.Start, t.st.StepBase = a.Result, a.Result
-		return true
+		return a, nil, true
 	}
-
-	// By default the next attempt continues from this one's tree.
-	t.st.Start = a.Result
-	history := t.loopHistory(*a)
-	det, found := detect.Detection{}, false
 	if t.o.Loops != nil {
-		det, found = t.o.Loops.Check(ctx, history)
-	}
-	spent := t.st.InTier >= tier.Attempts
-	switch {
-	case found && t.st.Detections == 0 && !spent:
-		t.st.Detections++
-		a.Detection, a.Action = &det, ActionNudge
-		t.st.Nudge = nudge(det, a.Gate)
-		return t.overBudget(a)
-	case found || spent:
-		if found {
-			t.st.Detections++
-			a.Detection = &det
+		if det, found := t.o.Loops.Check(ctx, LoopHistory(t.history(), a)); found {
+			return a, &det, true
 		}
-		why, outcome := "spent its attempts", "spent"
-		if found {
-			why, outcome = "looped ("+det.Names()+")", "loop"
-		}
-		t.outcome(tier.Name, outcome)
-		if t.st.Tier+1 >= len(t.o.Tiers) {
-			a.Action = ActionStop
-			status := StatusMaxIterations
-			if found {
-				status = StatusNoProgress
-			}
-			t.end(status, fmt.Sprintf("the last tier, %s, %s after %d attempts: %s", tier.Name, why, t.st.InTier, a.Gate.Summary()), nil)
-			t.stop.Text = a.Response
-			return false
-		}
-		a.Action = ActionEscalate
-		t.st.Tier++
-		t.st.InTier, t.st.Detections = 0, 0
-		if t.o.EscalateFrom == EscalateFromLast {
-			t.st.Start = a.Result
-		} else {
-			t.st.Start = t.st.StepBase
-		}
-		return t.overBudget(a)
-	default:
-		a.Action = ActionRetry
-		return t.overBudget(a)
 	}
-}
-
-// overBudget stops the task once its budget is spent.
-func (t *task) overBudget(a *Attempt) bool {
-	if !t.st.Ledger.Exceeded(t.o.Budget) {
-		return true
-	}
-	a.Action = ActionStop
-	t.end(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f is spent ($%.4f) after %d attempts", t.o.Budget, t.st.Ledger.Spent(), a.Number), nil)
-	t.stop.Text = a.Response
-	return false
-}
-
-func (t *task) outcome(tier, o string) {
-	if t.st.Outcomes == nil {
-		t.st.Outcomes = map[string]string{}
-	}
-	t.st.Outcomes[tier] = o
-}
-
-// loopHistory is what the loop rules see: the attempts of the current step,
-// then a.
-func (t *task) loopHistory(a Attempt) []detect.Attempt {
-	var h []detect.Attempt
-	for _, x := range append(slices.Clip(t.attempts), a) {
-		if x.Step != a.Step {
-			continue
-		}
-		h = append(h, detect.Attempt{Number: x.Number, Tier: x.Tier, DiffHash: x.Change.Hash, Diff: x.AttemptDiff,
-			Empty: x.Unchanged, GateError: gateError(x.Gate)})
-	}
-	return h
+	return a, nil, true
 }
 
 // gateError identifies how the gate failed, for the same-error rule: the

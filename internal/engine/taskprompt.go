@@ -20,35 +20,36 @@ const (
 	MaxPlanSteps = 20
 )
 
-// prompt builds the developer prompt of attempt a: the task, the plan step,
-// where the tree starts from, the last gate result, what earlier attempts
-// tried and how they failed, and the nudge when a loop was found.
-func (t *task) prompt(a Attempt) string {
+// developerPrompt builds the developer prompt of attempt a after history h:
+// the task, the plan step, where the tree starts from, the last gate result,
+// what earlier attempts tried and how they failed, and the nudge when a loop
+// was found.
+func developerPrompt(task string, from EscalateFrom, h History, a Next) string {
 	var b strings.Builder
 	b.WriteString("You are the developer of a task in the git repository in your working directory. " +
 		"Make the change in the files. Do not commit, push or switch branches: when you stop, jlgcli runs the " +
 		"project's checks (build, tests) itself and commits the work only if they pass. Do not delete, skip or " +
 		"weaken tests to make them pass: that is detected and refused.\n\n## Task\n\n")
-	b.WriteString(strings.TrimSpace(t.o.Task))
+	b.WriteString(strings.TrimSpace(task))
 	b.WriteString("\n")
-	if len(t.plan) > 0 {
+	if len(h.Plan) > 0 {
 		b.WriteString("\n## Plan\n\n")
-		for i, s := range t.plan {
+		for i, s := range h.Plan {
 			mark := "todo"
 			switch {
-			case i < t.st.Step:
+			case i < h.State.Step:
 				mark = "done"
-			case i == t.st.Step:
+			case i == h.State.Step:
 				mark = "now"
 			}
 			fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, mark, s)
 		}
-		fmt.Fprintf(&b, "\nWork on step %d only; the steps marked done are in the tree already.\n", t.st.Step+1)
+		fmt.Fprintf(&b, "\nWork on step %d only; the steps marked done are in the tree already.\n", h.State.Step+1)
 	}
 
 	// What this step's earlier attempts did.
 	var earlier []Attempt
-	for _, x := range t.attempts {
+	for _, x := range h.Attempts {
 		if x.Step == a.Step {
 			earlier = append(earlier, x)
 		}
@@ -60,7 +61,7 @@ func (t *task) prompt(a Attempt) string {
 	case a.InTier > 1:
 		last := earlier[len(earlier)-1]
 		fmt.Fprintf(&b, "The working tree holds the changes of your previous attempt (attempt %d): build on them and fix what the checks found.\n", last.Number)
-	case t.o.EscalateFrom == EscalateFromLast:
+	case from == EscalateFromLast:
 		last := earlier[len(earlier)-1]
 		fmt.Fprintf(&b, "You take over from tier %s, which did not get the checks to pass. The working tree holds its last attempt's changes (attempt %d): "+
 			"fix them, or undo them if the approach is wrong.\n", last.Tier, last.Number)
@@ -84,9 +85,9 @@ func (t *task) prompt(a Attempt) string {
 			b.WriteString("\n")
 		}
 	}
-	if t.st.Nudge != "" {
+	if h.State.Nudge != "" {
 		b.WriteString("\n## Step back\n\n")
-		b.WriteString(t.st.Nudge)
+		b.WriteString(h.State.Nudge)
 		b.WriteString("\n")
 	}
 	return b.String()

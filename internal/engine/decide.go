@@ -1,0 +1,208 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/detect"
+)
+
+// Policy is what a task's decisions depend on besides its history: the
+// task, its tiers and their allowances, the budget, the time limit and where
+// a tier that takes over starts. Its methods are pure functions of the
+// history they are given: the local runner (RunTask) and the Temporal
+// workflow call the same ones, so that a task decides the same way wherever
+// it runs, and a replayed workflow decides again what it decided first.
+type Policy struct {
+	Task         string        `json:"task"`
+	Tiers        []Tier        `json:"tiers"`
+	Budget       float64       `json:"budgetUsd"`
+	Timeout      time.Duration `json:"-"`
+	EscalateFrom EscalateFrom  `json:"escalateFrom"`
+}
+
+// History is a task as far as it went: its plan (nil without one), its
+// state and its recorded attempts.
+type History struct {
+	Plan     []string  `json:"plan,omitempty"`
+	State    TaskState `json:"state"`
+	Attempts []Attempt `json:"attempts"`
+}
+
+// Next is the attempt a task makes next.
+type Next struct {
+	// Number counts the task's attempts from 1; Step is the plan step (from
+	// 1, 0 without a plan); TierIndex the tier and InTier its attempt in
+	// the step (from 1).
+	Number    int `json:"number"`
+	Step      int `json:"step,omitempty"`
+	TierIndex int `json:"tierIndex"`
+	InTier    int `json:"inTier"`
+	// Start is the commit whose files the tree gets before the attempt;
+	// "": the tree as it is.
+	Start string `json:"start,omitempty"`
+	// Prompt is what the developer is asked; Nudged: it tells the agent to
+	// step back.
+	Prompt string `json:"prompt"`
+	Nudged bool   `json:"nudged,omitempty"`
+}
+
+// Decision is what a task does after an attempt.
+type Decision struct {
+	// Action is one of the Action constants; Detection the loop that the
+	// rules found, recorded on the attempt.
+	Action    string            `json:"action"`
+	Detection *detect.Detection `json:"detection,omitempty"`
+	// State is the task's state after the attempt.
+	State TaskState `json:"state"`
+	// Stop, when set, ends the task.
+	Stop *StopData `json:"stop,omitempty"`
+}
+
+// steps is the number of steps of a task with plan: its steps, or 1.
+func steps(plan []string) int {
+	if len(plan) > 0 {
+		return len(plan)
+	}
+	return 1
+}
+
+// Begin says what the task does next after elapsed active time: the attempt
+// to make, or the stop when the time limit is reached or what is left of the
+// budget cannot pay for the tier's next attempt.
+func (p Policy) Begin(h History, elapsed time.Duration) (Next, *StopData) {
+	st := h.State
+	if len(p.Tiers) == 0 {
+		return Next{}, stopAt(StatusError, "no tier to develop with")
+	}
+	if p.Timeout > 0 && p.Timeout-elapsed <= 0 {
+		return Next{}, stopAt(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %d attempts", p.Timeout, st.Attempts))
+	}
+	tier := p.Tiers[st.Tier]
+	if ok, reason := st.Ledger.CanStart(tier.Name, p.Budget); !ok {
+		return Next{}, stopAt(StatusBudgetExceeded, fmt.Sprintf("budget of $%.2f: %s (tier %s)", p.Budget, reason, tier.Name))
+	}
+	n := Next{Number: st.Attempts + 1, TierIndex: st.Tier, InTier: st.InTier + 1, Start: st.Start, Nudged: st.Nudge != ""}
+	if len(h.Plan) > 0 {
+		n.Step = st.Step + 1
+	}
+	n.Prompt = developerPrompt(p.Task, p.EscalateFrom, h, n)
+	return n, nil
+}
+
+// Decide reads attempt a, the gate's verdict on it and det, what the loop
+// rules found in the step's attempts up to a (nil: nothing, or not asked
+// because the gate passed), and says what the task does next. a's cost is
+// entered in the ledger; a passing attempt's commit (a.Commit) in the
+// task's commits.
+func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
+	st := cloneState(h.State)
+	if st.StepBase == "" {
+		st.StepBase = a.Start // the task's first attempt
+	}
+	tier := p.Tiers[st.Tier]
+	st.Ledger.Add(tier.Name, a.CostUSD, a.CostEstimated)
+	st.Attempts = a.Number
+	st.InTier++
+	st.Nudge = ""
+	d := Decision{}
+	if a.Gate.OK() {
+		d.Action = ActionPass
+		if a.Commit != "" {
+			st.Commits = append(st.Commits, a.Commit)
+		}
+		setOutcome(&st, tier.Name, "passed")
+		if st.Step+1 >= steps(h.Plan) {
+			d.State, d.Stop = st, stopAt(StatusDone, "")
+			d.Stop.Text = a.Response
+			return d
+		}
+		// The next step starts from this one's work, with the first tier.
+		st.Step++
+		st.Tier, st.InTier, st.Detections = 0, 0, 0
+		st.Start, st.StepBase = a.Result, a.Result
+		d.State = st
+		return d
+	}
+
+	// By default the next attempt continues from this one's tree.
+	st.Start = a.Result
+	spent := st.InTier >= tier.Attempts
+	switch {
+	case det != nil && st.Detections == 0 && !spent:
+		st.Detections++
+		d.Detection, d.Action = det, ActionNudge
+		st.Nudge = nudge(*det, a.Gate)
+	case det != nil || spent:
+		why, outcome := "spent its attempts", "spent"
+		if det != nil {
+			st.Detections++
+			d.Detection = det
+			why, outcome = "looped ("+det.Names()+")", "loop"
+		}
+		setOutcome(&st, tier.Name, outcome)
+		if st.Tier+1 >= len(p.Tiers) {
+			status := StatusMaxIterations
+			if det != nil {
+				status = StatusNoProgress
+			}
+			d.Action, d.State = ActionStop, st
+			d.Stop = stopAt(status, fmt.Sprintf("the last tier, %s, %s after %d attempts: %s", tier.Name, why, st.InTier, a.Gate.Summary()))
+			d.Stop.Text = a.Response
+			return d
+		}
+		d.Action = ActionEscalate
+		st.Tier++
+		st.InTier, st.Detections = 0, 0
+		if p.EscalateFrom == EscalateFromLast {
+			st.Start = a.Result
+		} else {
+			st.Start = st.StepBase
+		}
+	default:
+		d.Action = ActionRetry
+	}
+	d.State = st
+	if st.Ledger.Exceeded(p.Budget) {
+		d.Action = ActionStop
+		d.Stop = stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f is spent ($%.4f) after %d attempts", p.Budget, st.Ledger.Spent(), a.Number))
+		d.Stop.Text = a.Response
+	}
+	return d
+}
+
+// LoopHistory is what the loop rules see after attempt a: the attempts of
+// a's step in h, then a.
+func LoopHistory(h History, a Attempt) []detect.Attempt {
+	var out []detect.Attempt
+	for _, x := range append(slices.Clip(h.Attempts), a) {
+		if x.Step != a.Step {
+			continue
+		}
+		out = append(out, detect.Attempt{Number: x.Number, Tier: x.Tier, DiffHash: x.Change.Hash, Diff: x.AttemptDiff,
+			Empty: x.Unchanged, GateError: gateError(x.Gate)})
+	}
+	return out
+}
+
+func stopAt(s Status, details string) *StopData {
+	return &StopData{Status: s, ExitCode: s.ExitCode(), Details: details}
+}
+
+func setOutcome(st *TaskState, tier, o string) {
+	st.Outcomes[tier] = o
+}
+
+// cloneState copies st so that a decision never writes into the history it
+// was given.
+func cloneState(st TaskState) TaskState {
+	st.Ledger.Entries = slices.Clone(st.Ledger.Entries)
+	st.Commits = slices.Clone(st.Commits)
+	st.Outcomes = maps.Clone(st.Outcomes)
+	if st.Outcomes == nil {
+		st.Outcomes = map[string]string{}
+	}
+	return st
+}
