@@ -228,24 +228,8 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
-	loops := detect.LoopDetector{Similarity: s.Similarity, SameErrorCount: s.SameErrors}
-	if e := s.Embeddings; e != nil {
-		key := ""
-		if e.APIKeyEnv != "" {
-			key = p.getenv(e.APIKeyEnv)
-		}
-		loops.Embedder = detect.OpenAIEmbedder{BaseURL: e.URL, Model: e.Model, APIKey: key}
-		loops.EmbeddingThreshold = e.Threshold
-	}
-	o := engine.TaskOptions{
-		RunID: run.ID, Task: prompt, Tiers: tiers, Plan: s.Plan, Planner: planner,
-		Workspace: worktreeSpace{&wt},
-		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming},
-		Loops:     loops, Budget: s.BudgetUSD, Prices: cost.DefaultTable().Merge(s.Prices),
-		Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom,
-		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
-		Env: []string{RunTag(run.ID)}, Journal: j, Resume: resume, Checked: checked, Observer: p.TaskObserver,
-	}
+	o := s.options(p, run.ID, prompt, &wt, baseline, tiers)
+	o.Plan, o.Planner, o.Journal, o.Resume, o.Checked, o.Observer = s.Plan, planner, j, resume, checked, p.TaskObserver
 	res := engine.RunTask(ctx, o)
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		c.Close() // the live line goes before the messages of the end
@@ -255,6 +239,60 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 		p.notice("task %s stopped (%s); continue it with: jlgcli resume %s", run.ID, res.Status, run.ID)
 	}
 	return res, nil
+}
+
+// options are the engine's options of the task in wt, without journal,
+// plan or observer.
+func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, baseline *gate.Report, tiers []engine.Tier) engine.TaskOptions {
+	loops := detect.LoopDetector{Similarity: s.Similarity, SameErrorCount: s.SameErrors}
+	if e := s.Embeddings; e != nil {
+		key := ""
+		if e.APIKeyEnv != "" {
+			key = p.getenv(e.APIKeyEnv)
+		}
+		loops.Embedder = detect.OpenAIEmbedder{BaseURL: e.URL, Model: e.Model, APIKey: key}
+		loops.EmbeddingThreshold = e.Threshold
+	}
+	env := append(slices.Clip(s.Env), RunTag(runID))
+	return engine.TaskOptions{
+		RunID: runID, Task: prompt, Tiers: tiers,
+		Workspace: worktreeSpace{wt},
+		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming},
+		Loops:     loops, Budget: s.BudgetUSD, Prices: cost.DefaultTable().Merge(s.Prices),
+		Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom,
+		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
+		Env: []string{RunTag(runID)},
+	}
+}
+
+// Policy is what the task's decisions depend on besides its history.
+func (s TaskSpec) Policy(task string) engine.Policy {
+	p := engine.Policy{Task: task, Budget: s.BudgetUSD, Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom}
+	for _, t := range s.Tiers {
+		p.Tiers = append(p.Tiers, engine.Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Env: t.Env, Attempts: t.Attempts})
+	}
+	if p.EscalateFrom == "" {
+		p.EscalateFrom = engine.EscalateFromBase
+	}
+	return p
+}
+
+// Attempt makes attempt next of the task whose history is h, in wt, as a
+// worker does for a task submitted to Temporal: with the worker's agents
+// (s.Commands) and prices, the gate against baseline, the loop rules. It
+// decides nothing.
+func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *git.Worktree, baseline *gate.Report,
+	h engine.History, next engine.Next) engine.AttemptOutcome {
+	tiers, _, bad := s.agents(p)
+	if bad != nil {
+		return engine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
+	}
+	return engine.RunAttempt(ctx, s.options(p, runID, task, wt, baseline, tiers), h, next)
+}
+
+// Baseline is how the checks fare on the tree in dir before any change.
+func (s TaskSpec) Baseline(ctx context.Context, runID, dir string) *gate.Report {
+	return gate.BaselineReport(ctx, dir, append(slices.Clip(s.Env), RunTag(runID)), s.Checks)
 }
 
 // baseline takes (or reads back) the gate's report before any change.

@@ -1,0 +1,328 @@
+package flow
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/runner"
+)
+
+// ErrGit is the type of an activity error that git gave (a remote that
+// cannot be fetched, a push refused): retrying on another worker would not
+// help.
+const ErrGit = "git"
+
+// outcomeFile is the file of an attempt's record, in the commit that
+// refs/jlgcli/<run>/<n>-outcome points to on the remote.
+const outcomeFile = "outcome.json"
+
+// PrepareInput is the input of the prepare activity.
+type PrepareInput struct {
+	RunID      string          `json:"runId"`
+	Repo       string          `json:"repo"`
+	BaseBranch string          `json:"baseBranch"`
+	Branch     string          `json:"branch"`
+	Spec       runner.TaskSpec `json:"spec"`
+}
+
+// Prepared is what the prepare activity made: the base commit (the task
+// branch and refs/jlgcli/<run>/base point to it on the remote) and the
+// gate's baseline there.
+type Prepared struct {
+	Base     string       `json:"base"`
+	Baseline *gate.Report `json:"baseline,omitempty"`
+}
+
+// AttemptInput is the input of an attempt activity.
+type AttemptInput struct {
+	RunID    string          `json:"runId"`
+	Task     string          `json:"task"`
+	Repo     string          `json:"repo"`
+	Branch   string          `json:"branch"`
+	Base     string          `json:"base"`
+	Baseline *gate.Report    `json:"baseline,omitempty"`
+	Spec     runner.TaskSpec `json:"spec"`
+	History  engine.History  `json:"history"`
+	Next     engine.Next     `json:"next"`
+}
+
+// FinishInput is the input of the finish activity.
+type FinishInput struct {
+	RunID      string `json:"runId"`
+	Task       string `json:"task"`
+	Repo       string `json:"repo"`
+	Branch     string `json:"branch"`
+	BaseBranch string `json:"baseBranch"`
+	Base       string `json:"base"`
+	MergePush  bool   `json:"mergePush,omitempty"`
+}
+
+// Finished is what the finish activity made: the squash commit on the
+// ready branch, and what became of the base branch.
+type Finished struct {
+	Merge *engine.MergeInfo `json:"merge"`
+}
+
+// Activities are a worker's activities: its state directory (where its
+// clones are kept), its agents and prices.
+type Activities struct {
+	StateDir string
+	Parts    runner.Parts
+	Commands map[string]agent.CommandSpec
+	Prices   cost.Table
+	// HeartbeatEvery is how often a running activity heartbeats; 0: every
+	// 5 seconds.
+	HeartbeatEvery time.Duration
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// clone opens the worker's clone of url and locks it for the caller (one
+// git fetch or push at a time per clone); unlock when done.
+func (w *Activities) clone(ctx context.Context, url string) (*git.Clone, func(), error) {
+	sum := sha256.Sum256([]byte(url))
+	dir := filepath.Join(w.StateDir, "repos", hex.EncodeToString(sum[:8]))
+	w.mu.Lock()
+	if w.locks == nil {
+		w.locks = map[string]*sync.Mutex{}
+	}
+	m := w.locks[dir]
+	if m == nil {
+		m = &sync.Mutex{}
+		w.locks[dir] = m
+	}
+	w.mu.Unlock()
+	m.Lock()
+	c, err := git.OpenClone(ctx, dir, url)
+	if err != nil {
+		m.Unlock()
+		return nil, nil, gitError(err)
+	}
+	return c, m.Unlock, nil
+}
+
+// beat heartbeats until the returned function is called.
+func (w *Activities) beat(ctx context.Context, details ...any) func() {
+	every := w.HeartbeatEvery
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			activity.RecordHeartbeat(ctx, details...)
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func gitError(err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrGit, err)
+}
+
+// Prepare makes the task branch and refs/jlgcli/<run>/base on the remote at
+// the tip of the base branch (or finds them, when made before), and takes
+// the gate's baseline there.
+func (w *Activities) Prepare(ctx context.Context, in PrepareInput) (Prepared, error) {
+	defer w.beat(ctx)()
+	c, unlock, err := w.clone(ctx, in.Repo)
+	if err != nil {
+		return Prepared{}, err
+	}
+	baseRef := git.RefPrefix + in.RunID + "/" + git.BaseName
+	base, made, err := c.RemoteRef(ctx, baseRef)
+	if err == nil && !made {
+		if err = c.Fetch(ctx, "+refs/heads/"+in.BaseBranch+":refs/remotes/origin/"+in.BaseBranch); err == nil {
+			if base, err = c.Rev(ctx, "refs/remotes/origin/"+in.BaseBranch); err == nil {
+				err = c.Push(ctx, base+":refs/heads/"+in.Branch, base+":"+baseRef)
+			}
+		}
+	} else if err == nil {
+		err = c.Fetch(ctx, "+"+baseRef+":"+baseRef)
+	}
+	if err != nil {
+		unlock()
+		return Prepared{}, gitError(err)
+	}
+	wt, err := c.Checkout(ctx, in.RunID, in.Branch, base, base)
+	unlock()
+	if err != nil {
+		return Prepared{}, gitError(err)
+	}
+	defer wt.Remove(context.WithoutCancel(ctx))
+	p := Prepared{Base: base}
+	if len(in.Spec.Checks) > 0 {
+		p.Baseline = in.Spec.Baseline(ctx, in.RunID, wt.Path)
+		if ctx.Err() != nil {
+			return Prepared{}, ctx.Err()
+		}
+	}
+	return p, nil
+}
+
+// Attempt makes one attempt of a task in the worker's clone: the tree is
+// the task branch's as the remote has it, restored to the attempt's
+// starting point; the agent runs (the activity heartbeats meanwhile); the
+// change is measured, saved and judged; then the snapshots, the task
+// branch (with the commit of a passing attempt) and the attempt's record
+// are pushed to the remote in one atomic push. An attempt whose record is
+// on the remote already (its worker died after pushing) is not made again:
+// the record is returned.
+func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+	defer w.beat(ctx, in.Next.Number)()
+	n := strconv.Itoa(in.Next.Number)
+	prefix := git.RefPrefix + in.RunID + "/"
+	outcomeRef := prefix + n + "-outcome"
+	c, unlock, err := w.clone(ctx, in.Repo)
+	if err != nil {
+		return engine.AttemptOutcome{}, err
+	}
+	if _, found, err := c.RemoteRef(ctx, outcomeRef); err != nil {
+		unlock()
+		return engine.AttemptOutcome{}, gitError(err)
+	} else if found {
+		defer unlock()
+		return w.recorded(ctx, c, outcomeRef)
+	}
+	err = c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch, "+"+prefix+"*:"+prefix+"*")
+	var wt *git.Worktree
+	if err == nil {
+		wt, err = c.Checkout(ctx, in.RunID, in.Branch, "refs/remotes/origin/"+in.Branch, in.Base)
+	}
+	unlock()
+	if err != nil {
+		return engine.AttemptOutcome{}, gitError(err)
+	}
+	defer wt.Remove(context.WithoutCancel(ctx))
+
+	spec := in.Spec
+	spec.Commands, spec.Prices = w.Commands, w.Prices // the worker's own agents and prices
+	out := spec.Attempt(ctx, w.Parts, in.RunID, in.Task, wt, in.Baseline, in.History, in.Next)
+	if ctx.Err() != nil || (out.Stop != nil && out.Stop.Status == engine.StatusInterrupted) {
+		// The worker is stopping, or lost its attempt: another makes it.
+		return engine.AttemptOutcome{}, fmt.Errorf("attempt %s was interrupted on this worker: %w", n, context.Cause(ctx))
+	}
+	if out.Stop != nil {
+		return out, nil
+	}
+	out.Attempt.Prompt = "" // the workflow has it
+	if len(out.Attempt.Response) > MaxKeptReply {
+		out.Attempt.Response = out.Attempt.Response[:MaxKeptReply] + "\n[jlgcli: reply cut; the whole attempt is in " + outcomeRef + "]"
+	}
+	record, err := json.Marshal(out)
+	if err != nil {
+		return engine.AttemptOutcome{}, err
+	}
+
+	pctx := context.WithoutCancel(ctx)
+	unlock = w.lock(pctx, c)
+	defer unlock()
+	rec, err := c.WriteFile(pctx, outcomeFile, record, "jlgcli attempt "+in.RunID+"/"+n)
+	if err != nil {
+		return engine.AttemptOutcome{}, gitError(err)
+	}
+	refs := []string{out.Attempt.Start + ":" + prefix + n, rec + ":" + outcomeRef}
+	if out.Attempt.Result != "" {
+		refs = append(refs, out.Attempt.Result+":"+prefix+n+"-result")
+	}
+	if out.Attempt.Commit != "" {
+		refs = append(refs, out.Attempt.Commit+":refs/heads/"+in.Branch)
+	}
+	if err := c.Push(pctx, refs...); err != nil {
+		return engine.AttemptOutcome{}, gitError(err)
+	}
+	return out, nil
+}
+
+// lock locks c's clone again (after the attempt ran unlocked).
+func (w *Activities) lock(ctx context.Context, c *git.Clone) func() {
+	w.mu.Lock()
+	m := w.locks[c.Dir]
+	w.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// recorded reads back an attempt's record from the remote.
+func (w *Activities) recorded(ctx context.Context, c *git.Clone, ref string) (engine.AttemptOutcome, error) {
+	var out engine.AttemptOutcome
+	if err := c.Fetch(ctx, "+"+ref+":"+ref); err != nil {
+		return out, gitError(err)
+	}
+	data, err := c.ReadFile(ctx, ref, outcomeFile)
+	if err != nil {
+		return out, gitError(err)
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", ref, err), "record", err)
+	}
+	activity.GetLogger(ctx).Info("attempt already recorded on the remote", "ref", ref)
+	return out, nil
+}
+
+// Finish makes the squash commit "feat: <task>" of the task branch on top
+// of the base and pushes it as the ready branch <branch>-ready; with
+// MergePush, the base branch is fast-forwarded to it on the remote, never
+// forced.
+func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, error) {
+	defer w.beat(ctx)()
+	c, unlock, err := w.clone(ctx, in.Repo)
+	if err != nil {
+		return Finished{}, err
+	}
+	defer unlock()
+	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch); err != nil {
+		return Finished{}, gitError(err)
+	}
+	tip := "refs/remotes/origin/" + in.Branch
+	ready := ReadyBranch(in.Branch)
+	squash, err := c.CommitTree(ctx, tip, "feat: "+engine.Subject(in.Task), in.Base)
+	if err != nil {
+		return Finished{}, gitError(err)
+	}
+	if err := c.Push(ctx, "+"+squash+":refs/heads/"+ready); err != nil {
+		return Finished{}, gitError(err)
+	}
+	m := &engine.MergeInfo{Status: git.MergeSkipped, Into: in.BaseBranch, Commit: squash,
+		Command: fmt.Sprintf("git fetch origin %s && git merge --ff-only FETCH_HEAD", ready)}
+	if in.MergePush {
+		if err := c.Push(ctx, squash+":refs/heads/"+in.BaseBranch); err != nil {
+			m.Status, m.Reason = git.MergeRefused, err.Error()
+			if !errors.Is(err, git.ErrPushRejected) {
+				return Finished{}, gitError(err)
+			}
+		} else {
+			m.Status, m.Command = git.MergeFastForwarded, ""
+		}
+	}
+	return Finished{Merge: m}, nil
+}
+
+// ReadyBranch is the branch of a task's squash commit, ready to merge.
+func ReadyBranch(branch string) string { return branch + "-ready" }

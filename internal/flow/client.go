@@ -1,0 +1,114 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+// Submit starts the workflow of a task; its workflow id is the run id.
+func Submit(ctx context.Context, c client.Client, in TaskInput) error {
+	if in.Queue == "" {
+		in.Queue = DefaultQueue
+	}
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.RunID, TaskQueue: in.Queue}, TaskWorkflowName, in)
+	if err != nil {
+		return fmt.Errorf("submit task %s: %w", in.RunID, err)
+	}
+	return nil
+}
+
+// Follow follows the task runID until it ends, telling obs (may be nil) of
+// each attempt as it starts and ends, and returns its result.
+func Follow(ctx context.Context, c client.Client, runID string, obs engine.TaskObserver, every time.Duration) (engine.TaskResult, error) {
+	if every <= 0 {
+		every = time.Second
+	}
+	run := c.GetWorkflow(ctx, runID, "")
+	done := make(chan error, 1)
+	var res engine.TaskResult
+	go func() { done <- run.Get(ctx, &res) }()
+	seen, started := 0, 0
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return res, fmt.Errorf("task %s: %w", runID, err)
+			}
+			if obs != nil {
+				for _, a := range res.Attempts[min(seen, len(res.Attempts)):] {
+					obs.AttemptDone(progressOf(res.Tiers, a), a)
+				}
+			}
+			return res, nil
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-tick.C:
+		}
+		if obs == nil {
+			continue
+		}
+		p, err := Query(ctx, c, runID)
+		if err != nil {
+			continue // between two runs of a workflow that continues as new
+		}
+		for _, a := range p.History.Attempts[min(seen, len(p.History.Attempts)):] {
+			obs.AttemptDone(progressOf(nil, a), a)
+			seen = a.Number
+		}
+		if p.Running != nil && p.Running.Number > started {
+			started = p.Running.Number
+			obs.AttemptStarted(engine.TaskProgress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
+				TierIndex: p.Running.TierIndex, InTier: p.Running.InTier, Number: p.Running.Number,
+				CostUSD: p.History.State.Ledger.Spent(), Estimated: p.History.State.Ledger.Estimated(), CostKnown: costKnown(p.History)})
+		}
+	}
+}
+
+// Query asks a running task where it stands.
+func Query(ctx context.Context, c client.Client, runID string) (Progress, error) {
+	var p Progress
+	v, err := c.QueryWorkflow(ctx, runID, "", QueryProgress)
+	if err != nil {
+		return p, err
+	}
+	return p, v.Get(&p)
+}
+
+// Result is the result of a task that ended; false while it runs.
+func Result(ctx context.Context, c client.Client, runID string) (engine.TaskResult, bool, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, runID, "")
+	if err != nil {
+		return engine.TaskResult{}, false, err
+	}
+	if d.GetWorkflowExecutionInfo().GetCloseTime() == nil {
+		return engine.TaskResult{}, false, nil
+	}
+	var res engine.TaskResult
+	if err := c.GetWorkflow(ctx, runID, "").Get(ctx, &res); err != nil {
+		return res, true, err
+	}
+	return res, true, nil
+}
+
+func progressOf(tiers []engine.TierSummary, a engine.Attempt) engine.TaskProgress {
+	p := engine.TaskProgress{Step: max(1, a.Step), Steps: 1, Tier: a.Tier, TierIndex: a.TierIndex, InTier: a.InTier,
+		Number: a.Number, CostUSD: a.CostUSD, Estimated: a.CostEstimated, CostKnown: a.CostKnown, LastGate: a.Gate.Status}
+	p.Tiers = len(tiers)
+	return p
+}
+
+func costKnown(h engine.History) bool {
+	for _, a := range h.Attempts {
+		if a.CostKnown {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,251 @@
+// Package flow runs tasks as Temporal workflows: the workflow makes the
+// task's decisions with the engine's own pure functions (engine.Policy), and
+// each attempt is an activity that a `jlgcli worker` anywhere runs in its own
+// clone of the task's repository, pushing what it did to the remote.
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/runner"
+)
+
+// Names of the workflow, its activities and its query.
+const (
+	TaskWorkflowName = "jlgcli.task"
+	PrepareName      = "jlgcli.prepare"
+	AttemptName      = "jlgcli.attempt"
+	FinishName       = "jlgcli.finish"
+	QueryProgress    = "progress"
+)
+
+// Bounds of a task's workflow history. An attempt adds about 11 events
+// (its activity scheduled, started and completed, a workflow task
+// scheduled, started and completed, and the retries of a lost worker), and
+// its result carries the attempt's record with the reply cut to
+// MaxKeptReply. After AttemptsPerRun attempts, or once the history holds
+// MaxHistoryEvents events, the workflow continues as new with the task's
+// history as its input.
+const (
+	AttemptsPerRun   = 25
+	MaxHistoryEvents = 2000
+	MaxKeptReply     = 8 << 10
+)
+
+// Defaults of a submission.
+const (
+	DefaultQueue      = "jlgcli"
+	DefaultWorkerWait = 10 * time.Minute
+	DefaultHeartbeat  = time.Minute
+)
+
+// TaskInput is what a task's workflow is started with (and continues as
+// new with: Carry).
+type TaskInput struct {
+	RunID string `json:"runId"`
+	Task  string `json:"task"`
+	// Repo is the remote the workers clone; BaseBranch the branch the
+	// task starts from; Branch the task branch made on the remote.
+	Repo       string `json:"repo"`
+	BaseBranch string `json:"baseBranch"`
+	Branch     string `json:"branch"`
+	// MergePush: once done, the base branch is fast-forwarded to the
+	// task's squash commit on the remote (never forced).
+	MergePush bool            `json:"mergePush,omitempty"`
+	Spec      runner.TaskSpec `json:"spec"`
+	// Queue is the task queue of the workflow; an attempt of backend b
+	// goes to Queue@b, which only workers that have b poll.
+	Queue string `json:"queue"`
+	// WorkerWaitMs is how long an attempt waits for a worker that has its
+	// backend before the task fails; HeartbeatMs how long a silent worker
+	// keeps its attempt before it is given to another.
+	WorkerWaitMs int64  `json:"workerWaitMs"`
+	HeartbeatMs  int64  `json:"heartbeatMs"`
+	Carry        *Carry `json:"carry,omitempty"`
+}
+
+// Carry is what a task's workflow hands to the run that continues it.
+type Carry struct {
+	Base     string         `json:"base"`
+	Baseline *gate.Report   `json:"baseline,omitempty"`
+	History  engine.History `json:"history"`
+}
+
+// Progress is what the progress query answers: the history so far, the
+// attempt under way, and the stop once there is one.
+type Progress struct {
+	History engine.History   `json:"history"`
+	Running *engine.Next     `json:"running,omitempty"`
+	Stop    *engine.StopData `json:"stop,omitempty"`
+}
+
+// AttemptQueue is the task queue of the attempts of backend.
+func AttemptQueue(queue, backend string) string { return queue + "@" + backend }
+
+// TaskWorkflow runs a task: the tree is prepared once, then each attempt is
+// an activity run by a worker that has the tier's backend, and what follows
+// it is decided here by engine.Policy, the same functions RunTask calls.
+func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error) {
+	policy := in.Spec.Policy(in.Task)
+	prog := &Progress{}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return *prog, nil }); err != nil {
+		return engine.TaskResult{}, err
+	}
+	c := in.Carry
+	var stop *engine.StopData
+	if c == nil {
+		var p Prepared
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour)), PrepareName,
+			PrepareInput{RunID: in.RunID, Repo: in.Repo, BaseBranch: in.BaseBranch, Branch: in.Branch, Spec: in.Spec}).Get(ctx, &p)
+		if err != nil {
+			stop = stopOf(engine.StatusError, "prepare the task's branch: "+message(err))
+			c = &Carry{}
+		} else {
+			c = &Carry{Base: p.Base, Baseline: p.Baseline}
+		}
+	}
+	prog.History = c.History
+	started := len(c.History.Attempts)
+	for stop == nil {
+		begin := workflow.Now(ctx)
+		next, s := policy.Begin(c.History, time.Duration(c.History.State.ElapsedMs)*time.Millisecond)
+		if s != nil {
+			stop = s
+			break
+		}
+		prog.Running = &next
+		tier := policy.Tiers[next.TierIndex]
+		timeout := 24 * time.Hour
+		if policy.Timeout > 0 {
+			timeout = policy.Timeout + 10*time.Minute // the activity stops itself at the timeout
+		}
+		actx := workflow.WithActivityOptions(ctx, in.options(AttemptQueue(in.Queue, tier.Backend), timeout))
+		var out engine.AttemptOutcome
+		err := workflow.ExecuteActivity(actx, AttemptName, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo,
+			Branch: in.Branch, Base: c.Base, Baseline: c.Baseline, Spec: in.Spec, History: stepHistory(c.History, next),
+			Next: next}).Get(ctx, &out)
+		prog.Running = nil
+		if err != nil {
+			stop = attemptStop(err, tier, next, in)
+			break
+		}
+		if out.Stop != nil {
+			stop = out.Stop
+			break
+		}
+		h := c.History
+		waited := out.WaitedMs - h.State.WaitedMs
+		h.State.WaitedMs = out.WaitedMs
+		a := out.Attempt
+		a.Prompt = next.Prompt
+		d := policy.Decide(h, a, out.Detection)
+		a.Action, a.Detection = d.Action, d.Detection
+		c.History.Attempts = append(c.History.Attempts, a)
+		c.History.State = d.State
+		c.History.State.ElapsedMs = h.State.ElapsedMs + max(0, workflow.Now(ctx).Sub(begin).Milliseconds()-waited)
+		prog.History = c.History
+		if d.Stop != nil {
+			stop = d.Stop
+			break
+		}
+		if len(c.History.Attempts)-started >= AttemptsPerRun || workflow.GetInfo(ctx).GetCurrentHistoryLength() >= MaxHistoryEvents {
+			in.Carry = c
+			return engine.TaskResult{}, workflow.NewContinueAsNewError(ctx, TaskWorkflow, in)
+		}
+	}
+	stop.DurationMs = c.History.State.ElapsedMs
+	prog.Stop = stop
+	res := policy.Result(in.RunID, c.History, stop)
+	res.Git = &engine.GitInfo{Mode: string(git.CommitBranch), Repo: in.Repo, Branch: in.Branch, Base: c.Base,
+		BaseBranch: in.BaseBranch, Refs: git.RefPrefix + in.RunID + "/", Remote: in.Repo, Pushed: c.Base != ""}
+	if stop.Status == engine.StatusDone {
+		var f Finished
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour)), FinishName,
+			FinishInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo, Branch: in.Branch, BaseBranch: in.BaseBranch,
+				Base: c.Base, MergePush: in.MergePush}).Get(ctx, &f)
+		if err != nil {
+			res.Git.Warnings = append(res.Git.Warnings, "the squash commit could not be made: "+message(err))
+		} else {
+			res.Git.Merge = f.Merge
+		}
+	}
+	return res, nil
+}
+
+// options are the activity options of an activity on queue.
+func (in TaskInput) options(queue string, timeout time.Duration) workflow.ActivityOptions {
+	wait := time.Duration(in.WorkerWaitMs) * time.Millisecond
+	if wait <= 0 {
+		wait = DefaultWorkerWait
+	}
+	beat := time.Duration(in.HeartbeatMs) * time.Millisecond
+	if beat <= 0 {
+		beat = DefaultHeartbeat
+	}
+	return workflow.ActivityOptions{
+		TaskQueue:              queue,
+		ScheduleToStartTimeout: wait,
+		StartToCloseTimeout:    timeout,
+		HeartbeatTimeout:       beat,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{ErrGit}},
+	}
+}
+
+// stepHistory is what an attempt needs of the history: the state, the plan
+// and the attempts of its step (the loop rules read them).
+func stepHistory(h engine.History, next engine.Next) engine.History {
+	out := engine.History{Plan: h.Plan, State: h.State}
+	for _, a := range h.Attempts {
+		if a.Step == next.Step {
+			a.Prompt, a.Response = "", ""
+			a.Change.Diff = ""
+			out.Attempts = append(out.Attempts, a)
+		}
+	}
+	return out
+}
+
+// attemptStop is the stop of a task whose attempt failed as an activity.
+func attemptStop(err error, tier engine.Tier, next engine.Next, in TaskInput) *engine.StopData {
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START {
+		wait := time.Duration(in.WorkerWaitMs) * time.Millisecond
+		if wait <= 0 {
+			wait = DefaultWorkerWait
+		}
+		return stopOf(engine.StatusBackendMissing, fmt.Sprintf("tier %s: no worker with backend %s took attempt %d within %s (queue %s; set temporal.workerWait to wait longer)",
+			tier.Name, tier.Backend, next.Number, wait, AttemptQueue(in.Queue, tier.Backend)))
+	}
+	return stopOf(engine.StatusError, fmt.Sprintf("attempt %d: %s", next.Number, message(err)))
+}
+
+func stopOf(s engine.Status, details string) *engine.StopData {
+	return &engine.StopData{Status: s, ExitCode: s.ExitCode(), Details: details}
+}
+
+// message is the innermost message of an activity's error: git's own, for
+// a clone that cannot fetch.
+func message(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return ae.Error()
+	}
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return strings.TrimSpace(err.Error())
+		}
+		err = u
+	}
+}

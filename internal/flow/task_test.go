@@ -1,0 +1,189 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/engine/decisiontest"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/runner"
+)
+
+func specOf(c decisiontest.Case) runner.TaskSpec {
+	s := runner.TaskSpec{BudgetUSD: c.BudgetUSD, EscalateFrom: engine.EscalateFrom(c.EscalateFrom)}
+	for _, t := range c.Tiers {
+		s.Tiers = append(s.Tiers, runner.TierSpec{Name: t.Name, Backend: "fake", Attempts: t.Attempts})
+	}
+	return s
+}
+
+func gateOf(pass bool, n int) gate.Report {
+	if pass {
+		return gate.Report{Status: gate.StatusPass, Recommendation: gate.RecommendPassToCommit, Confidence: 1}
+	}
+	return gate.Report{Status: gate.StatusFail, Recommendation: gate.RecommendFixRequired, Confidence: 1,
+		Checks: []gate.CheckReport{{CheckResult: gate.CheckResult{Name: "test", ExitCode: 1, Fingerprint: fmt.Sprint(n)}}}}
+}
+
+// newEnv is a test environment with the workflow and the activities, whose
+// attempts are scripted by attempt.
+func newEnv(t *testing.T, attempt func(context.Context, AttemptInput) (engine.AttemptOutcome, error)) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	acts := &Activities{}
+	env.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
+	env.RegisterActivityWithOptions(acts.Prepare, activity.RegisterOptions{Name: PrepareName})
+	env.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
+	env.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
+	env.OnActivity(PrepareName, mockAny, mockAny).Return(Prepared{Base: "base"}, nil)
+	env.OnActivity(AttemptName, mockAny, mockAny).Return(attempt)
+	env.OnActivity(FinishName, mockAny, mockAny).Return(func(_ context.Context, in FinishInput) (Finished, error) {
+		return Finished{Merge: &engine.MergeInfo{Status: "skipped", Commit: "squash-of-" + in.Branch}}, nil
+	})
+	return env
+}
+
+var mockAny = mock.Anything
+
+// TestDecisionTableWorkflow runs the engine's decision table through the
+// workflow: the same cases, the same expectations as RunTask.
+func TestDecisionTableWorkflow(t *testing.T) {
+	cases, err := decisiontest.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			calls := 0
+			env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+				calls++
+				if calls > len(c.Attempts) || in.Next.Number != calls {
+					return engine.AttemptOutcome{}, fmt.Errorf("attempt %d (call %d); the case scripts %d", in.Next.Number, calls, len(c.Attempts))
+				}
+				sc := c.Attempts[calls-1]
+				a := engine.Attempt{Number: calls, Step: in.Next.Step, Tier: c.Tiers[in.Next.TierIndex].Name, TierIndex: in.Next.TierIndex,
+					InTier: in.Next.InTier, Backend: "fake", Start: fmt.Sprintf("s%d", calls), Result: fmt.Sprintf("r%d", calls),
+					CostUSD: sc.CostUSD, CostKnown: true, Gate: gateOf(sc.Pass, calls), Change: engine.Change{Hash: fmt.Sprint(calls)}}
+				if sc.Pass {
+					a.Commit = fmt.Sprintf("c%d", calls)
+				}
+				out := engine.AttemptOutcome{Attempt: a}
+				if sc.Loop != "" {
+					out.Detection = &detect.Detection{Rule: sc.Loop, Attempts: []int{calls}, Details: "scripted"}
+				}
+				return out, nil
+			})
+			env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "run-1", Task: "the task", Repo: "file:///remote", BaseBranch: "main",
+				Branch: "jlgcli/the-task-run1", Spec: specOf(c), Queue: "q"})
+			if !env.IsWorkflowCompleted() {
+				t.Fatal("the workflow did not complete")
+			}
+			var res engine.TaskResult
+			if err := env.GetWorkflowResult(&res); err != nil {
+				t.Fatal(err)
+			}
+			var actions, tiers []string
+			for _, a := range res.Attempts {
+				actions, tiers = append(actions, a.Action), append(tiers, a.Tier)
+			}
+			if diff := cmp.Diff(c.Actions, actions); diff != "" {
+				t.Errorf("actions (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(c.TiersUsed, tiers); diff != "" {
+				t.Errorf("tiers (-want +got):\n%s", diff)
+			}
+			if string(res.Status) != c.Status {
+				t.Errorf("status = %s (%s), want %s", res.Status, res.Details, c.Status)
+			}
+			if c.Status == "done" && (res.Git == nil || res.Git.Merge == nil || res.Git.Merge.Commit == "") {
+				t.Errorf("a done task has no squash commit: %+v", res.Git)
+			}
+		})
+	}
+}
+
+// TestWorkflowEscalatesFromWhereThePolicySays: the attempt after an
+// escalation starts from the step's base, or from the last tree.
+func TestWorkflowStartsAttemptsWhereThePolicySays(t *testing.T) {
+	for _, from := range []engine.EscalateFrom{engine.EscalateFromBase, engine.EscalateFromLast} {
+		var starts []string
+		env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+			n := in.Next.Number
+			starts = append(starts, in.Next.Start)
+			return engine.AttemptOutcome{Attempt: engine.Attempt{Number: n, Tier: []string{"a", "b"}[in.Next.TierIndex], TierIndex: in.Next.TierIndex,
+				InTier: in.Next.InTier, Start: fmt.Sprintf("s%d", n), Result: fmt.Sprintf("r%d", n), Gate: gateOf(n == 2, n)}}, nil
+		})
+		spec := runner.TaskSpec{EscalateFrom: from, Tiers: []runner.TierSpec{{Name: "a", Backend: "x", Attempts: 1}, {Name: "b", Backend: "y", Attempts: 1}}}
+		env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
+		want := []string{"", "s1"}
+		if from == engine.EscalateFromLast {
+			want = []string{"", "r1"}
+		}
+		if diff := cmp.Diff(want, starts); diff != "" {
+			t.Errorf("%s: starts (-want +got):\n%s", from, diff)
+		}
+	}
+}
+
+// TestWorkflowNoWorkerForBackend: an attempt that no worker takes within
+// the wait fails the task as backend-missing, naming the backend.
+func TestWorkflowNoWorkerForBackend(t *testing.T) {
+	env := newEnv(t, func(context.Context, AttemptInput) (engine.AttemptOutcome, error) {
+		return engine.AttemptOutcome{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+	})
+	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "cheap", Backend: "nosuch", Attempts: 1}}}
+	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", WorkerWaitMs: 3000, Branch: "jlgcli/t-r"})
+	var res engine.TaskResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != engine.StatusBackendMissing || res.ExitCode != engine.StatusBackendMissing.ExitCode() {
+		t.Errorf("status = %s (exit %d), want backend-missing", res.Status, res.ExitCode)
+	}
+	for _, s := range []string{"nosuch", "3s", "q@nosuch", "temporal.workerWait"} {
+		if !strings.Contains(res.Details, s) {
+			t.Errorf("details %q do not say %q", res.Details, s)
+		}
+	}
+}
+
+// TestWorkflowContinuesAsNew: after AttemptsPerRun attempts the workflow
+// continues as new with the history as its input.
+func TestWorkflowContinuesAsNew(t *testing.T) {
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+		n := in.Next.Number
+		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: n, Tier: "a", InTier: in.Next.InTier, Start: "s", Result: "r",
+			Gate: gateOf(false, n)}}, nil
+	})
+	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "a", Backend: "x", Attempts: AttemptsPerRun + 5}}}
+	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
+	err := env.GetWorkflowError()
+	if !workflow.IsContinueAsNewError(err) {
+		t.Fatalf("error = %v, want continue-as-new", err)
+	}
+	var can *workflow.ContinueAsNewError
+	if !errors.As(err, &can) {
+		t.Fatal("not a ContinueAsNewError")
+	}
+	var in TaskInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Carry == nil || len(in.Carry.History.Attempts) != AttemptsPerRun || in.Carry.History.State.Attempts != AttemptsPerRun {
+		t.Fatalf("carried history: %+v", in.Carry)
+	}
+}

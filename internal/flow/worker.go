@@ -1,0 +1,113 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// DialTimeout bounds the connection to the server.
+const DialTimeout = 5 * time.Second
+
+// ErrNoServer is a Temporal server that cannot be reached.
+var ErrNoServer = errors.New("no Temporal server")
+
+// Dial connects to the Temporal server at address, or says within
+// DialTimeout that there is none there.
+func Dial(ctx context.Context, address, namespace string, logger *slog.Logger) (client.Client, error) {
+	if address == "" {
+		return nil, fmt.Errorf("%w: no address (--temporal HOST:PORT, or temporal.address in the configuration)", ErrNoServer)
+	}
+	if _, _, err := net.SplitHostPort(address); err != nil {
+		return nil, fmt.Errorf("%w at %q: the address is not HOST:PORT", ErrNoServer, address)
+	}
+	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	defer cancel()
+	if namespace == "" {
+		namespace = "default"
+	}
+	opts := client.Options{HostPort: address, Namespace: namespace}
+	if logger != nil {
+		opts.Logger = log.NewStructuredLogger(logger)
+	}
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		msg := err.Error()
+		if ctx.Err() != nil {
+			msg = fmt.Sprintf("nothing answered within %s", DialTimeout)
+		}
+		return nil, fmt.Errorf("%w at %s (namespace %s): %s", ErrNoServer, address, namespace, strings.TrimSpace(msg))
+	}
+	return c, nil
+}
+
+// WorkerOptions are a worker's settings.
+type WorkerOptions struct {
+	Queue string
+	// Backends are the backends this machine has: the worker takes the
+	// attempts of those only.
+	Backends []string
+	// Concurrency bounds the attempts run at once, per backend.
+	Concurrency int
+	// StopTimeout is how long a stopping worker lets its attempts end
+	// before it cancels them (they are then made again by another).
+	StopTimeout time.Duration
+}
+
+// Register registers the task workflow and acts' activities on w.
+func Register(w worker.Registry, acts *Activities) {
+	w.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
+	w.RegisterActivityWithOptions(acts.Prepare, activity.RegisterOptions{Name: PrepareName})
+	w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
+	w.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
+}
+
+// Serve runs a worker until ctx is done: the workflows and the preparing
+// and finishing activities on the queue, and the attempts on the queue of
+// each of its backends. A stopping worker lets its attempts end within
+// StopTimeout, then cancels them: their activities fail and are retried on
+// another worker, so that none is left half-recorded.
+func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptions) error {
+	if o.Queue == "" {
+		o.Queue = DefaultQueue
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 1
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 10 * time.Second
+	}
+	var workers []worker.Worker
+	main := worker.New(c, o.Queue, worker.Options{WorkerStopTimeout: o.StopTimeout})
+	Register(main, acts)
+	workers = append(workers, main)
+	for _, b := range o.Backends {
+		w := worker.New(c, AttemptQueue(o.Queue, b), worker.Options{MaxConcurrentActivityExecutionSize: o.Concurrency,
+			WorkerStopTimeout: o.StopTimeout, DisableWorkflowWorker: true})
+		w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
+		workers = append(workers, w)
+	}
+	for i, w := range workers {
+		if err := w.Start(); err != nil {
+			for _, s := range workers[:i] {
+				s.Stop()
+			}
+			return err
+		}
+	}
+	<-ctx.Done()
+	for _, w := range workers {
+		w.Stop()
+	}
+	return nil
+}
