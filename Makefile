@@ -2,7 +2,7 @@
 GO ?= go
 AGENTS_DIR := .cache/agents
 
-.PHONY: help install build test agents check bench clean
+.PHONY: help install build test e2e agents check bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -13,8 +13,12 @@ install: ## install jlgcli into $(go env GOPATH)/bin
 build: ## build ./bin/jlgcli
 	$(GO) build -o bin/jlgcli ./cmd/jlgcli
 
-test: ## run every test, with the race detector
+test: ## run every test: the main module with the race detector, then the Temporal end-to-end tests
 	$(GO) test -race -timeout 30m ./...
+	cd e2e/temporal && $(GO) test -timeout 20m ./...
+
+e2e: ## only the end-to-end tests against a real Temporal server (module e2e/temporal)
+	cd e2e/temporal && $(GO) test -timeout 20m ./...
 
 agents: ## install the pinned agent CLIs (npm) into .cache/agents for the conformance tests
 	mkdir -p $(AGENTS_DIR)
@@ -24,6 +28,7 @@ agents: ## install the pinned agent CLIs (npm) into .cache/agents for the confor
 check: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
 	$(GO) vet ./...
+	cd e2e/temporal && $(GO) vet ./...
 
 bench: ## run the benchmarks (numbers in BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
@@ -148,6 +149,8 @@ func ExitCode(err error) int {
 		return engine.ExitUsage
 	case errors.Is(err, context.Canceled):
 		return engine.ExitInterrupted
+	case errors.Is(err, flow.ErrNoServer):
+		return engine.ExitUnreachable
 	}
 	return engine.ExitError
 }
@@ -180,6 +183,7 @@ progress) stops it. Exit codes are a contract: see 'jlgcli help exit-codes'.`),
 		newRunCmd(stdio, false),
 		newRunCmd(stdio, true),
 		newTaskCmd(stdio),
+		newWorkerCmd(stdio),
 		newBatchCmd(stdio),
 		newResumeCmd(stdio),
 		newRunsCmd(stdio),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -11,6 +12,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -24,6 +26,9 @@ type taskFlags struct {
 	plan         bool
 	base         string
 	includeDirty bool
+	repoURL      string
+	detach       bool
+	heartbeat    time.Duration
 }
 
 func newTaskCmd(stdio *Stdio) *cobra.Command {
@@ -53,6 +58,9 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 	o.registerDeveloper(fs, "task")
 	fs.StringVar(&o.base, "base", "", "start the task branch from REF instead of HEAD")
 	fs.BoolVar(&o.includeDirty, "include-dirty", false, "bring the uncommitted changes of your tree in as the branch's first commit")
+	fs.StringVar(&o.repoURL, "repo", "", "with --temporal: the repository's URL as the workers clone it (default: this repository's origin)")
+	fs.BoolVar(&o.detach, "detach", false, "with --temporal: print the run id and exit once the task is submitted")
+	fs.DurationVar(&o.heartbeat, "heartbeat-timeout", flow.DefaultHeartbeat, "with --temporal: how long a silent worker keeps an attempt before another worker makes it again (at least 10s)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runTaskCmd(cmd.Context(), stdio, cmd, o, args)
 	}
@@ -75,6 +83,15 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 	cfg, err := loadConfig(stdio, o.flags)
 	if err != nil {
 		return err
+	}
+	if cfg.Temporal.Address != "" {
+		return runTaskTemporal(ctx, stdio, cfg, o, prompt)
+	}
+	switch {
+	case o.repoURL != "" || o.detach || cmd.Flags().Changed("heartbeat-timeout"):
+		return usagef("--repo, --detach and --heartbeat-timeout are for a task sent to a Temporal server (--temporal HOST:PORT)")
+	case cfg.Merge == git.MergePush:
+		return &config.Error{Source: cfg.Sources["merge"], Key: "merge", Msg: "push is for a task sent to a Temporal server (--temporal); here: squash or none"}
 	}
 	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {

@@ -37,6 +37,12 @@ const (
 	DefaultBudgetUSD = 1.00
 	// DefaultJobs is how many tasks of a batch run at once.
 	DefaultJobs = 2
+	// DefaultTemporalNamespace and DefaultTaskQueue are where tasks go on
+	// a Temporal server; DefaultWorkerWait how long an attempt waits for
+	// a worker that has its backend.
+	DefaultTemporalNamespace = "default"
+	DefaultTaskQueue         = "jlgcli"
+	DefaultWorkerWait        = 10 * time.Minute
 	// DefaultSimilarity is how alike two attempts' changes must be to count
 	// as a loop.
 	DefaultSimilarity = 0.9
@@ -118,6 +124,8 @@ type Config struct {
 	PR bool
 	// Jobs is how many tasks of a batch run at once.
 	Jobs int
+	// Temporal is the server tasks are submitted to and workers serve.
+	Temporal Temporal
 	// Sources says where each key's value came from.
 	Sources map[string]string
 }
@@ -211,4 +219,15 @@ func envList(env map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Temporal is the [temporal] table resolved.
+type Temporal struct {
+	// Address is the server's HOST:PORT; "" runs tasks here.
+	Address   string
+	Namespace string
+	TaskQueue string
+	// WorkerWait is how long an attempt waits for a worker that has its
+	// backend before the task fails (backend-missing).
+	WorkerWait time.Duration
 }

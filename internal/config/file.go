@@ -57,6 +57,7 @@ type Layer struct {
 	Push          *bool                         `toml:"push"`
 	PR            *bool                         `toml:"pr"`
 	Jobs          *int                          `toml:"jobs"`
+	Temporal      *TemporalLayer                `toml:"temporal"`
 
 	// lines are the lines of the file's keys (see keyLines).
 	lines map[string]int
@@ -92,6 +93,31 @@ type prematureFile struct {
 	Enabled   *bool    `toml:"enabled"`
 	Phrases   []string `toml:"phrases"`
 	Negations []string `toml:"negations"`
+}
+
+// TemporalLayer is the [temporal] table: the server that tasks are
+// submitted to (task/batch --temporal) and that workers serve.
+type TemporalLayer struct {
+	Address    *string `toml:"address"`
+	Namespace  *string `toml:"namespace"`
+	TaskQueue  *string `toml:"taskQueue"`
+	WorkerWait *string `toml:"workerWait"`
+}
+
+// temporal is l's [temporal] table, made when absent.
+func (l *Layer) temporal() *TemporalLayer {
+	if l.Temporal == nil {
+		l.Temporal = &TemporalLayer{}
+	}
+	return l.Temporal
+}
+
+// temporalOf is l's [temporal] table, empty when absent.
+func temporalOf(l *Layer) TemporalLayer {
+	if l.Temporal == nil {
+		return TemporalLayer{}
+	}
+	return *l.Temporal
 }
 
 type loopDetectionFile struct {
@@ -226,6 +252,8 @@ func knownHint(key []string) string {
 		return " (a tier has: name, backend, model, env, attempts)"
 	case len(key) == 2 && key[0] == "planner":
 		return " (planner has: backend, model, env)"
+	case len(key) == 2 && key[0] == "temporal":
+		return " (temporal has: address, namespace, taskQueue, workerWait)"
 	case len(key) == 2 && key[0] == "loopDetection":
 		return " (loopDetection has: similarity, sameErrorCount, embeddings)"
 	case len(key) == 3 && key[0] == "loopDetection" && key[1] == "embeddings":

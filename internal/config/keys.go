@@ -52,7 +52,7 @@ type FlagUse struct{ Usage, Default string }
 
 // The commands of the flags.
 const (
-	cmdRun, cmdLoop, cmdTask, cmdBatch, cmdConfig = "run", "loop", "task", "batch", "config"
+	cmdRun, cmdLoop, cmdTask, cmdBatch, cmdConfig, cmdWorker = "run", "loop", "task", "batch", "config", "worker"
 )
 
 // on lists commands that show the flag as the key says.
@@ -188,7 +188,8 @@ var keyTable = []Key{
 		print: func(c *Config) string { return strconv.FormatBool(c.Quiet) }},
 	{Name: "stateDir", Flag: "state-dir", Kind: "string",
 		Usage:    "where runs are kept (default: .jlgcli at the repository root, else $XDG_STATE_HOME/jlgcli) (config: stateDir)",
-		Commands: with(on(loopCmds...), FlagUse{Usage: "where runs are kept (config: stateDir)"}, taskCmds...),
+		Commands: with(with(on(loopCmds...), FlagUse{Usage: "where runs are kept (config: stateDir)"}, taskCmds...),
+			FlagUse{Usage: "where the worker keeps its clones (default: $XDG_STATE_HOME/jlgcli/worker) (config: stateDir)"}, cmdWorker),
 		parse:    absPath(func(l *Layer) **string { return &l.StateDir }),
 		apply:    scalar(func(l *Layer) *string { return l.StateDir }, func(c *Config, v string) error { c.StateDir = v; return nil }),
 		print:    func(c *Config) string { return c.StateDir }},
@@ -323,7 +324,7 @@ var keyTable = []Key{
 		apply: enum(func(l *Layer) *string { return l.Commit }, func(c *Config) *git.CommitMode { return &c.Commit }, git.CommitModes),
 		print: func(c *Config) string { return string(c.Commit) }},
 	{Name: "merge", Lined: true, Flag: "merge", Env: "JLGCLI_MERGE", Kind: "string", Default: string(git.MergeSquash), Commands: on(cmdTask),
-		Usage: "on success: squash (merge into the base branch as one commit) or none (config: merge)",
+		Usage: "on success: squash (merge into the base branch as one commit) or none; with --temporal, push fast-forwards the base branch on the remote (config: merge)",
 		parse: text(func(l *Layer) **string { return &l.Merge }),
 		apply: enum(func(l *Layer) *string { return l.Merge }, func(c *Config) *git.MergeMode { return &c.Merge }, git.MergeModes),
 		print: func(c *Config) string { return string(c.Merge) }},
@@ -346,6 +347,44 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return strconv.Itoa(c.Jobs) }},
+	{Name: "temporal.address", Flag: "temporal", Env: "JLGCLI_TEMPORAL", Kind: "string", Commands: on(cmdTask, cmdWorker, cmdConfig),
+		Usage: "HOST:PORT of a Temporal server: submit the task there instead of running it here (config: temporal.address)",
+		parse: func(l *Layer, s string) error { l.temporal().Address = &s; return nil },
+		apply: scalar(func(l *Layer) *string { return temporalOf(l).Address }, func(c *Config, v string) error { c.Temporal.Address = strings.TrimSpace(v); return nil }),
+		print: func(c *Config) string { return c.Temporal.Address }},
+	{Name: "temporal.namespace", Flag: "temporal-namespace", Kind: "string", Default: DefaultTemporalNamespace, Commands: on(cmdTask, cmdWorker, cmdConfig),
+		Usage: "the Temporal namespace (config: temporal.namespace)",
+		parse: func(l *Layer, s string) error { l.temporal().Namespace = &s; return nil },
+		apply: scalar(func(l *Layer) *string { return temporalOf(l).Namespace }, func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "" {
+				return fmt.Errorf("must not be empty")
+			}
+			c.Temporal.Namespace = v
+			return nil
+		}),
+		print: func(c *Config) string { return c.Temporal.Namespace }},
+	{Name: "temporal.taskQueue", Flag: "task-queue", Kind: "string", Default: DefaultTaskQueue, Commands: on(cmdTask, cmdWorker, cmdConfig),
+		Usage: "the Temporal task queue; attempts of backend B go to QUEUE@B (config: temporal.taskQueue)",
+		parse: func(l *Layer, s string) error { l.temporal().TaskQueue = &s; return nil },
+		apply: scalar(func(l *Layer) *string { return temporalOf(l).TaskQueue }, func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "" || strings.Contains(v, "@") {
+				return fmt.Errorf("%q is not a queue name (not empty, no @)", v)
+			}
+			c.Temporal.TaskQueue = v
+			return nil
+		}),
+		print: func(c *Config) string { return c.Temporal.TaskQueue }},
+	{Name: "temporal.workerWait", Flag: "worker-wait", Kind: "duration", Default: DefaultWorkerWait.String(), Commands: on(cmdTask, cmdConfig),
+		Usage: "how long an attempt waits for a worker that has its backend before the task fails, exit 2 (config: temporal.workerWait)",
+		parse: func(l *Layer, s string) error {
+			if _, err := time.ParseDuration(s); err != nil {
+				return fmt.Errorf("%q is not a duration such as 10m", s)
+			}
+			l.temporal().WorkerWait = &s
+			return nil
+		},
+		apply: durationKey(func(l *Layer) *string { return temporalOf(l).WorkerWait }, func(c *Config) *time.Duration { return &c.Temporal.WorkerWait }),
+		print: func(c *Config) string { return c.Temporal.WorkerWait.String() }},
 	// attempts is a flag only: it overrides the attempts of every tier.
 	{Flag: "attempts", Kind: "int", Default: strconv.Itoa(DefaultAttempts), Commands: on(taskCmds...),
 		Usage: "attempts per tier and step (config: attempts of each [[tiers]])",

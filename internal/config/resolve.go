@@ -55,6 +55,7 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		Commit:          git.CommitBranch,
 		Merge:           git.MergeSquash,
 		Jobs:            DefaultJobs,
+		Temporal:        Temporal{Namespace: DefaultTemporalNamespace, TaskQueue: DefaultTaskQueue, WorkerWait: DefaultWorkerWait},
 		Sources:         map[string]string{},
 	}
 	for _, k := range Keys {

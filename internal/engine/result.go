@@ -47,6 +47,7 @@ const (
 	ExitInvalidJSON     = 65
 	ExitRateLimited     = 69
 	ExitTimeout         = 75
+	ExitUnreachable     = 68
 	ExitInterrupted     = 130
 )
 
@@ -72,6 +73,7 @@ var ExitCodes = []ExitCodeRow{
 	{ExitBudgetExceeded, "budget-exceeded", []Status{StatusBudgetExceeded}, "the cost budget was spent"},
 	{ExitUsage, "usage", []Status{StatusBackendUnknown, StatusBackendUnsupported}, "bad flag, bad config, unknown or unsupported backend"},
 	{ExitInvalidJSON, "invalid-json", []Status{StatusInvalidJSON}, "json completion and no valid status object"},
+	{ExitUnreachable, "server-unreachable", nil, "no Temporal server answered at the address (--temporal)"},
 	{ExitRateLimited, "rate-limited", []Status{StatusRateLimited}, "the provider's rate limit was hit"},
 	{ExitTimeout, "timeout", []Status{StatusTimeout}, "the global time limit was reached"},
 	{ExitInterrupted, "interrupted", []Status{StatusInterrupted}, "SIGINT/SIGTERM"},

@@ -31,10 +31,13 @@ const (
 	MergeSquash MergeMode = "squash"
 	// MergeNone leaves it as it is, with the command that merges it.
 	MergeNone MergeMode = "none"
+	// MergePush, for a task run by Temporal workers: the base branch on the
+	// remote is fast-forwarded to the task's squash commit, never forced.
+	MergePush MergeMode = "push"
 )
 
 // MergeModes are the values of MergeMode.
-var MergeModes = []MergeMode{MergeSquash, MergeNone}
+var MergeModes = []MergeMode{MergeSquash, MergeNone, MergePush}
 
 // MergeStatus is what became of a task branch at the end of its task: the
 // one set of these values that every writer and reader of them uses.
@@ -439,6 +442,11 @@ func (r *Repo) FastForward(ctx context.Context, into, branch string) (string, er
 // Remote is the remote Push would push branch to.
 func (r *Repo) Remote(ctx context.Context, branch string) (string, error) {
 	return r.pushRemote(ctx, branch)
+}
+
+// RemoteURL is the URL of remote name.
+func (r *Repo) RemoteURL(ctx context.Context, name string) (string, error) {
+	return r.git().line(ctx, r.Dir, "remote", "get-url", "--", name)
 }
 
 func oneLine(s string) string {

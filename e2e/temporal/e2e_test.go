@@ -1,0 +1,340 @@
+package temporal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+var update = flag.Bool("update", false, "write the recorded workflow history for the replay test of internal/flow")
+
+// jlgcli is the binary under test, built once.
+var jlgcli string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "jlgcli-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	jlgcli = filepath.Join(dir, "jlgcli")
+	// Built in the main module, with its own go.mod and go.sum.
+	build := exec.Command("go", "build", "-o", jlgcli, "./cmd/jlgcli")
+	build.Dir = filepath.Join("..", "..")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build jlgcli:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// agentScript is the developer of these tests, a command backend: it
+// records its call (the worker it ran on), sleeps on the first call when
+// JLGCLI_E2E_SLOW says so, and fixes the answer.
+const agentScript = `#!/bin/sh
+cat > /dev/null
+echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
+if [ -n "$JLGCLI_E2E_SLOW" ] && [ "$(wc -l < "$JLGCLI_E2E_CALLS")" -eq 1 ]; then sleep "$JLGCLI_E2E_SLOW"; fi
+echo right > answer.txt
+echo "fixed the answer"
+`
+
+// world is a Temporal server, a remote repository whose answer.txt is
+// wrong, and the configuration workers and clients share.
+type world struct {
+	t      *testing.T
+	ts     *temporaltest.TestServer
+	addr   string
+	ns     string
+	dir    string
+	remote string
+	calls  string
+	env    []string
+}
+
+func newWorld(t *testing.T, extraEnv ...string) *world {
+	t.Helper()
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	w := &world{t: t, ts: ts, addr: ts.GetFrontendHostPort(), ns: ts.GetDefaultNamespace(), dir: t.TempDir()}
+	w.remote = filepath.Join(w.dir, "remote.git")
+	w.calls = filepath.Join(w.dir, "calls")
+	agent := filepath.Join(w.dir, "agent.sh")
+	must(t, os.WriteFile(agent, []byte(agentScript), 0o755))
+	cfg := filepath.Join(w.dir, "config", "jlgcli")
+	must(t, os.MkdirAll(cfg, 0o755))
+	must(t, os.WriteFile(filepath.Join(cfg, "config.toml"), []byte(fmt.Sprintf("[backends.fake]\ncommand = [\"sh\", %q]\nprompt = \"stdin\"\n", agent)), 0o644))
+	w.env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(w.dir, "config"), "XDG_STATE_HOME="+filepath.Join(w.dir, "state"),
+		"JLGCLI_E2E_CALLS="+w.calls, "GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.com",
+		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com", "GIT_CONFIG_NOSYSTEM=1")
+	w.env = append(w.env, extraEnv...)
+
+	seed := filepath.Join(w.dir, "seed")
+	w.git("", "init", "--quiet", "--bare", "-b", "main", w.remote)
+	w.git("", "init", "--quiet", "-b", "main", seed)
+	must(t, os.WriteFile(filepath.Join(seed, "answer.txt"), []byte("wrong\n"), 0o644))
+	w.git(seed, "add", "answer.txt")
+	w.git(seed, "commit", "--quiet", "-m", "the answer is wrong")
+	w.git(seed, "push", "--quiet", w.remote, "main")
+	return w
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *world) git(dir string, args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, w.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// remoteHas reports whether the remote has ref.
+func (w *world) remoteHas(ref string) bool {
+	cmd := exec.Command("git", "--git-dir", w.remote, "rev-parse", "-q", "--verify", ref)
+	return cmd.Run() == nil
+}
+
+// worker starts `jlgcli worker` named name; it is killed at the end.
+func (w *world) worker(name string) *exec.Cmd {
+	w.t.Helper()
+	log := filepath.Join(w.dir, name+".log")
+	f, err := os.Create(log)
+	must(w.t, err)
+	cmd := exec.Command(jlgcli, "worker", "--temporal", w.addr, "--temporal-namespace", w.ns, "--state-dir", filepath.Join(w.dir, name))
+	cmd.Env = append(w.env, "JLGCLI_E2E_WORKER="+name)
+	cmd.Stdout, cmd.Stderr = f, f
+	must(w.t, cmd.Start())
+	w.t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		f.Close()
+		if w.t.Failed() {
+			data, _ := os.ReadFile(log)
+			w.t.Logf("%s:\n%s", name, data)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(log)
+		if bytes.Contains(data, []byte("jlgcli: worker on ")) {
+			return cmd
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("worker %s did not start:\n%s", name, data)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// run runs jlgcli with args and returns its stdout, stderr and exit code.
+func (w *world) run(args ...string) (string, string, int) {
+	w.t.Helper()
+	cmd := exec.Command(jlgcli, args...)
+	cmd.Env, cmd.Dir = w.env, w.dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func (w *world) submit(extra ...string) []string {
+	return append([]string{"task", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://" + w.remote,
+		"--base", "main", "-b", "fake", "--check", "grep -q right answer.txt"}, extra...)
+}
+
+func (w *world) callsMade() []string {
+	data, _ := os.ReadFile(w.calls)
+	return strings.Fields(string(data))
+}
+
+// TestTaskRunsOnWorkers: a task submitted to the server is done by the
+// workers; the remote has the task branch with the fix, the attempt's
+// refs and record, and the squash commit on the ready branch; the base
+// branch is not touched.
+func TestTaskRunsOnWorkers(t *testing.T) {
+	w := newWorld(t)
+	w.worker("w1")
+	w.worker("w2")
+	stdout, stderr, code := w.run(w.submit("--json", "Fix the answer")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res engine.TaskResult
+	must(t, json.Unmarshal([]byte(stdout), &res))
+	if res.Status != engine.StatusDone || len(res.Attempts) != 1 || res.Attempts[0].Action != engine.ActionPass {
+		t.Fatalf("result: %s %s, %d attempts", res.Status, res.Details, len(res.Attempts))
+	}
+	if res.Git == nil || res.Git.Merge == nil {
+		t.Fatalf("no git details: %+v", res.Git)
+	}
+	branch := res.Git.Branch
+	if got := w.git("", "--git-dir", w.remote, "show", branch+":answer.txt"); got != "right" {
+		t.Errorf("the task branch has answer.txt %q", got)
+	}
+	ready := branch + "-ready"
+	if got := w.git("", "--git-dir", w.remote, "log", "-1", "--format=%s", ready); got != "feat: Fix the answer" {
+		t.Errorf("the ready branch's commit is %q", got)
+	}
+	if got, base := w.git("", "--git-dir", w.remote, "rev-parse", ready+"^"), w.git("", "--git-dir", w.remote, "rev-parse", "main"); got != base {
+		t.Errorf("the squash commit's parent is %s, not the base %s", got, base)
+	}
+	if got := w.git("", "--git-dir", w.remote, "show", "main:answer.txt"); got != "wrong" {
+		t.Errorf("the base branch was changed: %q", got)
+	}
+	for _, ref := range []string{"refs/jlgcli/" + res.RunID + "/1", "refs/jlgcli/" + res.RunID + "/1-result", "refs/jlgcli/" + res.RunID + "/1-outcome"} {
+		if !w.remoteHas(ref) {
+			t.Errorf("the remote has no %s", ref)
+		}
+	}
+	if !strings.Contains(stderr, "attempt") {
+		t.Errorf("no progress lines on stderr:\n%s", stderr)
+	}
+	if *update {
+		recordHistory(t, w, res.RunID, filepath.Join("..", "..", "internal", "flow", "testdata", "task-history.json"))
+	}
+}
+
+// recordHistory writes the workflow's history as the replay test reads it.
+func recordHistory(t *testing.T, w *world, runID, path string) {
+	c := w.ts.GetDefaultClient()
+	it := c.GetWorkflowHistory(context.Background(), runID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var h history.History
+	for it.HasNext() {
+		ev, err := it.Next()
+		must(t, err)
+		h.Events = append(h.Events, ev)
+	}
+	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(&h)
+	must(t, err)
+	must(t, os.WriteFile(path, data, 0o644))
+}
+
+// TestWorkerKilledDuringAttempt: the worker running an attempt is killed
+// (SIGKILL); the other worker makes the attempt again once the heartbeats
+// stop, and the task is done with one attempt: the agent was called once
+// more, not more, and the attempt is counted once.
+func TestWorkerKilledDuringAttempt(t *testing.T) {
+	w := newWorld(t, "JLGCLI_E2E_SLOW=120")
+	workers := map[string]*exec.Cmd{"w1": w.worker("w1"), "w2": w.worker("w2")}
+	stdout, stderr, code := w.run(w.submit("--detach", "--heartbeat-timeout", "10s", "Fix the answer")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	runID := strings.TrimSpace(stdout)
+	deadline := time.Now().Add(60 * time.Second)
+	for len(w.callsMade()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no worker called the agent")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	first := w.callsMade()[0]
+	must(t, workers[first].Process.Signal(syscall.SIGKILL))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var res engine.TaskResult
+	must(t, w.ts.GetDefaultClient().GetWorkflow(ctx, runID, "").Get(ctx, &res))
+	if res.Status != engine.StatusDone {
+		t.Fatalf("status %s: %s", res.Status, res.Details)
+	}
+	calls := w.callsMade()
+	if len(calls) != 2 || calls[1] == first {
+		t.Errorf("agent calls by worker: %v; want one on %s, then one on the other", calls, first)
+	}
+	if len(res.Attempts) != 1 {
+		t.Errorf("%d attempts recorded, want 1", len(res.Attempts))
+	}
+}
+
+// TestNoWorkerHasTheBackend: a task whose backend no worker has fails once
+// the wait is over, naming the backend, instead of waiting forever.
+func TestNoWorkerHasTheBackend(t *testing.T) {
+	w := newWorld(t)
+	w.worker("w1")
+	args := w.submit("--worker-wait", "3s", "Fix the answer")
+	for i, a := range args {
+		if a == "fake" {
+			args[i] = "nosuch"
+		}
+	}
+	_, stderr, code := w.run(args...)
+	if code != engine.ExitBackendMissing || !strings.Contains(stderr, "no worker with backend nosuch") {
+		t.Errorf("exit %d, want %d naming the backend:\n%s", code, engine.ExitBackendMissing, stderr)
+	}
+}
+
+// TestRemoteThatCannotBeFetched: the task fails with git's own message.
+func TestRemoteThatCannotBeFetched(t *testing.T) {
+	w := newWorld(t)
+	w.worker("w1")
+	args := w.submit("Fix the answer")
+	for i, a := range args {
+		if strings.HasPrefix(a, "file://") {
+			args[i] = "file://" + filepath.Join(w.dir, "no-such-remote.git")
+		}
+	}
+	_, stderr, code := w.run(args...)
+	if code == 0 || !strings.Contains(stderr, "no-such-remote.git") || !strings.Contains(stderr, "does not appear to be a git repository") {
+		t.Errorf("exit %d; want a failure with git's message:\n%s", code, stderr)
+	}
+}
+
+// TestNoServer: no server at the address is said at once, naming it.
+func TestNoServer(t *testing.T) {
+	w := &world{t: t, dir: t.TempDir(), env: os.Environ()}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	addr := l.Addr().String()
+	l.Close()
+	for _, args := range [][]string{
+		{"task", "--temporal", addr, "--repo", "file:///nowhere.git", "-b", "claude", "Fix it"},
+		{"worker", "--temporal", addr},
+	} {
+		began := time.Now()
+		_, stderr, code := w.run(args...)
+		if code != engine.ExitUnreachable || !strings.Contains(stderr, "no Temporal server at "+addr) {
+			t.Errorf("%s: exit %d, want %d naming %s:\n%s", args[0], code, engine.ExitUnreachable, addr, stderr)
+		}
+		if d := time.Since(began); d > 30*time.Second {
+			t.Errorf("%s: took %s", args[0], d)
+		}
+	}
+}

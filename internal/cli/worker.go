@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/flow"
+)
+
+func newWorkerCmd(stdio *Stdio) *cobra.Command {
+	flags := flagLayer()
+	var concurrency int
+	cmd := &cobra.Command{
+		Use:   "worker --temporal HOST:PORT [flags]",
+		Short: "Run the attempts of tasks submitted to a Temporal server, until SIGINT/SIGTERM",
+		Long: strings.TrimSpace(`
+Connect to a Temporal server and run the tasks submitted there (jlgcli task
+--temporal): the workflows, and the attempts of every backend installed on
+this machine (an attempt of backend B is taken only by workers that have B).
+The agents, backends, prices and the checks' tools are this machine's own, as
+its configuration says. The worker keeps a clone of each repository it works
+on under its state directory and reuses it; each attempt runs in a worktree of
+it and pushes its snapshots, the task branch and its record to the remote.
+SIGINT/SIGTERM stop the worker: attempts under way get 10 seconds to end, then
+are cancelled and made again by another worker; none is left half-recorded.`),
+		Args: cobra.NoArgs,
+	}
+	fs := cmd.Flags()
+	bindKeys(fs, "worker", flags)
+	fs.IntVar(&concurrency, "concurrency", 1, "how many attempts run at once, per backend")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if concurrency < 1 {
+			return usagef("--concurrency must be at least 1, not %d", concurrency)
+		}
+		return runWorker(cmd.Context(), stdio, flags, concurrency)
+	}
+	return cmd
+}
+
+func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurrency int) error {
+	cfg, err := loadConfig(stdio, flags)
+	if err != nil {
+		return err
+	}
+	t := cfg.Temporal
+	if t.Address == "" {
+		return usagef("a worker needs a Temporal server: --temporal HOST:PORT, or temporal.address in the configuration")
+	}
+	dir := cfg.StateDir
+	if dir == "" {
+		base := stdio.getenv("XDG_STATE_HOME")
+		if base == "" {
+			base = filepath.Join(stdio.getenv("HOME"), ".local", "state")
+		}
+		dir = filepath.Join(base, "jlgcli", "worker")
+	}
+	say := stdio.reporter()
+	c, err := flow.Dial(ctx, t.Address, t.Namespace, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	reg := registry(stdio, cfg.Backends, cfg.EnvList())
+	var have []string
+	for _, name := range reg.Names() {
+		a, err := reg.Get(name)
+		if err != nil {
+			continue
+		}
+		if av := a.Check(ctx); av.Status == agent.Available {
+			have = append(have, name)
+		}
+	}
+	if len(have) == 0 {
+		say.Error("no agent backend is installed on this machine: the worker would take no attempt (see jlgcli backends)")
+		return &exitError{code: engine.ExitBackendMissing}
+	}
+	slices.Sort(have)
+	say.Notice(fmt.Sprintf("worker on %s (namespace %s, queue %s): backends %s, %d attempt(s) at once each; clones in %s",
+		t.Address, t.Namespace, t.TaskQueue, strings.Join(have, ", "), concurrency, dir))
+	acts := &flow.Activities{StateDir: dir, Parts: stdio.parts(true, false, false), Commands: cfg.Backends, Prices: cfg.Prices}
+	err = flow.Serve(ctx, c, acts, flow.WorkerOptions{Queue: t.TaskQueue, Backends: have, Concurrency: concurrency})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	say.Notice("worker stopped")
+	return nil
+}
