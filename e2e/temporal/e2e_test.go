@@ -64,7 +64,7 @@ echo "fixed the answer"
 // world is a Temporal server, a remote repository whose answer.txt is
 // wrong, and the configuration workers and clients share.
 type world struct {
-	t      *testing.T
+	t      testing.TB
 	ts     *temporaltest.TestServer
 	addr   string
 	ns     string
@@ -74,9 +74,15 @@ type world struct {
 	env    []string
 }
 
-func newWorld(t *testing.T, extraEnv ...string) *world {
+func newWorld(t testing.TB, extraEnv ...string) *world {
 	t.Helper()
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	var ts *temporaltest.TestServer
+	if tt, ok := t.(*testing.T); ok {
+		ts = temporaltest.NewServer(temporaltest.WithT(tt))
+	} else {
+		ts = temporaltest.NewServer()
+		t.Cleanup(ts.Stop)
+	}
 	w := &world{t: t, ts: ts, addr: ts.GetFrontendHostPort(), ns: ts.GetDefaultNamespace(), dir: t.TempDir()}
 	w.remote = filepath.Join(w.dir, "remote.git")
 	w.calls = filepath.Join(w.dir, "calls")
@@ -100,7 +106,7 @@ func newWorld(t *testing.T, extraEnv ...string) *world {
 	return w
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
