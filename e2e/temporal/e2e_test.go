@@ -229,8 +229,8 @@ func TestTaskRunsOnWorkers(t *testing.T) {
 			t.Errorf("the remote has no %s", ref)
 		}
 	}
-	if !strings.Contains(stderr, "attempt") {
-		t.Errorf("no progress lines on stderr:\n%s", stderr)
+	if !strings.Contains(stderr, "tier fake (1/1) · attempt 1/3") {
+		t.Errorf("no progress line of the attempt on stderr:\n%s", stderr)
 	}
 	if *update {
 		recordHistory(t, w, res.RunID, filepath.Join("..", "..", "internal", "flow", "testdata", "task-history.json"))

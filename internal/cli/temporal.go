@@ -74,7 +74,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 	}
 	say.Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
 	p := stdio.parts(cfg.Quiet, true, false)
-	res, err := flow.Follow(ctx, c, id, p.TaskObserver, time.Second)
+	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, p.TaskObserver, time.Second)
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		c.Close()
 	}

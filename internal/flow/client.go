@@ -22,9 +22,10 @@ func Submit(ctx context.Context, c client.Client, in TaskInput) error {
 	return nil
 }
 
-// Follow follows the task runID until it ends, telling obs (may be nil) of
-// each attempt as it starts and ends, and returns its result.
-func Follow(ctx context.Context, c client.Client, runID string, obs engine.TaskObserver, every time.Duration) (engine.TaskResult, error) {
+// Follow follows the task runID, whose tiers are tiers, until it ends,
+// telling obs (may be nil) of each attempt as it starts and ends, and
+// returns its result.
+func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.Tier, obs engine.TaskObserver, every time.Duration) (engine.TaskResult, error) {
 	if every <= 0 {
 		every = time.Second
 	}
@@ -43,7 +44,7 @@ func Follow(ctx context.Context, c client.Client, runID string, obs engine.TaskO
 			}
 			if obs != nil {
 				for _, a := range res.Attempts[min(seen, len(res.Attempts)):] {
-					obs.AttemptDone(progressOf(res.Tiers, a), a)
+					obs.AttemptDone(progressOf(tiers, a), a)
 				}
 			}
 			return res, nil
@@ -59,14 +60,18 @@ func Follow(ctx context.Context, c client.Client, runID string, obs engine.TaskO
 			continue // between two runs of a workflow that continues as new
 		}
 		for _, a := range p.History.Attempts[min(seen, len(p.History.Attempts)):] {
-			obs.AttemptDone(progressOf(nil, a), a)
+			obs.AttemptDone(progressOf(tiers, a), a)
 			seen = a.Number
 		}
 		if p.Running != nil && p.Running.Number > started {
 			started = p.Running.Number
-			obs.AttemptStarted(engine.TaskProgress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
+			pr := engine.TaskProgress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
 				TierIndex: p.Running.TierIndex, InTier: p.Running.InTier, Number: p.Running.Number,
-				CostUSD: p.History.State.Ledger.Spent(), Estimated: p.History.State.Ledger.Estimated(), CostKnown: costKnown(p.History)})
+				CostUSD: p.History.State.Ledger.Spent(), Estimated: p.History.State.Ledger.Estimated(), CostKnown: costKnown(p.History)}
+			if i := p.Running.TierIndex; i < len(tiers) {
+				pr.Tier, pr.Tiers, pr.Attempts = tiers[i].Name, len(tiers), tiers[i].Attempts
+			}
+			obs.AttemptStarted(pr)
 		}
 	}
 }
@@ -97,10 +102,12 @@ func Result(ctx context.Context, c client.Client, runID string) (engine.TaskResu
 	return res, true, nil
 }
 
-func progressOf(tiers []engine.TierSummary, a engine.Attempt) engine.TaskProgress {
+func progressOf(tiers []engine.Tier, a engine.Attempt) engine.TaskProgress {
 	p := engine.TaskProgress{Step: max(1, a.Step), Steps: 1, Tier: a.Tier, TierIndex: a.TierIndex, InTier: a.InTier,
 		Number: a.Number, CostUSD: a.CostUSD, Estimated: a.CostEstimated, CostKnown: a.CostKnown, LastGate: a.Gate.Status}
-	p.Tiers = len(tiers)
+	if a.TierIndex < len(tiers) {
+		p.Tiers, p.Attempts = len(tiers), tiers[a.TierIndex].Attempts
+	}
 	return p
 }
 
