@@ -61,6 +61,14 @@ type mergeEnd struct {
 	m  MergeOutcome
 }
 
+// Machine is one execution of a Scheduler as a state machine, without
+// goroutines or clock of its own: Ready says which tasks to start, Ended
+// and Merged take what became of them, NextMerge says which done task to
+// merge. Run drives it with goroutines; a Temporal workflow drives the same
+// machine with child workflows, so that a batch follows the same DAG rules
+// wherever it runs.
+type Machine = run
+
 // run is one execution of a Scheduler.
 type run struct {
 	s        *Scheduler
@@ -85,39 +93,57 @@ type run struct {
 // ctx cancelled) and the merge under way have returned. Its error is only
 // for settings that cannot run.
 func (s *Scheduler) Run(ctx context.Context) (Result, error) {
-	if err := s.check(); err != nil {
+	r, err := s.Machine()
+	if err != nil {
 		return Result{}, err
+	}
+	began := r.now()
+	r.runEnds = make(chan runEnd, len(r.order))
+	r.mergeEnd = make(chan mergeEnd, 1)
+	done := ctx.Done()
+	for {
+		for _, start := range r.Ready(ctx.Err() != nil) {
+			go func() {
+				r.runEnds <- runEnd{id: start.ID, o: r.s.Runner.Run(ctx, start)}
+			}()
+		}
+		if id, o, ok := r.NextMerge(); ok {
+			go func() {
+				r.mergeEnd <- mergeEnd{id: id, m: r.s.Merger.Merge(ctx, id, o)}
+			}()
+		}
+		if !r.Busy() {
+			break
+		}
+		select {
+		case e := <-r.runEnds:
+			r.Ended(e.id, e.o)
+		case e := <-r.mergeEnd:
+			r.Merged(e.id, e.m)
+		case <-done:
+			done = nil
+			r.Interrupt()
+		}
+	}
+	return r.Result(began), nil
+}
+
+// Machine checks the settings and makes the machine of one execution, in
+// the state Initial gives.
+func (s *Scheduler) Machine() (*Machine, error) {
+	if err := s.check(); err != nil {
+		return nil, err
 	}
 	r := &run{s: s, now: s.Now, tasks: map[string]*task{}}
 	if r.now == nil {
 		r.now = time.Now
 	}
-	began := r.now()
 	r.init()
-	r.runEnds = make(chan runEnd, len(r.order))
-	r.mergeEnd = make(chan mergeEnd, 1)
-	done := ctx.Done()
-	for {
-		if !r.cancel && ctx.Err() != nil {
-			r.interrupted()
-		}
-		r.startReady(ctx)
-		r.startMerge(ctx)
-		if r.running == 0 && !r.merging {
-			break
-		}
-		select {
-		case e := <-r.runEnds:
-			r.ended(e)
-		case e := <-r.mergeEnd:
-			r.merged(e)
-		case <-done:
-			done = nil
-			r.interrupted()
-		}
-	}
-	return r.result(began), nil
+	return r, nil
 }
+
+// Busy reports whether a run or a merge is under way.
+func (r *run) Busy() bool { return r.running > 0 || r.merging }
 
 // check refuses settings that cannot run.
 func (s *Scheduler) check() error {
@@ -177,17 +203,18 @@ func (r *run) init() {
 	}
 }
 
-// startReady starts the ready tasks, in order, while there are jobs and
-// budget for them.
-func (r *run) startReady(ctx context.Context) {
+// Ready marks the ready tasks running, in order, while there are jobs and
+// budget for them, and returns what the caller must start; canceled: the
+// batch is interrupted, nothing starts any more.
+func (r *run) Ready(canceled bool) []Start {
+	if canceled && !r.cancel {
+		r.Interrupt()
+	}
+	var out []Start
 	for r.stop == "" && r.running < r.s.Jobs {
-		if ctx.Err() != nil {
-			r.interrupted()
-			return
-		}
 		t := r.next()
 		if t == nil {
-			return
+			return out
 		}
 		ok, cap, why := r.s.Budget.canStart(r.budgetState())
 		if !ok {
@@ -195,7 +222,7 @@ func (r *run) startReady(ctx context.Context) {
 			if r.running == 0 && !r.merging && len(r.queue) == 0 {
 				r.stopStarting(why)
 			}
-			return
+			return out
 		}
 		r.budget = ""
 		t.Status, t.Reason = StatusRunning, ""
@@ -204,11 +231,9 @@ func (r *run) startReady(ctx context.Context) {
 		t.Resumed = t.resume != ""
 		r.running++
 		r.emit(EventStarted, t)
-		start := Start{ID: t.ID, ResumeRunID: t.resume, BudgetUSD: cap}
-		go func() {
-			r.runEnds <- runEnd{id: start.ID, o: r.s.Runner.Run(ctx, start)}
-		}()
+		out = append(out, Start{ID: t.ID, ResumeRunID: t.resume, BudgetUSD: cap})
 	}
+	return out
 }
 
 // next is the first pending task in order whose dependencies are done.
@@ -238,11 +263,10 @@ func (r *run) budgetState() budgetState {
 	return st
 }
 
-// ended records the end of a task's run.
-func (r *run) ended(e runEnd) {
+// Ended records the end of task id's run.
+func (r *run) Ended(id string, o Outcome) {
 	r.running--
-	t := r.tasks[e.id]
-	o := e.o
+	t := r.tasks[id]
 	switch o.Status {
 	case StatusDone, StatusInterrupted:
 	case "", StatusPending, StatusRunning, StatusUnmerged, StatusBlocked:
@@ -272,26 +296,24 @@ func (r *run) ended(e runEnd) {
 	}
 }
 
-// startMerge merges the first task of the queue, when none is merging.
-func (r *run) startMerge(ctx context.Context) {
+// NextMerge marks the first task of the queue merging, when none is, and
+// returns it and its run's outcome for the caller to merge; false when
+// there is nothing to merge now.
+func (r *run) NextMerge() (string, Outcome, bool) {
 	if r.merging || len(r.queue) == 0 || r.cancel {
-		return
+		return "", Outcome{}, false
 	}
 	t := r.queue[0]
 	r.queue = r.queue[1:]
 	r.merging = true
 	r.emit(EventMergeStarted, t)
-	id, o := t.ID, t.outcome
-	go func() {
-		r.mergeEnd <- mergeEnd{id: id, m: r.s.Merger.Merge(ctx, id, o)}
-	}()
+	return t.ID, t.outcome, true
 }
 
-// merged records the end of a merge.
-func (r *run) merged(e mergeEnd) {
+// Merged records the end of task id's merge.
+func (r *run) Merged(id string, m MergeOutcome) {
 	r.merging = false
-	t := r.tasks[e.id]
-	m := e.m
+	t := r.tasks[id]
 	t.Merge = &m
 	switch m.Status {
 	case MergeMerged:
@@ -369,7 +391,8 @@ func (r *run) stopStarting(why string) {
 	}
 }
 
-func (r *run) interrupted() {
+// Interrupt stops starting tasks and merges: the batch was interrupted.
+func (r *run) Interrupt() {
 	r.cancel = true
 	r.stopStarting("the batch was interrupted")
 }
@@ -380,8 +403,8 @@ func (r *run) emit(k EventKind, t *task) {
 	}
 }
 
-// result says what became of the batch.
-func (r *run) result(began time.Time) Result {
+// Result says what became of the batch started at began.
+func (r *run) Result(began time.Time) Result {
 	res := Result{Interrupted: r.cancel, StopReason: r.stop, StartedAt: began, CostKnown: true}
 	if res.StopReason == "" && r.budget != "" {
 		res.StopReason = r.budget
