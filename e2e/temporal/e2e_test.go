@@ -344,3 +344,68 @@ func TestNoServer(t *testing.T) {
 		}
 	}
 }
+
+// batchAgent writes the file its task names (task-N.txt) after a pause,
+// so that the tasks of a batch overlap.
+const batchAgent = `#!/bin/sh
+n=$(grep -o 'task-[0-9]*' | head -1)
+echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
+sleep 2
+echo done > "$n.txt"
+echo "wrote $n.txt"
+`
+
+// TestBatchOnTwoWorkers: a batch of four independent sheets runs on both
+// workers at once; every task lands on the batch's branch, which holds
+// the four files, and the base branch is not touched.
+func TestBatchOnTwoWorkers(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(batchAgent), 0o755))
+	w.worker("w1")
+	w.worker("w2")
+	sheets := filepath.Join(w.dir, "sheets")
+	must(t, os.MkdirAll(sheets, 0o755))
+	for i := range 4 {
+		must(t, os.WriteFile(filepath.Join(sheets, fmt.Sprintf("task-%d.md", i)), []byte(fmt.Sprintf("# Write task-%d\n", i)), 0o644))
+	}
+	stdout, stderr, code := w.run("batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://"+w.remote,
+		"--base", "main", "-b", "fake", "--check", "true", "-j", "4", "--json", sheets)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var sum struct {
+		RunID  string `json:"runId"`
+		Status string `json:"status"`
+		Tasks  []struct {
+			ID, Status string
+			Commit     *string
+		} `json:"tasks"`
+	}
+	must(t, json.Unmarshal([]byte(stdout), &sum))
+	if sum.Status != "done" || len(sum.Tasks) != 4 {
+		t.Fatalf("batch %s with %d tasks:\n%s", sum.Status, len(sum.Tasks), stdout)
+	}
+	for _, tk := range sum.Tasks {
+		if tk.Status != "done" || tk.Commit == nil {
+			t.Errorf("task %s: %s, commit %v", tk.ID, tk.Status, tk.Commit)
+		}
+	}
+	branch := "jlgcli/batch-" + sum.RunID
+	files := w.git("", "--git-dir", w.remote, "ls-tree", "--name-only", branch)
+	for i := range 4 {
+		if !strings.Contains(files, fmt.Sprintf("task-%d.txt", i)) {
+			t.Errorf("the batch's branch lacks task-%d.txt: %s", i, files)
+		}
+	}
+	if got := w.git("", "--git-dir", w.remote, "ls-tree", "--name-only", "main"); got != "answer.txt" {
+		t.Errorf("the base branch was changed: %s", got)
+	}
+	calls := w.callsMade()
+	byWorker := map[string]int{}
+	for _, c := range calls {
+		byWorker[c]++
+	}
+	if len(calls) != 4 || byWorker["w1"] == 0 || byWorker["w2"] == 0 {
+		t.Errorf("agent calls by worker: %v; want 4 over both workers", calls)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -71,6 +72,7 @@ continues it. Exit 0 when every task is done, 3 when some are not.`),
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the plan (levels, order, each task's tiers and checks) and exit")
 	fs.Float64Var(&o.budget, "budget", 0, "cost budget of the whole batch in US dollars: no task starts once what is left cannot pay for one; 0: none")
 	fs.StringVar(&o.base, "base", "", "the branch tasks start from and merge into (default: the checked-out branch)")
+	o.task.registerTemporal(fs, "batch")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runBatchCmd(cmd.Context(), stdio, cmd, o, args)
 	}
@@ -100,13 +102,24 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 		say.Warn(w.String())
 	}
 
-	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
-	if err != nil {
-		return err
+	temporal := cfg.Temporal.Address != ""
+	if !temporal && (o.task.repoURL != "" || o.task.detach || cmd.Flags().Changed("heartbeat-timeout")) {
+		return usagef("--repo, --detach and --heartbeat-timeout are for a batch sent to a Temporal server (--temporal HOST:PORT)")
 	}
-	spec := runner.BatchSpec{Repo: repo.Dir, BaseBranch: o.base, Jobs: cfg.Jobs, FailFast: o.failFast, BudgetUSD: o.budget}
+	if !temporal && cfg.Merge == git.MergePush {
+		return &config.Error{Source: cfg.Sources["merge"], Key: "merge", Msg: "push is for a batch sent to a Temporal server (--temporal); here: squash or none"}
+	}
+	dir := ""
+	if !temporal {
+		repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+		if err != nil {
+			return err
+		}
+		dir = repo.Dir
+	}
+	spec := runner.BatchSpec{Repo: dir, BaseBranch: o.base, Jobs: cfg.Jobs, FailFast: o.failFast, BudgetUSD: o.budget}
 	for _, s := range sheets {
-		t, err := sheetTask(stdio, o, flags, s, repo.Dir)
+		t, err := sheetTask(stdio, o, flags, s, dir)
 		if err != nil {
 			return err
 		}
@@ -118,6 +131,9 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 	}
 	if o.dryRun {
 		return printBatchPlan(stdio, spec, graph.Levels())
+	}
+	if temporal {
+		return runBatchTemporal(ctx, stdio, cfg, o, spec)
 	}
 	bp, closeBoard := batchParts(stdio, cfg.Quiet, len(spec.Tasks))
 	res, err := runner.StartBatch(ctx, spec, cfg.StateDir, bp)

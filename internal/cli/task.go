@@ -58,13 +58,19 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 	o.registerDeveloper(fs, "task")
 	fs.StringVar(&o.base, "base", "", "start the task branch from REF instead of HEAD")
 	fs.BoolVar(&o.includeDirty, "include-dirty", false, "bring the uncommitted changes of your tree in as the branch's first commit")
-	fs.StringVar(&o.repoURL, "repo", "", "with --temporal: the repository's URL as the workers clone it (default: this repository's origin)")
-	fs.BoolVar(&o.detach, "detach", false, "with --temporal: print the run id and exit once the task is submitted")
-	fs.DurationVar(&o.heartbeat, "heartbeat-timeout", flow.DefaultHeartbeat, "with --temporal: how long a silent worker keeps an attempt before another worker makes it again (at least 10s)")
+	o.registerTemporal(fs, "task")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runTaskCmd(cmd.Context(), stdio, cmd, o, args)
 	}
 	return cmd
+}
+
+// registerTemporal adds the flags of a submission to a Temporal server
+// that are no configuration keys.
+func (o *taskFlags) registerTemporal(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&o.repoURL, "repo", "", "with --temporal: the repository's URL as the workers clone it (default: this repository's origin)")
+	fs.BoolVar(&o.detach, "detach", false, "with --temporal: print the run id and exit once the "+what+" is submitted")
+	fs.DurationVar(&o.heartbeat, "heartbeat-timeout", flow.DefaultHeartbeat, "with --temporal: how long a silent worker keeps an attempt before another worker makes it again (at least 10s)")
 }
 
 // registerDeveloper adds the flags that say how a task is developed,

@@ -347,12 +347,12 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return strconv.Itoa(c.Jobs) }},
-	{Name: "temporal.address", Flag: "temporal", Env: "JLGCLI_TEMPORAL", Kind: "string", Commands: on(cmdTask, cmdWorker, cmdConfig),
+	{Name: "temporal.address", Flag: "temporal", Env: "JLGCLI_TEMPORAL", Kind: "string", Commands: on(cmdTask, cmdBatch, cmdWorker, cmdConfig),
 		Usage: "HOST:PORT of a Temporal server: submit the task there instead of running it here (config: temporal.address)",
 		parse: func(l *Layer, s string) error { l.temporal().Address = &s; return nil },
 		apply: scalar(func(l *Layer) *string { return temporalOf(l).Address }, func(c *Config, v string) error { c.Temporal.Address = strings.TrimSpace(v); return nil }),
 		print: func(c *Config) string { return c.Temporal.Address }},
-	{Name: "temporal.namespace", Flag: "temporal-namespace", Kind: "string", Default: DefaultTemporalNamespace, Commands: on(cmdTask, cmdWorker, cmdConfig),
+	{Name: "temporal.namespace", Flag: "temporal-namespace", Kind: "string", Default: DefaultTemporalNamespace, Commands: on(cmdTask, cmdBatch, cmdWorker, cmdConfig),
 		Usage: "the Temporal namespace (config: temporal.namespace)",
 		parse: func(l *Layer, s string) error { l.temporal().Namespace = &s; return nil },
 		apply: scalar(func(l *Layer) *string { return temporalOf(l).Namespace }, func(c *Config, v string) error {
@@ -363,7 +363,7 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return c.Temporal.Namespace }},
-	{Name: "temporal.taskQueue", Flag: "task-queue", Kind: "string", Default: DefaultTaskQueue, Commands: on(cmdTask, cmdWorker, cmdConfig),
+	{Name: "temporal.taskQueue", Flag: "task-queue", Kind: "string", Default: DefaultTaskQueue, Commands: on(cmdTask, cmdBatch, cmdWorker, cmdConfig),
 		Usage: "the Temporal task queue; attempts of backend B go to QUEUE@B (config: temporal.taskQueue)",
 		parse: func(l *Layer, s string) error { l.temporal().TaskQueue = &s; return nil },
 		apply: scalar(func(l *Layer) *string { return temporalOf(l).TaskQueue }, func(c *Config, v string) error {
@@ -374,7 +374,7 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return c.Temporal.TaskQueue }},
-	{Name: "temporal.workerWait", Flag: "worker-wait", Kind: "duration", Default: DefaultWorkerWait.String(), Commands: on(cmdTask, cmdConfig),
+	{Name: "temporal.workerWait", Flag: "worker-wait", Kind: "duration", Default: DefaultWorkerWait.String(), Commands: on(cmdTask, cmdBatch, cmdConfig),
 		Usage: "how long an attempt waits for a worker that has its backend before the task fails, exit 2 (config: temporal.workerWait)",
 		parse: func(l *Layer, s string) error {
 			if _, err := time.ParseDuration(s); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
@@ -118,4 +119,64 @@ func costKnown(h engine.History) bool {
 		}
 	}
 	return false
+}
+
+// BatchBranch is the branch of batch runID on the remote.
+func BatchBranch(runID string) string { return "jlgcli/batch-" + runID }
+
+// SubmitBatch starts the workflow of a batch; its workflow id is the run
+// id.
+func SubmitBatch(ctx context.Context, c client.Client, in BatchInput) error {
+	if in.Queue == "" {
+		in.Queue = DefaultQueue
+	}
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.RunID, TaskQueue: in.Queue}, BatchWorkflowName, in)
+	if err != nil {
+		return fmt.Errorf("submit batch %s: %w", in.RunID, err)
+	}
+	return nil
+}
+
+// FollowBatch follows batch runID until it ends, telling changed (may be
+// nil) of each task whose status changes, and returns its result.
+func FollowBatch(ctx context.Context, c client.Client, runID string, changed func(batch.TaskResult), every time.Duration) (batch.Summary, error) {
+	if every <= 0 {
+		every = time.Second
+	}
+	run := c.GetWorkflow(ctx, runID, "")
+	done := make(chan error, 1)
+	var sum batch.Summary
+	go func() { done <- run.Get(ctx, &sum) }()
+	seen := map[string]batch.Status{}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return sum, fmt.Errorf("batch %s: %w", runID, err)
+			}
+			return sum, nil
+		case <-ctx.Done():
+			return sum, ctx.Err()
+		case <-tick.C:
+		}
+		if changed == nil {
+			continue
+		}
+		v, err := c.QueryWorkflow(ctx, runID, "", QueryBatch)
+		if err != nil {
+			continue
+		}
+		var p BatchProgress
+		if v.Get(&p) != nil {
+			continue
+		}
+		for _, t := range p.Tasks {
+			if seen[t.ID] != t.Status {
+				seen[t.ID] = t.Status
+				changed(t)
+			}
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/engine/decisiontest"
@@ -185,5 +186,63 @@ func TestWorkflowContinuesAsNew(t *testing.T) {
 	}
 	if in.Carry == nil || len(in.Carry.History.Attempts) != AttemptsPerRun || in.Carry.History.State.Attempts != AttemptsPerRun {
 		t.Fatalf("carried history: %+v", in.Carry)
+	}
+}
+
+// TestBatchWorkflowFollowsTheDAGRules: the batch workflow starts a child
+// task per sheet as the scheduler's rules say: a failed task blocks its
+// dependents, independent ones go on, each done one is landed.
+func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	acts := &Activities{}
+	env.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
+	env.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
+	env.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
+	env.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
+	env.OnActivity(PrepareBatchName, mockAny, mockAny).Return("base", nil)
+	var landed []string
+	env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (batch.MergeOutcome, error) {
+		landed = append(landed, in.Ready)
+		return batch.MergeOutcome{Status: batch.MergeMerged, Commit: "landed-" + in.RunID}, nil
+	})
+	var started []string
+	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
+		started = append(started, in.RunID)
+		if in.BaseBranch != "jlgcli/batch-b1" {
+			return engine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
+		}
+		if strings.HasSuffix(in.RunID, "-a") {
+			return engine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, Details: "spent"}, nil
+		}
+		return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base",
+			Merge: &engine.MergeInfo{Commit: "squash"}}}, nil
+	})
+	spec := runner.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []runner.BatchTask{
+		{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b", Depends: []string{"a"}}, {ID: "c", Prompt: "task c"}}}
+	for i := range spec.Tasks {
+		spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
+	}
+	env.ExecuteWorkflow(BatchWorkflowName, BatchInput{RunID: "b1", Repo: "file:///r", Spec: spec, Branch: BatchBranch("b1"), Queue: "q"})
+	var sum batch.Summary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]string{}
+	for _, tk := range sum.Tasks {
+		status[tk.ID] = tk.Status
+	}
+	want := map[string]string{"a": "max-iterations", "b": "blocked", "c": "done"}
+	if diff := cmp.Diff(want, status); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	if sum.Status != "incomplete" || sum.ExitCode != batch.ExitIncomplete {
+		t.Errorf("batch %s (exit %d), want incomplete", sum.Status, sum.ExitCode)
+	}
+	if diff := cmp.Diff([]string{"b1-a", "b1-c"}, started); diff != "" {
+		t.Errorf("children started (-want +got):\n%s", diff)
+	}
+	if len(landed) != 1 {
+		t.Errorf("landed %v, want c's squash only", landed)
 	}
 }

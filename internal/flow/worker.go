@@ -64,12 +64,17 @@ type WorkerOptions struct {
 	StopTimeout time.Duration
 }
 
-// Register registers the task workflow and acts' activities on w.
+// Register registers the task and batch workflows and acts' activities on
+// w.
 func Register(w worker.Registry, acts *Activities) {
 	w.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
 	w.RegisterActivityWithOptions(acts.Prepare, activity.RegisterOptions{Name: PrepareName})
 	w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
 	w.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
+	w.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
+	w.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
+	w.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
+	w.RegisterActivityWithOptions(acts.PushBase, activity.RegisterOptions{Name: PushBaseName})
 }
 
 // Serve runs a worker until ctx is done: the workflows and the preparing

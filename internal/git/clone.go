@@ -166,3 +166,28 @@ func (c *Clone) ReadFile(ctx context.Context, rev, name string) ([]byte, error) 
 	out, _, err := c.git().run(ctx, call{dir: c.Dir, args: []string{"cat-file", "blob", rev + ":" + name}})
 	return []byte(out), err
 }
+
+// MergeTree merges theirs into ours without a working tree (git
+// merge-tree --write-tree, their merge base found by git) and returns the
+// merged tree, or the conflicting files.
+func (c *Clone) MergeTree(ctx context.Context, ours, theirs string) (tree string, conflicts []string, err error) {
+	out, code, err := c.git().run(ctx, call{dir: c.Dir, args: []string{"merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs}, ok: []int{1}})
+	if err != nil {
+		return "", nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code == 1 {
+		return "", lines[1:], nil
+	}
+	return lines[0], nil, nil
+}
+
+// CommitOfTree makes a commit of tree with parents and message.
+func (c *Clone) CommitOfTree(ctx context.Context, tree, message string, parents ...string) (string, error) {
+	return commitTree(ctx, c.git(), c.Dir, tree, message, true, parents...)
+}
+
+// Message is the message of commit.
+func (c *Clone) Message(ctx context.Context, commit string) (string, error) {
+	return c.git().line(ctx, c.Dir, "log", "-1", "--format=%B", commit)
+}

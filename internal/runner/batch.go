@@ -378,7 +378,7 @@ func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 	b.mu.Lock()
 	b.results[st.ID] = res
 	b.mu.Unlock()
-	return outcomeOf(res)
+	return OutcomeOf(res)
 }
 
 // resume goes on with a task's run that was cut short or stopped.
@@ -404,7 +404,8 @@ func (b *batchRun) resume(ctx context.Context, st batch.Start, p Parts) (engine.
 }
 
 // outcomeOf is a task's result as the scheduler reads it.
-func outcomeOf(res engine.TaskResult) batch.Outcome {
+// OutcomeOf is a task run's result as the batch scheduler takes it.
+func OutcomeOf(res engine.TaskResult) batch.Outcome {
 	o := batch.Outcome{Status: batch.Status(res.Status), ExitCode: res.ExitCode, RunID: res.RunID,
 		CostUSD: res.CostUSD, CostKnown: res.CostKnown, Details: res.Details}
 	switch res.Status {
@@ -518,11 +519,22 @@ func branchOf(res engine.TaskResult) string {
 
 // result makes the batch's result of the scheduler's.
 func (b *batchRun) result(runID string, graph *dag.Graph, res batch.Result) batch.Summary {
+	return BatchSummary(b.spec, runID, graph, res, b.lastRun)
+}
+
+// BatchSummary makes the result of batch runID of the scheduler's; lastRun
+// gives the result of a task's last run, or an error when it never ran.
+func BatchSummary(spec BatchSpec, runID string, graph *dag.Graph, res batch.Result,
+	lastRun func(batch.TaskResult) (engine.TaskResult, error)) batch.Summary {
 	out := batch.Summary{RunID: runID, Status: string(res.Status), ExitCode: res.ExitCode, Details: res.StopReason,
 		StartedAt: res.StartedAt.UTC(), DurationMs: res.DurationMs, CostUSD: res.CostUSD, CostKnown: res.CostKnown,
-		BaseBranch: b.spec.BaseBranch, Jobs: b.spec.Jobs}
+		BaseBranch: spec.BaseBranch, Jobs: spec.Jobs}
+	byID := map[string]BatchTask{}
+	for _, t := range spec.Tasks {
+		byID[t.ID] = t
+	}
 	for _, t := range res.Tasks {
-		bt := b.byID[t.ID]
+		bt := byID[t.ID]
 		r := batch.TaskSummary{ID: t.ID, File: bt.File, Title: bt.Title, Status: string(t.Status), ExitCode: t.ExitCode,
 			DependsOn: bt.Depends, Level: graph.Level(t.ID), CostUSD: t.CostUSD, CostKnown: t.CostKnown, DurationMs: t.DurationMs,
 			Details: t.Details}
@@ -549,7 +561,7 @@ func (b *batchRun) result(runID string, graph *dag.Graph, res batch.Result) batc
 				r.Details = strings.TrimPrefix(r.Details+"; "+m.Details, "; ")
 			}
 		}
-		if tr, err := b.lastRun(t); err == nil {
+		if tr, err := lastRun(t); err == nil {
 			r.Attempts = len(tr.Attempts)
 			r.Branch = branchOf(tr)
 			if r.Branch == "?" {

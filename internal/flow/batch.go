@@ -1,0 +1,304 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/runner"
+)
+
+// Names of the batch workflow, its activities and its query.
+const (
+	BatchWorkflowName = "jlgcli.batch"
+	PrepareBatchName  = "jlgcli.prepare-batch"
+	LandName          = "jlgcli.land"
+	QueryBatch        = "batch"
+)
+
+// BatchInput is what a batch's workflow is started with.
+type BatchInput struct {
+	RunID string `json:"runId"`
+	Repo  string `json:"repo"`
+	// Spec holds the sheets (their tasks and settings), the base branch,
+	// the jobs, fail-fast and the batch's budget.
+	Spec runner.BatchSpec `json:"spec"`
+	// Branch is the batch's branch on the remote, made from the base: each
+	// done task lands there, in dependency order, and the tasks that
+	// depend on it start from there.
+	Branch    string `json:"branch"`
+	MergePush bool   `json:"mergePush,omitempty"`
+	Queue     string `json:"queue"`
+	// WorkerWaitMs and HeartbeatMs are as in TaskInput.
+	WorkerWaitMs int64 `json:"workerWaitMs"`
+	HeartbeatMs  int64 `json:"heartbeatMs"`
+}
+
+// BatchProgress is what the batch query answers: each task as it stands.
+type BatchProgress struct {
+	Tasks []batch.TaskResult `json:"tasks"`
+}
+
+// LandInput is the input of the land activity: a done task's squash
+// commit, made on top of SquashBase, brought onto the batch's branch.
+type LandInput struct {
+	RunID      string          `json:"runId"`
+	Repo       string          `json:"repo"`
+	Branch     string          `json:"branch"`
+	Ready      string          `json:"ready"`
+	SquashBase string          `json:"squashBase"`
+	Spec       runner.TaskSpec `json:"spec"`
+}
+
+// driven stands for the runner and merger of a scheduler whose machine a
+// workflow drives: the machine never calls them (only Scheduler.Run does).
+type driven struct{}
+
+func (driven) Run(context.Context, batch.Start) batch.Outcome { panic("flow: a driven scheduler runs nothing") }
+func (driven) Merge(context.Context, string, batch.Outcome) batch.MergeOutcome {
+	panic("flow: a driven scheduler merges nothing")
+}
+
+// BatchWorkflow runs a batch: a child TaskWorkflow per sheet, started by the
+// batch scheduler's own state machine (the DAG rules of `jlgcli batch`: jobs,
+// dependencies, blocking, fail-fast, budget), each done task landed on the
+// batch's branch one at a time, re-judged by the checks when the branch
+// moved since the task started.
+func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
+	graph, err := runner.BatchGraph(in.Spec.Tasks)
+	if err != nil {
+		return batch.Summary{}, err
+	}
+	byID := map[string]runner.BatchTask{}
+	for _, t := range in.Spec.Tasks {
+		byID[t.ID] = t
+	}
+	prog := map[string]batch.TaskResult{}
+	if err := workflow.SetQueryHandler(ctx, QueryBatch, func() (BatchProgress, error) {
+		var p BatchProgress
+		for _, id := range graph.Order() {
+			if t, ok := prog[id]; ok {
+				p.Tasks = append(p.Tasks, t)
+			}
+		}
+		return p, nil
+	}); err != nil {
+		return batch.Summary{}, err
+	}
+	began := workflow.Now(ctx)
+	task := TaskInput{Queue: in.Queue, WorkerWaitMs: in.WorkerWaitMs, HeartbeatMs: in.HeartbeatMs}
+	actx := workflow.WithActivityOptions(ctx, task.options(in.Queue, time.Hour))
+	if err := workflow.ExecuteActivity(actx, PrepareBatchName, PrepareInput{RunID: in.RunID, Repo: in.Repo,
+		BaseBranch: in.Spec.BaseBranch, Branch: in.Branch}).Get(ctx, nil); err != nil {
+		return batch.Summary{RunID: in.RunID, Status: string(batch.BatchIncomplete), ExitCode: batch.ExitIncomplete,
+			Details: "prepare the batch's branch: " + message(err), StartedAt: began, BaseBranch: in.Spec.BaseBranch,
+			Jobs: in.Spec.Jobs, Tasks: []batch.TaskSummary{}}, nil
+	}
+
+	s := &batch.Scheduler{Graph: graph, Runner: driven{}, Merger: driven{}, Jobs: max(in.Spec.Jobs, 1), FailFast: in.Spec.FailFast,
+		Budget: batch.Budget{TotalUSD: in.Spec.BudgetUSD}, Now: func() time.Time { return workflow.Now(ctx) },
+		Observer: func(e batch.Event) {
+			if e.Task.ID != "" {
+				prog[e.Task.ID] = e.Task
+			}
+		}}
+	m, err := s.Machine()
+	if err != nil {
+		return batch.Summary{}, err
+	}
+	results := map[string]engine.TaskResult{}
+	sel := workflow.NewSelector(ctx)
+	for {
+		for _, st := range m.Ready(false) {
+			bt := byID[st.ID]
+			id, childID := st.ID, in.RunID+"-"+st.ID
+			spec := bt.Spec
+			if st.BudgetUSD > 0 && (spec.BudgetUSD <= 0 || st.BudgetUSD < spec.BudgetUSD) {
+				spec.BudgetUSD = st.BudgetUSD
+			}
+			tin := task
+			tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = childID, bt.Prompt, in.Repo, in.Branch, spec
+			tin.Branch = git.BranchName(childID, bt.Prompt)
+			cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: childID, TaskQueue: in.Queue})
+			sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, TaskWorkflowName, tin), func(f workflow.Future) {
+				var res engine.TaskResult
+				if err := f.Get(ctx, &res); err != nil {
+					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: engine.ExitError, RunID: childID, Details: message(err)})
+					return
+				}
+				res.RunID = childID
+				results[id] = res
+				m.Ended(id, runner.OutcomeOf(res))
+			})
+		}
+		if id, _, ok := m.NextMerge(); ok {
+			res := results[id]
+			land := LandInput{RunID: res.RunID, Repo: in.Repo, Branch: in.Branch, Spec: byID[id].Spec}
+			if g := res.Git; g != nil && g.Merge != nil {
+				land.Ready, land.SquashBase = ReadyBranch(g.Branch), g.Base
+			}
+			sel.AddFuture(workflow.ExecuteActivity(actx, LandName, land), func(f workflow.Future) {
+				var mo batch.MergeOutcome
+				if err := f.Get(ctx, &mo); err != nil {
+					mo = batch.MergeOutcome{Status: batch.MergeFailed, Details: message(err)}
+				}
+				m.Merged(id, mo)
+			})
+		}
+		if !m.Busy() {
+			break
+		}
+		sel.Select(ctx)
+	}
+	res := m.Result(began)
+	sum := runner.BatchSummary(in.Spec, in.RunID, graph, res, func(t batch.TaskResult) (engine.TaskResult, error) {
+		if r, ok := results[t.ID]; ok {
+			return r, nil
+		}
+		return engine.TaskResult{}, errors.New("never ran")
+	})
+	if in.MergePush && res.Status == batch.BatchDone {
+		var f Finished
+		err := workflow.ExecuteActivity(actx, PushBaseName, PushInput{Repo: in.Repo, Branch: in.Branch, BaseBranch: in.Spec.BaseBranch}).Get(ctx, &f)
+		switch {
+		case err != nil:
+			sum.Details = "the base branch was not pushed: " + message(err)
+		case f.Merge != nil && f.Merge.Status == git.MergeRefused:
+			sum.Details = "the base branch was not pushed: " + f.Merge.Reason
+		}
+	}
+	return sum, nil
+}
+
+// PushBaseName is the activity that fast-forwards the base branch on the
+// remote to the batch's branch (--merge push).
+const PushBaseName = "jlgcli.push-base"
+
+// PushInput is the input of the push-base activity.
+type PushInput struct {
+	Repo       string `json:"repo"`
+	Branch     string `json:"branch"`
+	BaseBranch string `json:"baseBranch"`
+}
+
+// PrepareBatch makes the batch's branch on the remote at the tip of the
+// base branch (or finds it, made before) and returns its commit.
+func (w *Activities) PrepareBatch(ctx context.Context, in PrepareInput) (string, error) {
+	defer w.beat(ctx)()
+	c, unlock, err := w.clone(ctx, in.Repo)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if tip, found, err := c.RemoteRef(ctx, "refs/heads/"+in.Branch); err != nil {
+		return "", gitError(err)
+	} else if found {
+		return tip, nil
+	}
+	if err := c.Fetch(ctx, "+refs/heads/"+in.BaseBranch+":refs/remotes/origin/"+in.BaseBranch); err != nil {
+		return "", gitError(err)
+	}
+	base, err := c.Rev(ctx, "refs/remotes/origin/"+in.BaseBranch)
+	if err != nil {
+		return "", gitError(err)
+	}
+	if err := c.Push(ctx, base+":refs/heads/"+in.Branch); err != nil {
+		return "", gitError(err)
+	}
+	return base, nil
+}
+
+// Land brings a done task's squash commit onto the batch's branch: as it
+// is when the branch has not moved since the task started from it;
+// otherwise merged onto the branch's tip, refused when it conflicts, and
+// judged by the task's checks there before it lands, so that the branch
+// never receives a commit whose checks did not pass on exactly its tree.
+// The push is never forced.
+func (w *Activities) Land(ctx context.Context, in LandInput) (batch.MergeOutcome, error) {
+	defer w.beat(ctx)()
+	if in.Ready == "" {
+		return batch.MergeOutcome{Status: batch.MergeFailed, Details: "the task left no squash commit to land"}, nil
+	}
+	c, unlock, err := w.clone(ctx, in.Repo)
+	if err != nil {
+		return batch.MergeOutcome{}, err
+	}
+	defer unlock()
+	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch, "+refs/heads/"+in.Ready+":refs/remotes/origin/"+in.Ready); err != nil {
+		return batch.MergeOutcome{}, gitError(err)
+	}
+	tip, err := c.Rev(ctx, "refs/remotes/origin/"+in.Branch)
+	if err != nil {
+		return batch.MergeOutcome{}, gitError(err)
+	}
+	squash, err := c.Rev(ctx, "refs/remotes/origin/"+in.Ready)
+	if err != nil {
+		return batch.MergeOutcome{}, gitError(err)
+	}
+	commit := squash
+	if tip != in.SquashBase {
+		tree, conflicts, err := c.MergeTree(ctx, tip, squash)
+		if err != nil {
+			return batch.MergeOutcome{}, gitError(err)
+		}
+		if len(conflicts) > 0 {
+			return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("conflicts with the batch's branch in %v; the task's branch %s is kept", conflicts, in.Ready)}, nil
+		}
+		msg, err := c.Message(ctx, squash)
+		if err != nil {
+			return batch.MergeOutcome{}, gitError(err)
+		}
+		if commit, err = c.CommitOfTree(ctx, tree, msg, tip); err != nil {
+			return batch.MergeOutcome{}, gitError(err)
+		}
+		if len(in.Spec.Checks) > 0 {
+			wt, err := c.Checkout(ctx, in.RunID+"-land", "jlgcli/land-"+in.RunID, commit, tip)
+			if err != nil {
+				return batch.MergeOutcome{}, gitError(err)
+			}
+			rep := gate.Test(ctx, wt.Path, append(in.Spec.Env, runner.RunTag(in.RunID)), in.Spec.Checks, gate.TestOptions{Gaming: in.Spec.AntiGaming})
+			_ = wt.Remove(context.WithoutCancel(ctx))
+			if ctx.Err() != nil {
+				return batch.MergeOutcome{}, ctx.Err()
+			}
+			if !rep.OK() {
+				return batch.MergeOutcome{Status: batch.MergeFailed, Details: "the checks fail on the batch's branch as it is now: " + rep.Summary()}, nil
+			}
+		}
+	}
+	if err := c.Push(ctx, commit+":refs/heads/"+in.Branch); err != nil {
+		if errors.Is(err, git.ErrPushRejected) {
+			return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}, nil
+		}
+		return batch.MergeOutcome{}, gitError(err)
+	}
+	return batch.MergeOutcome{Status: batch.MergeMerged, Commit: commit}, nil
+}
+
+// PushBase fast-forwards the base branch on the remote to the batch's
+// branch, never forced.
+func (w *Activities) PushBase(ctx context.Context, in PushInput) (Finished, error) {
+	c, unlock, err := w.clone(ctx, in.Repo)
+	if err != nil {
+		return Finished{}, err
+	}
+	defer unlock()
+	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch); err != nil {
+		return Finished{}, gitError(err)
+	}
+	m := &engine.MergeInfo{Status: git.MergeFastForwarded, Into: in.BaseBranch}
+	if err := c.Push(ctx, "refs/remotes/origin/"+in.Branch+":refs/heads/"+in.BaseBranch); err != nil {
+		if !errors.Is(err, git.ErrPushRejected) {
+			return Finished{}, gitError(err)
+		}
+		m.Status, m.Reason = git.MergeRefused, err.Error()
+	}
+	return Finished{Merge: m}, nil
+}
