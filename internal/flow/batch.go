@@ -61,7 +61,9 @@ type LandInput struct {
 // workflow drives: the machine never calls them (only Scheduler.Run does).
 type driven struct{}
 
-func (driven) Run(context.Context, batch.Start) batch.Outcome { panic("flow: a driven scheduler runs nothing") }
+func (driven) Run(context.Context, batch.Start) batch.Outcome {
+	panic("flow: a driven scheduler runs nothing")
+}
 func (driven) Merge(context.Context, string, batch.Outcome) batch.MergeOutcome {
 	panic("flow: a driven scheduler merges nothing")
 }
