@@ -57,6 +57,7 @@ const agentScript = `#!/bin/sh
 cat > /dev/null
 echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
 if [ -n "$JLGCLI_E2E_SLOW" ] && [ "$(wc -l < "$JLGCLI_E2E_CALLS")" -eq 1 ]; then sleep "$JLGCLI_E2E_SLOW"; fi
+if [ -n "$JLGCLI_E2E_FIX" ] && [ ! -e "$JLGCLI_E2E_FIX" ]; then echo "still wrong" > answer.txt; echo "tried"; exit 0; fi
 echo right > answer.txt
 echo "fixed the answer"
 `
@@ -232,8 +233,44 @@ func TestTaskRunsOnWorkers(t *testing.T) {
 	if !strings.Contains(stderr, "tier fake (1/1) · attempt 1/3") {
 		t.Errorf("no progress line of the attempt on stderr:\n%s", stderr)
 	}
+	// The run is kept locally: show and report find it.
+	out, stderr, code := w.run("show", "--json", res.RunID)
+	var shown engine.TaskResult
+	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusDone || len(shown.Attempts) != 1 {
+		t.Errorf("show: exit %d, %s\n%s", code, out, stderr)
+	}
+	if out, stderr, code := w.run("report", res.RunID); code != 0 || !strings.Contains(out, "done") {
+		t.Errorf("report: exit %d\n%s\n%s", code, out, stderr)
+	}
 	if *update {
 		recordHistory(t, w, res.RunID, filepath.Join("..", "..", "internal", "flow", "testdata", "task-history.json"))
+	}
+}
+
+// TestResumeAStoppedTask: a task that spent its attempts on the workers
+// (exit 4) is resumed from its history by jlgcli resume: a new turn of its
+// tier, which passes.
+func TestResumeAStoppedTask(t *testing.T) {
+	fix := filepath.Join(t.TempDir(), "fixed")
+	w := newWorld(t, "JLGCLI_E2E_FIX="+fix)
+	w.worker("w1")
+	stdout, stderr, code := w.run(w.submit("--attempts", "1", "--json", "Fix the answer")...)
+	if code != engine.ExitMaxIterations {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, engine.ExitMaxIterations, stdout, stderr)
+	}
+	var res engine.TaskResult
+	must(t, json.Unmarshal([]byte(stdout), &res))
+	must(t, os.WriteFile(fix, nil, 0o644))
+	stdout, stderr, code = w.run("resume", "--json", res.RunID)
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	must(t, json.Unmarshal([]byte(stdout), &res))
+	if res.Status != engine.StatusDone || len(res.Attempts) != 2 || res.Attempts[1].InTier != 1 {
+		t.Errorf("after resume: %s with %d attempts", res.Status, len(res.Attempts))
+	}
+	if got := w.git("", "--git-dir", w.remote, "show", res.Git.Branch+":answer.txt"); got != "right" {
+		t.Errorf("the task branch has answer.txt %q", got)
 	}
 }
 
@@ -264,6 +301,9 @@ func TestWorkerKilledDuringAttempt(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	runID := strings.TrimSpace(stdout)
+	if out, stderr, code := w.run("show", runID); code != 0 || !strings.Contains(out, "running (on the workers of "+w.addr) {
+		t.Errorf("show of a running task: exit %d\n%s\n%s", code, out, stderr)
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for len(w.callsMade()) == 0 {
 		if time.Now().After(deadline) {
@@ -287,6 +327,12 @@ func TestWorkerKilledDuringAttempt(t *testing.T) {
 	}
 	if len(res.Attempts) != 1 {
 		t.Errorf("%d attempts recorded, want 1", len(res.Attempts))
+	}
+	// The detached run's record learns its end from the server.
+	out, stderr, code := w.run("resume", "--json", runID)
+	var got engine.TaskResult
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Status != engine.StatusDone {
+		t.Errorf("resume of a task done on the workers: exit %d\n%s\n%s", code, out, stderr)
 	}
 }
 

@@ -58,6 +58,11 @@ or killed, from its journal.`,
 			return err
 		}
 		defer run.Close()
+		if run.Meta.Temporal != nil {
+			if err := refreshTemporal(cmd.Context(), stdio, run); err != nil {
+				return err
+			}
+		}
 		var out []byte
 		switch run.Meta.Command {
 		case "task":

@@ -46,6 +46,9 @@ limits. A run that ended done is only printed.`,
 			return err
 		}
 		defer run.Close()
+		if run.Meta.Temporal != nil {
+			return resumeTemporal(cmd, stdio, o, run)
+		}
 		if _, err := run.Lock(); err != nil {
 			if errors.Is(err, store.ErrLive) {
 				return &hintError{&usageError{fmt.Errorf("run %s is running in another process: %w", run.ID, err)}, "wait for it, or stop it with Ctrl-C there"}

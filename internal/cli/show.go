@@ -31,6 +31,11 @@ func newShowCmd(stdio *Stdio) *cobra.Command {
 			return err
 		}
 		defer run.Close()
+		if run.Meta.Temporal != nil {
+			if err := refreshTemporal(cmd.Context(), stdio, run); err != nil {
+				return err
+			}
+		}
 		switch run.Meta.Command {
 		case "task":
 			return showTask(stdio, o.json, run)
@@ -93,12 +98,18 @@ func showTask(stdio *Stdio, asJSON bool, run *store.Run) error {
 		return printJSON(stdio, res)
 	}
 	status := string(res.Status)
-	if res.Status == engine.StatusRunning && !run.Live() {
+	switch {
+	case res.Status == engine.StatusRunning && run.Meta.Temporal != nil:
+		status += " (on the workers of " + run.Meta.Temporal.Address + "; 'jlgcli resume " + run.ID + "' follows it)"
+	case res.Status == engine.StatusRunning && !run.Live():
 		status += " (not live: killed; 'jlgcli resume " + run.ID + "' continues it)"
 	}
 	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\n", run.ID)
 	fmt.Fprintf(tw, "command\ttask\n")
+	if t := run.Meta.Temporal; t != nil {
+		fmt.Fprintf(tw, "temporal\t%s (namespace %s, queue %s)\n", t.Address, t.Namespace, t.Queue)
+	}
 	fmt.Fprintf(tw, "task\t%s\n", engine.Subject(run.Meta.Prompt))
 	fmt.Fprintf(tw, "status\t%s\n", status)
 	if res.Details != "" {

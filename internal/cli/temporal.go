@@ -2,13 +2,20 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/git"
+	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -50,6 +57,12 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 		return err
 	}
 	say := stdio.reporter()
+	run, err := recordRun(stdio, cfg, id, "task", s.Tiers[0].Backend, prompt, in)
+	if err != nil {
+		say.Warn(fmt.Sprintf("task %s was submitted, but no local record of it could be kept (show and report will not find it): %v", id, err))
+	} else {
+		defer run.Close()
+	}
 	if o.detach {
 		fmt.Fprintln(stdio.Out, id)
 		return nil
@@ -65,6 +78,11 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 			say.Notice(fmt.Sprintf("stopped following task %s; it goes on on the workers", id))
 		}
 		return err
+	}
+	if run != nil {
+		if err := saveTask(run, res); err != nil {
+			say.Warn(fmt.Sprintf("keep the result of task %s: %v", id, err))
+		}
 	}
 	if g := res.Git; g != nil && g.Merge != nil && g.Merge.Commit != "" {
 		say.Notice(fmt.Sprintf("squash commit %s on branch %s", shortSHA(g.Merge.Commit), flow.ReadyBranch(g.Branch)))
@@ -142,19 +160,23 @@ func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *
 		return err
 	}
 	say := stdio.reporter()
+	run, err := recordRun(stdio, cfg, id, "batch", "", fmt.Sprintf("%d task sheets", len(spec.Tasks)), in)
+	if err != nil {
+		say.Warn(fmt.Sprintf("batch %s was submitted, but no local record of it could be kept (show and report will not find it): %v", id, err))
+	} else {
+		defer run.Close()
+	}
 	if o.task.detach {
 		fmt.Fprintln(stdio.Out, id)
 		return nil
 	}
 	say.Notice(fmt.Sprintf("batch %s of %d tasks submitted to %s (queue %s); its branch on %s: %s", id, len(spec.Tasks), t.Address, t.TaskQueue, url, in.Branch))
-	sum, err := flow.FollowBatch(ctx, c, id, func(tr batch.TaskResult) {
+	sum, err := flow.FollowBatch(ctx, c, id, func(tr batch.TaskSummary) {
 		if cfg.Quiet {
 			return
 		}
 		line := fmt.Sprintf("[%s] %s", tr.ID, tr.Status)
-		if tr.Reason != "" {
-			line += ": " + tr.Reason
-		} else if tr.Details != "" {
+		if tr.Details != "" {
 			line += ": " + tr.Details
 		}
 		say.Notice(line)
@@ -165,5 +187,205 @@ func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *
 		}
 		return err
 	}
+	if run != nil {
+		if err := saveBatch(run, sum); err != nil {
+			say.Warn(fmt.Sprintf("keep the result of batch %s: %v", id, err))
+		}
+	}
 	return reportBatch(stdio, cfg.JSON, sum)
+}
+
+// recordRun keeps a local record of a run submitted to Temporal, in the
+// state directory, so that runs, show, report and resume find it; input,
+// the workflow's, is its options. The record's lock is held until the
+// caller closes it.
+func recordRun(stdio *Stdio, cfg *config.Config, id, command, backend, prompt string, input any) (*store.Run, error) {
+	root, err := runner.StateRoot(stdio.parts(true, false, false), cfg.Cwd, cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(input)
+	if err != nil {
+		return nil, err
+	}
+	t := cfg.Temporal
+	run, err := store.Create(root, id, store.Meta{Command: command, Backend: backend, Prompt: prompt, Options: data, Cwd: cfg.Cwd,
+		Temporal: &store.Temporal{Address: t.Address, Namespace: t.Namespace, Queue: t.TaskQueue}})
+	if err != nil {
+		return nil, fmt.Errorf("record run %s: %w", id, err)
+	}
+	if err := run.WriteCheckpoint(store.Progress{Status: string(engine.StatusRunning), Heartbeat: time.Now().UTC()}); err != nil {
+		run.Close()
+		return nil, err
+	}
+	return run, nil
+}
+
+// saveTask writes a Temporal task's result as its record's report and
+// checkpoint.
+func saveTask(run *store.Run, res engine.TaskResult) error {
+	if err := run.WriteReport(res, taskreport.New(res).Markdown()); err != nil {
+		return err
+	}
+	return run.WriteCheckpoint(store.Progress{Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD,
+		CostKnown: res.CostKnown, DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()})
+}
+
+// saveBatch writes a Temporal batch's result as its record's report and
+// checkpoint.
+func saveBatch(run *store.Run, sum batch.Summary) error {
+	if err := run.WriteReport(sum, taskreport.BatchMarkdown(sum)); err != nil {
+		return err
+	}
+	return run.WriteCheckpoint(store.Progress{Status: sum.Status, Iterations: len(sum.Tasks), CostUSD: sum.CostUSD,
+		CostKnown: sum.CostKnown, DurationMs: sum.DurationMs, Heartbeat: time.Now().UTC()})
+}
+
+// refreshTemporal brings a Temporal run's record up to date from the
+// server, unless its report already says it ended: the result of a run
+// that ended, or where a running one stands (status running).
+func refreshTemporal(ctx context.Context, stdio *Stdio, run *store.Run) error {
+	var head struct {
+		Status string `json:"status"`
+	}
+	if found, _ := run.ReadReport(&head); found && head.Status != string(engine.StatusRunning) {
+		return nil
+	}
+	if _, err := run.Lock(); err != nil {
+		if errors.Is(err, store.ErrLive) {
+			return nil // the jlgcli following it writes it
+		}
+		return err
+	}
+	t := run.Meta.Temporal
+	c, err := flow.Dial(ctx, t.Address, t.Namespace, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	switch run.Meta.Command {
+	case "batch":
+		var sum batch.Summary
+		closed, err := flow.Outcome(ctx, c, run.ID, &sum)
+		if err == nil && !closed {
+			sum, err = flow.QueryBatchSummary(ctx, c, run.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
+		}
+		return saveBatch(run, sum)
+	default:
+		var res engine.TaskResult
+		closed, err := flow.Outcome(ctx, c, run.ID, &res)
+		if err == nil && !closed {
+			res, err = runningTask(ctx, c, run)
+		}
+		if err != nil {
+			return fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)
+		}
+		return saveTask(run, res)
+	}
+}
+
+// runningTask is where a running Temporal task stands, as a result whose
+// status is running.
+func runningTask(ctx context.Context, c client.Client, run *store.Run) (engine.TaskResult, error) {
+	var in flow.TaskInput
+	if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
+		return engine.TaskResult{}, fmt.Errorf("its record cannot be read: %w", err)
+	}
+	p, err := flow.Query(ctx, c, run.ID)
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
+	res := in.Spec.Policy(in.Task).Result(run.ID, p.History, p.Stop)
+	res.Git = &engine.GitInfo{Mode: string(git.CommitBranch), Repo: in.Repo, Branch: in.Branch, Base: p.Base,
+		BaseBranch: in.BaseBranch, Refs: git.RefPrefix + run.ID + "/", Remote: in.Repo}
+	return res, nil
+}
+
+// resumeTemporal continues following a Temporal run: a run still going on
+// the workers is followed to its end; a task that ended stopped by its
+// limits (attempts, a loop, the budget, the time) is started again on the
+// server from its history, with a new turn of its current tier and the
+// limits given; a run that ended otherwise is only printed.
+func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *store.Run) error {
+	ctx := cmd.Context()
+	if _, err := run.Lock(); err != nil {
+		if errors.Is(err, store.ErrLive) {
+			return &hintError{&usageError{fmt.Errorf("run %s is followed by another jlgcli: %w", run.ID, err)}, "follow it there, or wait"}
+		}
+		return err
+	}
+	t := run.Meta.Temporal
+	c, err := flow.Dial(ctx, t.Address, t.Namespace, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	say := stdio.reporter()
+	say.SetQuiet(o.quiet)
+	if run.Meta.Command == "batch" {
+		if cmd.Flags().Changed("timeout") || cmd.Flags().Changed("budget") || cmd.Flags().Changed("max-wait") || cmd.Flags().Changed("max-iterations") {
+			return usagef("a batch on Temporal takes no new limits")
+		}
+		say.Progress(fmt.Sprintf("following batch %s on %s", run.ID, t.Address))
+		sum, err := flow.FollowBatch(ctx, c, run.ID, nil, time.Second)
+		if err != nil {
+			return err
+		}
+		if err := saveBatch(run, sum); err != nil {
+			return err
+		}
+		return reportBatch(stdio, o.json, sum)
+	}
+	if cmd.Flags().Changed("max-iterations") {
+		return usagef("--max-iterations is a loop's limit; task %s has tiers with attempts", run.ID)
+	}
+	var in flow.TaskInput
+	if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
+		return fmt.Errorf("run %s: its record cannot be read: %w", run.ID, err)
+	}
+	var res engine.TaskResult
+	closed, err := flow.Outcome(ctx, c, run.ID, &res)
+	if err != nil {
+		return fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)
+	}
+	if closed && runner.Resumable(res.Status) || closed && res.Status == engine.StatusBudgetExceeded {
+		p, err := flow.Query(ctx, c, run.ID)
+		if err != nil {
+			return fmt.Errorf("task %s on %s: read its history: %w", run.ID, t.Address, err)
+		}
+		h := p.History
+		h.State = engine.Resumed(h.State, p.Stop)
+		in.Carry = &flow.Carry{Base: p.Base, Baseline: p.Baseline, History: h}
+		if cmd.Flags().Changed("timeout") {
+			in.Spec.TimeoutMs = o.timeout.Milliseconds()
+		}
+		if cmd.Flags().Changed("max-wait") {
+			in.Spec.MaxWaitMs = o.maxWait.Milliseconds()
+		}
+		if cmd.Flags().Changed("budget") {
+			in.Spec.BudgetUSD = o.budget
+		}
+		if err := flow.Submit(ctx, c, in); err != nil {
+			return err
+		}
+		say.Progress(fmt.Sprintf("resuming task %s on %s after %d attempts", run.ID, t.Address, len(h.Attempts)))
+		closed = false
+	}
+	if !closed {
+		pt := stdio.parts(o.quiet, true, false)
+		res, err = flow.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, pt.TaskObserver, time.Second)
+		if cl, ok := pt.TaskObserver.(interface{ Close() }); ok {
+			cl.Close()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := saveTask(run, res); err != nil {
+		return err
+	}
+	return reportTask(stdio, o.json, res)
 }

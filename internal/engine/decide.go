@@ -173,6 +173,19 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 	return d
 }
 
+// Resumed is the state a task resumes from after stop: a task stopped by a
+// limit of its tiers (a loop, its attempts, its budget) gets a new turn of
+// its current tier; resuming it is asking for more attempts.
+func Resumed(st TaskState, stop *StopData) TaskState {
+	if stop != nil {
+		switch stop.Status {
+		case StatusNoProgress, StatusMaxIterations, StatusBudgetExceeded:
+			st.InTier, st.Detections, st.Nudge = 0, 0, ""
+		}
+	}
+	return st
+}
+
 // LoopHistory is what the loop rules see after attempt a: the attempts of
 // a's step in h, then a.
 func LoopHistory(h History, a Attempt) []detect.Attempt {

@@ -41,10 +41,9 @@ type BatchInput struct {
 	HeartbeatMs  int64 `json:"heartbeatMs"`
 }
 
-// BatchProgress is what the batch query answers: each task as it stands.
-type BatchProgress struct {
-	Tasks []batch.TaskResult `json:"tasks"`
-}
+// BatchRunning is the status of a batch under way, as the batch query
+// answers it (its exit code is then -1).
+const BatchRunning batch.BatchStatus = "running"
 
 // LandInput is the input of the land activity: a done task's squash
 // commit, made on top of SquashBase, brought onto the batch's branch.
@@ -83,18 +82,30 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		byID[t.ID] = t
 	}
 	prog := map[string]batch.TaskResult{}
-	if err := workflow.SetQueryHandler(ctx, QueryBatch, func() (BatchProgress, error) {
-		var p BatchProgress
-		for _, id := range graph.Order() {
-			if t, ok := prog[id]; ok {
-				p.Tasks = append(p.Tasks, t)
-			}
+	results := map[string]engine.TaskResult{}
+	lastRun := func(t batch.TaskResult) (engine.TaskResult, error) {
+		if r, ok := results[t.ID]; ok {
+			return r, nil
 		}
-		return p, nil
+		return engine.TaskResult{}, errors.New("never ran")
+	}
+	began := workflow.Now(ctx)
+	if err := workflow.SetQueryHandler(ctx, QueryBatch, func() (batch.Summary, error) {
+		r := batch.Result{Status: BatchRunning, ExitCode: -1, StartedAt: began, CostKnown: true}
+		for _, id := range graph.Order() {
+			t, ok := prog[id]
+			if !ok {
+				t = batch.TaskResult{ID: id, Status: batch.StatusPending}
+			}
+			if t.CostKnown {
+				r.CostUSD += t.CostUSD
+			}
+			r.Tasks = append(r.Tasks, t)
+		}
+		return runner.BatchSummary(in.Spec, in.RunID, graph, r, lastRun), nil
 	}); err != nil {
 		return batch.Summary{}, err
 	}
-	began := workflow.Now(ctx)
 	task := TaskInput{Queue: in.Queue, WorkerWaitMs: in.WorkerWaitMs, HeartbeatMs: in.HeartbeatMs}
 	actx := workflow.WithActivityOptions(ctx, task.options(in.Queue, time.Hour))
 	if err := workflow.ExecuteActivity(actx, PrepareBatchName, PrepareInput{RunID: in.RunID, Repo: in.Repo,
@@ -115,7 +126,6 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	if err != nil {
 		return batch.Summary{}, err
 	}
-	results := map[string]engine.TaskResult{}
 	sel := workflow.NewSelector(ctx)
 	for {
 		for _, st := range m.Ready(false) {
@@ -160,12 +170,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		sel.Select(ctx)
 	}
 	res := m.Result(began)
-	sum := runner.BatchSummary(in.Spec, in.RunID, graph, res, func(t batch.TaskResult) (engine.TaskResult, error) {
-		if r, ok := results[t.ID]; ok {
-			return r, nil
-		}
-		return engine.TaskResult{}, errors.New("never ran")
-	})
+	sum := runner.BatchSummary(in.Spec, in.RunID, graph, res, lastRun)
 	if in.MergePush && res.Status == batch.BatchDone {
 		var f Finished
 		err := workflow.ExecuteActivity(actx, PushBaseName, PushInput{Repo: in.Repo, Branch: in.Branch, BaseBranch: in.Spec.BaseBranch}).Get(ctx, &f)

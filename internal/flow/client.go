@@ -87,22 +87,6 @@ func Query(ctx context.Context, c client.Client, runID string) (Progress, error)
 	return p, v.Get(&p)
 }
 
-// Result is the result of a task that ended; false while it runs.
-func Result(ctx context.Context, c client.Client, runID string) (engine.TaskResult, bool, error) {
-	d, err := c.DescribeWorkflowExecution(ctx, runID, "")
-	if err != nil {
-		return engine.TaskResult{}, false, err
-	}
-	if d.GetWorkflowExecutionInfo().GetCloseTime() == nil {
-		return engine.TaskResult{}, false, nil
-	}
-	var res engine.TaskResult
-	if err := c.GetWorkflow(ctx, runID, "").Get(ctx, &res); err != nil {
-		return res, true, err
-	}
-	return res, true, nil
-}
-
 func progressOf(tiers []engine.Tier, a engine.Attempt) engine.TaskProgress {
 	p := engine.TaskProgress{Step: max(1, a.Step), Steps: 1, Tier: a.Tier, TierIndex: a.TierIndex, InTier: a.InTier,
 		Number: a.Number, CostUSD: a.CostUSD, Estimated: a.CostEstimated, CostKnown: a.CostKnown, LastGate: a.Gate.Status}
@@ -139,7 +123,7 @@ func SubmitBatch(ctx context.Context, c client.Client, in BatchInput) error {
 
 // FollowBatch follows batch runID until it ends, telling changed (may be
 // nil) of each task whose status changes, and returns its result.
-func FollowBatch(ctx context.Context, c client.Client, runID string, changed func(batch.TaskResult), every time.Duration) (batch.Summary, error) {
+func FollowBatch(ctx context.Context, c client.Client, runID string, changed func(batch.TaskSummary), every time.Duration) (batch.Summary, error) {
 	if every <= 0 {
 		every = time.Second
 	}
@@ -147,7 +131,15 @@ func FollowBatch(ctx context.Context, c client.Client, runID string, changed fun
 	done := make(chan error, 1)
 	var sum batch.Summary
 	go func() { done <- run.Get(ctx, &sum) }()
-	seen := map[string]batch.Status{}
+	seen := map[string]string{}
+	tell := func(s batch.Summary) {
+		for _, t := range s.Tasks {
+			if seen[t.ID] != t.Status {
+				seen[t.ID] = t.Status
+				changed(t)
+			}
+		}
+	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -155,6 +147,9 @@ func FollowBatch(ctx context.Context, c client.Client, runID string, changed fun
 		case err := <-done:
 			if err != nil {
 				return sum, fmt.Errorf("batch %s: %w", runID, err)
+			}
+			if changed != nil {
+				tell(sum)
 			}
 			return sum, nil
 		case <-ctx.Done():
@@ -164,19 +159,32 @@ func FollowBatch(ctx context.Context, c client.Client, runID string, changed fun
 		if changed == nil {
 			continue
 		}
-		v, err := c.QueryWorkflow(ctx, runID, "", QueryBatch)
-		if err != nil {
-			continue
-		}
-		var p BatchProgress
-		if v.Get(&p) != nil {
-			continue
-		}
-		for _, t := range p.Tasks {
-			if seen[t.ID] != t.Status {
-				seen[t.ID] = t.Status
-				changed(t)
-			}
+		if s, err := QueryBatchSummary(ctx, c, runID); err == nil {
+			tell(s)
 		}
 	}
+}
+
+// QueryBatchSummary asks a batch where it stands: its result so far,
+// status running.
+func QueryBatchSummary(ctx context.Context, c client.Client, runID string) (batch.Summary, error) {
+	var s batch.Summary
+	v, err := c.QueryWorkflow(ctx, runID, "", QueryBatch)
+	if err != nil {
+		return s, err
+	}
+	return s, v.Get(&s)
+}
+
+// Outcome decodes the result of run runID into v once it ended; false
+// while it runs.
+func Outcome(ctx context.Context, c client.Client, runID string, v any) (closed bool, err error) {
+	d, err := c.DescribeWorkflowExecution(ctx, runID, "")
+	if err != nil {
+		return false, err
+	}
+	if d.GetWorkflowExecutionInfo().GetCloseTime() == nil {
+		return false, nil
+	}
+	return true, c.GetWorkflow(ctx, runID, "").Get(ctx, v)
 }

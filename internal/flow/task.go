@@ -87,6 +87,10 @@ type Progress struct {
 	History engine.History   `json:"history"`
 	Running *engine.Next     `json:"running,omitempty"`
 	Stop    *engine.StopData `json:"stop,omitempty"`
+	// Base and Baseline are the task's starting point and the gate's
+	// verdict there, for a resume.
+	Base     string       `json:"base,omitempty"`
+	Baseline *gate.Report `json:"baseline,omitempty"`
 }
 
 // AttemptQueue is the task queue of the attempts of backend.
@@ -114,7 +118,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			c = &Carry{Base: p.Base, Baseline: p.Baseline}
 		}
 	}
-	prog.History = c.History
+	prog.History, prog.Base, prog.Baseline = c.History, c.Base, c.Baseline
 	started := len(c.History.Attempts)
 	for stop == nil {
 		begin := workflow.Now(ctx)

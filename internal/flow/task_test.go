@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"strings"
 	"testing"
 
@@ -206,9 +208,14 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 		landed = append(landed, in.Ready)
 		return batch.MergeOutcome{Status: batch.MergeMerged, Commit: "landed-" + in.RunID}, nil
 	})
-	var started []string
+	var (
+		mu      sync.Mutex
+		started []string
+	)
 	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
+		mu.Lock()
 		started = append(started, in.RunID)
+		mu.Unlock()
 		if in.BaseBranch != "jlgcli/batch-b1" {
 			return engine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
 		}
@@ -239,6 +246,7 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 	if sum.Status != "incomplete" || sum.ExitCode != batch.ExitIncomplete {
 		t.Errorf("batch %s (exit %d), want incomplete", sum.Status, sum.ExitCode)
 	}
+	slices.Sort(started)
 	if diff := cmp.Diff([]string{"b1-a", "b1-c"}, started); diff != "" {
 		t.Errorf("children started (-want +got):\n%s", diff)
 	}

@@ -72,6 +72,17 @@ type Meta struct {
 	// StartedAt is when the run started (Create sets the current time
 	// when zero).
 	StartedAt time.Time `json:"startedAt"`
+	// Temporal, for a run submitted to a Temporal server, says where it
+	// runs: show, report and resume ask the server. Options then hold the
+	// workflow's input.
+	Temporal *Temporal `json:"temporal,omitempty"`
+}
+
+// Temporal is the server a run was submitted to.
+type Temporal struct {
+	Address   string `json:"address"`
+	Namespace string `json:"namespace"`
+	Queue     string `json:"queue"`
 }
 
 // Event is one line of events.jsonl. The store reads only Type and
