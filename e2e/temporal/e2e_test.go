@@ -455,3 +455,37 @@ func TestBatchOnTwoWorkers(t *testing.T) {
 		t.Errorf("agent calls by worker: %v; want 4 over both workers", calls)
 	}
 }
+
+// TestPullRequestAndMergePush: --pr opens the pull request of the ready
+// branch with the worker's gh; --merge push fast-forwards the base branch
+// on the remote to the squash commit.
+func TestPullRequestAndMergePush(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "bin")
+	must(t, os.MkdirAll(bin, 0o755))
+	ghArgs := filepath.Join(bin, "gh-args")
+	must(t, os.WriteFile(filepath.Join(bin, "gh"), []byte("#!/bin/sh\necho \"$@\" > "+ghArgs+"\necho https://example.com/pr/7\n"), 0o755))
+	w := newWorld(t, "PATH="+bin+":"+os.Getenv("PATH"))
+	w.worker("w1")
+	stdout, stderr, code := w.run(w.submit("--pr", "--merge", "push", "--json", "Fix the answer")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res engine.TaskResult
+	must(t, json.Unmarshal([]byte(stdout), &res))
+	if res.Git == nil || res.Git.PR != "https://example.com/pr/7" {
+		t.Errorf("git: %+v", res.Git)
+	}
+	args, err := os.ReadFile(ghArgs)
+	must(t, err)
+	for _, want := range []string{"pr create", "--head " + res.Git.Branch + "-ready", "--title feat: Fix the answer", "--base main"} {
+		if !strings.Contains(string(args), want) {
+			t.Errorf("gh %s: no %q", args, want)
+		}
+	}
+	if res.Git.Merge == nil || res.Git.Merge.Status != "fast-forwarded" {
+		t.Errorf("merge: %+v", res.Git.Merge)
+	}
+	if got := w.git("", "--git-dir", w.remote, "show", "main:answer.txt"); got != "right" {
+		t.Errorf("the base branch has answer.txt %q after --merge push", got)
+	}
+}

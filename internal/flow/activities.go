@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"os"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -71,12 +72,19 @@ type FinishInput struct {
 	BaseBranch string `json:"baseBranch"`
 	Base       string `json:"base"`
 	MergePush  bool   `json:"mergePush,omitempty"`
+	// PR asks for a pull request of the ready branch (gh, on the worker),
+	// PRBody its text: the task's report.
+	PR     bool   `json:"pr,omitempty"`
+	PRBody string `json:"prBody,omitempty"`
 }
 
 // Finished is what the finish activity made: the squash commit on the
-// ready branch, and what became of the base branch.
+// ready branch, what became of the base branch, and the pull request.
 type Finished struct {
 	Merge *engine.MergeInfo `json:"merge"`
+	PR    string            `json:"pr,omitempty"`
+	// Warning says what went wrong with the pull request.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Activities are a worker's activities: its state directory (where its
@@ -321,7 +329,31 @@ func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, erro
 			m.Status, m.Command = git.MergeFastForwarded, ""
 		}
 	}
-	return Finished{Merge: m}, nil
+	f := Finished{Merge: m}
+	if in.PR {
+		f.PR, f.Warning = w.openPR(ctx, c, in, ready)
+	}
+	return f, nil
+}
+
+// openPR opens the pull request of the ready branch with the worker's gh.
+func (w *Activities) openPR(ctx context.Context, c *git.Clone, in FinishInput, ready string) (url, warning string) {
+	body, err := os.CreateTemp("", "jlgcli-pr-*.md")
+	if err != nil {
+		return "", err.Error()
+	}
+	defer os.Remove(body.Name())
+	_, err = body.WriteString(in.PRBody)
+	if cerr := body.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		url, err = runner.OpenPR(ctx, w.Parts, c.Dir, ready, in.BaseBranch, "feat: "+engine.Subject(in.Task), body.Name())
+	}
+	if err != nil {
+		return "", "the pull request was not opened: " + err.Error()
+	}
+	return url, ""
 }
 
 // ReadyBranch is the branch of a task's squash commit, ready to merge.

@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runner"
 )
 
@@ -176,14 +177,25 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		var f Finished
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour)), FinishName,
 			FinishInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo, Branch: in.Branch, BaseBranch: in.BaseBranch,
-				Base: c.Base, MergePush: in.MergePush}).Get(ctx, &f)
+				Base: c.Base, MergePush: in.MergePush, PR: in.Spec.PR, PRBody: prBody(res, in.Spec.PR)}).Get(ctx, &f)
 		if err != nil {
 			res.Git.Warnings = append(res.Git.Warnings, "the squash commit could not be made: "+message(err))
 		} else {
-			res.Git.Merge = f.Merge
+			res.Git.Merge, res.Git.PR = f.Merge, f.PR
+			if f.Warning != "" {
+				res.Git.Warnings = append(res.Git.Warnings, f.Warning)
+			}
 		}
 	}
 	return res, nil
+}
+
+// prBody is the text of a task's pull request: its report.
+func prBody(res engine.TaskResult, pr bool) string {
+	if !pr {
+		return ""
+	}
+	return report.New(res).Markdown()
 }
 
 // options are the activity options of an activity on queue.

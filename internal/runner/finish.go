@@ -72,7 +72,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 	res.Git = info
 	writeReports(p, run, *res)
 	if s.PR && info.Pushed {
-		if url, err := openPR(ctx, p, s.Repo, wt, *res, run.MarkdownReportPath()); err != nil {
+		if url, err := OpenPR(ctx, p, s.Repo, wt.Branch, wt.BaseBranch, "feat: "+engine.Subject(res.Task), run.MarkdownReportPath()); err != nil {
 			warn("pull request: %v", err)
 		} else {
 			info.PR = url
@@ -89,17 +89,18 @@ func writeReports(p Parts, run *store.Run, res engine.TaskResult) {
 	}
 }
 
-// openPR opens a pull request of the task branch with gh, the report as its
-// body, and returns its address.
-func openPR(ctx context.Context, p Parts, dir string, wt git.Worktree, res engine.TaskResult, body string) (string, error) {
+// OpenPR opens a pull request of branch head into base ("": the
+// repository's default) with gh, run in dir, the file body as its text,
+// and returns its address.
+func OpenPR(ctx context.Context, p Parts, dir, head, base, title, body string) (string, error) {
 	env := p.environ()
 	gh, err := proc.LookPath("gh", env)
 	if err != nil {
-		return "", fmt.Errorf("gh is not installed; open it by hand from branch %s (the report is in %s)", wt.Branch, body)
+		return "", fmt.Errorf("gh is not installed; open it by hand from branch %s (the report is in %s)", head, body)
 	}
-	args := []string{gh, "pr", "create", "--head", wt.Branch, "--title", "feat: " + engine.Subject(res.Task), "--body-file", body}
-	if wt.BaseBranch != "" {
-		args = append(args, "--base", wt.BaseBranch)
+	args := []string{gh, "pr", "create", "--head", head, "--title", title, "--body-file", body}
+	if base != "" {
+		args = append(args, "--base", base)
 	}
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
