@@ -2,12 +2,12 @@ package flow
 
 import (
 	"context"
-	"os"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
