@@ -1,15 +1,11 @@
 package temporal
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
 // tinyAgent does a trivial task: it writes the file the prompt names
@@ -22,10 +18,10 @@ echo "wrote $n.txt"
 
 const benchTasks = 40
 
-// BenchmarkWorkers runs 40 trivial tasks on 1, 2 and 4 workers through a
-// real Temporal server (each submitted with task --temporal --detach), and
-// the same 40 as local task sheets with jlgcli batch -j 1, 2 and 4: the
-// throughput and the time per task of each (BENCHMARKS.md).
+// BenchmarkWorkers runs a batch of 40 trivial task sheets on 1, 2 and 4
+// workers (one attempt at a time each) through a real Temporal server
+// (batch --temporal), and the same batch locally with jlgcli batch -j 1, 2
+// and 4: the throughput and the time per task of each (BENCHMARKS.md).
 func BenchmarkWorkers(b *testing.B) {
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("temporal/workers=%d", n), func(b *testing.B) {
@@ -53,29 +49,25 @@ func benchTemporal(b *testing.B, workers int) {
 	for i := range workers {
 		w.worker(fmt.Sprintf("w%d", i+1))
 	}
+	sheets := writeSheets(b, w)
 	b.StartTimer()
 	began := time.Now()
-	var ids []string
-	for i := range benchTasks {
-		args := []string{"task", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://" + w.remote,
-			"--base", "main", "-b", "fake", "--check", "true", "--detach", fmt.Sprintf("Write task-%02d", i)}
-		out, stderr, code := w.run(args...)
-		if code != 0 {
-			b.Fatalf("submit: exit %d: %s", code, stderr)
-		}
-		ids = append(ids, strings.TrimSpace(out))
-	}
-	c := w.ts.GetDefaultClient()
-	for _, id := range ids {
-		var res engine.TaskResult
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		err := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
-		cancel()
-		if err != nil || res.Status != engine.StatusDone {
-			b.Fatalf("task %s: %v %s %s", id, err, res.Status, res.Details)
-		}
+	cmd := []string{"batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://" + w.remote, "--base", "main",
+		"-b", "fake", "--check", "true", "-j", fmt.Sprint(benchTasks), sheets}
+	if _, stderr, code := w.run(cmd...); code != 0 {
+		b.Fatalf("batch --temporal: exit %d: %s", code, stderr)
 	}
 	report(b, time.Since(began))
+}
+
+// writeSheets writes the batch's sheets, one trivial task each.
+func writeSheets(b *testing.B, w *world) string {
+	sheets := filepath.Join(w.dir, "sheets")
+	must(b, os.MkdirAll(sheets, 0o755))
+	for i := range benchTasks {
+		must(b, os.WriteFile(filepath.Join(sheets, fmt.Sprintf("task-%02d.md", i)), []byte(fmt.Sprintf("# Write task-%02d\n", i)), 0o644))
+	}
+	return sheets
 }
 
 func benchBatch(b *testing.B, jobs int) {
@@ -83,11 +75,7 @@ func benchBatch(b *testing.B, jobs int) {
 	w := benchWorld(b)
 	clone := filepath.Join(w.dir, "clone")
 	w.git("", "clone", "--quiet", w.remote, clone)
-	sheets := filepath.Join(w.dir, "sheets")
-	must(b, os.MkdirAll(sheets, 0o755))
-	for i := range benchTasks {
-		must(b, os.WriteFile(filepath.Join(sheets, fmt.Sprintf("task-%02d.md", i)), []byte(fmt.Sprintf("# Write task-%02d\n", i)), 0o644))
-	}
+	sheets := writeSheets(b, w)
 	b.StartTimer()
 	began := time.Now()
 	cmd := []string{"batch", "-b", "fake", "--check", "true", "-j", fmt.Sprint(jobs), "--cwd", clone, sheets}
