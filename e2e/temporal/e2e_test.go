@@ -143,11 +143,11 @@ func (w *world) worker(name string) *exec.Cmd {
 	must(w.t, cmd.Start())
 	w.t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
+		_ = cmd.Wait()
 		f.Close()
 		if w.t.Failed() {
-			data, _ := os.ReadFile(log)
-			w.t.Logf("%s:\n%s", name, data)
+			data, err := os.ReadFile(log)
+			w.t.Logf("worker %s (%v):\n%s", name, err, data)
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
@@ -487,5 +487,44 @@ func TestPullRequestAndMergePush(t *testing.T) {
 	}
 	if got := w.git("", "--git-dir", w.remote, "show", "main:answer.txt"); got != "right" {
 		t.Errorf("the base branch has answer.txt %q after --merge push", got)
+	}
+}
+
+// TestWorkerStoppedDuringAttempt: SIGTERM stops a worker in the middle of
+// an attempt: the attempt is handed back at once (no heartbeat timeout to
+// wait for) and made by the other worker; the stopped worker exits 0.
+func TestWorkerStoppedDuringAttempt(t *testing.T) {
+	w := newWorld(t, "JLGCLI_E2E_SLOW=120")
+	workers := map[string]*exec.Cmd{"w1": w.worker("w1"), "w2": w.worker("w2")}
+	stdout, stderr, code := w.run(w.submit("--detach", "--heartbeat-timeout", "5m", "Fix the answer")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	runID := strings.TrimSpace(stdout)
+	deadline := time.Now().Add(60 * time.Second)
+	for len(w.callsMade()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no worker called the agent")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	first := w.callsMade()[0]
+	stopped := time.Now()
+	must(t, workers[first].Process.Signal(syscall.SIGTERM))
+	if err := workers[first].Wait(); err != nil {
+		t.Errorf("the stopped worker: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var res engine.TaskResult
+	must(t, w.ts.GetDefaultClient().GetWorkflow(ctx, runID, "").Get(ctx, &res))
+	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
+		t.Fatalf("status %s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
+	}
+	if d := time.Since(stopped); d > time.Minute {
+		t.Errorf("the attempt came back after %s: it waited for a heartbeat timeout", d)
+	}
+	if calls := w.callsMade(); len(calls) != 2 || calls[1] == first {
+		t.Errorf("agent calls by worker: %v", calls)
 	}
 }

@@ -30,8 +30,9 @@ The agents, backends, prices and the checks' tools are this machine's own, as
 its configuration says. The worker keeps a clone of each repository it works
 on under its state directory and reuses it; each attempt runs in a worktree of
 it and pushes its snapshots, the task branch and its record to the remote.
-SIGINT/SIGTERM stop the worker: attempts under way get 10 seconds to end, then
-are cancelled and made again by another worker; none is left half-recorded.`),
+SIGINT/SIGTERM stop the worker: the attempts under way are stopped (their agents
+killed) and handed back to the server at once, which gives them to another
+worker; none is left half-recorded (an attempt is recorded once it has pushed).`),
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()

@@ -100,7 +100,32 @@ type Activities struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+
+	// stop, once done, makes every activity under way stop and fail, so
+	// that the server gives it to another worker at once; running counts
+	// them.
+	stop    context.Context
+	running sync.WaitGroup
 }
+
+// start begins an activity: its context also ends when the worker stops;
+// end must be called when it returns.
+func (w *Activities) start(ctx context.Context) (context.Context, func()) {
+	w.running.Add(1)
+	ctx, cancel := context.WithCancelCause(ctx)
+	stopped := func() bool { return false }
+	if w.stop != nil {
+		stopped = context.AfterFunc(w.stop, func() { cancel(errWorkerStopping) })
+	}
+	return ctx, func() {
+		stopped()
+		cancel(nil)
+		w.running.Done()
+	}
+}
+
+// errWorkerStopping is why the activities of a stopping worker end.
+var errWorkerStopping = errors.New("the worker is stopping: another worker makes it")
 
 // clone opens the worker's clone of url and locks it for the caller (one
 // git fetch or push at a time per clone); unlock when done.
@@ -158,6 +183,8 @@ func gitError(err error) error {
 // the tip of the base branch (or finds them, when made before), and takes
 // the gate's baseline there.
 func (w *Activities) Prepare(ctx context.Context, in PrepareInput) (Prepared, error) {
+	ctx, end := w.start(ctx)
+	defer end()
 	defer w.beat(ctx)()
 	c, unlock, err := w.clone(ctx, in.Repo)
 	if err != nil {
@@ -203,6 +230,8 @@ func (w *Activities) Prepare(ctx context.Context, in PrepareInput) (Prepared, er
 // on the remote already (its worker died after pushing) is not made again:
 // the record is returned.
 func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+	ctx, end := w.start(ctx)
+	defer end()
 	defer w.beat(ctx, in.Next.Number)()
 	n := strconv.Itoa(in.Next.Number)
 	prefix := git.RefPrefix + in.RunID + "/"
@@ -299,6 +328,8 @@ func (w *Activities) recorded(ctx context.Context, c *git.Clone, ref string) (en
 // MergePush, the base branch is fast-forwarded to it on the remote, never
 // forced.
 func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, error) {
+	ctx, end := w.start(ctx)
+	defer end()
 	defer w.beat(ctx)()
 	c, unlock, err := w.clone(ctx, in.Repo)
 	if err != nil {

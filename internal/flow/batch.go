@@ -198,6 +198,8 @@ type PushInput struct {
 // PrepareBatch makes the batch's branch on the remote at the tip of the
 // base branch (or finds it, made before) and returns its commit.
 func (w *Activities) PrepareBatch(ctx context.Context, in PrepareInput) (string, error) {
+	ctx, end := w.start(ctx)
+	defer end()
 	defer w.beat(ctx)()
 	c, unlock, err := w.clone(ctx, in.Repo)
 	if err != nil {
@@ -229,6 +231,8 @@ func (w *Activities) PrepareBatch(ctx context.Context, in PrepareInput) (string,
 // never receives a commit whose checks did not pass on exactly its tree.
 // The push is never forced.
 func (w *Activities) Land(ctx context.Context, in LandInput) (batch.MergeOutcome, error) {
+	ctx, end := w.start(ctx)
+	defer end()
 	defer w.beat(ctx)()
 	if in.Ready == "" {
 		return batch.MergeOutcome{Status: batch.MergeFailed, Details: "the task left no squash commit to land"}, nil
@@ -292,6 +296,8 @@ func (w *Activities) Land(ctx context.Context, in LandInput) (batch.MergeOutcome
 // PushBase fast-forwards the base branch on the remote to the batch's
 // branch, never forced.
 func (w *Activities) PushBase(ctx context.Context, in PushInput) (Finished, error) {
+	ctx, end := w.start(ctx)
+	defer end()
 	c, unlock, err := w.clone(ctx, in.Repo)
 	if err != nil {
 		return Finished{}, err

@@ -213,7 +213,7 @@ func (in TaskInput) options(queue string, timeout time.Duration) workflow.Activi
 		ScheduleToStartTimeout: wait,
 		StartToCloseTimeout:    timeout,
 		HeartbeatTimeout:       beat,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5,
 			NonRetryableErrorTypes: []string{ErrGit}},
 	}
 }

@@ -59,8 +59,8 @@ type WorkerOptions struct {
 	Backends []string
 	// Concurrency bounds the attempts run at once, per backend.
 	Concurrency int
-	// StopTimeout is how long a stopping worker lets its attempts end
-	// before it cancels them (they are then made again by another).
+	// StopTimeout bounds how long a stopping worker waits for its
+	// activities, once stopped, to report their failure (default 30s).
 	StopTimeout time.Duration
 }
 
@@ -79,9 +79,11 @@ func Register(w worker.Registry, acts *Activities) {
 
 // Serve runs a worker until ctx is done: the workflows and the preparing
 // and finishing activities on the queue, and the attempts on the queue of
-// each of its backends. A stopping worker lets its attempts end within
-// StopTimeout, then cancels them: their activities fail and are retried on
-// another worker, so that none is left half-recorded.
+// each of its backends. A stopping worker hands back what it runs: its
+// activities under way are stopped (an agent's process group is killed)
+// and fail while the worker still reports to the server, which gives them
+// to another worker at once; none is left half-recorded (an attempt is
+// recorded only once it has pushed). Then the worker stops polling.
 func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptions) error {
 	if o.Queue == "" {
 		o.Queue = DefaultQueue
@@ -90,8 +92,11 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 		o.Concurrency = 1
 	}
 	if o.StopTimeout <= 0 {
-		o.StopTimeout = 10 * time.Second
+		o.StopTimeout = 30 * time.Second
 	}
+	stop, handBack := context.WithCancel(context.Background())
+	defer handBack()
+	acts.stop = stop
 	var workers []worker.Worker
 	main := worker.New(c, o.Queue, worker.Options{WorkerStopTimeout: o.StopTimeout})
 	Register(main, acts)
@@ -111,6 +116,16 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 		}
 	}
 	<-ctx.Done()
+	handBack()
+	ended := make(chan struct{})
+	go func() {
+		acts.running.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(o.StopTimeout):
+	}
 	for _, w := range workers {
 		w.Stop()
 	}
