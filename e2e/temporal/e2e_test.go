@@ -54,7 +54,10 @@ func TestMain(m *testing.M) {
 // records its call (the worker it ran on), sleeps on the first call when
 // JLGCLI_E2E_SLOW says so, and fixes the answer.
 const agentScript = `#!/bin/sh
-cat > /dev/null
+prompt=$(cat)
+case "$prompt" in *"You are the planner"*)
+	echo '{"steps": ["write right into answer.txt", "say so"]}'; exit 0;;
+esac
 echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
 if [ -n "$JLGCLI_E2E_SLOW" ] && [ "$(wc -l < "$JLGCLI_E2E_CALLS")" -eq 1 ]; then sleep "$JLGCLI_E2E_SLOW"; fi
 if [ -n "$JLGCLI_E2E_FIX" ] && [ ! -e "$JLGCLI_E2E_FIX" ]; then echo "still wrong" > answer.txt; echo "tried"; exit 0; fi
@@ -526,5 +529,24 @@ func TestWorkerStoppedDuringAttempt(t *testing.T) {
 	}
 	if calls := w.callsMade(); len(calls) != 2 || calls[1] == first {
 		t.Errorf("agent calls by worker: %v", calls)
+	}
+}
+
+// TestPlanOnWorkers: --plan asks the planner on a worker first; each step
+// is developed and passes in turn.
+func TestPlanOnWorkers(t *testing.T) {
+	w := newWorld(t)
+	w.worker("w1")
+	stdout, stderr, code := w.run(w.submit("--plan", "--json", "Fix the answer")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res engine.TaskResult
+	must(t, json.Unmarshal([]byte(stdout), &res))
+	if diff := strings.Join(res.Plan, "|"); diff != "write right into answer.txt|say so" {
+		t.Errorf("plan %q", res.Plan)
+	}
+	if res.Status != engine.StatusDone || len(res.Attempts) != 2 || res.Attempts[1].Step != 2 {
+		t.Errorf("%s with %d attempts", res.Status, len(res.Attempts))
 	}
 }

@@ -24,9 +24,6 @@ import (
 // it to its end, or only submits it (--detach). The user's clone is never
 // touched: the workers clone the remote and push their work there.
 func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *taskFlags, prompt string) error {
-	if o.plan {
-		return usagef("--plan is not available yet for a task sent to Temporal; run it here, or without --plan")
-	}
 	if o.includeDirty {
 		return usagef("--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first")
 	}
@@ -34,6 +31,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 		return err
 	}
 	s := runner.TaskSpecOf(cfg, "")
+	s.Plan = o.plan
 	for _, t := range s.Tiers {
 		if t.Backend == "" {
 			return usagef("a task sent to Temporal names its backend (-b BACKEND, --tier or [[tiers]]): the workers' machines decide which are installed")
@@ -129,9 +127,6 @@ func remoteOf(ctx context.Context, cfg *config.Config, url, base string) (string
 // runBatchTemporal submits a batch to the Temporal server of cfg and
 // follows it to its end, or only submits it (--detach).
 func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *batchFlags, spec runner.BatchSpec) error {
-	if o.task.plan {
-		return usagef("--plan is not available yet for a batch sent to Temporal; run it here, or without --plan")
-	}
 	if err := o.task.checkTemporal(); err != nil {
 		return err
 	}

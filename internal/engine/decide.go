@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/detect"
@@ -29,6 +30,8 @@ type History struct {
 	Plan     []string  `json:"plan,omitempty"`
 	State    TaskState `json:"state"`
 	Attempts []Attempt `json:"attempts"`
+	// Planner is the planner's call, once the plan was asked for.
+	Planner *Attempt `json:"planner,omitempty"`
 }
 
 // Next is the attempt a task makes next.
@@ -171,6 +174,23 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 		d.Stop.Text = a.Response
 	}
 	return d
+}
+
+// Planned takes the planner's call and the steps it gave (nil: none, the
+// task is then one step, its own text) into the history: its cost is
+// entered in the ledger; stop, when set, ends the task because the planner
+// spent the budget.
+func (p Policy) Planned(h History, planner Attempt, steps []string) (History, *StopData) {
+	h.State = cloneState(h.State)
+	h.State.Ledger.Add(planner.Tier, planner.CostUSD, planner.CostEstimated)
+	if len(steps) == 0 {
+		steps = []string{strings.TrimSpace(p.Task)}
+	}
+	h.Plan, h.Planner = slices.Clone(steps), &planner
+	if h.State.Ledger.Exceeded(p.Budget) {
+		return h, stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f was spent by the planner ($%.4f)", p.Budget, h.State.Ledger.Spent()))
+	}
+	return h, nil
 }
 
 // Resumed is the state a task resumes from after stop: a task stopped by a

@@ -258,7 +258,7 @@ func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) Attemp
 // Result is the task's result after history h, ended by stop (nil: still
 // running), as RunTask returns it.
 func (p Policy) Result(runID string, h History, stop *StopData) TaskResult {
-	return buildTaskResult(runID, p.Task, p.Tiers, p.Budget, h.Plan, nil, h.Attempts, h.State, stop)
+	return buildTaskResult(runID, p.Task, p.Tiers, p.Budget, h.Plan, h.Planner, h.Attempts, h.State, stop)
 }
 
 func (t *task) elapsed() int64 { return t.base + ms(t.now().Sub(t.began)) }
@@ -311,7 +311,7 @@ func (t *task) policy() Policy {
 func (t *task) history() History {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return History{Plan: t.plan, State: t.st, Attempts: t.attempts}
+	return History{Plan: t.plan, State: t.st, Attempts: t.attempts, Planner: t.planner}
 }
 
 // CheckTiers checks that the agent of every tier is installed and usable;

@@ -301,6 +301,26 @@ func planSteps(v any) ([]string, bool) {
 // makePlan asks the planner for steps and records them; false when the task
 // stops.
 func (t *task) makePlan(ctx context.Context) bool {
+	p, steps, ok := t.askPlanner(ctx)
+	if !ok {
+		return false
+	}
+	h, stop := t.policy().Planned(t.history(), p, steps)
+	t.mu.Lock()
+	t.st, t.planner, t.plan = h.State, h.Planner, h.Plan
+	t.mu.Unlock()
+	t.record(EventPlan, 0, PlanData{Steps: h.Plan, Planner: *h.Planner, State: t.st})
+	t.checkpoint(StatusRunning)
+	if stop != nil {
+		t.stop = stop
+		return false
+	}
+	return true
+}
+
+// askPlanner calls the planner (o.Planner, else the first tier) and reads
+// its steps; false when the task stops (t.stop says why).
+func (t *task) askPlanner(ctx context.Context) (Attempt, []string, bool) {
 	pl := t.o.Tiers[0]
 	if t.o.Planner != nil {
 		pl = *t.o.Planner
@@ -312,7 +332,7 @@ func (t *task) makePlan(ctx context.Context) bool {
 	began := t.now()
 	resp, f, ok := t.call(ctx, pl, p.Prompt, 0)
 	if !ok {
-		return false
+		return Attempt{}, nil, false
 	}
 	p.Response, p.ExitCode, p.Failure, p.SessionID = resp.Text, resp.ExitCode, f, resp.SessionID
 	p.InputTokens, p.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
@@ -323,21 +343,26 @@ func (t *task) makePlan(ctx context.Context) bool {
 	if f != nil && err == nil {
 		err = fmt.Errorf("the planner failed (%s): %s", f.Kind, f.Message)
 	}
-	t.mu.Lock()
-	t.st.Ledger.Add(pl.Name, p.CostUSD, p.CostEstimated)
-	t.planner = &p
-	t.mu.Unlock()
 	if err != nil {
 		// Without a plan the task is one step: better than no work.
-		steps = []string{strings.TrimSpace(t.o.Task)}
-		t.planner.Response += "\n[jlgcli: " + err.Error() + "; the task runs as one step]"
+		steps = nil
+		p.Response += "\n[jlgcli: " + err.Error() + "; the task runs as one step]"
 	}
-	t.plan = steps
-	t.record(EventPlan, 0, PlanData{Steps: steps, Planner: p, State: t.st})
-	t.checkpoint(StatusRunning)
-	if t.st.Ledger.Exceeded(t.o.Budget) {
-		t.end(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f was spent by the planner ($%.4f)", t.o.Budget, t.st.Ledger.Spent()), nil)
-		return false
+	return p, steps, true
+}
+
+// RunPlanner asks the planner of o (o.Planner, else the first tier) for the
+// steps of the task, as RunTask does with Plan set, and decides nothing:
+// the caller (a Temporal workflow) applies Policy.Planned. nil steps: the
+// planner gave none (its reply says why). stop, when set, says why the
+// planner could not be asked.
+func RunPlanner(ctx context.Context, o TaskOptions, h History) (planner Attempt, steps []string, waitedMs int64, stop *StopData) {
+	t := newTask(o)
+	t.st, t.attempts, t.plan = h.State, h.Attempts, h.Plan
+	t.base = h.State.ElapsedMs
+	p, steps, ok := t.askPlanner(ctx)
+	if !ok {
+		return Attempt{}, nil, t.st.WaitedMs, t.stop
 	}
-	return true
+	return p, steps, t.st.WaitedMs, nil
 }

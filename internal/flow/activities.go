@@ -63,6 +63,16 @@ type AttemptInput struct {
 	Next     engine.Next     `json:"next"`
 }
 
+// Planned is what the plan activity gives: the planner's call and its
+// steps (nil: none), the time waited for rate limits, or why the planner
+// could not be asked.
+type Planned struct {
+	Planner  engine.Attempt   `json:"planner"`
+	Steps    []string         `json:"steps,omitempty"`
+	WaitedMs int64            `json:"waitedMs"`
+	Stop     *engine.StopData `json:"stop,omitempty"`
+}
+
 // FinishInput is the input of the finish activity.
 type FinishInput struct {
 	RunID      string `json:"runId"`
@@ -295,6 +305,35 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 		return engine.AttemptOutcome{}, gitError(err)
 	}
 	return out, nil
+}
+
+// Plan asks the task's planner for its steps, in a worktree of the task
+// branch as the remote has it (the planner reads the code, changes none).
+func (w *Activities) Plan(ctx context.Context, in AttemptInput) (Planned, error) {
+	ctx, end := w.start(ctx)
+	defer end()
+	defer w.beat(ctx)()
+	c, unlock, err := w.clone(ctx, in.Repo)
+	if err != nil {
+		return Planned{}, err
+	}
+	err = c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch)
+	var wt *git.Worktree
+	if err == nil {
+		wt, err = c.Checkout(ctx, in.RunID, in.Branch, "refs/remotes/origin/"+in.Branch, in.Base)
+	}
+	unlock()
+	if err != nil {
+		return Planned{}, gitError(err)
+	}
+	defer wt.Remove(context.WithoutCancel(ctx))
+	spec := in.Spec
+	spec.Commands, spec.Prices = w.Commands, w.Prices
+	p, steps, waited, stop := spec.AskPlanner(ctx, w.Parts, in.RunID, in.Task, wt, in.History)
+	if ctx.Err() != nil || (stop != nil && stop.Status == engine.StatusInterrupted) {
+		return Planned{}, fmt.Errorf("the planner was interrupted on this worker: %w", context.Cause(ctx))
+	}
+	return Planned{Planner: p, Steps: steps, WaitedMs: waited, Stop: stop}, nil
 }
 
 // lock locks c's clone again (after the attempt ran unlocked).

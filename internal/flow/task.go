@@ -26,6 +26,7 @@ const (
 	TaskWorkflowName = "jlgcli.task"
 	PrepareName      = "jlgcli.prepare"
 	AttemptName      = "jlgcli.attempt"
+	PlanName         = "jlgcli.plan"
 	FinishName       = "jlgcli.finish"
 	QueryProgress    = "progress"
 )
@@ -117,6 +118,22 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			c = &Carry{}
 		} else {
 			c = &Carry{Base: p.Base, Baseline: p.Baseline}
+		}
+	}
+	if stop == nil && in.Spec.Plan && c.History.Planner == nil {
+		backend := in.Spec.PlannerBackend()
+		var pl Planned
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(AttemptQueue(in.Queue, backend), 24*time.Hour)), PlanName,
+			AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo, Branch: in.Branch, Base: c.Base, Spec: in.Spec,
+				History: c.History}).Get(ctx, &pl)
+		switch {
+		case err != nil:
+			stop = attemptStop(err, engine.Tier{Name: "planner", Backend: backend}, engine.Next{}, in)
+		case pl.Stop != nil:
+			stop = pl.Stop
+		default:
+			c.History.State.WaitedMs = pl.WaitedMs
+			c.History, stop = policy.Planned(c.History, pl.Planner, pl.Steps)
 		}
 	}
 	prog.History, prog.Base, prog.Baseline = c.History, c.Base, c.Baseline
@@ -240,8 +257,15 @@ func attemptStop(err error, tier engine.Tier, next engine.Next, in TaskInput) *e
 		if wait <= 0 {
 			wait = DefaultWorkerWait
 		}
-		return stopOf(engine.StatusBackendMissing, fmt.Sprintf("tier %s: no worker with backend %s took attempt %d within %s (queue %s; set temporal.workerWait to wait longer)",
-			tier.Name, tier.Backend, next.Number, wait, AttemptQueue(in.Queue, tier.Backend)))
+		what := fmt.Sprintf("attempt %d", next.Number)
+		if next.Number == 0 {
+			what = "the plan"
+		}
+		return stopOf(engine.StatusBackendMissing, fmt.Sprintf("tier %s: no worker with backend %s took %s within %s (queue %s; set temporal.workerWait to wait longer)",
+			tier.Name, tier.Backend, what, wait, AttemptQueue(in.Queue, tier.Backend)))
+	}
+	if next.Number == 0 {
+		return stopOf(engine.StatusError, "the plan: "+message(err))
 	}
 	return stopOf(engine.StatusError, fmt.Sprintf("attempt %d: %s", next.Number, message(err)))
 }

@@ -52,6 +52,7 @@ func newEnv(t *testing.T, attempt func(context.Context, AttemptInput) (engine.At
 	env.RegisterActivityWithOptions(acts.Prepare, activity.RegisterOptions{Name: PrepareName})
 	env.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
 	env.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
+	env.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
 	env.OnActivity(PrepareName, mockAny, mockAny).Return(Prepared{Base: "base"}, nil)
 	env.OnActivity(AttemptName, mockAny, mockAny).Return(attempt)
 	env.OnActivity(FinishName, mockAny, mockAny).Return(func(_ context.Context, in FinishInput) (Finished, error) {
@@ -252,5 +253,24 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 	}
 	if len(landed) != 1 {
 		t.Errorf("landed %v, want c's squash only", landed)
+	}
+}
+
+// TestWorkflowPlanSpendsTheBudget: the planner's cost counts; a planner
+// that spends the budget stops the task before any attempt, as locally.
+func TestWorkflowPlanSpendsTheBudget(t *testing.T) {
+	env := newEnv(t, func(context.Context, AttemptInput) (engine.AttemptOutcome, error) {
+		return engine.AttemptOutcome{}, errors.New("no attempt may be made")
+	})
+	env.OnActivity(PlanName, mockAny, mockAny).Return(Planned{Planner: engine.Attempt{Tier: "planner", CostUSD: 0.5, CostKnown: true},
+		Steps: []string{"one", "two"}}, nil)
+	spec := runner.TaskSpec{Plan: true, BudgetUSD: 0.4, Tiers: []runner.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
+	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
+	var res engine.TaskResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != engine.StatusBudgetExceeded || len(res.Attempts) != 0 || res.CostUSD != 0.5 || len(res.Plan) != 2 {
+		t.Errorf("%s, %d attempts, cost %v, plan %v: %s", res.Status, len(res.Attempts), res.CostUSD, res.Plan, res.Details)
 	}
 }

@@ -70,6 +70,7 @@ func Register(w worker.Registry, acts *Activities) {
 	w.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
 	w.RegisterActivityWithOptions(acts.Prepare, activity.RegisterOptions{Name: PrepareName})
 	w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
+	w.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
 	w.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
 	w.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
 	w.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
@@ -105,6 +106,7 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 		w := worker.New(c, AttemptQueue(o.Queue, b), worker.Options{MaxConcurrentActivityExecutionSize: o.Concurrency,
 			WorkerStopTimeout: o.StopTimeout, DisableWorkflowWorker: true})
 		w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
+		w.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
 		workers = append(workers, w)
 	}
 	for i, w := range workers {

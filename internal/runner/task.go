@@ -285,6 +285,30 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	return engine.RunAttempt(ctx, s.options(p, runID, task, wt, baseline, tiers), h, next)
 }
 
+// AskPlanner asks the task's planner (its [planner], else its first tier)
+// for its steps in wt, as a worker does for a task submitted to Temporal
+// with --plan. It decides nothing (engine.Policy.Planned does).
+func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, wt *git.Worktree, h engine.History) (engine.Attempt, []string, int64, *engine.StopData) {
+	tiers, planner, bad := s.agents(p)
+	if bad != nil {
+		return engine.Attempt{}, nil, 0, &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}
+	}
+	o := s.options(p, runID, task, wt, nil, tiers)
+	o.Plan, o.Planner = true, planner
+	return engine.RunPlanner(ctx, o, h)
+}
+
+// PlannerBackend is the backend of the task's planner.
+func (s TaskSpec) PlannerBackend() string {
+	if s.Planner != nil && s.Planner.Backend != "" {
+		return s.Planner.Backend
+	}
+	if len(s.Tiers) > 0 {
+		return s.Tiers[0].Backend
+	}
+	return ""
+}
+
 // Baseline is how the checks fare on the tree in dir before any change.
 func (s TaskSpec) Baseline(ctx context.Context, runID, dir string) *gate.Report {
 	return gate.BaselineReport(ctx, dir, append(slices.Clip(s.Env), RunTag(runID)), s.Checks)
