@@ -182,7 +182,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		}
 		if len(c.History.Attempts)-started >= AttemptsPerRun || workflow.GetInfo(ctx).GetCurrentHistoryLength() >= MaxHistoryEvents {
 			in.Carry = c
-			return engine.TaskResult{}, workflow.NewContinueAsNewError(ctx, TaskWorkflow, in)
+			return engine.TaskResult{}, workflow.NewContinueAsNewError(ctx, TaskWorkflowName, in)
 		}
 	}
 	stop.DurationMs = c.History.State.ElapsedMs

@@ -183,6 +183,9 @@ func TestWorkflowContinuesAsNew(t *testing.T) {
 	if !errors.As(err, &can) {
 		t.Fatal("not a ContinueAsNewError")
 	}
+	if can.WorkflowType == nil || can.WorkflowType.Name != TaskWorkflowName {
+		t.Errorf("continues as %+v, want the workflow type %s that workers register", can.WorkflowType, TaskWorkflowName)
+	}
 	var in TaskInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
 		t.Fatal(err)
