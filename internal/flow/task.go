@@ -151,7 +151,9 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		if policy.Timeout > 0 {
 			timeout = policy.Timeout + 10*time.Minute // the activity stops itself at the timeout
 		}
-		actx := workflow.WithActivityOptions(ctx, in.options(AttemptQueue(in.Queue, tier.Backend), timeout))
+		ao := in.options(AttemptQueue(in.Queue, tier.Backend), timeout)
+		ao.ActivityID = fmt.Sprintf("attempt-%d", next.Number) // with the run: the attempt's key, as its refs
+		actx := workflow.WithActivityOptions(ctx, ao)
 		var out engine.AttemptOutcome
 		err := workflow.ExecuteActivity(actx, AttemptName, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo,
 			Branch: in.Branch, Base: c.Base, Baseline: c.Baseline, Spec: in.Spec, History: stepHistory(c.History, next),
