@@ -347,7 +347,7 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return strconv.Itoa(c.Jobs) }},
-	{Name: "temporal.address", Flag: "temporal", Env: "JLGCLI_TEMPORAL", Kind: "string", Commands: on(cmdTask, cmdBatch, cmdWorker, cmdConfig),
+	{Name: "temporal.address", Flag: "temporal", Env: "JLGCLI_TEMPORAL", Kind: "string", Commands: with(on(cmdTask, cmdBatch, cmdConfig), FlagUse{Usage: "HOST:PORT of the Temporal server whose tasks this worker runs (config: temporal.address)"}, cmdWorker),
 		Usage: "HOST:PORT of a Temporal server: submit the task there instead of running it here (config: temporal.address)",
 		parse: func(l *Layer, s string) error { l.temporal().Address = &s; return nil },
 		apply: scalar(func(l *Layer) *string { return temporalOf(l).Address }, func(c *Config, v string) error { c.Temporal.Address = strings.TrimSpace(v); return nil }),
