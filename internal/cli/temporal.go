@@ -27,7 +27,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 	if o.includeDirty {
 		return usagef("--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first")
 	}
-	if err := o.checkTemporal(); err != nil {
+	if err := o.checkTemporal(cfg); err != nil {
 		return err
 	}
 	s := runner.TaskSpecOf(cfg, "")
@@ -88,9 +88,13 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 	return reportTask(stdio, cfg.JSON, res)
 }
 
-func (o *taskFlags) checkTemporal() error {
+// checkTemporal refuses what a submission to Temporal cannot do.
+func (o *taskFlags) checkTemporal(cfg *config.Config) error {
 	if o.heartbeat < 10*time.Second {
 		return usagef("--heartbeat-timeout must be at least 10s (workers heartbeat every 5s), not %s", o.heartbeat)
+	}
+	if cfg.Commit == git.CommitDirect {
+		return &config.Error{Source: cfg.Sources["commit"], Key: "commit", Msg: "direct cannot be done by Temporal workers: they commit on the task branch on the remote"}
 	}
 	return nil
 }
@@ -127,7 +131,7 @@ func remoteOf(ctx context.Context, cfg *config.Config, url, base string) (string
 // runBatchTemporal submits a batch to the Temporal server of cfg and
 // follows it to its end, or only submits it (--detach).
 func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *batchFlags, spec runner.BatchSpec) error {
-	if err := o.task.checkTemporal(); err != nil {
+	if err := o.task.checkTemporal(cfg); err != nil {
 		return err
 	}
 	for _, t := range spec.Tasks {

@@ -68,14 +68,7 @@ func (c *Clone) Fetch(ctx context.Context, refspecs ...string) error {
 func (c *Clone) Push(ctx context.Context, refspecs ...string) error {
 	args := append([]string{"push", "--quiet", "--atomic", "origin"}, refspecs...)
 	_, _, err := c.git().run(ctx, call{dir: c.Dir, args: args})
-	var gerr *Error
-	if errors.As(err, &gerr) && gerr.Err == nil && (strings.Contains(gerr.Stderr, "[rejected]") || strings.Contains(gerr.Stderr, "non-fast-forward") || strings.Contains(gerr.Stderr, "fetch first")) {
-		return fmt.Errorf("push to %s: %w: %w", c.URL, ErrPushRejected, err)
-	}
-	if err != nil {
-		return fmt.Errorf("push to %s: %w", c.URL, err)
-	}
-	return nil
+	return pushError("push to "+c.URL, err)
 }
 
 // RemoteRef is the commit ref points to on the remote; false when the

@@ -352,12 +352,19 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 	}
 	ref := "refs/heads/" + branch
 	_, _, err = g.run(ctx, call{dir: r.Dir, args: []string{"push", "--quiet", "--no-force-with-lease", remote, ref + ":" + ref}})
+	return pushError(fmt.Sprintf("push %s to %s", branch, remote), err)
+}
+
+// pushError is err of a git push, what says which: nil for none; wrapping
+// ErrPushRejected when the remote refused it (not a fast-forward, a ref
+// that moved).
+func pushError(what string, err error) error {
 	var gerr *Error
 	if errors.As(err, &gerr) && gerr.Err == nil && (strings.Contains(gerr.Stderr, "[rejected]") || strings.Contains(gerr.Stderr, "non-fast-forward") || strings.Contains(gerr.Stderr, "fetch first")) {
-		return fmt.Errorf("push %s to %s: %w: %w", branch, remote, ErrPushRejected, err)
+		return fmt.Errorf("%s: %w: %w", what, ErrPushRejected, err)
 	}
 	if err != nil {
-		return fmt.Errorf("push %s to %s: %w", branch, remote, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
