@@ -107,7 +107,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 		return usagef("--repo, --detach and --heartbeat-timeout are for a batch sent to a Temporal server (--temporal HOST:PORT)")
 	}
 	if !temporal && cfg.Merge == git.MergePush {
-		return &config.Error{Source: cfg.Sources["merge"], Key: "merge", Msg: "push is for a batch sent to a Temporal server (--temporal); here: squash or none"}
+		return keyError(cfg, "merge", "push is for a batch sent to a Temporal server (--temporal); here: squash or none")
 	}
 	dir := ""
 	if !temporal {

@@ -67,6 +67,23 @@ func bindKey(fs *pflag.FlagSet, k config.Key, name, short, usage, def string, l 
 // flagLayer is the layer of a command's flags.
 func flagLayer() *config.Layer { return &config.Layer{Name: "flag"} }
 
+// keyError is a value of key that the command cannot take, naming where it
+// came from: the file, the environment, or the flag the user typed.
+func keyError(cfg *config.Config, key, msg string) *config.Error {
+	e := &config.Error{Source: cfg.Sources[key], Key: key, Msg: msg}
+	nameFlag(e)
+	return e
+}
+
+// nameFlag makes an error of the flag layer name the flag the user typed,
+// not the config key behind it.
+func nameFlag(e *config.Error) {
+	if e.Source == "flag" {
+		key, _, _ := strings.Cut(e.Key, "[") // tiers[1].name: the 2nd --tier
+		e.Source, e.Key = "command line", "--"+config.FlagOf(key)
+	}
+}
+
 // loadConfig resolves the configuration for a command run in dir.
 func loadConfig(stdio *Stdio, flags *config.Layer) (*config.Config, error) {
 	user, err := config.LoadFile(config.UserFile(stdio.getenv))
@@ -90,10 +107,8 @@ func loadConfig(stdio *Stdio, flags *config.Layer) (*config.Config, error) {
 	}
 	c, err := config.Resolve(user, project, env, flags)
 	var cerr *config.Error
-	if errors.As(err, &cerr) && cerr.Source == "flag" {
-		// Name the flag the user typed, not the config key behind it.
-		key, _, _ := strings.Cut(cerr.Key, "[") // tiers[1].name: the 2nd --tier
-		cerr.Source, cerr.Key = "command line", "--"+config.FlagOf(key)
+	if errors.As(err, &cerr) {
+		nameFlag(cerr)
 	}
 	if err != nil {
 		return nil, err

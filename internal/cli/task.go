@@ -97,7 +97,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 	case o.repoURL != "" || o.detach || cmd.Flags().Changed("heartbeat-timeout"):
 		return usagef("--repo, --detach and --heartbeat-timeout are for a task sent to a Temporal server (--temporal HOST:PORT)")
 	case cfg.Merge == git.MergePush:
-		return &config.Error{Source: cfg.Sources["merge"], Key: "merge", Msg: "push is for a task sent to a Temporal server (--temporal); here: squash or none"}
+		return keyError(cfg, "merge", "push is for a task sent to a Temporal server (--temporal); here: squash or none")
 	}
 	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {

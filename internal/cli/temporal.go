@@ -94,7 +94,7 @@ func (o *taskFlags) checkTemporal(cfg *config.Config) error {
 		return usagef("--heartbeat-timeout must be at least 10s (workers heartbeat every 5s), not %s", o.heartbeat)
 	}
 	if cfg.Commit == git.CommitDirect {
-		return &config.Error{Source: cfg.Sources["commit"], Key: "commit", Msg: "direct cannot be done by Temporal workers: they commit on the task branch on the remote"}
+		return keyError(cfg, "commit", "direct cannot be done by Temporal workers: they commit on the task branch on the remote")
 	}
 	return nil
 }
