@@ -156,7 +156,7 @@ func (w *Activities) clone(ctx context.Context, url string) (*git.Clone, func(),
 	c, err := git.OpenClone(ctx, dir, url)
 	if err != nil {
 		m.Unlock()
-		return nil, nil, gitError(err)
+		return nil, nil, gitError(ctx, err)
 	}
 	return c, m.Unlock, nil
 }
@@ -185,7 +185,13 @@ func (w *Activities) beat(ctx context.Context, details ...any) func() {
 	return func() { close(done) }
 }
 
-func gitError(err error) error {
+// gitError is an activity's error of git: final, with git's message (a
+// remote that cannot be fetched, a push refused), unless the activity was
+// stopped meanwhile (its worker stopping): then another worker makes it.
+func gitError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("stopped on this worker (%v): %w", context.Cause(ctx), err)
+	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), ErrGit, err)
 }
 
@@ -213,12 +219,12 @@ func (w *Activities) Prepare(ctx context.Context, in PrepareInput) (Prepared, er
 	}
 	if err != nil {
 		unlock()
-		return Prepared{}, gitError(err)
+		return Prepared{}, gitError(ctx, err)
 	}
 	wt, err := c.Checkout(ctx, in.RunID, in.Branch, base, base)
 	unlock()
 	if err != nil {
-		return Prepared{}, gitError(err)
+		return Prepared{}, gitError(ctx, err)
 	}
 	defer wt.Remove(context.WithoutCancel(ctx))
 	p := Prepared{Base: base}
@@ -252,7 +258,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	}
 	if _, found, err := c.RemoteRef(ctx, outcomeRef); err != nil {
 		unlock()
-		return engine.AttemptOutcome{}, gitError(err)
+		return engine.AttemptOutcome{}, gitError(ctx, err)
 	} else if found {
 		defer unlock()
 		return w.recorded(ctx, c, outcomeRef)
@@ -264,7 +270,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	}
 	unlock()
 	if err != nil {
-		return engine.AttemptOutcome{}, gitError(err)
+		return engine.AttemptOutcome{}, gitError(ctx, err)
 	}
 	defer wt.Remove(context.WithoutCancel(ctx))
 
@@ -292,7 +298,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	defer unlock()
 	rec, err := c.WriteFile(pctx, outcomeFile, record, "jlgcli attempt "+in.RunID+"/"+n)
 	if err != nil {
-		return engine.AttemptOutcome{}, gitError(err)
+		return engine.AttemptOutcome{}, gitError(ctx, err)
 	}
 	refs := []string{out.Attempt.Start + ":" + prefix + n, rec + ":" + outcomeRef}
 	if out.Attempt.Result != "" {
@@ -302,7 +308,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 		refs = append(refs, out.Attempt.Commit+":refs/heads/"+in.Branch)
 	}
 	if err := c.Push(pctx, refs...); err != nil {
-		return engine.AttemptOutcome{}, gitError(err)
+		return engine.AttemptOutcome{}, gitError(ctx, err)
 	}
 	return out, nil
 }
@@ -324,7 +330,7 @@ func (w *Activities) Plan(ctx context.Context, in AttemptInput) (Planned, error)
 	}
 	unlock()
 	if err != nil {
-		return Planned{}, gitError(err)
+		return Planned{}, gitError(ctx, err)
 	}
 	defer wt.Remove(context.WithoutCancel(ctx))
 	spec := in.Spec
@@ -349,11 +355,11 @@ func (w *Activities) lock(ctx context.Context, c *git.Clone) func() {
 func (w *Activities) recorded(ctx context.Context, c *git.Clone, ref string) (engine.AttemptOutcome, error) {
 	var out engine.AttemptOutcome
 	if err := c.Fetch(ctx, "+"+ref+":"+ref); err != nil {
-		return out, gitError(err)
+		return out, gitError(ctx, err)
 	}
 	data, err := c.ReadFile(ctx, ref, outcomeFile)
 	if err != nil {
-		return out, gitError(err)
+		return out, gitError(ctx, err)
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
 		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", ref, err), "record", err)
@@ -376,16 +382,16 @@ func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, erro
 	}
 	defer unlock()
 	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch); err != nil {
-		return Finished{}, gitError(err)
+		return Finished{}, gitError(ctx, err)
 	}
 	tip := "refs/remotes/origin/" + in.Branch
 	ready := ReadyBranch(in.Branch)
 	squash, err := c.CommitTree(ctx, tip, "feat: "+engine.Subject(in.Task), in.Base)
 	if err != nil {
-		return Finished{}, gitError(err)
+		return Finished{}, gitError(ctx, err)
 	}
 	if err := c.Push(ctx, "+"+squash+":refs/heads/"+ready); err != nil {
-		return Finished{}, gitError(err)
+		return Finished{}, gitError(ctx, err)
 	}
 	m := &engine.MergeInfo{Status: git.MergeSkipped, Into: in.BaseBranch, Commit: squash,
 		Command: fmt.Sprintf("git fetch origin %s && git merge --ff-only FETCH_HEAD", ready)}
@@ -393,7 +399,7 @@ func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, erro
 		if err := c.Push(ctx, squash+":refs/heads/"+in.BaseBranch); err != nil {
 			m.Status, m.Reason = git.MergeRefused, err.Error()
 			if !errors.Is(err, git.ErrPushRejected) {
-				return Finished{}, gitError(err)
+				return Finished{}, gitError(ctx, err)
 			}
 		} else {
 			m.Status, m.Command = git.MergeFastForwarded, ""

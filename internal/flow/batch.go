@@ -207,19 +207,19 @@ func (w *Activities) PrepareBatch(ctx context.Context, in PrepareInput) (string,
 	}
 	defer unlock()
 	if tip, found, err := c.RemoteRef(ctx, "refs/heads/"+in.Branch); err != nil {
-		return "", gitError(err)
+		return "", gitError(ctx, err)
 	} else if found {
 		return tip, nil
 	}
 	if err := c.Fetch(ctx, "+refs/heads/"+in.BaseBranch+":refs/remotes/origin/"+in.BaseBranch); err != nil {
-		return "", gitError(err)
+		return "", gitError(ctx, err)
 	}
 	base, err := c.Rev(ctx, "refs/remotes/origin/"+in.BaseBranch)
 	if err != nil {
-		return "", gitError(err)
+		return "", gitError(ctx, err)
 	}
 	if err := c.Push(ctx, base+":refs/heads/"+in.Branch); err != nil {
-		return "", gitError(err)
+		return "", gitError(ctx, err)
 	}
 	return base, nil
 }
@@ -243,36 +243,36 @@ func (w *Activities) Land(ctx context.Context, in LandInput) (batch.MergeOutcome
 	}
 	defer unlock()
 	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch, "+refs/heads/"+in.Ready+":refs/remotes/origin/"+in.Ready); err != nil {
-		return batch.MergeOutcome{}, gitError(err)
+		return batch.MergeOutcome{}, gitError(ctx, err)
 	}
 	tip, err := c.Rev(ctx, "refs/remotes/origin/"+in.Branch)
 	if err != nil {
-		return batch.MergeOutcome{}, gitError(err)
+		return batch.MergeOutcome{}, gitError(ctx, err)
 	}
 	squash, err := c.Rev(ctx, "refs/remotes/origin/"+in.Ready)
 	if err != nil {
-		return batch.MergeOutcome{}, gitError(err)
+		return batch.MergeOutcome{}, gitError(ctx, err)
 	}
 	commit := squash
 	if tip != in.SquashBase {
 		tree, conflicts, err := c.MergeTree(ctx, tip, squash)
 		if err != nil {
-			return batch.MergeOutcome{}, gitError(err)
+			return batch.MergeOutcome{}, gitError(ctx, err)
 		}
 		if len(conflicts) > 0 {
 			return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("conflicts with the batch's branch in %v; the task's branch %s is kept", conflicts, in.Ready)}, nil
 		}
 		msg, err := c.Message(ctx, squash)
 		if err != nil {
-			return batch.MergeOutcome{}, gitError(err)
+			return batch.MergeOutcome{}, gitError(ctx, err)
 		}
 		if commit, err = c.CommitOfTree(ctx, tree, msg, tip); err != nil {
-			return batch.MergeOutcome{}, gitError(err)
+			return batch.MergeOutcome{}, gitError(ctx, err)
 		}
 		if len(in.Spec.Checks) > 0 {
 			wt, err := c.Checkout(ctx, in.RunID+"-land", "jlgcli/land-"+in.RunID, commit, tip)
 			if err != nil {
-				return batch.MergeOutcome{}, gitError(err)
+				return batch.MergeOutcome{}, gitError(ctx, err)
 			}
 			rep := gate.Test(ctx, wt.Path, append(in.Spec.Env, runner.RunTag(in.RunID)), in.Spec.Checks, gate.TestOptions{Gaming: in.Spec.AntiGaming})
 			_ = wt.Remove(context.WithoutCancel(ctx))
@@ -288,7 +288,7 @@ func (w *Activities) Land(ctx context.Context, in LandInput) (batch.MergeOutcome
 		if errors.Is(err, git.ErrPushRejected) {
 			return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}, nil
 		}
-		return batch.MergeOutcome{}, gitError(err)
+		return batch.MergeOutcome{}, gitError(ctx, err)
 	}
 	return batch.MergeOutcome{Status: batch.MergeMerged, Commit: commit}, nil
 }
@@ -304,12 +304,12 @@ func (w *Activities) PushBase(ctx context.Context, in PushInput) (Finished, erro
 	}
 	defer unlock()
 	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch); err != nil {
-		return Finished{}, gitError(err)
+		return Finished{}, gitError(ctx, err)
 	}
 	m := &engine.MergeInfo{Status: git.MergeFastForwarded, Into: in.BaseBranch}
 	if err := c.Push(ctx, "refs/remotes/origin/"+in.Branch+":refs/heads/"+in.BaseBranch); err != nil {
 		if !errors.Is(err, git.ErrPushRejected) {
-			return Finished{}, gitError(err)
+			return Finished{}, gitError(ctx, err)
 		}
 		m.Status, m.Reason = git.MergeRefused, err.Error()
 	}
