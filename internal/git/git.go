@@ -159,12 +159,23 @@ func (g runner) environ(extra []string) []string {
 // batch's tasks make and remove their worktrees at the same time.
 var worktreeLocks sync.Map // string → *sync.Mutex
 
+// uninterruptible are the git commands that write one ref, the index or
+// objects: short, and stopped in their middle they leave a lock file
+// (refs/…/NAME.lock, index.lock) that makes every later write of it fail,
+// the run's resume included. Ctrl-C lets them end (their timeout still
+// holds); the caller sees its context done right after.
+var uninterruptible = map[string]bool{"update-ref": true, "commit-tree": true, "write-tree": true, "read-tree": true,
+	"mktree": true, "hash-object": true, "reset": true}
+
 // run runs c and returns its stdout (when c.stdout is nil) and exit code.
 func (g runner) run(ctx context.Context, c call) (string, int, error) {
 	if len(c.args) > 0 && c.args[0] == "worktree" {
 		m, _ := worktreeLocks.LoadOrStore(filepath.Clean(c.dir), &sync.Mutex{})
 		m.(*sync.Mutex).Lock()
 		defer m.(*sync.Mutex).Unlock()
+	}
+	if len(c.args) > 0 && uninterruptible[c.args[0]] {
+		ctx = context.WithoutCancel(ctx)
 	}
 	timeout := g.timeout
 	if timeout <= 0 {
