@@ -189,6 +189,20 @@ func (w *world) submit(extra ...string) []string {
 		"--base", "main", "-b", "fake", "--check", "grep -q right answer.txt"}, extra...)
 }
 
+// firstCall waits for the agent's first call and returns the worker that
+// made it.
+func (w *world) firstCall() string {
+	w.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(w.callsMade()) == 0 {
+		if time.Now().After(deadline) {
+			w.t.Fatal("no worker called the agent")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return w.callsMade()[0]
+}
+
 func (w *world) callsMade() []string {
 	data, _ := os.ReadFile(w.calls)
 	return strings.Fields(string(data))
@@ -307,14 +321,7 @@ func TestWorkerKilledDuringAttempt(t *testing.T) {
 	if out, stderr, code := w.run("show", runID); code != 0 || !strings.Contains(out, "running (on the workers of "+w.addr) {
 		t.Errorf("show of a running task: exit %d\n%s\n%s", code, out, stderr)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for len(w.callsMade()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no worker called the agent")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	first := w.callsMade()[0]
+	first := w.firstCall()
 	must(t, workers[first].Process.Signal(syscall.SIGKILL))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -504,14 +511,7 @@ func TestWorkerStoppedDuringAttempt(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	runID := strings.TrimSpace(stdout)
-	deadline := time.Now().Add(60 * time.Second)
-	for len(w.callsMade()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no worker called the agent")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	first := w.callsMade()[0]
+	first := w.firstCall()
 	stopped := time.Now()
 	must(t, workers[first].Process.Signal(syscall.SIGTERM))
 	if err := workers[first].Wait(); err != nil {

@@ -55,10 +55,8 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 		return err
 	}
 	say := stdio.reporter()
-	run, err := recordRun(stdio, cfg, id, "task", s.Tiers[0].Backend, prompt, in)
-	if err != nil {
-		say.Warn(fmt.Sprintf("task %s was submitted, but no local record of it could be kept (show and report will not find it): %v", id, err))
-	} else {
+	run := keepRecord(stdio, cfg, id, "task", s.Tiers[0].Backend, prompt, in)
+	if run != nil {
 		defer run.Close()
 	}
 	if o.detach {
@@ -71,16 +69,8 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		c.Close()
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			say.Notice(fmt.Sprintf("stopped following task %s; it goes on on the workers", id))
-		}
+	if err := followed(ctx, stdio, "task", id, err, run, func() error { return saveTask(run, res) }); err != nil {
 		return err
-	}
-	if run != nil {
-		if err := saveTask(run, res); err != nil {
-			say.Warn(fmt.Sprintf("keep the result of task %s: %v", id, err))
-		}
 	}
 	if g := res.Git; g != nil && g.Merge != nil && g.Merge.Commit != "" {
 		say.Notice(fmt.Sprintf("squash commit %s on branch %s", shortSHA(g.Merge.Commit), flow.ReadyBranch(g.Branch)))
@@ -159,10 +149,8 @@ func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *
 		return err
 	}
 	say := stdio.reporter()
-	run, err := recordRun(stdio, cfg, id, "batch", "", fmt.Sprintf("%d task sheets", len(spec.Tasks)), in)
-	if err != nil {
-		say.Warn(fmt.Sprintf("batch %s was submitted, but no local record of it could be kept (show and report will not find it): %v", id, err))
-	} else {
+	run := keepRecord(stdio, cfg, id, "batch", "", fmt.Sprintf("%d task sheets", len(spec.Tasks)), in)
+	if run != nil {
 		defer run.Close()
 	}
 	if o.task.detach {
@@ -180,18 +168,40 @@ func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *
 		}
 		say.Notice(line)
 	}, time.Second)
+	if err := followed(ctx, stdio, "batch", id, err, run, func() error { return saveBatch(run, sum) }); err != nil {
+		return err
+	}
+	return reportBatch(stdio, cfg.JSON, sum)
+}
+
+// keepRecord keeps the local record of a run just submitted (recordRun),
+// or says why it could not: the run goes on without it.
+func keepRecord(stdio *Stdio, cfg *config.Config, id, command, backend, prompt string, input any) *store.Run {
+	run, err := recordRun(stdio, cfg, id, command, backend, prompt, input)
+	if err != nil {
+		stdio.reporter().Warn(fmt.Sprintf("%s %s was submitted, but no local record of it could be kept (show and report will not find it): %v", command, id, err))
+		return nil
+	}
+	return run
+}
+
+// followed ends the following of a run: err, the following's, is returned
+// (a Ctrl-C only stops following: the run goes on on the workers);
+// otherwise the result is kept in the run's record (save), when it has one.
+func followed(ctx context.Context, stdio *Stdio, command, id string, err error, run *store.Run, save func() error) error {
+	say := stdio.reporter()
 	if err != nil {
 		if ctx.Err() != nil {
-			say.Notice(fmt.Sprintf("stopped following batch %s; it goes on on the workers", id))
+			say.Notice(fmt.Sprintf("stopped following %s %s; it goes on on the workers", command, id))
 		}
 		return err
 	}
 	if run != nil {
-		if err := saveBatch(run, sum); err != nil {
-			say.Warn(fmt.Sprintf("keep the result of batch %s: %v", id, err))
+		if err := save(); err != nil {
+			say.Warn(fmt.Sprintf("keep the result of %s %s: %v", command, id, err))
 		}
 	}
-	return reportBatch(stdio, cfg.JSON, sum)
+	return nil
 }
 
 // recordRun keeps a local record of a run submitted to Temporal, in the

@@ -161,6 +161,20 @@ func (w *Activities) clone(ctx context.Context, url string) (*git.Clone, func(),
 	return c, m.Unlock, nil
 }
 
+// fetched is the worker's clone of url, locked, with branch fetched as the
+// remote has it (refs/remotes/origin/<branch>).
+func (w *Activities) fetched(ctx context.Context, url, branch string) (*git.Clone, func(), error) {
+	c, unlock, err := w.clone(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.Fetch(ctx, "+refs/heads/"+branch+":refs/remotes/origin/"+branch); err != nil {
+		unlock()
+		return nil, nil, gitError(ctx, err)
+	}
+	return c, unlock, nil
+}
+
 // beat heartbeats until the returned function is called.
 func (w *Activities) beat(ctx context.Context, details ...any) func() {
 	every := w.HeartbeatEvery
@@ -376,14 +390,11 @@ func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, erro
 	ctx, end := w.start(ctx)
 	defer end()
 	defer w.beat(ctx)()
-	c, unlock, err := w.clone(ctx, in.Repo)
+	c, unlock, err := w.fetched(ctx, in.Repo, in.Branch)
 	if err != nil {
 		return Finished{}, err
 	}
 	defer unlock()
-	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch); err != nil {
-		return Finished{}, gitError(ctx, err)
-	}
 	tip := "refs/remotes/origin/" + in.Branch
 	ready := ReadyBranch(in.Branch)
 	squash, err := c.CommitTree(ctx, tip, "feat: "+engine.Subject(in.Task), in.Base)

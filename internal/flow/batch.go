@@ -298,14 +298,11 @@ func (w *Activities) Land(ctx context.Context, in LandInput) (batch.MergeOutcome
 func (w *Activities) PushBase(ctx context.Context, in PushInput) (Finished, error) {
 	ctx, end := w.start(ctx)
 	defer end()
-	c, unlock, err := w.clone(ctx, in.Repo)
+	c, unlock, err := w.fetched(ctx, in.Repo, in.Branch)
 	if err != nil {
 		return Finished{}, err
 	}
 	defer unlock()
-	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch); err != nil {
-		return Finished{}, gitError(ctx, err)
-	}
 	m := &engine.MergeInfo{Status: git.MergeFastForwarded, Into: in.BaseBranch}
 	if err := c.Push(ctx, "refs/remotes/origin/"+in.Branch+":refs/heads/"+in.BaseBranch); err != nil {
 		if !errors.Is(err, git.ErrPushRejected) {

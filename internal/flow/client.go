@@ -13,12 +13,16 @@ import (
 
 // Submit starts the workflow of a task; its workflow id is the run id.
 func Submit(ctx context.Context, c client.Client, in TaskInput) error {
-	if in.Queue == "" {
-		in.Queue = DefaultQueue
+	return start(ctx, c, "task", in.RunID, in.Queue, TaskWorkflowName, in)
+}
+
+// start starts workflow name of run id on queue (DefaultQueue when "").
+func start(ctx context.Context, c client.Client, what, id, queue, name string, in any) error {
+	if queue == "" {
+		queue = DefaultQueue
 	}
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.RunID, TaskQueue: in.Queue}, TaskWorkflowName, in)
-	if err != nil {
-		return fmt.Errorf("submit task %s: %w", in.RunID, err)
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, name, in); err != nil {
+		return fmt.Errorf("submit %s %s: %w", what, id, err)
 	}
 	return nil
 }
@@ -111,14 +115,7 @@ func BatchBranch(runID string) string { return "jlgcli/batch-" + runID }
 // SubmitBatch starts the workflow of a batch; its workflow id is the run
 // id.
 func SubmitBatch(ctx context.Context, c client.Client, in BatchInput) error {
-	if in.Queue == "" {
-		in.Queue = DefaultQueue
-	}
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.RunID, TaskQueue: in.Queue}, BatchWorkflowName, in)
-	if err != nil {
-		return fmt.Errorf("submit batch %s: %w", in.RunID, err)
-	}
-	return nil
+	return start(ctx, c, "batch", in.RunID, in.Queue, BatchWorkflowName, in)
 }
 
 // FollowBatch follows batch runID until it ends, telling changed (may be
