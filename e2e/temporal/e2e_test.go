@@ -259,6 +259,9 @@ func TestTaskRunsOnWorkers(t *testing.T) {
 	if out, stderr, code := w.run("report", res.RunID); code != 0 || !strings.Contains(out, "done") {
 		t.Errorf("report: exit %d\n%s\n%s", code, out, stderr)
 	}
+	if out, stderr, code := w.run("runs", "--json"); code != 0 || !strings.Contains(out, res.RunID) || !strings.Contains(out, `"status": "done"`) {
+		t.Errorf("runs: exit %d\n%s\n%s", code, out, stderr)
+	}
 	if *update {
 		recordHistory(t, w, res.RunID, filepath.Join("..", "..", "internal", "flow", "testdata", "task-history.json"))
 	}

@@ -227,7 +227,22 @@ func recordRun(stdio *Stdio, cfg *config.Config, id, command, backend, prompt st
 		run.Close()
 		return nil, err
 	}
+	indexRun(run)
 	return run, nil
+}
+
+// indexRun brings the run index's row of run up to date with its
+// checkpoint; the index is a cache (runs rebuilds it), so a failure is not
+// the run's.
+func indexRun(run *store.Run) {
+	idx, err := store.OpenIndex(run.Root())
+	if err != nil {
+		return
+	}
+	defer idx.Close()
+	if row, err := run.Row(); err == nil {
+		_ = idx.Upsert(row)
+	}
 }
 
 // saveTask writes a Temporal task's result as its record's report and
@@ -236,8 +251,12 @@ func saveTask(run *store.Run, res engine.TaskResult) error {
 	if err := run.WriteReport(res, taskreport.New(res).Markdown()); err != nil {
 		return err
 	}
-	return run.WriteCheckpoint(store.Progress{Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD,
-		CostKnown: res.CostKnown, DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()})
+	if err := run.WriteCheckpoint(store.Progress{Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD,
+		CostKnown: res.CostKnown, DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}); err != nil {
+		return err
+	}
+	indexRun(run)
+	return nil
 }
 
 // saveBatch writes a Temporal batch's result as its record's report and
@@ -246,8 +265,12 @@ func saveBatch(run *store.Run, sum batch.Summary) error {
 	if err := run.WriteReport(sum, taskreport.BatchMarkdown(sum)); err != nil {
 		return err
 	}
-	return run.WriteCheckpoint(store.Progress{Status: sum.Status, Iterations: len(sum.Tasks), CostUSD: sum.CostUSD,
-		CostKnown: sum.CostKnown, DurationMs: sum.DurationMs, Heartbeat: time.Now().UTC()})
+	if err := run.WriteCheckpoint(store.Progress{Status: sum.Status, Iterations: len(sum.Tasks), CostUSD: sum.CostUSD,
+		CostKnown: sum.CostKnown, DurationMs: sum.DurationMs, Heartbeat: time.Now().UTC()}); err != nil {
+		return err
+	}
+	indexRun(run)
+	return nil
 }
 
 // refreshTemporal brings a Temporal run's record up to date from the

@@ -156,6 +156,9 @@ type Run struct {
 	repair *Repair  // a repair made by Lock, not yet reported by Events
 }
 
+// Root is the state root the run is kept under.
+func (r *Run) Root() string { return filepath.Dir(filepath.Dir(r.Dir)) }
+
 // RunDir is the directory of run id under the state root.
 func RunDir(root, id string) string { return filepath.Join(root, runsDirName, id) }
 
