@@ -27,47 +27,54 @@ func start(ctx context.Context, c client.Client, what, id, queue, name string, i
 	return nil
 }
 
-// Follow follows the task runID, whose tiers are tiers, until it ends,
-// telling obs (may be nil) of each attempt as it starts and ends, and
-// returns its result.
-func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.Tier, obs engine.TaskObserver, every time.Duration) (engine.TaskResult, error) {
+// await waits for run runID (a task or batch: what) to end and decodes its
+// result into out, calling tick (when not nil) every period meanwhile.
+func await(ctx context.Context, c client.Client, what, runID string, out any, every time.Duration, tick func()) error {
 	if every <= 0 {
 		every = time.Second
 	}
-	run := c.GetWorkflow(ctx, runID, "")
 	done := make(chan error, 1)
-	var res engine.TaskResult
-	go func() { done <- run.Get(ctx, &res) }()
-	seen, started := 0, 0
-	tick := time.NewTicker(every)
-	defer tick.Stop()
+	go func() { done <- c.GetWorkflow(ctx, runID, "").Get(ctx, out) }()
+	t := time.NewTicker(every)
+	defer t.Stop()
 	for {
 		select {
 		case err := <-done:
 			if err != nil {
-				return res, fmt.Errorf("task %s: %w", runID, err)
+				return fmt.Errorf("%s %s: %w", what, runID, err)
 			}
-			if obs != nil {
-				for _, a := range res.Attempts[min(seen, len(res.Attempts)):] {
-					obs.AttemptDone(progressOf(tiers, a), a)
-				}
-			}
-			return res, nil
+			return nil
 		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-tick.C:
+			return ctx.Err()
+		case <-t.C:
+			if tick != nil {
+				tick()
+			}
 		}
-		if obs == nil {
-			continue
-		}
-		p, err := Query(ctx, c, runID)
-		if err != nil {
-			continue // between two runs of a workflow that continues as new
-		}
-		for _, a := range p.History.Attempts[min(seen, len(p.History.Attempts)):] {
+	}
+}
+
+// Follow follows the task runID, whose tiers are tiers, until it ends,
+// telling obs (may be nil) of each attempt as it starts and ends, and
+// returns its result.
+func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.Tier, obs engine.TaskObserver, every time.Duration) (engine.TaskResult, error) {
+	var res engine.TaskResult
+	if obs == nil {
+		return res, await(ctx, c, "task", runID, &res, every, nil)
+	}
+	seen, started := 0, 0
+	done := func(attempts []engine.Attempt) {
+		for _, a := range attempts[min(seen, len(attempts)):] {
 			obs.AttemptDone(progressOf(tiers, a), a)
 			seen = a.Number
 		}
+	}
+	err := await(ctx, c, "task", runID, &res, every, func() {
+		p, err := Query(ctx, c, runID)
+		if err != nil {
+			return // between two runs of a workflow that continues as new
+		}
+		done(p.History.Attempts)
 		if p.Running != nil && p.Running.Number > started {
 			started = p.Running.Number
 			pr := engine.TaskProgress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
@@ -78,7 +85,11 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 			}
 			obs.AttemptStarted(pr)
 		}
+	})
+	if err == nil {
+		done(res.Attempts)
 	}
+	return res, err
 }
 
 // Query asks a running task where it stands.
@@ -121,13 +132,10 @@ func SubmitBatch(ctx context.Context, c client.Client, in BatchInput) error {
 // FollowBatch follows batch runID until it ends, telling changed (may be
 // nil) of each task whose status changes, and returns its result.
 func FollowBatch(ctx context.Context, c client.Client, runID string, changed func(batch.TaskSummary), every time.Duration) (batch.Summary, error) {
-	if every <= 0 {
-		every = time.Second
-	}
-	run := c.GetWorkflow(ctx, runID, "")
-	done := make(chan error, 1)
 	var sum batch.Summary
-	go func() { done <- run.Get(ctx, &sum) }()
+	if changed == nil {
+		return sum, await(ctx, c, "batch", runID, &sum, every, nil)
+	}
 	seen := map[string]string{}
 	tell := func(s batch.Summary) {
 		for _, t := range s.Tasks {
@@ -137,29 +145,15 @@ func FollowBatch(ctx context.Context, c client.Client, runID string, changed fun
 			}
 		}
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				return sum, fmt.Errorf("batch %s: %w", runID, err)
-			}
-			if changed != nil {
-				tell(sum)
-			}
-			return sum, nil
-		case <-ctx.Done():
-			return sum, ctx.Err()
-		case <-tick.C:
-		}
-		if changed == nil {
-			continue
-		}
+	err := await(ctx, c, "batch", runID, &sum, every, func() {
 		if s, err := QueryBatchSummary(ctx, c, runID); err == nil {
 			tell(s)
 		}
+	})
+	if err == nil {
+		tell(sum)
 	}
+	return sum, err
 }
 
 // QueryBatchSummary asks a batch where it stands: its result so far,
