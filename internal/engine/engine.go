@@ -185,6 +185,14 @@ func Run(ctx context.Context, a agent.Agent, o Options) Result {
 func (r *run) elapsed() int64 { return r.base + ms(r.now().Sub(r.began)) }
 
 func (r *run) loop(ctx context.Context) {
+	if r.st.Accepted && len(r.res.Transcript) > 0 {
+		// Killed once its last reply was accepted, before its stop was
+		// recorded: it is done, whatever its limits say now.
+		last := r.res.Transcript[len(r.res.Transcript)-1]
+		r.res.Summary = completion.Parse(last.Response, r.o.Completion, r.o.Marker).Summary
+		r.stop(StatusDone, "")
+		return
+	}
 	if s, details := availability(r.a.Check(ctx)); s != "" {
 		r.stop(s, details)
 		r.res.Text = details
@@ -329,7 +337,7 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 		return "failed", nil, func() { r.failed(f, resp.ExitCode) }
 	}
 	if r.o.Once {
-		return "done", nil, func() { r.stop(StatusDone, "") }
+		return VerdictDone, nil, func() { r.stop(StatusDone, "") }
 	}
 	prevRefused := r.st.Refused
 	r.st.Unverified = false
@@ -382,7 +390,7 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 	}
 	r.st.Feedback, r.st.Refused, r.st.SoftRefusals = "", nil, 0
 	summary := v.Summary
-	return "done", nil, func() {
+	return VerdictDone, nil, func() {
 		r.res.Summary = summary
 		r.stop(StatusDone, r.guardNotes())
 	}

@@ -95,7 +95,7 @@ func TestResumeFromEveryPrefix(t *testing.T) {
 	}
 	j := &memJournal{}
 	Run(context.Background(), &fakeAgent{replies: replies()}, opts(func(o *Options) { o.Journal = j }))
-	for cut := 1; cut < len(j.events)-1; cut++ {
+	for cut := 1; cut < len(j.events); cut++ {
 		events := append([]Event(nil), j.events[:cut]...)
 		st, tr, _, err := Replay(events)
 		if err != nil {
@@ -118,6 +118,50 @@ func TestResumeFromEveryPrefix(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("cut %d: transcript (-want +got):\n%s", cut, diff)
+		}
+	}
+}
+
+// A run killed after its last reply was accepted as done and recorded,
+// before its stop was, is done on resume: the agent is not called again, and
+// the limit of iterations it reached does not turn it into a stop.
+func TestResumeOfAcceptedDoneEndsDone(t *testing.T) {
+	j := &memJournal{}
+	res := Run(context.Background(), &fakeAgent{replies: texts("a", "b\nDONE")},
+		opts(func(o *Options) { o.Journal = j; o.MaxIterations = 2 }))
+	if res.Status != StatusDone {
+		t.Fatalf("first run: %s", res.Status)
+	}
+	events := j.events[:len(j.events)-1] // the stop was never written
+	st, tr, stop, err := Replay(events)
+	if err != nil || stop != nil || !st.Accepted {
+		t.Fatalf("replay: state %+v, stop %+v, %v", st, stop, err)
+	}
+	a := &fakeAgent{}
+	again := &memJournal{}
+	got := Run(context.Background(), a, opts(func(o *Options) {
+		o.Journal = again
+		o.MaxIterations = 2
+		o.Resume = &Resume{State: st, Transcript: tr}
+	}))
+	if got.Status != StatusDone || got.ExitCode != 0 || got.Iterations != 2 || len(a.reqs) != 0 {
+		t.Errorf("resumed: %s (exit %d) after %d iterations, %d agent calls; want done, 0, 2, 0", got.Status, got.ExitCode, got.Iterations, len(a.reqs))
+	}
+	if diff := cmp.Diff([]string{"resume", "stop"}, again.types()); diff != "" {
+		t.Errorf("events of the resume: %s", diff)
+	}
+	// A reply that was refused or only continued is not done on resume.
+	for _, v := range []string{"continue", "refused"} {
+		ev := events[len(events)-1]
+		var d IterationData
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		d.Verdict = v
+		ev.Data, _ = json.Marshal(d)
+		st, _, _, _ := Replay(append(append([]Event(nil), events[:len(events)-1]...), ev))
+		if st.Accepted {
+			t.Errorf("verdict %s replays as accepted", v)
 		}
 	}
 }

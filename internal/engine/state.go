@@ -39,6 +39,11 @@ type State struct {
 	// verification was cut short: resume verifies it before calling the
 	// agent again.
 	Unverified bool `json:"unverified,omitempty"`
+	// Accepted is set by Replay when the last iteration's reply was
+	// accepted as done: a run killed after that iteration was recorded and
+	// before its stop was is done, and resume ends it so without calling
+	// the agent. The iteration event's verdict holds it.
+	Accepted bool `json:"-"`
 }
 
 // Refusal is a guard's refusal of a reply that claims done.
@@ -78,6 +83,9 @@ type IterationData struct {
 	Refusal *Refusal `json:"refusal,omitempty"`
 	State   State    `json:"state"`
 }
+
+// VerdictDone is the verdict on a reply accepted as done.
+const VerdictDone = "done"
 
 // WaitData is the payload of a rate-limit wait event.
 type WaitData struct {
@@ -141,6 +149,7 @@ func Replay(events []Event) (State, []Entry, *StopData, error) {
 			}
 			transcript = append(transcript, d.Entry)
 			st, stop = d.State, nil
+			st.Accepted = d.Verdict == VerdictDone
 		case EventWait:
 			var d WaitData
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
