@@ -73,10 +73,18 @@ func steps(plan []string) int {
 }
 
 // Begin says what the task does next after elapsed active time: the attempt
-// to make, or the stop when the time limit is reached or what is left of the
-// budget cannot pay for the tier's next attempt.
+// to make, or the stop when the last step has passed, the time limit is
+// reached or what is left of the budget cannot pay for the tier's next
+// attempt.
 func (p Policy) Begin(h History, elapsed time.Duration) (Next, *StopData) {
 	st := h.State
+	if n := len(h.Attempts); n > 0 && h.Attempts[n-1].Action == ActionPass && h.Attempts[n-1].Step >= len(h.Plan) {
+		// The last step passed: the task is done (a task killed after
+		// that attempt was recorded, before its stop was, is resumed here).
+		stop := stopAt(StatusDone, "")
+		stop.Text = h.Attempts[n-1].Response
+		return Next{}, stop
+	}
 	if len(p.Tiers) == 0 {
 		return Next{}, stopAt(StatusError, "no tier to develop with")
 	}

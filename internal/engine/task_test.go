@@ -1690,3 +1690,48 @@ func TestInterruptDuringSnapshotIsAnInterruption(t *testing.T) {
 		t.Fatalf("%s (%d): %s", r.Status, r.ExitCode, r.Details)
 	}
 }
+
+// A task killed once its passing attempt was recorded, before its stop was,
+// is done on resume: no attempt is made on top of the change that passed,
+// with or without a plan.
+func TestRunTaskResumeAfterThePassingAttempt(t *testing.T) {
+	for _, plan := range []bool{false, true} {
+		t.Run(fmt.Sprintf("plan=%v", plan), func(t *testing.T) {
+			w := newWorld("Fix the answer", []tierSpec{{name: "t1", attempts: 3}}, answer("right answer", nil))
+			if plan {
+				w.planner(`{"steps": ["a", "b"]}`, agent.Usage{})
+			}
+			a := w.agents["t1"]
+			a.replies = []reply{edit("a.go", "first try"), edit("a.go", "right answer"), edit("b.go", "b")}
+			first := w.run(context.Background())
+			if first.Status != StatusDone {
+				t.Fatalf("first run: %s (%s)", first.Status, first.Details)
+			}
+			events := w.journal.all()
+			if events[len(events)-1].Type != EventStop {
+				t.Fatalf("journal ends with %s", events[len(events)-1].Type)
+			}
+			j, err := ReplayTask(events[:len(events)-1]) // killed before the stop
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := len(a.prompts())
+			w.journal = &taskJournal{}
+			w.opts.Journal = w.journal
+			w.opts.Resume = &j.Resume
+			r := w.run(context.Background())
+			if r.Status != StatusDone || r.ExitCode != 0 {
+				t.Fatalf("resumed: status %s exit %d (%s)", r.Status, r.ExitCode, r.Details)
+			}
+			if n := len(a.prompts()); n != calls {
+				t.Errorf("the resume called the developer %d more times", n-calls)
+			}
+			if diff := cmp.Diff(numbersOf(first), numbersOf(r)); diff != "" {
+				t.Errorf("attempts (-first +resumed):\n%s", diff)
+			}
+			if r.Summary != first.Summary || r.Text != first.Text {
+				t.Errorf("resumed summary %q text %q; first run %q %q", r.Summary, r.Text, first.Summary, first.Text)
+			}
+		})
+	}
+}
