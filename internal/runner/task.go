@@ -153,7 +153,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 		return engine.TaskResult{}, false, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	if j.Stop != nil && j.Stop.Status == engine.StatusDone {
-		res, err := TaskResultOf(run, events, p)
+		res, err := doneResult(ctx, run, events, p)
 		if err == nil {
 			// Killed after its stop was journaled, before its last
 			// checkpoint: the checkpoint and the index say so now.
@@ -206,6 +206,27 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 	defer jl.close()
 	res, err = s.run(ctx, p, run, jl, run.Meta.Prompt, tiers, planner, &j.Resume, false)
 	return res, false, err
+}
+
+// doneResult is the result of a task whose journal says done. One killed
+// after that stop was journaled, before its end (merge, push, pull request,
+// report: the report is written last), is ended now as it would have been.
+func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Parts) (engine.TaskResult, error) {
+	var saved engine.TaskResult
+	if found, err := run.ReadReport(&saved); err != nil || found {
+		return TaskResultOf(run, events, p)
+	}
+	var s TaskSpec
+	if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
+		return engine.TaskResult{}, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
+	}
+	res, err := engine.TaskResultOf(run.ID, events)
+	if err != nil {
+		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	p.progress("task %s is done but was stopped before its end: ending it on %s", run.ID, s.Worktree.Branch)
+	res.Git = s.finish(ctx, p, run, &res)
+	return res, nil
 }
 
 // EventTaskBaseline is the journal event that holds the gate's baseline.
