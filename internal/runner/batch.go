@@ -436,7 +436,7 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 	}
 	if l.Landed() {
 		m := batch.MergeOutcome{Status: batch.MergeMerged, Commit: l.Commit}
-		if l.Status == "nothing" {
+		if l.Status == LandNothing {
 			m.Details = "its branch holds no change for " + b.spec.BaseBranch + ": nothing was merged"
 		}
 		return m
@@ -449,12 +449,7 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 	t := b.byID[id]
 	sp := t.Spec
 	sp.Merge = git.MergeNone
-	prompt := t.Prompt + "\n\n## Before you start\n\n" + fmt.Sprintf("An earlier run of this task (branch %s) passed its checks, "+
-		"but its work could not be merged into %s, which other tasks changed meanwhile: %s. You start again from %s as it "+
-		"is now, with their work in it: make the change fit it.", first, b.spec.BaseBranch, l.Details, b.spec.BaseBranch)
-	if l.Gate != nil {
-		prompt += "\n\nWhat the checks said there:\n\n" + engine.GateDigest(*l.Gate, 8<<10)
-	}
+	prompt := AgainPrompt(t.Prompt, first, b.spec.BaseBranch, l)
 	again, err := StartTask(ctx, NewTask{Prompt: prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root}, p)
 	switch {
 	case err != nil:
@@ -462,22 +457,34 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 	case again.Status == engine.StatusInterrupted:
 		return batch.MergeOutcome{Status: batch.MergeInterrupted, Details: l.Details}
 	case again.Status != engine.StatusDone:
-		return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base (run %s) ended %s; the work is kept on branches %s and %s",
-			l.Details, again.RunID, again.Status, first, branchOf(again))}
+		return AgainOutcome(l, first, b.spec.BaseBranch, again, Landing{})
 	}
 	l2, err := Land(ctx, b.root, again, b.spec.BaseBranch, p)
 	if err != nil {
 		return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}
 	}
-	if !l2.Landed() {
+	if l2.Landed() {
+		b.mu.Lock()
+		b.results[id] = again
+		b.mu.Unlock()
+	}
+	return AgainOutcome(l, first, b.spec.BaseBranch, again, l2)
+}
+
+// AgainOutcome is how the merge of a task ends after its first run's
+// landing l (from branch first) was refused and a run from base as it is
+// now (again) ended, and, when again is done, landed as l2.
+func AgainOutcome(l Landing, first, base string, again engine.TaskResult, l2 Landing) batch.MergeOutcome {
+	switch {
+	case again.Status != engine.StatusDone:
+		return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base (run %s) ended %s; the work is kept on branches %s and %s",
+			l.Details, again.RunID, again.Status, first, branchOf(again))}
+	case !l2.Landed():
 		return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base (run %s) did not land either: %s; the work is kept on branches %s and %s",
 			l.Details, again.RunID, l2.Details, first, branchOf(again))}
 	}
-	b.mu.Lock()
-	b.results[id] = again
-	b.mu.Unlock()
 	return batch.MergeOutcome{Status: batch.MergeMerged, Commit: l2.Commit,
-		Details: fmt.Sprintf("merged from a second run (%s) started from %s after: %s", again.RunID, b.spec.BaseBranch, l.Details)}
+		Details: fmt.Sprintf("merged from a second run (%s) started from %s after: %s", again.RunID, base, l.Details)}
 }
 
 // taskResult is the last run of task id: this batch's, else the one its

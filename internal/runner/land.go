@@ -17,11 +17,7 @@ import (
 // Landing is how a done task's branch was brought into its base branch by
 // Land.
 type Landing struct {
-	// Status is "merged", "nothing" (the branch holds nothing new),
-	// "conflict" (its change conflicts with the base as it is now) or
-	// "gate-failed" (the checks fail on the change laid on the base as it
-	// is now).
-	Status string `json:"status"`
+	Status LandStatus `json:"status"`
 	// Commit is the commit made on the base branch when merged.
 	Commit string `json:"commit,omitempty"`
 	// Regated: the base had moved since the task branched; the checks ran
@@ -34,8 +30,37 @@ type Landing struct {
 	Gate *gate.Report `json:"gate,omitempty"`
 }
 
+// LandStatus says how a landing ended.
+type LandStatus string
+
+const (
+	// LandMerged: the change is on the base branch, at Commit.
+	LandMerged LandStatus = "merged"
+	// LandNothing: the branch holds nothing new for the base branch.
+	LandNothing LandStatus = "nothing"
+	// LandConflict: the change conflicts with the base as it is now.
+	LandConflict LandStatus = "conflict"
+	// LandGateFailed: the checks fail on the change laid on the base as
+	// it is now.
+	LandGateFailed LandStatus = "gate-failed"
+)
+
 // Landed reports whether the task's work is in the base branch.
-func (l Landing) Landed() bool { return l.Status == "merged" || l.Status == "nothing" }
+func (l Landing) Landed() bool { return l.Status == LandMerged || l.Status == LandNothing }
+
+// AgainPrompt is the task given to the run a batch makes from its base as
+// it is now, when the change of the task's first run (on branch first)
+// passed its checks but could not land on base: why, and what the checks
+// said there.
+func AgainPrompt(task, first, base string, l Landing) string {
+	prompt := task + "\n\n## Before you start\n\n" + fmt.Sprintf("An earlier run of this task (branch %s) passed its checks, "+
+		"but its work could not be merged into %s, which other tasks changed meanwhile: %s. You start again from %s as it "+
+		"is now, with their work in it: make the change fit it.", first, base, l.Details, base)
+	if l.Gate != nil {
+		prompt += "\n\nWhat the checks said there:\n\n" + engine.GateDigest(*l.Gate, 8<<10)
+	}
+	return prompt
+}
 
 // Land brings the branch of the done task run into the branch into as one
 // squash commit. When into has not moved since the task branched, the tree
@@ -62,9 +87,9 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 	var refused *git.MergeRefusedError
 	switch {
 	case errors.Is(err, git.ErrNothingToMerge):
-		return Landing{Status: "nothing"}, nil
+		return Landing{Status: LandNothing}, nil
 	case errors.As(err, &refused) && refused.Reason == git.RefusedConflict:
-		return Landing{Status: "conflict", Regated: true, Details: refused.Detail}, nil
+		return Landing{Status: LandConflict, Regated: true, Details: refused.Detail}, nil
 	case err != nil:
 		return Landing{}, err
 	}
@@ -88,7 +113,7 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 		}
 		l.Gate = &rep
 		if !rep.OK() {
-			l.Status = "gate-failed"
+			l.Status = LandGateFailed
 			l.Details = fmt.Sprintf("the checks fail on the change laid on %s as it is now (%s): %s", into, shortSHA(sq.Head), rep.Summary())
 			return l, nil
 		}
@@ -99,7 +124,7 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 	if err != nil {
 		return Landing{}, err
 	}
-	l.Status, l.Commit = "merged", c
+	l.Status, l.Commit = LandMerged, c
 	return l, nil
 }
 
