@@ -469,6 +469,67 @@ func TestBatchOnTwoWorkers(t *testing.T) {
 	}
 }
 
+// conflictAgent writes the id of its sheet (its heading) as the answer and
+// keeps each prompt; q's first run is slow, so that p lands first.
+const conflictAgent = `#!/bin/sh
+p=$(cat)
+id=$(printf '%s\n' "$p" | sed -n 's/^# \([a-z]*\)$/\1/p' | head -1)
+echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
+n=$(( $(cat "$JLGCLI_E2E_CALLS.$id" 2>/dev/null || echo 0) + 1 ))
+echo $n > "$JLGCLI_E2E_CALLS.$id"
+printf '%s' "$p" > "$JLGCLI_E2E_CALLS.$id.$n"
+if [ "$id" = q ] && [ "$n" = 1 ]; then sleep 3; fi
+echo "$id" > answer.txt
+echo "answered $id"
+`
+
+// TestBatchConflictRunsAgain: two sheets that run at once on two workers
+// change the same line; p lands first, q's change conflicts with the
+// batch's branch as p left it: q gets one more run from that branch, told
+// why, and lands from it, as in a local batch.
+func TestBatchConflictRunsAgain(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(conflictAgent), 0o755))
+	w.worker("w1")
+	w.worker("w2")
+	sheets := filepath.Join(w.dir, "sheets")
+	must(t, os.MkdirAll(sheets, 0o755))
+	for _, id := range []string{"p", "q"} {
+		must(t, os.WriteFile(filepath.Join(sheets, id+".md"), []byte(fmt.Sprintf("# %s\nSet the answer to %s.\n", id, id)), 0o644))
+	}
+	stdout, stderr, code := w.run("batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://"+w.remote,
+		"--base", "main", "-b", "fake", "--check", "grep -qx '[a-z]*' answer.txt", "-j", "2", "--json", sheets)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var sum struct {
+		RunID  string `json:"runId"`
+		Status string `json:"status"`
+		Tasks  []struct {
+			ID, Status, Details string
+		} `json:"tasks"`
+	}
+	must(t, json.Unmarshal([]byte(stdout), &sum))
+	if sum.Status != "done" || len(sum.Tasks) != 2 || sum.Tasks[1].ID != "q" || sum.Tasks[1].Status != "done" {
+		t.Fatalf("batch:\n%s", stdout)
+	}
+	branch := "jlgcli/batch-" + sum.RunID
+	if !strings.Contains(sum.Tasks[1].Details, "merged from a second run") || !strings.Contains(sum.Tasks[1].Details, "conflicts with it in answer.txt") {
+		t.Errorf("q's details: %s", sum.Tasks[1].Details)
+	}
+	prompt, err := os.ReadFile(w.calls + ".q.2")
+	must(t, err)
+	if !strings.Contains(string(prompt), "could not be merged into "+branch+", which other tasks changed meanwhile") {
+		t.Errorf("q's second prompt does not say why:\n%s", prompt)
+	}
+	if got := w.git("", "--git-dir", w.remote, "show", branch+":answer.txt"); got != "q" {
+		t.Errorf("the batch's branch has answer.txt %q, want q", got)
+	}
+	if got := w.git("", "--git-dir", w.remote, "log", "--format=%s", "main.."+branch); got != "feat: q\nfeat: p" {
+		t.Errorf("the batch's branch has the commits:\n%s", got)
+	}
+}
+
 // TestPullRequestAndMergePush: --pr opens the pull request of the ready
 // branch with the worker's gh; --merge push fast-forwards the base branch
 // on the remote to the squash commit.

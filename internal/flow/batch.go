@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -127,42 +129,82 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		return batch.Summary{}, err
 	}
 	sel := workflow.NewSelector(ctx)
+	specs := map[string]runner.TaskSpec{}
+	child := func(id, runID, prompt string, done func(engine.TaskResult, error)) {
+		bt := byID[id]
+		tin := task
+		tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = runID, prompt, in.Repo, in.Branch, specs[id]
+		tin.Branch = git.BranchName(runID, bt.Prompt)
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue})
+		sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, TaskWorkflowName, tin), func(f workflow.Future) {
+			var res engine.TaskResult
+			err := f.Get(ctx, &res)
+			res.RunID = runID
+			done(res, err)
+		})
+	}
+	// land lands the done run res of task id; first is nil for its first
+	// run, else the landing of the first run that was refused, whose
+	// branch was firstBranch.
+	var land func(id string, res engine.TaskResult, first *runner.Landing, firstBranch string)
+	land = func(id string, res engine.TaskResult, first *runner.Landing, firstBranch string) {
+		li := LandInput{RunID: res.RunID, Repo: in.Repo, Branch: in.Branch, Spec: specs[id]}
+		if g := res.Git; g != nil && g.Merge != nil {
+			li.Ready, li.SquashBase = ReadyBranch(g.Branch), g.Base
+		}
+		sel.AddFuture(workflow.ExecuteActivity(actx, LandName, li), func(f workflow.Future) {
+			var l runner.Landing
+			if err := f.Get(ctx, &l); err != nil {
+				m.Merged(id, batch.MergeOutcome{Status: batch.MergeFailed, Details: message(err)})
+				return
+			}
+			switch {
+			case first != nil:
+				if l.Landed() {
+					results[id] = res
+				}
+				m.Merged(id, runner.AgainOutcome(*first, firstBranch, in.Branch, res, l))
+			case l.Landed():
+				m.Merged(id, batch.MergeOutcome{Status: batch.MergeMerged, Commit: l.Commit})
+			default:
+				// As `jlgcli batch` does: one more run from the batch's
+				// branch as it is now, told why, and one more landing.
+				branch := "?"
+				if res.Git != nil {
+					branch = res.Git.Branch
+				}
+				child(id, res.RunID+"-again", runner.AgainPrompt(byID[id].Prompt, branch, in.Branch, l), func(again engine.TaskResult, err error) {
+					switch {
+					case err != nil:
+						m.Merged(id, batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base could not run: %s; the work is kept on branch %s", l.Details, message(err), branch)})
+					case again.Status != engine.StatusDone:
+						m.Merged(id, runner.AgainOutcome(l, branch, in.Branch, again, runner.Landing{}))
+					default:
+						land(id, again, &l, branch)
+					}
+				})
+			}
+		})
+	}
 	for {
 		for _, st := range m.Ready(false) {
-			bt := byID[st.ID]
-			id, childID := st.ID, in.RunID+"-"+st.ID
-			spec := bt.Spec
+			id := st.ID
+			spec := byID[id].Spec
 			if st.BudgetUSD > 0 && (spec.BudgetUSD <= 0 || st.BudgetUSD < spec.BudgetUSD) {
 				spec.BudgetUSD = st.BudgetUSD
 			}
-			tin := task
-			tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = childID, bt.Prompt, in.Repo, in.Branch, spec
-			tin.Branch = git.BranchName(childID, bt.Prompt)
-			cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: childID, TaskQueue: in.Queue})
-			sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, TaskWorkflowName, tin), func(f workflow.Future) {
-				var res engine.TaskResult
-				if err := f.Get(ctx, &res); err != nil {
-					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: engine.ExitError, RunID: childID, Details: message(err)})
+			specs[id] = spec
+			child(id, in.RunID+"-"+id, byID[id].Prompt, func(res engine.TaskResult, err error) {
+				if err != nil {
+					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: engine.ExitError, RunID: res.RunID, Details: message(err)})
 					return
 				}
-				res.RunID = childID
 				results[id] = res
 				m.Ended(id, runner.OutcomeOf(res))
 			})
 		}
 		if id, _, ok := m.NextMerge(); ok {
-			res := results[id]
-			land := LandInput{RunID: res.RunID, Repo: in.Repo, Branch: in.Branch, Spec: byID[id].Spec}
-			if g := res.Git; g != nil && g.Merge != nil {
-				land.Ready, land.SquashBase = ReadyBranch(g.Branch), g.Base
-			}
-			sel.AddFuture(workflow.ExecuteActivity(actx, LandName, land), func(f workflow.Future) {
-				var mo batch.MergeOutcome
-				if err := f.Get(ctx, &mo); err != nil {
-					mo = batch.MergeOutcome{Status: batch.MergeFailed, Details: message(err)}
-				}
-				m.Merged(id, mo)
-			})
+			land(id, results[id], nil, "")
 		}
 		if !m.Busy() {
 			break
@@ -229,68 +271,73 @@ func (w *Activities) PrepareBatch(ctx context.Context, in PrepareInput) (string,
 // otherwise merged onto the branch's tip, refused when it conflicts, and
 // judged by the task's checks there before it lands, so that the branch
 // never receives a commit whose checks did not pass on exactly its tree.
-// The push is never forced.
-func (w *Activities) Land(ctx context.Context, in LandInput) (batch.MergeOutcome, error) {
+// The push is never forced. A refusal (conflict, checks failing) is a
+// landing with that status, for the run the batch makes from the branch as
+// it is now; a push the remote rejects is an error.
+func (w *Activities) Land(ctx context.Context, in LandInput) (runner.Landing, error) {
 	ctx, end := w.start(ctx)
 	defer end()
 	defer w.beat(ctx)()
 	if in.Ready == "" {
-		return batch.MergeOutcome{Status: batch.MergeFailed, Details: "the task left no squash commit to land"}, nil
+		return runner.Landing{}, temporal.NewNonRetryableApplicationError("the task left no squash commit to land", "jlgcli.land", nil)
 	}
 	c, unlock, err := w.clone(ctx, in.Repo)
 	if err != nil {
-		return batch.MergeOutcome{}, err
+		return runner.Landing{}, err
 	}
 	defer unlock()
 	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch, "+refs/heads/"+in.Ready+":refs/remotes/origin/"+in.Ready); err != nil {
-		return batch.MergeOutcome{}, gitError(ctx, err)
+		return runner.Landing{}, gitError(ctx, err)
 	}
 	tip, err := c.Rev(ctx, "refs/remotes/origin/"+in.Branch)
 	if err != nil {
-		return batch.MergeOutcome{}, gitError(ctx, err)
+		return runner.Landing{}, gitError(ctx, err)
 	}
 	squash, err := c.Rev(ctx, "refs/remotes/origin/"+in.Ready)
 	if err != nil {
-		return batch.MergeOutcome{}, gitError(ctx, err)
+		return runner.Landing{}, gitError(ctx, err)
 	}
+	l := runner.Landing{Regated: tip != in.SquashBase}
 	commit := squash
-	if tip != in.SquashBase {
+	if l.Regated {
 		tree, conflicts, err := c.MergeTree(ctx, tip, squash)
 		if err != nil {
-			return batch.MergeOutcome{}, gitError(ctx, err)
+			return runner.Landing{}, gitError(ctx, err)
 		}
 		if len(conflicts) > 0 {
-			return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("conflicts with the batch's branch in %v; the task's branch %s is kept", conflicts, in.Ready)}, nil
+			l.Status = runner.LandConflict
+			l.Details = fmt.Sprintf("%s has moved since the task started and conflicts with it in %s", in.Branch, strings.Join(conflicts, ", "))
+			return l, nil
 		}
 		msg, err := c.Message(ctx, squash)
 		if err != nil {
-			return batch.MergeOutcome{}, gitError(ctx, err)
+			return runner.Landing{}, gitError(ctx, err)
 		}
 		if commit, err = c.CommitOfTree(ctx, tree, msg, tip); err != nil {
-			return batch.MergeOutcome{}, gitError(ctx, err)
+			return runner.Landing{}, gitError(ctx, err)
 		}
 		if len(in.Spec.Checks) > 0 {
 			wt, err := c.Checkout(ctx, in.RunID+"-land", "jlgcli/land-"+in.RunID, commit, tip)
 			if err != nil {
-				return batch.MergeOutcome{}, gitError(ctx, err)
+				return runner.Landing{}, gitError(ctx, err)
 			}
 			rep := gate.Test(ctx, wt.Path, append(in.Spec.Env, runner.RunTag(in.RunID)), in.Spec.Checks, gate.TestOptions{Gaming: in.Spec.AntiGaming})
 			_ = wt.Remove(context.WithoutCancel(ctx))
 			if ctx.Err() != nil {
-				return batch.MergeOutcome{}, ctx.Err()
+				return runner.Landing{}, ctx.Err()
 			}
 			if !rep.OK() {
-				return batch.MergeOutcome{Status: batch.MergeFailed, Details: "the checks fail on the batch's branch as it is now: " + rep.Summary()}, nil
+				l.Status, l.Gate = runner.LandGateFailed, &rep
+				l.Details = fmt.Sprintf("the checks fail on the change laid on %s as it is now (%s): %s", in.Branch, tip[:min(len(tip), 10)], rep.Summary())
+				return l, nil
 			}
 		}
 	}
 	if err := c.Push(ctx, commit+":refs/heads/"+in.Branch); err != nil {
-		if errors.Is(err, git.ErrPushRejected) {
-			return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}, nil
-		}
-		return batch.MergeOutcome{}, gitError(ctx, err)
+		return runner.Landing{}, gitError(ctx, err) // rejected: the branch moved under the batch
 	}
-	return batch.MergeOutcome{Status: batch.MergeMerged, Commit: commit}, nil
+	l.Status, l.Commit = runner.LandMerged, commit
+	return l, nil
 }
 
 // PushBase fast-forwards the base branch on the remote to the batch's

@@ -208,9 +208,9 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 	env.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
 	env.OnActivity(PrepareBatchName, mockAny, mockAny).Return("base", nil)
 	var landed []string
-	env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (batch.MergeOutcome, error) {
+	env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (runner.Landing, error) {
 		landed = append(landed, in.Ready)
-		return batch.MergeOutcome{Status: batch.MergeMerged, Commit: "landed-" + in.RunID}, nil
+		return runner.Landing{Status: runner.LandMerged, Commit: "landed-" + in.RunID}, nil
 	})
 	var (
 		mu      sync.Mutex
@@ -275,5 +275,91 @@ func TestWorkflowPlanSpendsTheBudget(t *testing.T) {
 	}
 	if res.Status != engine.StatusBudgetExceeded || len(res.Attempts) != 0 || res.CostUSD != 0.5 || len(res.Plan) != 2 {
 		t.Errorf("%s, %d attempts, cost %v, plan %v: %s", res.Status, len(res.Attempts), res.CostUSD, res.Plan, res.Details)
+	}
+}
+
+// TestBatchWorkflowRunsAgainWhenALandingIsRefused: as `jlgcli batch` does, a
+// done task whose change conflicts with the batch's branch (or fails its
+// checks there) gets one more run from that branch as it is now, told why,
+// and lands from it; when that run does not end done either, the task ends
+// conflict with both branches named.
+func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		againDone  bool
+		wantStatus string
+		wantCommit string
+		wantDetail string
+	}{
+		{"the second run lands", true, "done", "landed-b1-c-again", "merged from a second run (b1-c-again) started from jlgcli/batch-b1 after: jlgcli/batch-b1 has moved since the task started and conflicts with it in answer.txt"},
+		{"the second run fails", false, "conflict", "", "conflicts with it in answer.txt; the attempt from the new base (run b1-c-again) ended max-iterations; the work is kept on branches jlgcli/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			acts := &Activities{}
+			env.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
+			env.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
+			env.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
+			env.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
+			env.OnActivity(PrepareBatchName, mockAny, mockAny).Return("base", nil)
+			var landed []string
+			env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (runner.Landing, error) {
+				landed = append(landed, in.RunID)
+				if in.RunID == "b1-c" {
+					return runner.Landing{Status: runner.LandConflict, Regated: true,
+						Details: "jlgcli/batch-b1 has moved since the task started and conflicts with it in answer.txt"}, nil
+				}
+				return runner.Landing{Status: runner.LandMerged, Commit: "landed-" + in.RunID}, nil
+			})
+			prompts := map[string]string{}
+			env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
+				prompts[in.RunID] = in.Task
+				if in.BaseBranch != "jlgcli/batch-b1" {
+					return engine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
+				}
+				if in.RunID == "b1-c-again" && !tc.againDone {
+					return engine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, Git: &engine.GitInfo{Branch: in.Branch}}, nil
+				}
+				return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base",
+					Merge: &engine.MergeInfo{Commit: "squash"}}}, nil
+			})
+			spec := runner.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []runner.BatchTask{
+				{ID: "a", Prompt: "task a"}, {ID: "c", Prompt: "task c"}}}
+			for i := range spec.Tasks {
+				spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
+			}
+			env.ExecuteWorkflow(BatchWorkflowName, BatchInput{RunID: "b1", Repo: "file:///r", Spec: spec, Branch: BatchBranch("b1"), Queue: "q"})
+			var sum batch.Summary
+			if err := env.GetWorkflowResult(&sum); err != nil {
+				t.Fatal(err)
+			}
+			wantLanded := []string{"b1-a", "b1-c", "b1-c-again"}
+			if !tc.againDone {
+				wantLanded = wantLanded[:2]
+			}
+			if diff := cmp.Diff(wantLanded, landed); diff != "" {
+				t.Errorf("landings (-want +got):\n%s", diff)
+			}
+			p := prompts["b1-c-again"]
+			mustHave(t, p, "task c\n\n## Before you start", "could not be merged into jlgcli/batch-b1, which other tasks changed meanwhile: jlgcli/batch-b1 has moved since the task started and conflicts with it in answer.txt")
+			c := sum.Tasks[1]
+			commit := ""
+			if c.Commit != nil {
+				commit = *c.Commit
+			}
+			if c.ID != "c" || c.Status != tc.wantStatus || commit != tc.wantCommit || !strings.Contains(c.Details, tc.wantDetail) {
+				t.Errorf("task c: %s, commit %q, details %q; want %s, %q, details with %q", c.Status, commit, c.Details, tc.wantStatus, tc.wantCommit, tc.wantDetail)
+			}
+		})
+	}
+}
+
+func mustHave(t *testing.T, s string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			t.Errorf("%q lacks %q", s, p)
+		}
 	}
 }
