@@ -264,6 +264,10 @@ type TaskResult struct {
 	Detections []Detection   `json:"detections"`
 	// Gate is the last gate report (nil before the first attempt's).
 	Gate *gate.Report `json:"gate"`
+	// Baseline is the gate's baseline: how the checks fared where the task
+	// started, before any change (nil: none was taken). A batch judges the
+	// change laid on a moved base against it, as the task's gate did.
+	Baseline *gate.Report `json:"baseline,omitempty"`
 	// Flaky are the tests that failed then passed on a rerun, over the
 	// whole task.
 	Flaky []string `json:"flaky"`

@@ -56,6 +56,9 @@ type LandInput struct {
 	Ready      string          `json:"ready"`
 	SquashBase string          `json:"squashBase"`
 	Spec       runner.TaskSpec `json:"spec"`
+	// Baseline is the task's gate baseline: the checks judge the change
+	// laid on the moved branch against it, as the task's gate did.
+	Baseline *gate.Report `json:"baseline,omitempty"`
 }
 
 // driven stands for the runner and merger of a scheduler whose machine a
@@ -148,7 +151,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	// branch was firstBranch.
 	var land func(id string, res engine.TaskResult, first *runner.Landing, firstBranch string)
 	land = func(id string, res engine.TaskResult, first *runner.Landing, firstBranch string) {
-		li := LandInput{RunID: res.RunID, Repo: in.Repo, Branch: in.Branch, Spec: specs[id]}
+		li := LandInput{RunID: res.RunID, Repo: in.Repo, Branch: in.Branch, Spec: specs[id], Baseline: res.Baseline}
 		if g := res.Git; g != nil && g.Merge != nil {
 			li.Ready, li.SquashBase = ReadyBranch(g.Branch), g.Base
 		}
@@ -321,7 +324,7 @@ func (w *Activities) Land(ctx context.Context, in LandInput) (runner.Landing, er
 			if err != nil {
 				return runner.Landing{}, gitError(ctx, err)
 			}
-			rep := gate.Test(ctx, wt.Path, append(in.Spec.Env, runner.RunTag(in.RunID)), in.Spec.Checks, gate.TestOptions{Gaming: in.Spec.AntiGaming})
+			rep := gate.Test(ctx, wt.Path, append(in.Spec.Env, runner.RunTag(in.RunID)), in.Spec.Checks, gate.TestOptions{Baseline: in.Baseline, Gaming: in.Spec.AntiGaming})
 			_ = wt.Remove(context.WithoutCancel(ctx))
 			if ctx.Err() != nil {
 				return runner.Landing{}, ctx.Err()

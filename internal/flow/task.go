@@ -190,6 +190,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 	stop.DurationMs = c.History.State.ElapsedMs
 	prog.Stop = stop
 	res := policy.Result(in.RunID, c.History, stop)
+	res.Baseline = c.Baseline
 	res.Git = &engine.GitInfo{Mode: string(git.CommitBranch), Repo: in.Repo, Branch: in.Branch, Base: c.Base,
 		BaseBranch: in.BaseBranch, Refs: git.RefPrefix + in.RunID + "/", Remote: in.Repo, Pushed: c.Base != ""}
 	if stop.Status == engine.StatusDone {

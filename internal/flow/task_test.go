@@ -306,6 +306,9 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 			var landed []string
 			env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (runner.Landing, error) {
 				landed = append(landed, in.RunID)
+				if in.Baseline == nil || in.Baseline.Status != gate.StatusFail {
+					return runner.Landing{}, fmt.Errorf("landing of %s without the task's baseline: %+v", in.RunID, in.Baseline)
+				}
 				if in.RunID == "b1-c" {
 					return runner.Landing{Status: runner.LandConflict, Regated: true,
 						Details: "jlgcli/batch-b1 has moved since the task started and conflicts with it in answer.txt"}, nil
@@ -322,7 +325,7 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 					return engine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, Git: &engine.GitInfo{Branch: in.Branch}}, nil
 				}
 				return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base",
-					Merge: &engine.MergeInfo{Commit: "squash"}}}, nil
+					Merge: &engine.MergeInfo{Commit: "squash"}}, Baseline: &gate.Report{Status: gate.StatusFail}}, nil
 			})
 			spec := runner.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []runner.BatchTask{
 				{ID: "a", Prompt: "task a"}, {ID: "c", Prompt: "task c"}}}

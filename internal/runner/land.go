@@ -134,11 +134,17 @@ func (s TaskSpec) loggedBaseline(run *store.Run) (*gate.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	return baselineIn(run.ID, events)
+}
+
+// baselineIn is the gate's baseline in the events of task run id, nil when
+// none.
+func baselineIn(id string, events []engine.Event) (*gate.Report, error) {
 	for _, ev := range events {
 		if ev.Type == EventTaskBaseline {
 			var r gate.Report
 			if err := json.Unmarshal(ev.Data, &r); err != nil {
-				return nil, fmt.Errorf("run %s: baseline: %w", run.ID, err)
+				return nil, fmt.Errorf("run %s: baseline: %w", id, err)
 			}
 			return &r, nil
 		}

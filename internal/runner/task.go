@@ -220,9 +220,9 @@ func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Pa
 	if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
 		return engine.TaskResult{}, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
 	}
-	res, err := engine.TaskResultOf(run.ID, events)
+	res, err := taskResultOf(run, events)
 	if err != nil {
-		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+		return engine.TaskResult{}, err
 	}
 	p.progress("task %s is done but was stopped before its end: ending it on %s", run.ID, s.Worktree.Branch)
 	res.Git = s.finish(ctx, p, run, &res)
@@ -247,6 +247,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	o := s.options(p, run.ID, prompt, &wt, baseline, tiers)
 	o.Plan, o.Planner, o.Journal, o.Resume, o.Checked, o.Observer = s.Plan, planner, j, resume, checked, p.TaskObserver
 	res := engine.RunTask(ctx, o)
+	res.Baseline = baseline
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		c.Close() // the live line goes before the messages of the end
 	}
@@ -364,10 +365,10 @@ func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (engine.TaskRe
 	if found && len(events) == 0 {
 		return saved, nil
 	}
-	res, err := engine.TaskResultOf(run.ID, events)
+	res, err := taskResultOf(run, events)
 	switch {
 	case !found && err != nil:
-		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+		return engine.TaskResult{}, err
 	case !found:
 		return res, nil
 	case err != nil || len(res.Attempts) <= len(saved.Attempts):
@@ -376,6 +377,17 @@ func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (engine.TaskRe
 	p.notice("run %s went on after it wrote %s (%d attempts, the journal has %d): the report is made from the journal, without git details",
 		run.ID, filepath.Base(run.ReportPath()), len(saved.Attempts), len(res.Attempts))
 	return res, nil
+}
+
+// taskResultOf is the result of task run as its journal holds it, with
+// the baseline it recorded.
+func taskResultOf(run *store.Run, events []engine.Event) (engine.TaskResult, error) {
+	res, err := engine.TaskResultOf(run.ID, events)
+	if err != nil {
+		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	res.Baseline, err = baselineIn(run.ID, events)
+	return res, err
 }
 
 // StateRoot is where runs are kept for a run in dir, unless override says.
