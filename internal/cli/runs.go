@@ -97,15 +97,12 @@ process is running it now; a run whose status is 'running' and that is not live 
 		tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE")
 		for _, r := range rows {
-			c := "-"
-			if r.CostKnown {
-				c = cost.Amount(r.CostUSD, true, false)
-			}
 			live := "no"
 			if r.Live {
 				live = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Command, r.Status, r.Backend, r.Iterations, c,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Command, r.Status, r.Backend, r.Iterations,
+				cost.Amount(r.CostUSD, r.CostKnown, false),
 				(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), live)
 		}
 		return tw.Flush()
