@@ -26,8 +26,9 @@ type TaskResult struct {
 	CostUSD   float64 `json:"costUsd"`
 	CostKnown bool    `json:"costKnown"`
 
-	// StartedAt is when the run started in this batch; DurationMs how long
-	// it ran (not counting the merge).
+	// StartedAt is when the run started; DurationMs how long it ran (not
+	// counting the merge). A task that a resumed batch does not run again
+	// keeps those of its earlier run.
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	DurationMs int64     `json:"durationMs"`
 

@@ -170,7 +170,6 @@ func (r *run) init() {
 		if prev, ok := r.s.Initial[id]; ok {
 			t.TaskResult = prev
 			t.ID = id
-			t.StartedAt, t.DurationMs = time.Time{}, 0
 			switch {
 			case prev.Status == StatusDone:
 			case prev.Status == StatusUnmerged:
@@ -184,6 +183,7 @@ func (r *run) init() {
 			case prev.Status.Failed():
 			default: // interrupted, pending, blocked, running: start, or resume the run
 				t.Status, t.Reason, t.BlockedBy, t.resume = StatusPending, "", "", prev.RunID
+				t.StartedAt, t.DurationMs = time.Time{}, 0 // its run in this batch is to come
 			}
 		}
 		r.tasks[id] = t

@@ -407,8 +407,9 @@ func TestResume(t *testing.T) {
 	r2 := &fakeRunner{}
 	s.Runner, s.Initial = r2, nil
 	s.Initial = map[string]TaskResult{}
-	for _, tr := range res.Tasks {
+	for i, tr := range res.Tasks {
 		if tr.Status == StatusDone {
+			tr.StartedAt, tr.DurationMs = time.Date(2026, 11, 25, 6, i, 0, 0, time.UTC), int64(1000*(i+1))
 			s.Initial[tr.ID] = tr
 		}
 	}
@@ -416,6 +417,13 @@ func TestResume(t *testing.T) {
 	res2, err := s.Run(t.Context())
 	if err != nil || len(r2.started()) != 0 || res2.ExitCode != 0 {
 		t.Errorf("resumed a done batch: started %v, exit %d, %v", r2.started(), res2.ExitCode, err)
+	}
+	// The tasks done before the resume keep when and how long they ran.
+	for id, before := range s.Initial {
+		after, _ := res2.Task(id)
+		if before.StartedAt.IsZero() || !after.StartedAt.Equal(before.StartedAt) || after.DurationMs != before.DurationMs {
+			t.Errorf("task %s: started %v for %dms after the resume, %v for %dms before", id, after.StartedAt, after.DurationMs, before.StartedAt, before.DurationMs)
+		}
 	}
 }
 
