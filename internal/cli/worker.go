@@ -38,16 +38,18 @@ worker; none is left half-recorded (an attempt is recorded once it has pushed).`
 	fs := cmd.Flags()
 	bindKeys(fs, "worker", flags)
 	fs.IntVar(&concurrency, "concurrency", 1, "how many attempts run at once, per backend")
+	var only []string
+	fs.StringSliceVar(&only, "backends", nil, "take the attempts of these backends only (comma-separated; default: every backend usable here)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if concurrency < 1 {
 			return usagef("--concurrency must be at least 1, not %d", concurrency)
 		}
-		return runWorker(cmd.Context(), stdio, flags, concurrency)
+		return runWorker(cmd.Context(), stdio, flags, concurrency, only)
 	}
 	return cmd
 }
 
-func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurrency int) error {
+func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurrency int, only []string) error {
 	cfg, err := loadConfig(stdio, flags)
 	if err != nil {
 		return err
@@ -65,27 +67,19 @@ func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurren
 		dir = filepath.Join(base, "jlgcli", "worker")
 	}
 	say := stdio.reporter()
-	c, err := flow.Dial(ctx, t.Address, t.Namespace, nil)
+	have, err := workerBackends(ctx, stdio, registry(stdio, cfg.Backends, cfg.EnvList()), only)
 	if err != nil {
 		return err
-	}
-	defer c.Close()
-	reg := registry(stdio, cfg.Backends, cfg.EnvList())
-	var have []string
-	for _, name := range reg.Names() {
-		a, err := reg.Get(name)
-		if err != nil {
-			continue
-		}
-		if av := a.Check(ctx); av.Status == agent.Available {
-			have = append(have, name)
-		}
 	}
 	if len(have) == 0 {
 		say.Error("no agent backend is installed on this machine: the worker would take no attempt (see jlgcli backends)")
 		return &exitError{code: engine.ExitBackendMissing}
 	}
-	slices.Sort(have)
+	c, err := flow.Dial(ctx, t.Address, t.Namespace, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
 	say.Notice(fmt.Sprintf("worker on %s (namespace %s, queue %s): backends %s, %d attempt(s) at once each; clones in %s",
 		t.Address, t.Namespace, t.TaskQueue, strings.Join(have, ", "), concurrency, dir))
 	acts := &flow.Activities{StateDir: dir, Parts: stdio.parts(true, false, false), Commands: cfg.Backends, Prices: cfg.Prices}
@@ -95,4 +89,35 @@ func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurren
 	}
 	say.Notice("worker stopped")
 	return nil
+}
+
+// workerBackends are the backends whose attempts the worker takes: every
+// one usable on this machine, or those of only (--backends), each of which
+// must be known and usable here.
+func workerBackends(ctx context.Context, stdio *Stdio, reg *agent.Registry, only []string) ([]string, error) {
+	var have []string
+	if len(only) == 0 {
+		for _, name := range reg.Names() {
+			if a, err := reg.Get(name); err == nil && a.Check(ctx).Status == agent.Available {
+				have = append(have, name)
+			}
+		}
+		slices.Sort(have)
+		return have, nil
+	}
+	for _, name := range only {
+		a, err := reg.Get(name)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--backends: %w", err)}
+		}
+		if s, details := engine.Unavailable(a.Check(ctx)); s != "" {
+			stdio.reporter().Error(fmt.Sprintf("--backends: %s is not usable on this machine (%s): %s", name, s, details))
+			return nil, &exitError{code: s.ExitCode()}
+		}
+		if !slices.Contains(have, name) {
+			have = append(have, name)
+		}
+	}
+	slices.Sort(have)
+	return have, nil
 }

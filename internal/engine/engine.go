@@ -193,7 +193,7 @@ func (r *run) loop(ctx context.Context) {
 		r.stop(StatusDone, "")
 		return
 	}
-	if s, details := availability(r.a.Check(ctx)); s != "" {
+	if s, details := Unavailable(r.a.Check(ctx)); s != "" {
 		r.stop(s, details)
 		r.res.Text = details
 		return
@@ -655,9 +655,9 @@ func (r *run) stop(s Status, details string) {
 	}
 }
 
-// availability maps a failed Check to a status and its details; "" when the
+// Unavailable maps a failed Check to a status and its details; "" when the
 // agent is available.
-func availability(av agent.Availability) (Status, string) {
+func Unavailable(av agent.Availability) (Status, string) {
 	switch av.Status {
 	case agent.Missing:
 		return StatusBackendMissing, av.Details

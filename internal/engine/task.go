@@ -319,7 +319,7 @@ func (t *task) history() History {
 // and why.
 func CheckTiers(ctx context.Context, tiers []Tier) (Status, string) {
 	for _, tr := range tiers {
-		if s, details := availability(tr.Agent.Check(ctx)); s != "" {
+		if s, details := Unavailable(tr.Agent.Check(ctx)); s != "" {
 			return s, fmt.Sprintf("tier %s: %s", tr.Name, details)
 		}
 	}
