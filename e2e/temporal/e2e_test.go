@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -391,7 +392,12 @@ func TestRemoteThatCannotBeFetched(t *testing.T) {
 
 // TestNoServer: no server at the address is said at once, naming it.
 func TestNoServer(t *testing.T) {
-	w := &world{t: t, dir: t.TempDir(), env: os.Environ()}
+	w := &world{t: t, dir: t.TempDir()}
+	// The worker has a backend: it checks its backends before it dials.
+	cfg := filepath.Join(w.dir, "config", "jlgcli")
+	must(t, os.MkdirAll(cfg, 0o755))
+	must(t, os.WriteFile(filepath.Join(cfg, "config.toml"), []byte("[backends.other]\ncommand = [\"true\"]\n"), 0o644))
+	w.env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(w.dir, "config"))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	addr := l.Addr().String()
@@ -534,6 +540,91 @@ func TestBatchConflictRunsAgain(t *testing.T) {
 	}
 	if got := w.git("", "--git-dir", w.remote, "log", "--format=%s", "main.."+branch); got != "feat: q\nfeat: p" {
 		t.Errorf("the batch's branch has the commits:\n%s", got)
+	}
+}
+
+// resumeAgent writes <id>.txt for the sheet whose heading is # <id>; the
+// sheet fix is written wrong until the file $JLGCLI_E2E_FIX exists.
+const resumeAgent = `#!/bin/sh
+p=$(cat)
+id=$(printf '%s\n' "$p" | sed -n 's/^# \([a-z]*\)$/\1/p' | head -1)
+echo "$JLGCLI_E2E_WORKER-$id" >> "$JLGCLI_E2E_CALLS"
+if [ "$id" = fix ] && [ ! -e "$JLGCLI_E2E_FIX" ]; then echo wrong > fix.txt; else echo right > "$id.txt"; fi
+echo "wrote $id.txt"
+`
+
+// TestResumeABatch: a batch on Temporal that ended incomplete (a task
+// stopped by its attempts, its dependent blocked) is resumed as a local
+// batch is: the done task is kept (not run again), the stopped one goes on
+// from its history with a new turn of its tier, the blocked one starts.
+func TestResumeABatch(t *testing.T) {
+	fix := filepath.Join(t.TempDir(), "fixed")
+	w := newWorld(t, "JLGCLI_E2E_FIX="+fix)
+	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(resumeAgent), 0o755))
+	w.worker("w1")
+	sheets := filepath.Join(w.dir, "sheets")
+	must(t, os.MkdirAll(sheets, 0o755))
+	for name, text := range map[string]string{"good": "# good\n", "fix": "# fix\n", "after": "---\ndepends: [fix]\n---\n# after\n"} {
+		must(t, os.WriteFile(filepath.Join(sheets, name+".md"), []byte(text), 0o644))
+	}
+	type summary struct {
+		RunID  string `json:"runId"`
+		Status string `json:"status"`
+		Tasks  []struct {
+			ID, Status, Branch string
+			Attempts           int
+			Commit             *string
+		} `json:"tasks"`
+	}
+	stdout, stderr, code := w.run("batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://"+w.remote,
+		"--base", "main", "-b", "fake", "--attempts", "1", "--check", "test ! -e fix.txt || grep -qx right fix.txt", "--json", sheets)
+	var sum summary
+	must(t, json.Unmarshal([]byte(stdout), &sum))
+	status := func(s summary) map[string]string {
+		m := map[string]string{}
+		for _, tk := range s.Tasks {
+			m[tk.ID] = tk.Status
+		}
+		return m
+	}
+	if code != 3 || sum.Status != "incomplete" || status(sum)["good"] != "done" || status(sum)["fix"] != "max-iterations" || status(sum)["after"] != "blocked" {
+		t.Fatalf("exit %d, want 3 with good done, fix stopped, after blocked:\n%s\n%s", code, stdout, stderr)
+	}
+	must(t, os.WriteFile(fix, nil, 0o644))
+	stdout, stderr, code = w.run("resume", "--json", sum.RunID)
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var again summary
+	must(t, json.Unmarshal([]byte(stdout), &again))
+	if got := status(again); again.Status != "done" || !maps.Equal(got, map[string]string{"good": "done", "fix": "done", "after": "done"}) {
+		t.Errorf("after resume: %s, tasks %v; want every task done", again.Status, got)
+	}
+	for _, tk := range again.Tasks {
+		want := 1
+		if tk.ID == "fix" {
+			want = 2 // its stopped attempt, then one more from its history
+		}
+		if tk.Attempts != want || tk.Branch == "" || tk.Commit == nil {
+			t.Errorf("task %s: %d attempts on branch %q, commit %v; want %d attempts, a branch and a commit", tk.ID, tk.Attempts, tk.Branch, tk.Commit, want)
+		}
+	}
+	calls := map[string]int{}
+	for _, c := range w.callsMade() {
+		calls[strings.TrimPrefix(c, "w1-")]++
+	}
+	if !maps.Equal(calls, map[string]int{"good": 1, "fix": 2, "after": 1}) {
+		t.Errorf("agent calls by task: %v; want good 1, fix 2, after 1", calls)
+	}
+	branch := "jlgcli/batch-" + sum.RunID
+	for _, f := range []string{"good.txt", "fix.txt", "after.txt"} {
+		if got := w.git("", "--git-dir", w.remote, "show", branch+":"+f); got != "right" {
+			t.Errorf("the batch's branch has %s %q", f, got)
+		}
+	}
+	stderr2 := stderr
+	if !strings.Contains(stderr2, "resuming batch "+sum.RunID) || !strings.Contains(stderr2, "1 of 3 tasks done, 1 resumed from their history") {
+		t.Errorf("resume said:\n%s", stderr2)
 	}
 }
 

@@ -361,10 +361,39 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 		if cmd.Flags().Changed("timeout") || cmd.Flags().Changed("budget") || cmd.Flags().Changed("max-wait") || cmd.Flags().Changed("max-iterations") {
 			return usagef("a batch on Temporal takes no new limits")
 		}
-		say.Progress(fmt.Sprintf("following batch %s on %s", run.ID, t.Address))
-		sum, err := flow.FollowBatch(ctx, c, run.ID, nil, time.Second)
+		var sum batch.Summary
+		closed, err := flow.Outcome(ctx, c, run.ID, &sum)
 		if err != nil {
-			return err
+			return fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
+		}
+		if closed && sum.Status != string(batch.BatchDone) {
+			// As a local batch's resume: done tasks kept, stopped ones go on
+			// from their history, the others start anew.
+			var in flow.BatchInput
+			if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
+				return fmt.Errorf("run %s: its record cannot be read: %w", run.ID, err)
+			}
+			if in.Resume, err = flow.ResumeBatchOf(ctx, c, sum); err != nil {
+				return fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
+			}
+			if err := flow.SubmitBatch(ctx, c, in); err != nil {
+				return err
+			}
+			done := 0
+			for _, tr := range in.Resume.Tasks {
+				if tr.Status == batch.StatusDone {
+					done++
+				}
+			}
+			say.Progress(fmt.Sprintf("resuming batch %s on %s: %d of %d tasks done, %d resumed from their history", run.ID, t.Address,
+				done, len(in.Spec.Tasks), len(in.Resume.Runs)))
+			closed = false
+		}
+		if !closed {
+			say.Progress(fmt.Sprintf("following batch %s on %s", run.ID, t.Address))
+			if sum, err = flow.FollowBatch(ctx, c, run.ID, nil, time.Second); err != nil {
+				return err
+			}
 		}
 		if err := saveBatch(run, sum); err != nil {
 			return err
@@ -388,9 +417,7 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 		if err != nil {
 			return fmt.Errorf("task %s on %s: read its history: %w", run.ID, t.Address, err)
 		}
-		h := p.History
-		h.State = engine.Resumed(h.State, p.Stop)
-		in.Carry = &flow.Carry{Base: p.Base, Baseline: p.Baseline, History: h}
+		in.Carry = flow.ResumedCarry(p)
 		if cmd.Flags().Changed("timeout") {
 			in.Spec.TimeoutMs = o.timeout.Milliseconds()
 		}
@@ -403,7 +430,7 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 		if err := flow.Submit(ctx, c, in); err != nil {
 			return err
 		}
-		say.Progress(fmt.Sprintf("resuming task %s on %s after %d attempts", run.ID, t.Address, len(h.Attempts)))
+		say.Progress(fmt.Sprintf("resuming task %s on %s after %d attempts", run.ID, t.Address, len(in.Carry.History.Attempts)))
 		closed = false
 	}
 	if !closed {

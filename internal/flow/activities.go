@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -110,6 +111,8 @@ type Activities struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	// client is the worker's own connection to the server (Previous).
+	client client.Client
 
 	// stop, once done, makes every activity under way stop and fail, so
 	// that the server gives it to another worker at once; running counts
@@ -445,3 +448,17 @@ func (w *Activities) openPR(ctx context.Context, c *git.Clone, in FinishInput, r
 
 // ReadyBranch is the branch of a task's squash commit, ready to merge.
 func ReadyBranch(branch string) string { return branch + "-ready" }
+
+// Previous answers where an ended run of a task's workflow stood: its
+// progress query, which the server answers from that run's history.
+func (w *Activities) Previous(ctx context.Context, in PreviousInput) (Progress, error) {
+	var p Progress
+	if w.client == nil {
+		return p, temporal.NewNonRetryableApplicationError("this worker has no client to ask the server", "jlgcli.previous", nil)
+	}
+	v, err := w.client.QueryWorkflow(ctx, in.WorkflowID, in.RunID, QueryProgress)
+	if err != nil {
+		return p, err
+	}
+	return p, v.Get(&p)
+}

@@ -41,6 +41,25 @@ type BatchInput struct {
 	// WorkerWaitMs and HeartbeatMs are as in TaskInput.
 	WorkerWaitMs int64 `json:"workerWaitMs"`
 	HeartbeatMs  int64 `json:"heartbeatMs"`
+	// Resume, for a batch that ended before every task was done, is where
+	// this run of its workflow goes on from.
+	Resume *BatchResume `json:"resume,omitempty"`
+}
+
+// BatchResume is where a resumed batch goes on from, as a local batch's
+// resume does: its tasks done and landed are kept; those whose run was
+// stopped by a limit of its own go on from that run's history (a new turn
+// of its tier); the others start anew.
+type BatchResume struct {
+	// Tasks is the scheduler's initial state: the tasks kept (done) and
+	// those to resume (interrupted, with their run id).
+	Tasks map[string]batch.TaskResult `json:"tasks"`
+	// Runs are the Temporal run ids of the ended runs of the tasks to
+	// resume, by task id.
+	Runs map[string]string `json:"runs,omitempty"`
+	// Summaries are the earlier summary's lines of the tasks kept: what
+	// their runs were (branch, attempts), which this run did not make.
+	Summaries map[string]batch.TaskSummary `json:"summaries,omitempty"`
 }
 
 // BatchRunning is the status of a batch under way, as the batch query
@@ -86,13 +105,34 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	for _, t := range in.Spec.Tasks {
 		byID[t.ID] = t
 	}
+	resume := in.Resume
+	if resume == nil {
+		resume = &BatchResume{}
+	}
 	prog := map[string]batch.TaskResult{}
+	for id, t := range resume.Tasks {
+		prog[id] = t
+	}
 	results := map[string]engine.TaskResult{}
 	lastRun := func(t batch.TaskResult) (engine.TaskResult, error) {
 		if r, ok := results[t.ID]; ok {
 			return r, nil
 		}
 		return engine.TaskResult{}, errors.New("never ran")
+	}
+	// summary is the batch's summary of r; a task kept from before a
+	// resume keeps what its run was.
+	summary := func(r batch.Result) batch.Summary {
+		sum := runner.BatchSummary(in.Spec, in.RunID, graph, r, lastRun)
+		for i, t := range sum.Tasks {
+			if _, ran := results[t.ID]; ran {
+				continue
+			}
+			if k, ok := resume.Summaries[t.ID]; ok && t.RunID != nil && k.RunID != nil && *t.RunID == *k.RunID {
+				sum.Tasks[i].Attempts, sum.Tasks[i].Branch, sum.Tasks[i].Tiers = k.Attempts, k.Branch, k.Tiers
+			}
+		}
+		return sum
 	}
 	began := workflow.Now(ctx)
 	if err := workflow.SetQueryHandler(ctx, QueryBatch, func() (batch.Summary, error) {
@@ -107,7 +147,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			}
 			r.Tasks = append(r.Tasks, t)
 		}
-		return runner.BatchSummary(in.Spec, in.RunID, graph, r, lastRun), nil
+		return summary(r), nil
 	}); err != nil {
 		return batch.Summary{}, err
 	}
@@ -120,7 +160,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			Jobs: in.Spec.Jobs, Tasks: []batch.TaskSummary{}}, nil
 	}
 
-	s := &batch.Scheduler{Graph: graph, Runner: driven{}, Merger: driven{}, Jobs: max(in.Spec.Jobs, 1), FailFast: in.Spec.FailFast,
+	s := &batch.Scheduler{Graph: graph, Runner: driven{}, Merger: driven{}, Jobs: max(in.Spec.Jobs, 1), FailFast: in.Spec.FailFast, Initial: resume.Tasks,
 		Budget: batch.Budget{TotalUSD: in.Spec.BudgetUSD}, Now: func() time.Time { return workflow.Now(ctx) },
 		Observer: func(e batch.Event) {
 			if e.Task.ID != "" {
@@ -133,10 +173,11 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	}
 	sel := workflow.NewSelector(ctx)
 	specs := map[string]runner.TaskSpec{}
-	child := func(id, runID, prompt string, done func(engine.TaskResult, error)) {
+	child := func(id, runID, prompt, resumeRun string, done func(engine.TaskResult, error)) {
 		bt := byID[id]
 		tin := task
 		tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = runID, prompt, in.Repo, in.Branch, specs[id]
+		tin.ResumeRun = resumeRun
 		tin.Branch = git.BranchName(runID, bt.Prompt)
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue})
 		sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, TaskWorkflowName, tin), func(f workflow.Future) {
@@ -176,7 +217,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 				if res.Git != nil {
 					branch = res.Git.Branch
 				}
-				child(id, res.RunID+"-again", runner.AgainPrompt(byID[id].Prompt, branch, in.Branch, l), func(again engine.TaskResult, err error) {
+				child(id, res.RunID+"-again", runner.AgainPrompt(byID[id].Prompt, branch, in.Branch, l), "", func(again engine.TaskResult, err error) {
 					switch {
 					case err != nil:
 						m.Merged(id, batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base could not run: %s; the work is kept on branch %s", l.Details, message(err), branch)})
@@ -197,7 +238,11 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 				spec.BudgetUSD = st.BudgetUSD
 			}
 			specs[id] = spec
-			child(id, in.RunID+"-"+id, byID[id].Prompt, func(res engine.TaskResult, err error) {
+			runID, resumeRun := in.RunID+"-"+id, ""
+			if st.ResumeRunID != "" && resume.Runs[id] != "" {
+				runID, resumeRun = st.ResumeRunID, resume.Runs[id]
+			}
+			child(id, runID, byID[id].Prompt, resumeRun, func(res engine.TaskResult, err error) {
 				if err != nil {
 					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: engine.ExitError, RunID: res.RunID, Details: message(err)})
 					return
@@ -215,7 +260,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		sel.Select(ctx)
 	}
 	res := m.Result(began)
-	sum := runner.BatchSummary(in.Spec, in.RunID, graph, res, lastRun)
+	sum := summary(res)
 	if in.MergePush && res.Status == batch.BatchDone {
 		var f Finished
 		err := workflow.ExecuteActivity(actx, PushBaseName, PushInput{Repo: in.Repo, Branch: in.Branch, BaseBranch: in.Spec.BaseBranch}).Get(ctx, &f)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/runner"
 )
 
 // Submit starts the workflow of a task; its workflow id is the run id.
@@ -178,4 +179,45 @@ func Outcome(ctx context.Context, c client.Client, runID string, v any) (closed 
 		return false, nil
 	}
 	return true, c.GetWorkflow(ctx, runID, "").Get(ctx, v)
+}
+
+// ResumeBatchOf is where the ended batch whose summary is sum goes on from,
+// by the rules of a local batch's resume (runner.ResumeState): for each task
+// to resume, the server is asked for the run id of its task's workflow.
+func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*BatchResume, error) {
+	tasks := map[string]batch.TaskResult{}
+	kept := map[string]batch.TaskSummary{}
+	for _, t := range sum.Tasks {
+		tr := batch.TaskResult{ID: t.ID, Status: batch.Status(t.Status), ExitCode: t.ExitCode, Details: t.Details,
+			CostUSD: t.CostUSD, CostKnown: t.CostKnown, DurationMs: t.DurationMs}
+		if t.RunID != nil {
+			tr.RunID = *t.RunID
+		}
+		if t.StartedAt != nil {
+			tr.StartedAt = *t.StartedAt
+		}
+		if tr.Status == batch.StatusUnmerged {
+			continue // a batch's workflow lands every done task before it ends: none is left to land
+		}
+		if tr.Status == batch.StatusDone {
+			tr.Merge = &batch.MergeOutcome{Status: batch.MergeMerged}
+			if t.Commit != nil {
+				tr.Merge.Commit = *t.Commit
+			}
+			kept[t.ID] = t
+		}
+		tasks[t.ID] = tr
+	}
+	r := &BatchResume{Tasks: runner.ResumeState(tasks), Runs: map[string]string{}, Summaries: kept}
+	for id, t := range r.Tasks {
+		if t.Status != batch.StatusInterrupted {
+			continue
+		}
+		d, err := c.DescribeWorkflowExecution(ctx, t.RunID, "")
+		if err != nil {
+			return nil, fmt.Errorf("task %s (run %s): %w", id, t.RunID, err)
+		}
+		r.Runs[id] = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	}
+	return r, nil
 }

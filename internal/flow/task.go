@@ -28,7 +28,10 @@ const (
 	AttemptName      = "jlgcli.attempt"
 	PlanName         = "jlgcli.plan"
 	FinishName       = "jlgcli.finish"
-	QueryProgress    = "progress"
+	// PreviousName reads where an earlier, ended run of a task's workflow
+	// stood (its progress query).
+	PreviousName  = "jlgcli.previous"
+	QueryProgress = "progress"
 )
 
 // Bounds of a task's workflow history. An attempt adds about 11 events
@@ -74,6 +77,10 @@ type TaskInput struct {
 	WorkerWaitMs int64  `json:"workerWaitMs"`
 	HeartbeatMs  int64  `json:"heartbeatMs"`
 	Carry        *Carry `json:"carry,omitempty"`
+	// ResumeRun, without Carry, is the Temporal run id of this workflow's
+	// earlier run, ended stopped by a limit: this run goes on from its
+	// history, as `jlgcli resume` of a task does (a resumed batch).
+	ResumeRun string `json:"resumeRun,omitempty"`
 }
 
 // Carry is what a task's workflow hands to the run that continues it.
@@ -109,6 +116,18 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 	}
 	c := in.Carry
 	var stop *engine.StopData
+	if c == nil && in.ResumeRun != "" {
+		var p Progress
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour)), PreviousName,
+			PreviousInput{WorkflowID: in.RunID, RunID: in.ResumeRun}).Get(ctx, &p)
+		switch {
+		case err != nil:
+			stop = stopOf(engine.StatusError, "read the history of its earlier run: "+message(err))
+			c = &Carry{}
+		case p.Base != "": // else it ended before its branch was made: it starts anew
+			c = ResumedCarry(p)
+		}
+	}
 	if c == nil {
 		var p Prepared
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour)), PrepareName,
@@ -291,4 +310,19 @@ func message(err error) string {
 		}
 		err = u
 	}
+}
+
+// PreviousInput names an ended run of a task's workflow.
+type PreviousInput struct {
+	WorkflowID string `json:"workflowId"`
+	RunID      string `json:"runId"`
+}
+
+// ResumedCarry is what a task's workflow goes on from after its earlier
+// run, which stood at p: its history, with the new turn that a resume of a
+// task stopped by a limit gives its tier.
+func ResumedCarry(p Progress) *Carry {
+	h := p.History
+	h.State = engine.Resumed(h.State, p.Stop)
+	return &Carry{Base: p.Base, Baseline: p.Baseline, History: h}
 }

@@ -53,6 +53,7 @@ func newEnv(t *testing.T, attempt func(context.Context, AttemptInput) (engine.At
 	env.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
 	env.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
 	env.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
+	env.RegisterActivityWithOptions(acts.Previous, activity.RegisterOptions{Name: PreviousName})
 	env.OnActivity(PrepareName, mockAny, mockAny).Return(Prepared{Base: "base"}, nil)
 	env.OnActivity(AttemptName, mockAny, mockAny).Return(attempt)
 	env.OnActivity(FinishName, mockAny, mockAny).Return(func(_ context.Context, in FinishInput) (Finished, error) {
@@ -364,5 +365,45 @@ func mustHave(t *testing.T, s string, parts ...string) {
 		if !strings.Contains(s, p) {
 			t.Errorf("%q lacks %q", s, p)
 		}
+	}
+}
+
+// TestWorkflowResumesAnEarlierRun: a task's workflow started with the run id
+// of its earlier run (a resumed batch's stopped task) asks for that run's
+// history instead of preparing the branch again, and goes on from it with a
+// new turn of its tier, as a local resume does.
+func TestWorkflowResumesAnEarlierRun(t *testing.T) {
+	var nexts []engine.Next
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+		nexts = append(nexts, in.Next)
+		if len(in.History.Attempts) != 1 || in.Base != "base-1" {
+			return engine.AttemptOutcome{}, fmt.Errorf("attempt %d with %d attempts before, base %q", in.Next.Number, len(in.History.Attempts), in.Base)
+		}
+		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: in.Next.Number, Tier: "a", InTier: in.Next.InTier,
+			Start: in.Next.Start, Result: "r2", Gate: gateOf(true, 2)}}, nil
+	})
+	prepared := false
+	env.OnActivity(PrepareName, mockAny, mockAny).Return(func(context.Context, PrepareInput) (Prepared, error) {
+		prepared = true
+		return Prepared{Base: "base-2"}, nil
+	})
+	var asked PreviousInput
+	env.OnActivity(PreviousName, mockAny, mockAny).Return(func(_ context.Context, in PreviousInput) (Progress, error) {
+		asked = in
+		h := engine.History{Attempts: []engine.Attempt{{Number: 1, Tier: "a", InTier: 1, Start: "base-1", Result: "r1", Gate: gateOf(false, 1)}}}
+		h.State.Attempts, h.State.InTier, h.State.Start = 1, 1, "r1"
+		return Progress{History: h, Base: "base-1", Stop: &engine.StopData{Status: engine.StatusMaxIterations, ExitCode: 4}}, nil
+	})
+	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
+	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "b1-fix", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r", ResumeRun: "earlier"})
+	var res engine.TaskResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if asked != (PreviousInput{WorkflowID: "b1-fix", RunID: "earlier"}) || prepared {
+		t.Errorf("asked %+v for the earlier run, prepared again %v", asked, prepared)
+	}
+	if res.Status != engine.StatusDone || len(res.Attempts) != 2 || len(nexts) != 1 || nexts[0].Number != 2 || nexts[0].InTier != 1 {
+		t.Errorf("%s with %d attempts; next %+v; want done, attempt 2 the first of a new turn", res.Status, len(res.Attempts), nexts)
 	}
 }

@@ -72,6 +72,7 @@ func Register(w worker.Registry, acts *Activities) {
 	w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
 	w.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
 	w.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
+	w.RegisterActivityWithOptions(acts.Previous, activity.RegisterOptions{Name: PreviousName})
 	w.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
 	w.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
 	w.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
@@ -97,7 +98,7 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 	}
 	stop, handBack := context.WithCancel(context.Background())
 	defer handBack()
-	acts.stop = stop
+	acts.stop, acts.client = stop, c
 	var workers []worker.Worker
 	main := worker.New(c, o.Queue, worker.Options{WorkerStopTimeout: o.StopTimeout})
 	Register(main, acts)

@@ -171,19 +171,7 @@ func ResumeBatch(ctx context.Context, root string, run *store.Run, events []engi
 	if err != nil {
 		return batch.Summary{}, false, err
 	}
-	initial := map[string]batch.TaskResult{}
-	for id, t := range replayBatch(events) {
-		switch {
-		case t.Status == batch.StatusDone || t.Status == batch.StatusUnmerged:
-			initial[id] = t
-		case t.RunID != "" && !isMergeFailure(t.Status):
-			// Cut short, or stopped by a limit of its own: its run goes on
-			// (a task's resume gives its tier a new turn).
-			t.Status = batch.StatusInterrupted
-			initial[id] = t
-		}
-		// Blocked, never started, or not merged: started anew.
-	}
+	initial := ResumeState(replayBatch(events))
 	for _, t := range initial {
 		if t.RunID != "" {
 			if n := proc.KillTagged(RunTag(t.RunID)); n > 0 {
@@ -194,6 +182,25 @@ func ResumeBatch(ctx context.Context, root string, run *store.Run, events []engi
 	bp.progress("resuming batch %s: %d of %d tasks done", run.ID, countDone(initial), len(spec.Tasks))
 	res, err = runBatch(ctx, root, run, spec, graph, initial, bp)
 	return res, false, err
+}
+
+// ResumeState is where a batch whose tasks stood at tasks goes on from
+// (the scheduler's initial state): its done tasks are kept, merged or not
+// yet; a task whose run was cut short or stopped by a limit of its own goes
+// on through that run (a task's resume gives its tier a new turn); the
+// others (blocked, never started, not merged) start anew.
+func ResumeState(tasks map[string]batch.TaskResult) map[string]batch.TaskResult {
+	initial := map[string]batch.TaskResult{}
+	for id, t := range tasks {
+		switch {
+		case t.Status == batch.StatusDone || t.Status == batch.StatusUnmerged:
+			initial[id] = t
+		case t.RunID != "" && !isMergeFailure(t.Status):
+			t.Status = batch.StatusInterrupted
+			initial[id] = t
+		}
+	}
+	return initial
 }
 
 func isMergeFailure(s batch.Status) bool {
