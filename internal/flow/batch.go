@@ -60,6 +60,10 @@ type BatchResume struct {
 	// Summaries are the earlier summary's lines of the tasks kept: what
 	// their runs were (branch, attempts), which this run did not make.
 	Summaries map[string]batch.TaskSummary `json:"summaries,omitempty"`
+	// Anew are the run ids of the tasks that ran before and start anew (a
+	// landing refused): a run of their own, whose branch and records are
+	// not the earlier run's.
+	Anew map[string]string `json:"anew,omitempty"`
 }
 
 // BatchRunning is the status of a batch under way, as the batch query
@@ -241,6 +245,8 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			runID, resumeRun := in.RunID+"-"+id, ""
 			if st.ResumeRunID != "" && resume.Runs[id] != "" {
 				runID, resumeRun = st.ResumeRunID, resume.Runs[id]
+			} else if anew, ok := resume.Anew[id]; ok {
+				runID = anew
 			}
 			child(id, runID, byID[id].Prompt, resumeRun, func(res engine.TaskResult, err error) {
 				if err != nil {

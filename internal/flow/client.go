@@ -3,6 +3,8 @@ package flow
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -208,7 +210,23 @@ func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*Ba
 		}
 		tasks[t.ID] = tr
 	}
-	r := &BatchResume{Tasks: runner.ResumeState(tasks), Runs: map[string]string{}, Summaries: kept}
+	r := &BatchResume{Tasks: runner.ResumeState(tasks), Runs: map[string]string{}, Summaries: kept, Anew: map[string]string{}}
+	taken := map[string]bool{}
+	for _, t := range sum.Tasks {
+		taken[sum.RunID+"-"+t.ID] = true
+		if t.RunID != nil {
+			taken[*t.RunID] = true
+		}
+	}
+	for id, t := range tasks {
+		if _, kept := r.Tasks[id]; !kept && t.RunID != "" {
+			next := nextRun(t.RunID)
+			for taken[next] { // another task's own run id
+				next = nextRun(next)
+			}
+			taken[next], r.Anew[id] = true, next
+		}
+	}
 	for id, t := range r.Tasks {
 		if t.Status != batch.StatusInterrupted {
 			continue
@@ -220,4 +238,15 @@ func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*Ba
 		r.Runs[id] = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	}
 	return r, nil
+}
+
+// nextRun is the run id of the next run of a batch's task whose last run
+// was id: id-r2, then id-r3...
+func nextRun(id string) string {
+	if i := strings.LastIndex(id, "-r"); i > 0 {
+		if n, err := strconv.Atoi(id[i+2:]); err == nil && n > 1 {
+			return fmt.Sprintf("%s-r%d", id[:i], n+1)
+		}
+	}
+	return id + "-r2"
 }

@@ -407,3 +407,72 @@ func TestWorkflowResumesAnEarlierRun(t *testing.T) {
 		t.Errorf("%s with %d attempts; next %+v; want done, attempt 2 the first of a new turn", res.Status, len(res.Attempts), nexts)
 	}
 }
+
+// TestResumeBatchOf: the tasks of an ended batch are kept (done), resumed
+// from their run (stopped by a limit), or started anew; one that ran before
+// and starts anew (its landing refused) gets a run of its own, never another
+// task's.
+func TestResumeBatchOf(t *testing.T) {
+	sum := batch.Summary{RunID: "b1", Tasks: []batch.TaskSummary{
+		{ID: "a", Status: "done", RunID: new("b1-a"), Commit: new("c1"), Attempts: 2, Branch: "jlgcli/a-b1"},
+		{ID: "x", Status: "conflict", RunID: new("b1-x")},
+		{ID: "x-r2", Status: "blocked"},
+		{ID: "y", Status: "merge-failed", RunID: new("b1-y-r2")},
+		{ID: "z", Status: "blocked"},
+	}}
+	r, err := ResumeBatchOf(t.Context(), nil, sum) // no task to resume: the server is not asked
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tasks) != 1 || r.Tasks["a"].Status != batch.StatusDone || r.Tasks["a"].Merge.Commit != "c1" || r.Summaries["a"].Branch != "jlgcli/a-b1" {
+		t.Errorf("kept %+v, summaries %+v", r.Tasks, r.Summaries)
+	}
+	if diff := cmp.Diff(map[string]string{"x": "b1-x-r3", "y": "b1-y-r3"}, r.Anew); diff != "" {
+		t.Errorf("runs of the tasks started anew (-want +got):\n%s", diff)
+	}
+}
+
+// TestBatchWorkflowResumed: a resumed batch runs neither its kept tasks nor
+// a resumed one anew: the kept one keeps its run, the one to resume goes on
+// in its earlier workflow (its Temporal run id given), the one that starts
+// anew after it ran runs under its new id.
+func TestBatchWorkflowResumed(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	acts := &Activities{}
+	env.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
+	env.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
+	env.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
+	env.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
+	env.OnActivity(PrepareBatchName, mockAny, mockAny).Return("base", nil)
+	env.OnActivity(LandName, mockAny, mockAny).Return(runner.Landing{Status: runner.LandMerged, Commit: "landed"}, nil)
+	started := map[string]string{}
+	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
+		started[in.RunID] = in.ResumeRun
+		return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base", Merge: &engine.MergeInfo{Commit: "squash"}}}, nil
+	})
+	spec := runner.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []runner.BatchTask{{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b"}, {ID: "c", Prompt: "task c"}}}
+	for i := range spec.Tasks {
+		spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
+	}
+	resume := &BatchResume{
+		Tasks: map[string]batch.TaskResult{
+			"a": {ID: "a", Status: batch.StatusDone, RunID: "b1-a", Merge: &batch.MergeOutcome{Status: batch.MergeMerged, Commit: "c1"}},
+			"b": {ID: "b", Status: batch.StatusInterrupted, RunID: "b1-b"},
+		},
+		Runs:      map[string]string{"b": "temporal-run-of-b"},
+		Summaries: map[string]batch.TaskSummary{"a": {ID: "a", RunID: new("b1-a"), Attempts: 3, Branch: "jlgcli/task-a-b1"}},
+		Anew:      map[string]string{"c": "b1-c-r2"},
+	}
+	env.ExecuteWorkflow(BatchWorkflowName, BatchInput{RunID: "b1", Repo: "file:///r", Spec: spec, Branch: BatchBranch("b1"), Queue: "q", Resume: resume})
+	var sum batch.Summary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"b1-b": "temporal-run-of-b", "b1-c-r2": ""}, started); diff != "" {
+		t.Errorf("children started, with the run they resume (-want +got):\n%s", diff)
+	}
+	if sum.Status != "done" || sum.Tasks[0].Attempts != 3 || sum.Tasks[0].Branch != "jlgcli/task-a-b1" || *sum.Tasks[0].Commit != "c1" {
+		t.Errorf("batch %s; kept task %+v", sum.Status, sum.Tasks[0])
+	}
+}
