@@ -628,6 +628,51 @@ func TestResumeABatch(t *testing.T) {
 	}
 }
 
+// TestResumeABatchAfterAConflict: q's change conflicts with p's on the
+// batch's branch, and its run from there breaks the check: q ends conflict.
+// Resumed, q starts anew as a run of its own (not the earlier run, whose
+// attempts are recorded on the remote) from the branch as it is, and lands.
+func TestResumeABatchAfterAConflict(t *testing.T) {
+	w := newWorld(t)
+	agent := strings.Replace(conflictAgent, `echo "$id" > answer.txt`,
+		`if [ "$id" = q ] && [ "$n" = 2 ]; then echo "not one word" > answer.txt; else echo "$id" > answer.txt; fi`, 1)
+	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(agent), 0o755))
+	w.worker("w1")
+	w.worker("w2")
+	sheets := filepath.Join(w.dir, "sheets")
+	must(t, os.MkdirAll(sheets, 0o755))
+	for _, id := range []string{"p", "q"} {
+		must(t, os.WriteFile(filepath.Join(sheets, id+".md"), []byte(fmt.Sprintf("# %s\nSet the answer to %s.\n", id, id)), 0o644))
+	}
+	type summary struct {
+		RunID  string `json:"runId"`
+		Status string `json:"status"`
+		Tasks  []struct {
+			ID, Status string
+			RunID      *string `json:"runId"`
+		} `json:"tasks"`
+	}
+	stdout, stderr, code := w.run("batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://"+w.remote,
+		"--base", "main", "-b", "fake", "--attempts", "1", "--check", "grep -qx '[a-z]*' answer.txt", "-j", "2", "--json", sheets)
+	var sum summary
+	must(t, json.Unmarshal([]byte(stdout), &sum))
+	if code != 3 || len(sum.Tasks) != 2 || sum.Tasks[1].Status != "conflict" {
+		t.Fatalf("exit %d, want 3 with q in conflict:\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = w.run("resume", "--json", sum.RunID)
+	var again summary
+	must(t, json.Unmarshal([]byte(stdout), &again))
+	if code != 0 || again.Status != "done" || again.Tasks[1].Status != "done" || again.Tasks[1].RunID == nil || *again.Tasks[1].RunID != sum.RunID+"-q-r2" {
+		t.Fatalf("resume: exit %d, want q done in run %s-q-r2:\n%s\n%s", code, sum.RunID, stdout, stderr)
+	}
+	if n, err := os.ReadFile(w.calls + ".q"); err != nil || strings.TrimSpace(string(n)) != "3" {
+		t.Errorf("q's agent was called %q times (%v), want 3: its first run, the one from the moved branch, the new run", n, err)
+	}
+	if got := w.git("", "--git-dir", w.remote, "show", "jlgcli/batch-"+sum.RunID+":answer.txt"); got != "q" {
+		t.Errorf("the batch's branch has answer.txt %q, want q", got)
+	}
+}
+
 // TestPullRequestAndMergePush: --pr opens the pull request of the ready
 // branch with the worker's gh; --merge push fast-forwards the base branch
 // on the remote to the squash commit.
