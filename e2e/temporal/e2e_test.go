@@ -190,6 +190,28 @@ func (w *world) submit(extra ...string) []string {
 		"--base", "main", "-b", "fake", "--check", "grep -q right answer.txt"}, extra...)
 }
 
+// batch is the command line of a batch of the sheets in dir sent to the
+// server, with the fake backend and extra flags.
+func (w *world) batch(dir string, extra ...string) []string {
+	args := []string{"batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://" + w.remote, "--base", "main", "-b", "fake"}
+	return append(append(args, extra...), dir)
+}
+
+// sheets writes the task sheets (name without .md: text) in a folder of
+// their own and returns it; agent, when not "", replaces the agent script.
+func (w *world) sheets(agent string, sheets map[string]string) string {
+	w.t.Helper()
+	if agent != "" {
+		must(w.t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(agent), 0o755))
+	}
+	dir := filepath.Join(w.dir, "sheets")
+	must(w.t, os.MkdirAll(dir, 0o755))
+	for name, text := range sheets {
+		must(w.t, os.WriteFile(filepath.Join(dir, name+".md"), []byte(text), 0o644))
+	}
+	return dir
+}
+
 // firstCall waits for the agent's first call and returns the worker that
 // made it.
 func (w *world) firstCall() string {
@@ -432,16 +454,13 @@ echo "wrote $n.txt"
 // the four files, and the base branch is not touched.
 func TestBatchOnTwoWorkers(t *testing.T) {
 	w := newWorld(t)
-	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(batchAgent), 0o755))
 	w.worker("w1")
 	w.worker("w2")
-	sheets := filepath.Join(w.dir, "sheets")
-	must(t, os.MkdirAll(sheets, 0o755))
+	four := map[string]string{}
 	for i := range 4 {
-		must(t, os.WriteFile(filepath.Join(sheets, fmt.Sprintf("task-%d.md", i)), []byte(fmt.Sprintf("# Write task-%d\n", i)), 0o644))
+		four[fmt.Sprintf("task-%d", i)] = fmt.Sprintf("# Write task-%d\n", i)
 	}
-	stdout, stderr, code := w.run("batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://"+w.remote,
-		"--base", "main", "-b", "fake", "--check", "true", "-j", "4", "--json", sheets)
+	stdout, stderr, code := w.run(w.batch(w.sheets(batchAgent, four), "--check", "true", "-j", "4", "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -496,22 +515,19 @@ echo "$id" > answer.txt
 echo "answered $id"
 `
 
+// pqSheets are two sheets whose tasks set the same answer.
+var pqSheets = map[string]string{"p": "# p\nSet the answer to p.\n", "q": "# q\nSet the answer to q.\n"}
+
 // TestBatchConflictRunsAgain: two sheets that run at once on two workers
 // change the same line; p lands first, q's change conflicts with the
 // batch's branch as p left it: q gets one more run from that branch, told
 // why, and lands from it, as in a local batch.
 func TestBatchConflictRunsAgain(t *testing.T) {
 	w := newWorld(t)
-	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(conflictAgent), 0o755))
 	w.worker("w1")
 	w.worker("w2")
-	sheets := filepath.Join(w.dir, "sheets")
-	must(t, os.MkdirAll(sheets, 0o755))
-	for _, id := range []string{"p", "q"} {
-		must(t, os.WriteFile(filepath.Join(sheets, id+".md"), []byte(fmt.Sprintf("# %s\nSet the answer to %s.\n", id, id)), 0o644))
-	}
-	stdout, stderr, code := w.run("batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://"+w.remote,
-		"--base", "main", "-b", "fake", "--check", "grep -qx '[a-z]*' answer.txt", "-j", "2", "--json", sheets)
+	sheets := w.sheets(conflictAgent, pqSheets)
+	stdout, stderr, code := w.run(w.batch(sheets, "--check", "grep -qx '[a-z]*' answer.txt", "-j", "2", "--json")...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -560,13 +576,8 @@ echo "wrote $id.txt"
 func TestResumeABatch(t *testing.T) {
 	fix := filepath.Join(t.TempDir(), "fixed")
 	w := newWorld(t, "JLGCLI_E2E_FIX="+fix)
-	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(resumeAgent), 0o755))
 	w.worker("w1")
-	sheets := filepath.Join(w.dir, "sheets")
-	must(t, os.MkdirAll(sheets, 0o755))
-	for name, text := range map[string]string{"good": "# good\n", "fix": "# fix\n", "after": "---\ndepends: [fix]\n---\n# after\n"} {
-		must(t, os.WriteFile(filepath.Join(sheets, name+".md"), []byte(text), 0o644))
-	}
+	sheets := w.sheets(resumeAgent, map[string]string{"good": "# good\n", "fix": "# fix\n", "after": "---\ndepends: [fix]\n---\n# after\n"})
 	type summary struct {
 		RunID  string `json:"runId"`
 		Status string `json:"status"`
@@ -576,8 +587,7 @@ func TestResumeABatch(t *testing.T) {
 			Commit             *string
 		} `json:"tasks"`
 	}
-	stdout, stderr, code := w.run("batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://"+w.remote,
-		"--base", "main", "-b", "fake", "--attempts", "1", "--check", "test ! -e fix.txt || grep -qx right fix.txt", "--json", sheets)
+	stdout, stderr, code := w.run(w.batch(sheets, "--attempts", "1", "--check", "test ! -e fix.txt || grep -qx right fix.txt", "--json")...)
 	var sum summary
 	must(t, json.Unmarshal([]byte(stdout), &sum))
 	status := func(s summary) map[string]string {
@@ -636,14 +646,9 @@ func TestResumeABatchAfterAConflict(t *testing.T) {
 	w := newWorld(t)
 	agent := strings.Replace(conflictAgent, `echo "$id" > answer.txt`,
 		`if [ "$id" = q ] && [ "$n" = 2 ]; then echo "not one word" > answer.txt; else echo "$id" > answer.txt; fi`, 1)
-	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(agent), 0o755))
 	w.worker("w1")
 	w.worker("w2")
-	sheets := filepath.Join(w.dir, "sheets")
-	must(t, os.MkdirAll(sheets, 0o755))
-	for _, id := range []string{"p", "q"} {
-		must(t, os.WriteFile(filepath.Join(sheets, id+".md"), []byte(fmt.Sprintf("# %s\nSet the answer to %s.\n", id, id)), 0o644))
-	}
+	sheets := w.sheets(agent, pqSheets)
 	type summary struct {
 		RunID  string `json:"runId"`
 		Status string `json:"status"`
@@ -652,8 +657,7 @@ func TestResumeABatchAfterAConflict(t *testing.T) {
 			RunID      *string `json:"runId"`
 		} `json:"tasks"`
 	}
-	stdout, stderr, code := w.run("batch", "--temporal", w.addr, "--temporal-namespace", w.ns, "--repo", "file://"+w.remote,
-		"--base", "main", "-b", "fake", "--attempts", "1", "--check", "grep -qx '[a-z]*' answer.txt", "-j", "2", "--json", sheets)
+	stdout, stderr, code := w.run(w.batch(sheets, "--attempts", "1", "--check", "grep -qx '[a-z]*' answer.txt", "-j", "2", "--json")...)
 	var sum summary
 	must(t, json.Unmarshal([]byte(stdout), &sum))
 	if code != 3 || len(sum.Tasks) != 2 || sum.Tasks[1].Status != "conflict" {

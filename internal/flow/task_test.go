@@ -200,14 +200,7 @@ func TestWorkflowContinuesAsNew(t *testing.T) {
 // task per sheet as the scheduler's rules say: a failed task blocks its
 // dependents, independent ones go on, each done one is landed.
 func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	acts := &Activities{}
-	env.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
-	env.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
-	env.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
-	env.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
-	env.OnActivity(PrepareBatchName, mockAny, mockAny).Return("base", nil)
+	env := newBatchEnv()
 	var landed []string
 	env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (runner.Landing, error) {
 		landed = append(landed, in.Ready)
@@ -232,9 +225,7 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 	})
 	spec := runner.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []runner.BatchTask{
 		{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b", Depends: []string{"a"}}, {ID: "c", Prompt: "task c"}}}
-	for i := range spec.Tasks {
-		spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
-	}
+	withTier(&spec)
 	env.ExecuteWorkflow(BatchWorkflowName, BatchInput{RunID: "b1", Repo: "file:///r", Spec: spec, Branch: BatchBranch("b1"), Queue: "q"})
 	var sum batch.Summary
 	if err := env.GetWorkflowResult(&sum); err != nil {
@@ -296,14 +287,7 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 		{"the second run fails", false, "conflict", "", "conflicts with it in answer.txt; the attempt from the new base (run b1-c-again) ended max-iterations; the work is kept on branches jlgcli/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var s testsuite.WorkflowTestSuite
-			env := s.NewTestWorkflowEnvironment()
-			acts := &Activities{}
-			env.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
-			env.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
-			env.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
-			env.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
-			env.OnActivity(PrepareBatchName, mockAny, mockAny).Return("base", nil)
+			env := newBatchEnv()
 			var landed []string
 			env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (runner.Landing, error) {
 				landed = append(landed, in.RunID)
@@ -330,9 +314,7 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 			})
 			spec := runner.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []runner.BatchTask{
 				{ID: "a", Prompt: "task a"}, {ID: "c", Prompt: "task c"}}}
-			for i := range spec.Tasks {
-				spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
-			}
+			withTier(&spec)
 			env.ExecuteWorkflow(BatchWorkflowName, BatchInput{RunID: "b1", Repo: "file:///r", Spec: spec, Branch: BatchBranch("b1"), Queue: "q"})
 			var sum batch.Summary
 			if err := env.GetWorkflowResult(&sum); err != nil {
@@ -437,14 +419,7 @@ func TestResumeBatchOf(t *testing.T) {
 // in its earlier workflow (its Temporal run id given), the one that starts
 // anew after it ran runs under its new id.
 func TestBatchWorkflowResumed(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	acts := &Activities{}
-	env.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
-	env.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
-	env.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
-	env.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
-	env.OnActivity(PrepareBatchName, mockAny, mockAny).Return("base", nil)
+	env := newBatchEnv()
 	env.OnActivity(LandName, mockAny, mockAny).Return(runner.Landing{Status: runner.LandMerged, Commit: "landed"}, nil)
 	started := map[string]string{}
 	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
@@ -452,9 +427,7 @@ func TestBatchWorkflowResumed(t *testing.T) {
 		return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base", Merge: &engine.MergeInfo{Commit: "squash"}}}, nil
 	})
 	spec := runner.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []runner.BatchTask{{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b"}, {ID: "c", Prompt: "task c"}}}
-	for i := range spec.Tasks {
-		spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
-	}
+	withTier(&spec)
 	resume := &BatchResume{
 		Tasks: map[string]batch.TaskResult{
 			"a": {ID: "a", Status: batch.StatusDone, RunID: "b1-a", Merge: &batch.MergeOutcome{Status: batch.MergeMerged, Commit: "c1"}},
@@ -474,5 +447,26 @@ func TestBatchWorkflowResumed(t *testing.T) {
 	}
 	if sum.Status != "done" || sum.Tasks[0].Attempts != 3 || sum.Tasks[0].Branch != "jlgcli/task-a-b1" || *sum.Tasks[0].Commit != "c1" {
 		t.Errorf("batch %s; kept task %+v", sum.Status, sum.Tasks[0])
+	}
+}
+
+// newBatchEnv is a test environment with the batch and task workflows and
+// the batch's activities, the batch's branch prepared at "base".
+func newBatchEnv() *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	acts := &Activities{}
+	env.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
+	env.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
+	env.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
+	env.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
+	env.OnActivity(PrepareBatchName, mockAny, mockAny).Return("base", nil)
+	return env
+}
+
+// withTier gives every task of spec one tier of one attempt.
+func withTier(spec *runner.BatchSpec) {
+	for i := range spec.Tasks {
+		spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
 	}
 }
