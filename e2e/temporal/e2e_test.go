@@ -190,6 +190,18 @@ func (w *world) submit(extra ...string) []string {
 		"--base", "main", "-b", "fake", "--check", "grep -q right answer.txt"}, extra...)
 }
 
+// batchResult is what the tests read of a batch's --json result.
+type batchResult struct {
+	RunID  string `json:"runId"`
+	Status string `json:"status"`
+	Tasks  []struct {
+		ID, Status, Details, Branch string
+		Attempts                    int
+		Commit                      *string
+		RunID                       *string `json:"runId"`
+	} `json:"tasks"`
+}
+
 // batch is the command line of a batch of the sheets in dir sent to the
 // server, with the fake backend and extra flags.
 func (w *world) batch(dir string, extra ...string) []string {
@@ -464,14 +476,7 @@ func TestBatchOnTwoWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var sum struct {
-		RunID  string `json:"runId"`
-		Status string `json:"status"`
-		Tasks  []struct {
-			ID, Status string
-			Commit     *string
-		} `json:"tasks"`
-	}
+	var sum batchResult
 	must(t, json.Unmarshal([]byte(stdout), &sum))
 	if sum.Status != "done" || len(sum.Tasks) != 4 {
 		t.Fatalf("batch %s with %d tasks:\n%s", sum.Status, len(sum.Tasks), stdout)
@@ -531,13 +536,7 @@ func TestBatchConflictRunsAgain(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var sum struct {
-		RunID  string `json:"runId"`
-		Status string `json:"status"`
-		Tasks  []struct {
-			ID, Status, Details string
-		} `json:"tasks"`
-	}
+	var sum batchResult
 	must(t, json.Unmarshal([]byte(stdout), &sum))
 	if sum.Status != "done" || len(sum.Tasks) != 2 || sum.Tasks[1].ID != "q" || sum.Tasks[1].Status != "done" {
 		t.Fatalf("batch:\n%s", stdout)
@@ -578,19 +577,11 @@ func TestResumeABatch(t *testing.T) {
 	w := newWorld(t, "JLGCLI_E2E_FIX="+fix)
 	w.worker("w1")
 	sheets := w.sheets(resumeAgent, map[string]string{"good": "# good\n", "fix": "# fix\n", "after": "---\ndepends: [fix]\n---\n# after\n"})
-	type summary struct {
-		RunID  string `json:"runId"`
-		Status string `json:"status"`
-		Tasks  []struct {
-			ID, Status, Branch string
-			Attempts           int
-			Commit             *string
-		} `json:"tasks"`
-	}
+
 	stdout, stderr, code := w.run(w.batch(sheets, "--attempts", "1", "--check", "test ! -e fix.txt || grep -qx right fix.txt", "--json")...)
-	var sum summary
+	var sum batchResult
 	must(t, json.Unmarshal([]byte(stdout), &sum))
-	status := func(s summary) map[string]string {
+	status := func(s batchResult) map[string]string {
 		m := map[string]string{}
 		for _, tk := range s.Tasks {
 			m[tk.ID] = tk.Status
@@ -605,7 +596,7 @@ func TestResumeABatch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var again summary
+	var again batchResult
 	must(t, json.Unmarshal([]byte(stdout), &again))
 	if got := status(again); again.Status != "done" || !maps.Equal(got, map[string]string{"good": "done", "fix": "done", "after": "done"}) {
 		t.Errorf("after resume: %s, tasks %v; want every task done", again.Status, got)
@@ -649,22 +640,14 @@ func TestResumeABatchAfterAConflict(t *testing.T) {
 	w.worker("w1")
 	w.worker("w2")
 	sheets := w.sheets(agent, pqSheets)
-	type summary struct {
-		RunID  string `json:"runId"`
-		Status string `json:"status"`
-		Tasks  []struct {
-			ID, Status string
-			RunID      *string `json:"runId"`
-		} `json:"tasks"`
-	}
 	stdout, stderr, code := w.run(w.batch(sheets, "--attempts", "1", "--check", "grep -qx '[a-z]*' answer.txt", "-j", "2", "--json")...)
-	var sum summary
+	var sum batchResult
 	must(t, json.Unmarshal([]byte(stdout), &sum))
 	if code != 3 || len(sum.Tasks) != 2 || sum.Tasks[1].Status != "conflict" {
 		t.Fatalf("exit %d, want 3 with q in conflict:\n%s\n%s", code, stdout, stderr)
 	}
 	stdout, stderr, code = w.run("resume", "--json", sum.RunID)
-	var again summary
+	var again batchResult
 	must(t, json.Unmarshal([]byte(stdout), &again))
 	if code != 0 || again.Status != "done" || again.Tasks[1].Status != "done" || again.Tasks[1].RunID == nil || *again.Tasks[1].RunID != sum.RunID+"-q-r2" {
 		t.Fatalf("resume: exit %d, want q done in run %s-q-r2:\n%s\n%s", code, sum.RunID, stdout, stderr)
