@@ -344,18 +344,26 @@ func recordHistory(t *testing.T, w *world, runID, path string) {
 	must(t, os.WriteFile(path, data, 0o644))
 }
 
+// slowTaskOnTwo starts workers w1 and w2 and submits a task, detached,
+// whose attempts heartbeat within heartbeat; it returns the run id and the
+// workers by name.
+func (w *world) slowTaskOnTwo(heartbeat string) (string, map[string]*exec.Cmd) {
+	w.t.Helper()
+	workers := map[string]*exec.Cmd{"w1": w.worker("w1"), "w2": w.worker("w2")}
+	stdout, stderr, code := w.run(w.submit("--detach", "--heartbeat-timeout", heartbeat, "Fix the answer")...)
+	if code != 0 {
+		w.t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	return strings.TrimSpace(stdout), workers
+}
+
 // TestWorkerKilledDuringAttempt: the worker running an attempt is killed
 // (SIGKILL); the other worker makes the attempt again once the heartbeats
 // stop, and the task is done with one attempt: the agent was called once
 // more, not more, and the attempt is counted once.
 func TestWorkerKilledDuringAttempt(t *testing.T) {
 	w := newWorld(t, "JLGCLI_E2E_SLOW=120")
-	workers := map[string]*exec.Cmd{"w1": w.worker("w1"), "w2": w.worker("w2")}
-	stdout, stderr, code := w.run(w.submit("--detach", "--heartbeat-timeout", "10s", "Fix the answer")...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	runID := strings.TrimSpace(stdout)
+	runID, workers := w.slowTaskOnTwo("10s")
 	if out, stderr, code := w.run("show", runID); code != 0 || !strings.Contains(out, "running (on the workers of "+w.addr) {
 		t.Errorf("show of a running task: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -699,12 +707,7 @@ func TestPullRequestAndMergePush(t *testing.T) {
 // wait for) and made by the other worker; the stopped worker exits 0.
 func TestWorkerStoppedDuringAttempt(t *testing.T) {
 	w := newWorld(t, "JLGCLI_E2E_SLOW=120")
-	workers := map[string]*exec.Cmd{"w1": w.worker("w1"), "w2": w.worker("w2")}
-	stdout, stderr, code := w.run(w.submit("--detach", "--heartbeat-timeout", "5m", "Fix the answer")...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	runID := strings.TrimSpace(stdout)
+	runID, workers := w.slowTaskOnTwo("5m")
 	first := w.firstCall()
 	stopped := time.Now()
 	must(t, workers[first].Process.Signal(syscall.SIGTERM))
