@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
@@ -18,6 +20,16 @@ const (
 	MaxGateDigest = 4 << 10
 	// MaxPlanSteps bounds a plan.
 	MaxPlanSteps = 20
+	// MaxReplyLines is how many of an earlier attempt's reply lines the
+	// prompt shows.
+	MaxReplyLines = 10
+	// MaxAttemptDiff, MaxAttemptFailure and MaxAttemptReply bound what the
+	// prompt shows of one earlier attempt: its diff, its failure and its
+	// reply; MaxAttemptsDetail bounds all of them together.
+	MaxAttemptDiff    = 4 << 10
+	MaxAttemptFailure = 1536
+	MaxAttemptReply   = 1 << 10
+	MaxAttemptsDetail = 24 << 10
 )
 
 // developerPrompt builds the developer prompt of attempt a after history h:
@@ -84,6 +96,7 @@ func developerPrompt(task string, from EscalateFrom, h History, a Next) string {
 			b.WriteString(attemptLine(x))
 			b.WriteString("\n")
 		}
+		b.WriteString(attemptsDetail(earlier))
 	}
 	if h.State.Nudge != "" {
 		b.WriteString("\n## Step back\n\n")
@@ -115,7 +128,157 @@ func attemptLine(a Attempt) string {
 		s += fmt.Sprintf("; the agent failed (%s)", a.Failure.Kind)
 	}
 	if a.Detection != nil {
-		s += fmt.Sprintf("; loop: %s", a.Detection.Details)
+		s += fmt.Sprintf("; loop: %s", detectionText(*a.Detection))
+	}
+	return s
+}
+
+// attemptsDetail shows the step's earlier attempts to the developer as a
+// senior engineer would want them, the most recent first: each one's diff
+// (from the tree it started from), the first lines of its reply and how the
+// checks failed, each bounded, and all of them within MaxAttemptsDetail;
+// the attempts that do not fit are named.
+func attemptsDetail(earlier []Attempt) string {
+	var b strings.Builder
+	b.WriteString("\n## The earlier attempts in detail (most recent first)\n")
+	shown := 0
+	diffs := map[string]int{} // the diffs shown, to the attempt that made each
+	for i := len(earlier) - 1; i >= 0; i-- {
+		x := earlier[i]
+		block := attemptDetail(x, i == len(earlier)-1, diffs[x.AttemptDiff])
+		if _, seen := diffs[x.AttemptDiff]; !seen && x.AttemptDiff != "" {
+			diffs[x.AttemptDiff] = x.Number
+		}
+		if shown > 0 && b.Len()+len(block) > MaxAttemptsDetail {
+			break
+		}
+		b.WriteString(block)
+		shown++
+	}
+	if left := len(earlier) - shown; left > 0 {
+		var nums []string
+		for _, x := range earlier[:left] {
+			nums = append(nums, strconv.Itoa(x.Number))
+		}
+		fmt.Fprintf(&b, "\n(… %d older attempts not shown in detail, to keep this prompt short: %s; the list above says what they did)\n",
+			left, strings.Join(headOf(nums, 10), ", "))
+	}
+	return b.String()
+}
+
+// attemptDetail is one earlier attempt in detail; last: it is the most
+// recent, whose failure the prompt shows already; sameAs, when not 0, is the
+// later attempt shown above with the same diff.
+func attemptDetail(x Attempt, last bool, sameAs int) string {
+	var b strings.Builder
+	who := "tier " + x.Tier
+	if x.Model != "" {
+		who += ", " + x.Model
+	}
+	fmt.Fprintf(&b, "\n### Attempt %d (%s)\n\n", x.Number, who)
+	if x.Failure != nil {
+		fmt.Fprintf(&b, "The agent failed (%s): %s\n\n", x.Failure.Kind, oneLine(x.Failure.Message, 300))
+	}
+	if reply := strings.TrimSpace(x.Response); reply == "" {
+		b.WriteString("Its reply: (none)\n\n")
+	} else {
+		fmt.Fprintf(&b, "The first lines of its reply:\n\n%s\n", fenced(headLines(reply, MaxReplyLines, MaxAttemptReply), ""))
+	}
+	switch {
+	case sameAs != 0:
+		fmt.Fprintf(&b, "Its change: the same diff as attempt %d (above).\n\n", sameAs)
+	case x.AttemptDiff != "":
+		fmt.Fprintf(&b, "Its change (diff from the tree it started from):\n\n%s\n", fenced(headLines(x.AttemptDiff, -1, MaxAttemptDiff), "diff"))
+	case x.Unchanged:
+		b.WriteString("Its change: none (the tree was left where this step started).\n\n")
+	default:
+		b.WriteString("Its change: none of its own: it left the tree as it found it, with the changes made before it.\n\n")
+	}
+	switch {
+	case x.Gate.OK():
+		fmt.Fprintf(&b, "The checks: %s\n", x.Gate.Summary())
+	case last:
+		b.WriteString("The checks: failed as the last check result above says.\n")
+	default:
+		fmt.Fprintf(&b, "How the checks failed:\n\n%s\n", fenced(headLines(GateDigest(x.Gate, MaxGateDigest), -1, MaxAttemptFailure), ""))
+	}
+	if x.Detection != nil {
+		fmt.Fprintf(&b, "Loop found after it (%s): %s\n", x.Detection.Names(), detectionText(*x.Detection))
+	}
+	return b.String()
+}
+
+// headLines is the first n lines of s (all of them when n < 0), at most
+// limit bytes, with a line that says how many were cut.
+func headLines(s string, n, limit int) string {
+	s = strings.TrimRight(s, "\n")
+	lines := strings.Split(s, "\n")
+	var b strings.Builder
+	kept := 0
+	for _, l := range lines {
+		if n >= 0 && kept >= n {
+			break
+		}
+		if b.Len()+len(l)+1 > limit {
+			if kept == 0 { // one long line: its start
+				b.WriteString(cutRunes(l, limit) + "…\n")
+			}
+			break
+		}
+		b.WriteString(l)
+		b.WriteString("\n")
+		kept++
+	}
+	if left := len(lines) - kept; left > 0 {
+		fmt.Fprintf(&b, "… (%d more lines cut)\n", left)
+	}
+	return b.String()
+}
+
+// cutRunes is s cut to at most n bytes, on a rune boundary.
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// oneLine is s on one line, at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = cutRunes(s, n) + "…"
+	}
+	return s
+}
+
+// fenced puts text (ending with a newline) in a Markdown code block whose
+// fence no run of backticks in text closes.
+func fenced(text, lang string) string {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	return fence + lang + "\n" + text + fence + "\n"
+}
+
+// detectionText is what a detection says for a developer: its details
+// without the fingerprints that the same-error rule compares (a hash tells
+// the developer nothing; the failure itself is shown beside it).
+func detectionText(d detect.Detection) string {
+	const same = " failed the gate the same way"
+	s := d.Details
+	if i := strings.Index(s, same); i >= 0 {
+		head, rest := s[:i]+same, s[i+len(same):]
+		if j := strings.Index(rest, "; "); j >= 0 {
+			rest = rest[j:]
+		} else {
+			rest = ""
+		}
+		s = head + rest
 	}
 	return s
 }
@@ -205,7 +368,7 @@ func nudge(d detect.Detection, r gate.Report) string {
 	return fmt.Sprintf("Step back: your attempts are going round in circles (%s: %s). The checks still say: %s%s. "+
 		"Do not make the same change again. Read the failure again, find its root cause (re-read the code the test "+
 		"exercises, question your assumption), and try a different approach: if this attempt loops again, the task "+
-		"goes to the next tier.", d.Names(), d.Details, r.Summary(), suffix(firstError(r)))
+		"goes to the next tier.", d.Names(), detectionText(d), r.Summary(), suffix(firstError(r)))
 }
 
 func suffix(s string) string {
