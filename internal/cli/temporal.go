@@ -417,7 +417,7 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 		if err != nil {
 			return fmt.Errorf("task %s on %s: read its history: %w", run.ID, t.Address, err)
 		}
-		in.Carry = flow.ResumedCarry(p)
+		in.Carry = flow.ResumedCarry(p, in.Spec.Policy(in.Task))
 		if cmd.Flags().Changed("timeout") {
 			in.Spec.TimeoutMs = o.timeout.Milliseconds()
 		}

@@ -99,7 +99,7 @@ func (p Policy) Begin(h History, elapsed time.Duration) (Next, *StopData) {
 	if len(h.Plan) > 0 {
 		n.Step = st.Step + 1
 	}
-	n.Prompt = developerPrompt(p.Task, p.EscalateFrom, h, n)
+	n.Prompt = developerPrompt(p.Task, h, n)
 	return n, nil
 }
 
@@ -203,12 +203,18 @@ func (p Policy) Planned(h History, planner Attempt, steps []string) (History, *S
 
 // Resumed is the state a task resumes from after stop: a task stopped by a
 // limit of its tiers (a loop, its attempts, its budget) gets a new turn of
-// its current tier; resuming it is asking for more attempts.
-func Resumed(st TaskState, stop *StopData) TaskState {
+// its current tier (resuming it is asking for more attempts), which starts
+// where a tier that takes over starts: where the step started, or with
+// EscalateFromLast from the last attempt's tree. The tree is restored to
+// that start before the turn's first attempt, whose prompt says so.
+func (p Policy) Resumed(st TaskState, stop *StopData) TaskState {
 	if stop != nil {
 		switch stop.Status {
 		case StatusNoProgress, StatusMaxIterations, StatusBudgetExceeded:
 			st.InTier, st.Detections, st.Nudge = 0, 0, ""
+			if p.EscalateFrom != EscalateFromLast && st.StepBase != "" {
+				st.Start = st.StepBase
+			}
 		}
 	}
 	return st

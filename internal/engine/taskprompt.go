@@ -36,7 +36,7 @@ const (
 // the task, the plan step, where the tree starts from, the last gate result,
 // what earlier attempts tried and how they failed, and the nudge when a loop
 // was found.
-func developerPrompt(task string, from EscalateFrom, h History, a Next) string {
+func developerPrompt(task string, h History, a Next) string {
 	var b strings.Builder
 	b.WriteString("You are the developer of a task in the git repository in your working directory. " +
 		"Make the change in the files. Do not commit, push or switch branches: when you stop, jlgcli runs the " +
@@ -67,21 +67,7 @@ func developerPrompt(task string, from EscalateFrom, h History, a Next) string {
 		}
 	}
 	b.WriteString("\n## Starting point\n\n")
-	switch {
-	case len(earlier) == 0:
-		b.WriteString("The working tree is the repository as this step started.\n")
-	case a.InTier > 1:
-		last := earlier[len(earlier)-1]
-		fmt.Fprintf(&b, "The working tree holds the changes of your previous attempt (attempt %d): build on them and fix what the checks found.\n", last.Number)
-	case from == EscalateFromLast:
-		last := earlier[len(earlier)-1]
-		fmt.Fprintf(&b, "You take over from tier %s, which did not get the checks to pass. The working tree holds its last attempt's changes (attempt %d): "+
-			"fix them, or undo them if the approach is wrong.\n", last.Tier, last.Number)
-	default:
-		last := earlier[len(earlier)-1]
-		fmt.Fprintf(&b, "You take over from tier %s, which did not get the checks to pass. Its changes were set aside: "+
-			"the working tree is back where this step started. Learn from the history below; do not repeat what failed.\n", last.Tier)
-	}
+	b.WriteString(startingPoint(earlier, h.State.StepBase, a))
 	if len(earlier) > 0 {
 		last := earlier[len(earlier)-1]
 		b.WriteString("\n## Last check result\n\n")
@@ -104,6 +90,43 @@ func developerPrompt(task string, from EscalateFrom, h History, a Next) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// startingPoint says what the tree holds when attempt a starts, after the
+// step's earlier attempts: it reads the commit the tree is restored to
+// (a.Start; "": the tree as the last attempt left it), so that it is true
+// whatever decided it (a retry, an escalation, a resume).
+func startingPoint(earlier []Attempt, stepBase string, a Next) string {
+	if len(earlier) == 0 {
+		return "The working tree is the repository as this step started.\n"
+	}
+	last := earlier[len(earlier)-1]
+	start := a.Start
+	if start == "" {
+		start = last.Result
+	}
+	sameTier := last.TierIndex == a.TierIndex && last.Tier != ""
+	if sameTier && a.InTier > 1 && start == last.Result {
+		return fmt.Sprintf("The working tree holds the changes of your previous attempt (attempt %d): build on them and fix what the checks found.\n", last.Number)
+	}
+	who := fmt.Sprintf("You take over from tier %s, which did not get the checks to pass.", last.Tier)
+	if sameTier {
+		who = fmt.Sprintf("Tier %s did not get the checks to pass in its earlier attempts; the task was resumed to give it more.", last.Tier)
+	}
+	switch start {
+	case stepBase:
+		return who + " Its changes were set aside: the working tree is back where this step started. " +
+			"Learn from the history below; do not repeat what failed.\n"
+	case last.Result:
+		return fmt.Sprintf("%s The working tree holds its last attempt's changes (attempt %d): fix them, or undo them if the approach is wrong.\n",
+			who, last.Number)
+	}
+	for _, x := range earlier {
+		if x.Result == start {
+			return fmt.Sprintf("%s The working tree holds the changes that attempt %d left.\n", who, x.Number)
+		}
+	}
+	return who + " The working tree is not where this step started: read it before you change it.\n"
 }
 
 // attemptLine says in one line what an attempt did and how it ended.

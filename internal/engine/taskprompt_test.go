@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
 )
@@ -39,7 +41,7 @@ func TestEscalationPromptShowsTheEarlierAttempts(t *testing.T) {
 	a2.Detection = &detect.Detection{Rule: "same-error", Attempts: []int{1, 2},
 		Details: "attempts 1 and 2 failed the gate the same way: go_test_./...=v1:0b24c0ffee0b24c0ffee0b24c0ffee00"}
 	h := History{State: TaskState{Attempts: 2, Tier: 1, StepBase: "snap-1", Start: "snap-1"}, Attempts: []Attempt{a1, a2}}
-	p := developerPrompt("Fix the relative times", EscalateFromBase, h, Next{Number: 3, TierIndex: 1, InTier: 1, Start: "snap-1"})
+	p := developerPrompt("Fix the relative times", h, Next{Number: 3, TierIndex: 1, InTier: 1, Start: "snap-1"})
 
 	mustContain(t, "the prompt", p,
 		// Attempt 2's diff, reply and failure (the last check result).
@@ -81,7 +83,7 @@ func TestEscalationPromptIsBounded(t *testing.T) {
 		attempts = append(attempts, a)
 	}
 	h := History{State: TaskState{Attempts: 40, Tier: 1, StepBase: "snap-1", Start: "snap-1"}, Attempts: attempts}
-	p := developerPrompt("A task", EscalateFromBase, h, Next{Number: 41, TierIndex: 1, InTier: 1, Start: "snap-1"})
+	p := developerPrompt("A task", h, Next{Number: 41, TierIndex: 1, InTier: 1, Start: "snap-1"})
 	if max := MaxAttemptsDetail + MaxGateDigest + 8<<10; len(p) > max {
 		t.Errorf("the prompt has %d bytes, more than %d", len(p), max)
 	}
@@ -103,6 +105,100 @@ func TestHeadLines(t *testing.T) {
 	} {
 		if got := headLines(c.in, c.n, c.limit); got != c.want {
 			t.Errorf("headLines(%q, %d, %d) = %q, want %q", c.in, c.n, c.limit, got, c.want)
+		}
+	}
+}
+
+// TestResumedTurnStartsWhereItsPromptSays: a task stopped because its tier
+// spent its attempts gets, on resume, a new turn that starts where a tier
+// taking over starts: the step's start by default (the earlier edits set
+// aside), the last attempt's tree with EscalateFromLast; the prompt says
+// which. A second resume after the new turn is cut short makes that turn's
+// attempt again from the same tree.
+func TestResumedTurnStartsWhereItsPromptSays(t *testing.T) {
+	for _, c := range []struct {
+		from     EscalateFrom
+		found    string // what the resumed attempt finds in a.go
+		says     string
+		mustNot  []string
+		restored string
+	}{
+		{EscalateFromBase, "original content", "Tier t1 did not get the checks to pass in its earlier attempts; the task was resumed to give it more. " +
+			"Its changes were set aside: the working tree is back where this step started.",
+			[]string{"You take over", "holds"}, "snap-1"},
+		{EscalateFromLast, "wrong answer", "the task was resumed to give it more. The working tree holds its last attempt's changes (attempt 1)",
+			[]string{"You take over", "set aside"}, "snap-2"},
+	} {
+		t.Run(string(c.from), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w := newWorld("Fix the answer", []tierSpec{{name: "t1", attempts: 1}}, answer("right answer", nil))
+			w.opts.EscalateFrom = c.from
+			a := w.agents["t1"]
+			a.replies = []reply{
+				{write: map[string]string{"a.go": "wrong answer", "stray.go": "oops"}, resp: agent.Response{Text: "wrote wrong answer"}},
+				{before: cancel, write: map[string]string{"a.go": "half an edit"}, resp: agent.Response{ExitCode: 143, Failure: &agent.Failure{Kind: agent.FailTimeout, Message: "stopped"}}},
+				edit("a.go", "right answer"),
+			}
+			policy := Policy{Task: w.opts.Task, Tiers: w.opts.Tiers, EscalateFrom: c.from}
+			resume := func(ctx context.Context) TaskResult {
+				j, err := ReplayTask(w.journal.all())
+				if err != nil {
+					t.Fatal(err)
+				}
+				j.Resume.State = policy.Resumed(j.Resume.State, j.Stop)
+				w.opts.Resume = &j.Resume
+				return RunTask(ctx, w.opts)
+			}
+			if r := w.run(context.Background()); r.Status != StatusMaxIterations {
+				t.Fatalf("status %s (%s)", r.Status, r.Details)
+			}
+			if r := resume(ctx); r.Status != StatusInterrupted {
+				t.Fatalf("first resume: status %s (%s)", r.Status, r.Details)
+			}
+			r := resume(context.Background())
+			if r.Status != StatusDone || len(r.Attempts) != 2 || r.Attempts[1].InTier != 1 {
+				t.Fatalf("second resume: status %s (%s), %d attempts", r.Status, r.Details, len(r.Attempts))
+			}
+			p := a.prompts()
+			for i := 1; i <= 2; i++ {
+				if got := a.seen[i]["a.go"]; got != c.found {
+					t.Errorf("call %d found a.go %q, want %q", i+1, got, c.found)
+				}
+				mustContain(t, fmt.Sprintf("prompt %d", i+1), p[i], c.says)
+				mustNotContain(t, fmt.Sprintf("prompt %d", i+1), p[i], c.mustNot...)
+			}
+			if _, stray := a.seen[2]["stray.go"]; stray != (c.from == EscalateFromLast) {
+				t.Errorf("the resumed attempt found stray.go: %v", stray)
+			}
+			if n := len(w.ws.restores); n == 0 || w.ws.restores[n-1] != c.restored {
+				t.Errorf("restores %v: the last must be %s", w.ws.restores, c.restored)
+			}
+			checkReplay(t, w.journal.all(), r)
+		})
+	}
+}
+
+// TestStartingPoint: the prompt's starting point reads the commit the tree
+// is restored to.
+func TestStartingPoint(t *testing.T) {
+	t1 := []Attempt{{Number: 1, Tier: "t1", TierIndex: 0, Start: "base", Result: "r1"}, {Number: 2, Tier: "t1", TierIndex: 0, Start: "r1", Result: "r2"}}
+	for _, c := range []struct {
+		name    string
+		earlier []Attempt
+		next    Next
+		want    string
+	}{
+		{"first", nil, Next{Number: 1, InTier: 1}, "The working tree is the repository as this step started."},
+		{"retry", t1, Next{Number: 3, TierIndex: 0, InTier: 3, Start: "r2"}, "holds the changes of your previous attempt (attempt 2)"},
+		{"escalate from base", t1, Next{Number: 3, TierIndex: 1, InTier: 1, Start: "base"}, "You take over from tier t1, which did not get the checks to pass. Its changes were set aside"},
+		{"escalate from last", t1, Next{Number: 3, TierIndex: 1, InTier: 1, Start: "r2"}, "You take over from tier t1, which did not get the checks to pass. The working tree holds its last attempt's changes (attempt 2)"},
+		{"resumed from base", t1, Next{Number: 3, TierIndex: 0, InTier: 1, Start: "base"}, "Tier t1 did not get the checks to pass in its earlier attempts; the task was resumed to give it more. Its changes were set aside"},
+		{"resumed from last", t1, Next{Number: 3, TierIndex: 0, InTier: 1, Start: "r2"}, "resumed to give it more. The working tree holds its last attempt's changes (attempt 2)"},
+		{"another attempt's tree", t1, Next{Number: 3, TierIndex: 1, InTier: 1, Start: "r1"}, "The working tree holds the changes that attempt 1 left."},
+	} {
+		if got := startingPoint(c.earlier, "base", c.next); !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want it to hold %q", c.name, got, c.want)
 		}
 	}
 }

@@ -25,7 +25,16 @@ func ReplayTask(events []Event) (TaskJournal, error) {
 			err = json.Unmarshal(ev.Data, &j.Start)
 			j.Resume.State = j.Start.State
 		case EventResume:
+			// The state the resumed task went on from: a new turn of its
+			// tier (Policy.Resumed) is made again, from the same tree, by
+			// a second resume.
 			j.Stop = nil
+			if len(ev.Data) > 0 {
+				var s TaskStart
+				if err = json.Unmarshal(ev.Data, &s); err == nil {
+					j.Resume.State = s.State
+				}
+			}
 		case EventPlan:
 			var p PlanData
 			if err = json.Unmarshal(ev.Data, &p); err == nil {

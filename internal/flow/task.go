@@ -125,7 +125,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			stop = stopOf(engine.StatusError, "read the history of its earlier run: "+message(err))
 			c = &Carry{}
 		case p.Base != "": // else it ended before its branch was made: it starts anew
-			c = ResumedCarry(p)
+			c = ResumedCarry(p, policy)
 		}
 	}
 	if c == nil {
@@ -320,9 +320,9 @@ type PreviousInput struct {
 
 // ResumedCarry is what a task's workflow goes on from after its earlier
 // run, which stood at p: its history, with the new turn that a resume of a
-// task stopped by a limit gives its tier.
-func ResumedCarry(p Progress) *Carry {
+// task stopped by a limit gives its tier under policy.
+func ResumedCarry(p Progress, policy engine.Policy) *Carry {
 	h := p.History
-	h.State = engine.Resumed(h.State, p.Stop)
+	h.State = policy.Resumed(h.State, p.Stop)
 	return &Carry{Base: p.Base, Baseline: p.Baseline, History: h}
 }

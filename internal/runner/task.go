@@ -187,7 +187,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 	if run.ReadCheckpoint(&cp) == nil && cp.State.Attempts == st.Attempts && cp.State.ElapsedMs > st.ElapsedMs {
 		st.ElapsedMs = cp.State.ElapsedMs
 	}
-	st = engine.Resumed(st, j.Stop)
+	st = s.Policy(run.Meta.Prompt).Resumed(st, j.Stop)
 	if st.Start == "" {
 		st.Start = s.Worktree.Base // nothing was recorded yet: the task's start
 	}
