@@ -4,19 +4,26 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
 
-// fingerprintVersion prefixes every fingerprint: one computed by another
-// version of the normalizer never equals it, so a stored baseline can only
-// make Judge stricter, never wrongly lenient.
-const fingerprintVersion = "v1:"
+// fingerprintVersion prefixes every fingerprint of an output's lines, and
+// parsedVersion every fingerprint of the failures a parser read: one
+// computed another way, or by another version of the normalizer, never
+// equals it, so a stored baseline can only make Judge stricter, never
+// wrongly lenient.
+const (
+	fingerprintVersion = "v1:"
+	parsedVersion      = "v2:"
+)
 
 // Fingerprint identifies how a check failed, so that the same failure
 // compares equal across runs. It hashes the exit code, whether the check
@@ -31,6 +38,10 @@ const fingerprintVersion = "v1:"
 // ✓), together with the counts of passed tests, so that an agent adding
 // passing tests does not change the fingerprint of a known failure. A
 // different failing test, message, file or line number changes it.
+//
+// A line of go test -json (a test2json event) counts as the output it
+// carries, normalized like any other: its time, elapsed seconds and action
+// do not count, nor does an event without output.
 func Fingerprint(exitCode int, timedOut bool, output string) string {
 	fp := newFingerprinter()
 	for line := range strings.Lines(output) {
@@ -43,12 +54,36 @@ func Fingerprint(exitCode int, timedOut bool, output string) string {
 func Normalize(output string) string {
 	var b strings.Builder
 	for line := range strings.Lines(output) {
-		if n, ok := normalizeLine(strings.TrimSuffix(line, "\n")); ok {
-			b.WriteString(n)
-			b.WriteByte('\n')
+		for _, l := range eventLines(strings.TrimSuffix(line, "\n")) {
+			if n, ok := normalizeLine(l); ok {
+				b.WriteString(n)
+				b.WriteByte('\n')
+			}
 		}
 	}
 	return b.String()
+}
+
+// eventLines is a line of output as the fingerprint reads it: the output
+// lines that a go test -json event carries (none for an event without
+// output), or the line itself.
+func eventLines(line string) []string {
+	t := strings.TrimSpace(line)
+	if !strings.HasPrefix(t, "{") || !strings.Contains(t, `"Action"`) {
+		return []string{line}
+	}
+	var ev goEvent
+	if json.Unmarshal([]byte(t), &ev) != nil || ev.Action == "" {
+		return []string{line}
+	}
+	if ev.Action != "output" && ev.Action != "build-output" {
+		return nil
+	}
+	var out []string
+	for l := range strings.Lines(ev.Output) {
+		out = append(out, strings.TrimRight(l, "\r\n"))
+	}
+	return out
 }
 
 // fingerprinter sums the hashes of normalized lines as they stream; it is
@@ -64,10 +99,15 @@ func newFingerprinter() *fingerprinter { return &fingerprinter{} }
 func (f *fingerprinter) addBytes(line []byte, cut bool) { f.add(string(line)) }
 
 func (f *fingerprinter) add(line string) {
-	n, ok := normalizeLine(line)
-	if !ok {
-		return
+	for _, l := range eventLines(line) {
+		if n, ok := normalizeLine(l); ok {
+			f.addNormalized(n)
+		}
 	}
+}
+
+// addNormalized counts one normalized line.
+func (f *fingerprinter) addNormalized(n string) {
 	h := fnv.New128a()
 	h.Write([]byte(n))
 	var sum [16]byte
@@ -130,7 +170,8 @@ func normalizeLine(line string) (string, bool) {
 }
 
 // successLine reports lines that only report success: go test's "=== RUN",
-// "--- PASS", "PASS", "ok pkg 0.1s", "? pkg [no test files]"; jest's and
+// "--- PASS", "PASS", "ok pkg 0.1s", "? pkg [no test files]"; TAP's "ok 2 -
+// name"; jest's and
 // mocha's ✓ and "PASS file"; pytest -v's "PASSED" and "SKIPPED".
 func successLine(line string) bool {
 	switch {
@@ -146,6 +187,9 @@ func successLine(line string) bool {
 		return true
 	case strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "ok\t"):
 		f := strings.Fields(line)
+		if len(f) >= 2 && strings.Trim(f[1], "0123456789") == "" {
+			return true // TAP: "ok 2 - adds"
+		}
 		return len(f) >= 3 && (f[2] == "(cached)" || f[2][0] >= '0' && f[2][0] <= '9' || f[2] == "[no")
 	case strings.HasPrefix(line, "? "), strings.HasPrefix(line, "?\t"):
 		return strings.HasSuffix(line, "[no test files]")
@@ -334,6 +378,8 @@ var replacements = []replacement{
 	{has("127.0.0.1:", "localhost:", "0.0.0.0:", "[::"), regexp.MustCompile(`\b(127\.0\.0\.1|localhost|0\.0\.0\.0|\[::1?\]):\d+\b`), "$1:<port>"},
 	// Epoch seconds and milliseconds (2001 to 2286).
 	{digitRun(10), regexp.MustCompile(`\b1\d{9}(?:\d{3})?\b`), "<epoch>"},
+	// node --test: "duration_ms: 3.399054" (TAP), "ℹ duration_ms 1059.53" (spec).
+	{has("duration_ms"), regexp.MustCompile(`\bduration_ms(:?\s+)\d+(?:\.\d+)?`), "duration_ms$1<dur>"},
 	// Durations: 0.012s, 1m2.5s, 3ms, 120µs; then 5 ms, 1.2 s, 3 seconds.
 	{unitAfterDigit(false), regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:h|m|s|ms|µs|μs|us|ns))+\b`), "<dur>"},
 	{unitAfterDigit(true), regexp.MustCompile(`\b\d+(?:\.\d+)?\s(?:ns|µs|μs|us|ms|s|sec|secs|seconds?|min|mins|minutes?|hours?|hrs?)\b`), "<dur>"},
@@ -345,6 +391,8 @@ var replacements = []replacement{
 	{has(" pass", " skipped", " pending", " deselected", " xfailed", " xpassed", " warning", " total", " todo", " package"),
 		regexp.MustCompile(`\b\d+ (passed|passing|skipped|pending|deselected|xfailed|xpassed|warnings?|total|todo|packages?)\b`), "<n> $1"},
 	{has("Ran "), regexp.MustCompile(`\bRan \d+ tests?\b`), "Ran <n> tests"},
+	// TAP's and node --test's summary: "# pass 3", "ℹ tests 4".
+	{has("tests ", "pass ", "suites ", "skipped ", "todo ", "cancelled "), regexp.MustCompile(`^((?:#|ℹ) (?:tests|pass|suites|skipped|todo|cancelled)) \d+$`), "$1 <n>"},
 	{has("collected "), regexp.MustCompile(`\bcollected \d+ items?\b`), "collected <n> items"},
 }
 
@@ -392,4 +440,48 @@ func tempPath(m string) string {
 		rest[i] = digitsRE.ReplaceAllString(c, "#")
 	}
 	return sub[1] + "<tmp>" + strings.Join(rest, "/")
+}
+
+// parsedFingerprint is the fingerprint of a failed check whose parser
+// understood its failure (a structured format: go test -json, go, pytest,
+// cargo, python, or a JUnit report): the failing tests' names, locations and
+// messages and the errors read from the output (compiler errors, crashes),
+// each normalized as Fingerprint normalizes a line and taken as a set, with
+// the exit code and whether the check timed out. Nothing else of the
+// output counts: not the passing tests, their timings, the order in which
+// the tests ran, a package reported "(cached)", nor the elapsed times of
+// test2json's events. ok is false when there is nothing to build it from (a
+// check that passed or could not start, output that only a text parser read,
+// or a failure that the parser could not name): the fingerprint of the
+// output's lines stands then.
+func parsedFingerprint(format string, cr CheckResult, o *parsed) (string, bool) {
+	if o == nil || format == FormatText || cr.Passed || cr.Interrupted || cr.Error != "" ||
+		len(o.failures)+len(o.diags) == 0 {
+		return "", false
+	}
+	var entries []string
+	for _, f := range o.failures {
+		id := f.id
+		if id == "" {
+			id = f.Package + " " + f.Test
+		}
+		entries = append(entries, fmt.Sprintf("test %s at %s:%d: %s", id, f.File, f.Line, normalizeText(f.Error)))
+	}
+	for _, d := range o.diags {
+		entries = append(entries, fmt.Sprintf("error %d %s", d.class, normalizeText(d.text)))
+	}
+	slices.Sort(entries)
+	entries = slices.Compact(entries)
+	h := sha256.New()
+	fmt.Fprintf(h, "exit=%d timedout=%t\n", cr.ExitCode, cr.TimedOut)
+	for _, e := range entries {
+		fmt.Fprintf(h, "%d:%s\n", len(e), e)
+	}
+	return parsedVersion + hex.EncodeToString(h.Sum(nil)[:16]), true
+}
+
+// normalizeText is a text of several lines as Normalize gives it, its lines
+// joined by newlines.
+func normalizeText(s string) string {
+	return strings.TrimSuffix(Normalize(s), "\n")
 }

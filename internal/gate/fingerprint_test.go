@@ -254,6 +254,14 @@ func TestNormalize(t *testing.T) {
 		{"Tests:       1 failed, 4 passed, 5 total", "Tests: 1 failed, <n> passed, <n> total"},
 		{"=================== 1 failed in 0.1s ===================", "=== 1 failed in <dur> ==="},
 		{"main.go:12:5: undefined: foo", "main.go:12:5: undefined: foo"},
+		{"ok 2 - adds", ""},
+		{"not ok 1 - adds", "not ok 1 - adds"},
+		{"  duration_ms: 3.399054", "duration_ms: <dur>"},
+		{"ℹ duration_ms 1059.53", "ℹ duration_ms <dur>"},
+		{"# pass 12", "# pass <n>"},
+		{"# fail 1", "# fail 1"},
+		{`{"Time":"2026-11-22T05:16:32.62Z","Action":"output","Package":"p","Test":"TestX","Output":"--- FAIL: TestX (0.01s)\n"}`, "--- FAIL: TestX (<dur>)"},
+		{`{"Time":"2026-11-22T05:16:32.62Z","Action":"fail","Package":"p","Test":"TestX","Elapsed":0.01}`, ""},
 		{"   ", ""},
 	} {
 		got := strings.TrimSuffix(Normalize(tc.in), "\n")

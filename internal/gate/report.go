@@ -252,6 +252,11 @@ func (b *builder) addRun(run *checkRun) {
 	r := &b.r
 	cr, o := run.cr, run.o
 	rep := CheckReport{CheckResult: cr, Kind: run.kind, Format: run.format, Reruns: run.reruns, Flaky: run.flaky}
+	if fp, ok := parsedFingerprint(run.format, cr, o); ok {
+		// Again, after the reruns: a test that turned out flaky is no
+		// part of the failure.
+		rep.Fingerprint = fp
+	}
 	if o != nil {
 		rep.BuildFailed = o.buildFailed
 		if o.hasCounts {

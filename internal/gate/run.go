@@ -128,8 +128,12 @@ func Baseline(ctx context.Context, dir string, env []string, checks []Check) *Re
 	return &r
 }
 
+// runOne runs one check. Its output is read by the parser of its format,
+// as Test reads it, so that its fingerprint is that of the failures the
+// parser understood (parsedFingerprint) when there are some.
 func runOne(ctx context.Context, dir string, env []string, c Check) CheckResult {
-	return runObserved(ctx, dir, env, c, nil)
+	cr, _, _ := runParsed(ctx, dir, env, c, InferKind(c), InferFormat(c))
+	return cr
 }
 
 // runObserved is runOne that also hands observe, when not nil, each line of

@@ -148,5 +148,8 @@ func runParsed(ctx context.Context, dir string, env []string, c Check, kind, for
 			notes = append(notes, "check "+quote(c.Name)+" wrote no JUnit report matching "+quote(c.JUnit))
 		}
 	}
+	if fp, ok := parsedFingerprint(format, cr, o); ok {
+		cr.Fingerprint = fp
+	}
 	return cr, o, notes
 }
