@@ -206,6 +206,9 @@ func sheetTask(stdio *Stdio, o *batchFlags, flags *config.Layer, s sheet.Sheet, 
 		ms := eff.Timeout.Milliseconds()
 		l.TimeoutMs = &ms
 	}
+	if s.Has(sheet.FieldEditTests) {
+		l.EditTests = &s.EditTests
+	}
 	cfg, err := loadConfig(stdio, &l)
 	if err != nil {
 		return runner.BatchTask{}, err

@@ -112,6 +112,9 @@ type Config struct {
 	// of tests run, raises the skipped ones or deletes test files:
 	// refuse or warn.
 	AntiGaming gate.Gaming
+	// EditTests: tasks are meant to change existing tests; removing or
+	// altering lines of the base's test files is then not refused.
+	EditTests bool
 	// LoopDetection says when a tier's attempts loop.
 	LoopDetection LoopDetection
 	// Commit is where a task's commits go.

@@ -51,6 +51,7 @@ type Layer struct {
 	Prices        map[string]map[string]float64 `toml:"prices"`
 	EscalateFrom  *string                       `toml:"escalateFrom"`
 	AntiGaming    *string                       `toml:"antiGaming"`
+	EditTests     *bool                         `toml:"editTests"`
 	LoopDetection *loopDetectionFile            `toml:"loopDetection"`
 	Commit        *string                       `toml:"commit"`
 	Merge         *string                       `toml:"merge"`

@@ -303,10 +303,15 @@ var keyTable = []Key{
 		apply: enum(func(l *Layer) *string { return l.EscalateFrom }, func(c *Config) *engine.EscalateFrom { return &c.EscalateFrom }, engine.EscalateFroms),
 		print: func(c *Config) string { return string(c.EscalateFrom) }},
 	{Name: "antiGaming", Lined: true, Flag: "anti-gaming", Kind: "string", Default: string(gate.GamingRefuse), Commands: on(taskCmds...),
-		Usage: "a change that runs fewer tests, skips more or deletes test files: refuse or warn (config: antiGaming)",
+		Usage: "a change that runs fewer tests, skips more, deletes test files or removes or alters lines of existing tests: refuse or warn (config: antiGaming)",
 		parse: text(func(l *Layer) **string { return &l.AntiGaming }),
 		apply: enum(func(l *Layer) *string { return l.AntiGaming }, func(c *Config) *gate.Gaming { return &c.AntiGaming }, gate.GamingModes),
 		print: func(c *Config) string { return string(c.AntiGaming) }},
+	{Name: "editTests", Lined: true, Flag: "edit-tests", Kind: "bool", Commands: on(taskCmds...),
+		Usage: "the task is meant to change existing tests: removing or altering lines of the base's test files is not refused (config: editTests)",
+		parse: boolean(func(l *Layer) **bool { return &l.EditTests }),
+		apply: scalar(func(l *Layer) *bool { return l.EditTests }, func(c *Config, v bool) error { c.EditTests = v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(c.EditTests) }},
 	{Name: "loopDetection", print: func(c *Config) string {
 		ld := c.LoopDetection
 		v := fmt.Sprintf("similarity=%v sameErrorCount=%d", ld.Similarity, ld.SameErrorCount)

@@ -71,9 +71,10 @@ type Workspace interface {
 
 // Tester is the gate: it runs the project's checks on the tree.
 type Tester interface {
-	// Test judges the tree; deletedTests are the test files the change
-	// deletes (an anti-gaming finding each).
-	Test(ctx context.Context, deletedTests []string) gate.Report
+	// Test judges the tree; change is the tree's change against the task's
+	// base, whose deleted and weakened test files (DeletedTests,
+	// WeakenedTests) are anti-gaming findings.
+	Test(ctx context.Context, change git.Change) gate.Report
 }
 
 // LoopChecker finds a developer going round in circles (detect.LoopDetector).
@@ -517,7 +518,7 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 		t.o.Observer.Phase(p, "gate")
 	}
 	gctx, cancel := t.callCtx(ctx, t.o.Timeout-time.Duration(t.elapsed())*time.Millisecond)
-	rep := t.o.Tester.Test(gctx, change.DeletedTests)
+	rep := t.o.Tester.Test(gctx, change)
 	cancel()
 	if rep.Interrupted || ctx.Err() != nil {
 		// The gate's verdict says nothing of the code: the attempt is made

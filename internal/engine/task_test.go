@@ -215,10 +215,10 @@ type fakeTester struct {
 	deleted [][]string
 }
 
-func (f *fakeTester) Test(ctx context.Context, deletedTests []string) gate.Report {
+func (f *fakeTester) Test(ctx context.Context, change git.Change) gate.Report {
 	f.mu.Lock()
 	f.runs++
-	f.deleted = append(f.deleted, deletedTests)
+	f.deleted = append(f.deleted, change.DeletedTests)
 	f.mu.Unlock()
 	if f.onTest != nil {
 		f.onTest()

@@ -99,7 +99,10 @@ type Change struct {
 	Empty        bool             `json:"empty"`
 	Files        []git.FileChange `json:"files"`
 	DeletedTests []string         `json:"deletedTests,omitempty"`
-	Size         int64            `json:"size"`
+	// WeakenedTests are the test files of the base whose lines it removes
+	// or alters.
+	WeakenedTests []git.WeakenedTest `json:"weakenedTests,omitempty"`
+	Size          int64              `json:"size"`
 	// Diff is the diff, cut to MaxKeptDiff bytes.
 	Diff      string `json:"diff,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
@@ -115,7 +118,7 @@ func changeOf(c git.Change) Change {
 		files = []git.FileChange{}
 	}
 	text, cut := bound(c.Text, MaxKeptDiff)
-	return Change{Hash: c.Hash, Empty: c.Empty, Files: files, DeletedTests: c.DeletedTests, Size: c.Size,
+	return Change{Hash: c.Hash, Empty: c.Empty, Files: files, DeletedTests: c.DeletedTests, WeakenedTests: c.WeakenedTests, Size: c.Size,
 		Diff: text, Truncated: c.Truncated || cut}
 }
 

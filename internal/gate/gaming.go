@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // Gaming is what an anti-gaming finding does (TestOptions.Gaming).
@@ -29,7 +30,19 @@ const (
 	RuleMoreTestsSkipped = "more-tests-skipped"
 	// RuleDeletedTestFile: the change deletes a test file.
 	RuleDeletedTestFile = "deleted-test-file"
+	// RuleWeakenedTest: the change removes or alters lines of code of a
+	// test file that existed at the task's base (TestOptions.WeakenedTests).
+	RuleWeakenedTest = "weakened-test"
 )
+
+// WeakenedTest is a test file of the task's base whose lines of code the
+// change removes or alters, as the caller computes it (from git's diff).
+type WeakenedTest struct {
+	File string
+	// Count is the number of lines removed or altered; Lines some of them.
+	Count int
+	Lines []string
+}
 
 // GamingFinding is a sign that the agent made the checks pass by weakening
 // the tests rather than by fixing the code.
@@ -38,9 +51,11 @@ type GamingFinding struct {
 	Check string `json:"check,omitempty"`
 	File  string `json:"file,omitempty"`
 	// Baseline and Current are the counts compared (tests run, or skipped).
-	Baseline int    `json:"baseline,omitempty"`
-	Current  int    `json:"current,omitempty"`
-	Message  string `json:"message"`
+	Baseline int `json:"baseline,omitempty"`
+	Current  int `json:"current,omitempty"`
+	// Lines are, for a weakened test, lines it removes or alters.
+	Lines   []string `json:"lines,omitempty"`
+	Message string   `json:"message"`
 }
 
 // ValidGamingMode reports whether mode is one that TestOptions.Gaming
@@ -54,8 +69,8 @@ func ValidGamingMode(mode Gaming) bool {
 // tests or skipped more is a finding, as is each deleted test file. Only
 // checks whose counts are known in both, that built, and that ran to their
 // end are compared: a build failure already fails the report, and a check
-// not run says nothing.
-func gamingFindings(base *Report, current []CheckReport, deleted []string) []GamingFinding {
+// not run says nothing. Each weakened test file is a finding too.
+func gamingFindings(base *Report, current []CheckReport, deleted []string, weakened []WeakenedTest) []GamingFinding {
 	var out []GamingFinding
 	if base != nil {
 		byName := map[string][]CheckReport{}
@@ -93,6 +108,19 @@ func gamingFindings(base *Report, current []CheckReport, deleted []string) []Gam
 			Rule: RuleDeletedTestFile, File: f,
 			Message: fmt.Sprintf("the test file %s was deleted: fix the code or the test rather than deleting it", f),
 		})
+	}
+	for _, w := range weakened {
+		f := filepath.ToSlash(w.File)
+		var b strings.Builder
+		fmt.Fprintf(&b, "the test file %s existed before the task and the change removes or alters %d line(s) of it:", f, w.Count)
+		for _, l := range w.Lines {
+			b.WriteString("\n    - " + l)
+		}
+		if n := w.Count - len(w.Lines); n > 0 {
+			fmt.Fprintf(&b, "\n    (and %d more)", n)
+		}
+		b.WriteString("\nrestore them and fix the code: existing tests, their cases and their expected values must not be removed or changed to make the checks pass (add tests freely; a task that is meant to change tests declares it with editTests)")
+		out = append(out, GamingFinding{Rule: RuleWeakenedTest, File: f, Current: w.Count, Lines: w.Lines, Message: b.String()})
 	}
 	return out
 }

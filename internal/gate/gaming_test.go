@@ -137,3 +137,38 @@ func TestGamingGoLive(t *testing.T) {
 		t.Errorf("status %s, failures %v", r.Status, failureTests(r))
 	}
 }
+
+// TestGamingWeakenedTest: a weakened test file fails a report that passed
+// (refuse), naming the file and its removed lines, bounded; warn makes it a
+// warning.
+func TestGamingWeakenedTest(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	checks := []Check{pytestSays("3 passed in 0.10s", false)}
+	weak := []WeakenedTest{{File: "calc_test.go", Count: 12, Lines: []string{"{3, 6},", `t.Errorf("want %d", want)`}}}
+	r := Test(ctx, dir, nil, checks, TestOptions{WeakenedTests: weak})
+	if diff := cmp.Diff([]string{RuleWeakenedTest}, rules(r)); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	if r.Status != StatusFail || r.OK() {
+		t.Errorf("status %s, recommendation %s; want fail", r.Status, r.Recommendation)
+	}
+	g := r.Gaming[0]
+	if g.File != "calc_test.go" || !slices.Equal(g.Lines, weak[0].Lines) {
+		t.Errorf("finding %+v", g)
+	}
+	for _, want := range []string{"the test file calc_test.go existed before the task and the change removes or alters 12 line(s) of it:",
+		"\n    - {3, 6},\n", "(and 10 more)", "editTests"} {
+		if !strings.Contains(g.Message, want) {
+			t.Errorf("message %q lacks %q", g.Message, want)
+		}
+	}
+	if len(r.TestFailures) != 1 || r.TestFailures[0].Test != "anti-gaming: weakened-test" {
+		t.Errorf("failures %+v", r.TestFailures)
+	}
+
+	r = Test(ctx, dir, nil, checks, TestOptions{WeakenedTests: weak, Gaming: GamingWarn})
+	if r.Status != StatusWarning || !r.OK() || len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "anti-gaming: the test file calc_test.go") {
+		t.Errorf("warn: status %s, warnings %q", r.Status, r.Warnings)
+	}
+}

@@ -322,7 +322,7 @@ func (b *builder) addRun(run *checkRun) {
 // warnings when opt.Gaming is GamingWarn.
 func (b *builder) addGaming(opt TestOptions) {
 	r := &b.r
-	r.Gaming = gamingFindings(opt.Baseline, r.Checks, opt.DeletedTestFiles)
+	r.Gaming = gamingFindings(opt.Baseline, r.Checks, opt.DeletedTestFiles, opt.WeakenedTests)
 	b.gamingFails = opt.Gaming != GamingWarn && len(r.Gaming) > 0
 	for _, g := range r.Gaming {
 		if opt.Gaming != GamingWarn {

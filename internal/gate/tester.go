@@ -24,6 +24,11 @@ type TestOptions struct {
 	// caller computes them (from git, filtered with IsTestFile): each is an
 	// anti-gaming finding.
 	DeletedTestFiles []string
+	// WeakenedTests are the test files of the task's base whose lines the
+	// change removes or alters, as the caller computes them (from git):
+	// each is an anti-gaming finding. A task meant to change its tests
+	// leaves them out.
+	WeakenedTests []WeakenedTest
 	// Gaming is what an anti-gaming finding does: GamingRefuse (the
 	// default, also for "") fails the report, GamingWarn makes it a warning.
 	Gaming Gaming

@@ -46,7 +46,27 @@ type Change struct {
 	Files []FileChange `json:"files"`
 	// DeletedTests are the deleted paths that are test files (IsTestFile).
 	DeletedTests []string `json:"deletedTests,omitempty"`
+	// WeakenedTests are the test files of the base (IsTestFile, in a
+	// programming language: IsTestCode) that the change modifies by
+	// removing or altering lines of code (see WeakenedTest).
+	WeakenedTests []WeakenedTest `json:"weakenedTests,omitempty"`
 }
+
+// WeakenedTest is a test file that existed at the base and whose change
+// removes or alters lines: every line of code (not blank, not a comment)
+// that the change deletes and does not put back elsewhere in the file (a
+// line moved or re-indented is the same line). Adding lines is not
+// weakening; a changed line (an expected value, an assertion) is.
+type WeakenedTest struct {
+	Path string `json:"path"`
+	// Count is the number of lines removed or altered; Removed the first
+	// MaxWeakenedLines of them, trimmed.
+	Count   int      `json:"count"`
+	Removed []string `json:"removed"`
+}
+
+// MaxWeakenedLines bounds WeakenedTest.Removed.
+const MaxWeakenedLines = 10
 
 // TestsDeleted reports whether the change deletes a test file.
 func (c Change) TestsDeleted() bool { return len(c.DeletedTests) > 0 }
@@ -112,10 +132,23 @@ func diffTrees(ctx context.Context, g runner, dir, base, tree string) (Change, e
 	if c.Files, err = parseRawNumstat(out); err != nil {
 		return c, err
 	}
+	var modified []string
 	for _, f := range c.Files {
-		if f.Status == "D" && IsTestFile(f.Path) {
+		switch {
+		case f.Status == "D" && IsTestFile(f.Path):
 			c.DeletedTests = append(c.DeletedTests, f.Path)
+		case f.Status == "M" && !f.Binary() && f.Deleted > 0 && IsTestCode(f.Path):
+			modified = append(modified, f.Path)
 		}
+	}
+	if len(modified) > 0 {
+		args := append([]string{"diff-tree"}, diffOptions...)
+		args = append(args, "-p", "-U0", baseTree, tree, "--")
+		out, _, err := g.run(ctx, call{dir: dir, args: append(args, literal(modified)...)})
+		if err != nil {
+			return c, err
+		}
+		c.WeakenedTests = weakenedTests(out)
 	}
 
 	// The patch, hashed whole and kept in part.
@@ -223,4 +256,104 @@ func IsTestFile(p string) bool {
 		return true
 	}
 	return false
+}
+
+// literal makes paths pathspecs that match themselves only.
+func literal(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = ":(literal)" + p
+	}
+	return out
+}
+
+// weakenedTests reads a patch (-U0) of modified test files: for each file,
+// the lines of code it removes that it does not add back (compared without
+// blanks), in order.
+func weakenedTests(patch string) []WeakenedTest {
+	var out []WeakenedTest
+	var file string
+	var removed []string
+	added := map[string]int{}
+	flush := func() {
+		var w WeakenedTest
+		for _, l := range removed {
+			k := strings.Join(strings.Fields(l), "")
+			if added[k] > 0 {
+				added[k]-- // moved or re-indented, not removed
+				continue
+			}
+			w.Count++
+			if len(w.Removed) < MaxWeakenedLines {
+				w.Removed = append(w.Removed, clipLine(strings.TrimSpace(l), 200))
+			}
+		}
+		if w.Count > 0 {
+			w.Path = file
+			out = append(out, w)
+		}
+		file, removed = "", nil
+		clear(added)
+	}
+	inHunk := false
+	for _, l := range strings.Split(patch, "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			flush()
+			inHunk = false
+		case !inHunk && strings.HasPrefix(l, "--- a/"):
+			file = strings.TrimPrefix(l, "--- a/")
+		case !inHunk && strings.HasPrefix(l, "--- \"a/"):
+			if u, err := strconv.Unquote(strings.TrimPrefix(l, "--- ")); err == nil {
+				file = strings.TrimPrefix(u, "a/")
+			}
+		case strings.HasPrefix(l, "@@"):
+			inHunk = true
+		case inHunk && strings.HasPrefix(l, "-"):
+			if codeLine(file, l[1:]) {
+				removed = append(removed, l[1:])
+			}
+		case inHunk && strings.HasPrefix(l, "+"):
+			added[strings.Join(strings.Fields(l[1:]), "")]++
+		}
+	}
+	flush()
+	return out
+}
+
+// codeLine reports whether a line of the test file file is code: not
+// blank, not a comment of its language.
+func codeLine(file, l string) bool {
+	t := strings.TrimSpace(l)
+	if t == "" {
+		return false
+	}
+	switch path.Ext(file) {
+	case ".py", ".rb":
+		return !strings.HasPrefix(t, "#")
+	}
+	return !strings.HasPrefix(t, "//") && !strings.HasPrefix(t, "/*") && !strings.HasPrefix(t, "*/") &&
+		t != "*" && !strings.HasPrefix(t, "* ")
+}
+
+// clipLine bounds a line to n bytes, on a rune boundary.
+func clipLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// testCodeExts are the extensions of the test files whose lines
+// WeakenedTests reads: source code, not fixtures.
+var testCodeExts = map[string]bool{".go": true, ".py": true, ".rs": true, ".rb": true, ".java": true, ".kt": true,
+	".js": true, ".jsx": true, ".ts": true, ".tsx": true, ".mjs": true, ".cjs": true, ".mts": true, ".cts": true}
+
+// IsTestCode reports whether p is a test file (IsTestFile) written in a
+// programming language, not a fixture under a tests directory.
+func IsTestCode(p string) bool {
+	return IsTestFile(p) && testCodeExts[path.Ext(p)]
 }

@@ -3,6 +3,7 @@ package git
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -142,6 +143,57 @@ func TestDiffDetectsDeletedTests(t *testing.T) {
 	os.Rename(filepath.Join(w.Path, "web", "app.spec.ts"), filepath.Join(w.Path, "web", "app.ts"))
 	if c, _ := w.Diff(ctx); !strings.Contains(strings.Join(c.DeletedTests, ","), "web/app.spec.ts") {
 		t.Errorf("renamed test not seen: %v", c.DeletedTests)
+	}
+}
+
+// TestDiffDetectsWeakenedTests: a change that removes or alters lines of
+// code of a test file of the base is a weakened test, with its lines;
+// adding lines, comments, blank lines, re-indenting or moving lines, new
+// test files and fixtures are not.
+func TestDiffDetectsWeakenedTests(t *testing.T) {
+	t.Parallel()
+	dir, r := newRepo(t)
+	table := "package main\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n" +
+		"\tfor _, c := range []struct{ a, b, want int }{\n\t\t{1, 1, 2},\n\t\t{2, 2, 4},\n\t\t{0, 0, 0},\n\t} {\n" +
+		"\t\t// check one case\n\t\tif got := add(c.a, c.b); got != c.want {\n\t\t\tt.Errorf(\"add = %d\", got)\n\t\t}\n\t}\n}\n"
+	write(t, dir, "add_test.go", table)
+	write(t, dir, "tests/data.txt", "one\ntwo\n")
+	write(t, dir, "tests/test_calc.py", "def test_add():\n    # adds\n    assert add(1, 1) == 2\n")
+	tgit(t, dir, "add", "-A")
+	tgit(t, dir, "commit", "-q", "-m", "tests")
+	w := newTask(t, r, "t1")
+	weakened := func() []WeakenedTest {
+		t.Helper()
+		c, err := w.Diff(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.WeakenedTests
+	}
+
+	// Additions, comments, blanks, re-indenting and moving: nothing.
+	harmless := strings.Replace(table, "\t\t{0, 0, 0},\n", "\t\t{0, 0, 0},\n\t\t{3, 3, 6},\n", 1)
+	harmless = strings.Replace(harmless, "\t\t// check one case\n", "\t\t// check a case\n\n", 1)
+	harmless = strings.Replace(harmless, "\t\t{1, 1, 2},\n\t\t{2, 2, 4},\n", "\t\t{2, 2, 4},\n\t\t{1,  1, 2},\n", 1)
+	write(t, w.Path, "add_test.go", harmless)
+	write(t, w.Path, "tests/data.txt", "one\n")
+	write(t, w.Path, "tests/test_calc.py", "def test_add():\n    assert add(1, 1) == 2\n    assert add(2, 2) == 4\n")
+	write(t, w.Path, "new_test.go", "package main\n")
+	if got := weakened(); len(got) != 0 {
+		t.Errorf("harmless changes weaken tests: %+v", got)
+	}
+
+	// A deleted row, a changed expected value, a removed assertion.
+	weak := strings.Replace(table, "\t\t{2, 2, 4},\n", "", 1)
+	weak = strings.Replace(weak, "{0, 0, 0}", "{0, 0, 1}", 1)
+	write(t, w.Path, "add_test.go", weak)
+	write(t, w.Path, "tests/test_calc.py", "def test_add():\n    # adds\n    pass\n")
+	want := []WeakenedTest{
+		{Path: "add_test.go", Count: 2, Removed: []string{"{2, 2, 4},", "{0, 0, 0},"}},
+		{Path: "tests/test_calc.py", Count: 1, Removed: []string{"assert add(1, 1) == 2"}},
+	}
+	if got := weakened(); !reflect.DeepEqual(got, want) {
+		t.Errorf("WeakenedTests = %+v\nwant %+v", got, want)
 	}
 }
 

@@ -274,7 +274,7 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 	return engine.TaskOptions{
 		RunID: runID, Task: prompt, Tiers: tiers,
 		Workspace: worktreeSpace{wt},
-		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming},
+		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests},
 		Loops:     loops, Budget: s.BudgetUSD, Prices: cost.DefaultTable().Merge(s.Prices),
 		Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom,
 		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
@@ -412,8 +412,19 @@ type tester struct {
 	checks   []gate.Check
 	baseline *gate.Report
 	gaming   gate.Gaming
+	// editTests: the task is meant to change its tests (TaskSpec.EditTests).
+	editTests bool
 }
 
-func (t *tester) Test(ctx context.Context, deleted []string) gate.Report {
-	return gate.Test(ctx, t.dir, t.env, t.checks, gate.TestOptions{Baseline: t.baseline, DeletedTestFiles: deleted, Gaming: t.gaming})
+// Test runs the gate on the tree; the change's deleted test files, and
+// the test files of the base whose lines it removes or alters (unless the
+// task is meant to edit its tests), are anti-gaming findings.
+func (t *tester) Test(ctx context.Context, change git.Change) gate.Report {
+	o := gate.TestOptions{Baseline: t.baseline, DeletedTestFiles: change.DeletedTests, Gaming: t.gaming}
+	if !t.editTests {
+		for _, w := range change.WeakenedTests {
+			o.WeakenedTests = append(o.WeakenedTests, gate.WeakenedTest{File: w.Path, Count: w.Count, Lines: w.Removed})
+		}
+	}
+	return gate.Test(ctx, t.dir, t.env, t.checks, o)
 }

@@ -27,14 +27,19 @@ type TaskSpec struct {
 	Prices         cost.Table                   `json:"prices,omitempty"`
 	EscalateFrom   engine.EscalateFrom          `json:"escalateFrom"`
 	AntiGaming     gate.Gaming                  `json:"antiGaming"`
-	Checks         []gate.Check                 `json:"checks"`
-	Similarity     float64                      `json:"similarity,omitempty"`
-	SameErrors     int                          `json:"sameErrors,omitempty"`
-	Embeddings     *config.Embeddings           `json:"embeddings,omitempty"`
-	Commit         git.CommitMode               `json:"commit"`
-	Merge          git.MergeMode                `json:"merge"`
-	Push           bool                         `json:"push,omitempty"`
-	PR             bool                         `json:"pr,omitempty"`
+	// EditTests: the task is meant to change its tests; a change that
+	// removes or alters lines of the base's test files is then no
+	// anti-gaming finding (config editTests, --edit-tests, a sheet's
+	// editTests).
+	EditTests  bool               `json:"editTests,omitempty"`
+	Checks     []gate.Check       `json:"checks"`
+	Similarity float64            `json:"similarity,omitempty"`
+	SameErrors int                `json:"sameErrors,omitempty"`
+	Embeddings *config.Embeddings `json:"embeddings,omitempty"`
+	Commit     git.CommitMode     `json:"commit"`
+	Merge      git.MergeMode      `json:"merge"`
+	Push       bool               `json:"push,omitempty"`
+	PR         bool               `json:"pr,omitempty"`
 	// Worktree and DirtyLeftOut are set when the task starts.
 	Worktree     git.Worktree `json:"worktree"`
 	DirtyLeftOut bool         `json:"dirtyLeftOut,omitempty"`
@@ -55,7 +60,7 @@ type TierSpec struct {
 func TaskSpecOf(cfg *config.Config, repo string) TaskSpec {
 	s := TaskSpec{Repo: repo, Env: cfg.EnvList(), StallTimeoutMs: cfg.StallTimeout.Milliseconds(),
 		MaxWaitMs: cfg.MaxWait.Milliseconds(), BudgetUSD: cfg.BudgetUSD, Prices: cfg.Prices, EscalateFrom: cfg.EscalateFrom,
-		AntiGaming: cfg.AntiGaming, Similarity: cfg.LoopDetection.Similarity, SameErrors: cfg.LoopDetection.SameErrorCount,
+		AntiGaming: cfg.AntiGaming, EditTests: cfg.EditTests, Similarity: cfg.LoopDetection.Similarity, SameErrors: cfg.LoopDetection.SameErrorCount,
 		Embeddings: cfg.LoopDetection.Embeddings, Commit: cfg.Commit, Merge: cfg.Merge, Push: cfg.Push, PR: cfg.PR,
 		Commands: cfg.Backends}
 	s.TimeoutMs = cfg.Timeout.Milliseconds()

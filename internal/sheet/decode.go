@@ -23,6 +23,7 @@ var keyHints = map[string]string{
 	"tier": "tiers", "check": "checks", "attempt": "attempts",
 	"budgetusd": "budget", "budget_usd": "budget", "cost": "budget",
 	"timeoutms": "timeout", "duration": "timeout",
+	"edittests": "editTests", "edit-tests": "editTests", "edit_tests": "editTests",
 }
 
 // decoder decodes a front matter into a Sheet.
@@ -214,6 +215,12 @@ func (d *decoder) field(key string, k, v *yaml.Node) error {
 			return bad("%q: want a duration greater than 0", t)
 		}
 		s.Timeout, s.Set = dur, s.Set|FieldTimeout
+	case "editTests":
+		var b bool
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
+			return bad("want true or false, got %s", describe(v))
+		}
+		s.EditTests, s.Set = b, s.Set|FieldEditTests
 	default:
 		if ignoredKeys[key] {
 			return nil
@@ -232,7 +239,7 @@ func (d *decoder) field(key string, k, v *yaml.Node) error {
 // knownKey reports whether key is a front-matter key.
 func knownKey(key string) bool {
 	switch key {
-	case "id", "description", "depends", "backend", "model", "tiers", "attempts", "budget", "checks", "timeout":
+	case "id", "description", "depends", "backend", "model", "tiers", "attempts", "budget", "checks", "timeout", "editTests":
 		return true
 	}
 	return ignoredKeys[key]

@@ -46,6 +46,9 @@ type Sheet struct {
 	Checks []string
 	// Timeout is the task's time limit (> 0).
 	Timeout time.Duration
+	// EditTests: the task is meant to change existing tests (the batch's
+	// editTests, for this task).
+	EditTests bool
 
 	// Set tells which keys the front matter set: a batch's default is
 	// overridden only by what a sheet sets.
@@ -70,6 +73,7 @@ const (
 	FieldBudget
 	FieldChecks
 	FieldTimeout
+	FieldEditTests
 )
 
 // Source says where a sheet's dependencies came from.
