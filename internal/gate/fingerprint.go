@@ -54,36 +54,36 @@ func Fingerprint(exitCode int, timedOut bool, output string) string {
 func Normalize(output string) string {
 	var b strings.Builder
 	for line := range strings.Lines(output) {
-		for _, l := range eventLines(strings.TrimSuffix(line, "\n")) {
-			if n, ok := normalizeLine(l); ok {
-				b.WriteString(n)
-				b.WriteByte('\n')
-			}
-		}
+		forLine(strings.TrimSuffix(line, "\n"), func(n string) {
+			b.WriteString(n)
+			b.WriteByte('\n')
+		})
 	}
 	return b.String()
 }
 
-// eventLines is a line of output as the fingerprint reads it: the output
-// lines that a go test -json event carries (none for an event without
-// output), or the line itself.
-func eventLines(line string) []string {
-	t := strings.TrimSpace(line)
-	if !strings.HasPrefix(t, "{") || !strings.Contains(t, `"Action"`) {
-		return []string{line}
+// forLine calls fn with each normalized line that a line of output counts
+// as: the line itself, or for a go test -json event the lines of output it
+// carries (none for an event without output); nothing for a line that
+// does not count.
+func forLine(line string, fn func(normalized string)) {
+	if t := strings.TrimLeft(line, " \t"); strings.HasPrefix(t, "{") && strings.Contains(t, `"Action"`) {
+		var ev goEvent
+		if json.Unmarshal([]byte(t), &ev) == nil && ev.Action != "" {
+			if ev.Action != "output" && ev.Action != "build-output" {
+				return
+			}
+			for l := range strings.Lines(ev.Output) {
+				if n, ok := normalizeLine(strings.TrimRight(l, "\r\n")); ok {
+					fn(n)
+				}
+			}
+			return
+		}
 	}
-	var ev goEvent
-	if json.Unmarshal([]byte(t), &ev) != nil || ev.Action == "" {
-		return []string{line}
+	if n, ok := normalizeLine(line); ok {
+		fn(n)
 	}
-	if ev.Action != "output" && ev.Action != "build-output" {
-		return nil
-	}
-	var out []string
-	for l := range strings.Lines(ev.Output) {
-		out = append(out, strings.TrimRight(l, "\r\n"))
-	}
-	return out
 }
 
 // fingerprinter sums the hashes of normalized lines as they stream; it is
@@ -98,13 +98,7 @@ func newFingerprinter() *fingerprinter { return &fingerprinter{} }
 
 func (f *fingerprinter) addBytes(line []byte, cut bool) { f.add(string(line)) }
 
-func (f *fingerprinter) add(line string) {
-	for _, l := range eventLines(line) {
-		if n, ok := normalizeLine(l); ok {
-			f.addNormalized(n)
-		}
-	}
-}
+func (f *fingerprinter) add(line string) { forLine(line, f.addNormalized) }
 
 // addNormalized counts one normalized line.
 func (f *fingerprinter) addNormalized(n string) {
