@@ -30,7 +30,10 @@
 // TestTaskClaudeEscalate (task_test.go) runs `jlgcli task` on a git
 // repository with two claude tiers of different models: the first loops (the
 // same diff twice) and escalates, the second passes the check, and the work
-// is squash-merged into main.
+// is squash-merged into main. TestTaskClaudeGoSameError (task_go_test.go)
+// runs it on a Go module with the detected default gate (go test -json):
+// three different wrong versions of the code failing one test the same way
+// must fire the rule same-error and escalate.
 //
 // Every run is tagged with a unique JLGCLI_CONFORMANCE_TAG in the agent's
 // environment; after it, no process carrying the tag may be left.
