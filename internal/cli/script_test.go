@@ -37,7 +37,7 @@ const hangGuard = 60 * time.Second
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"jlgcli":    func() { os.Exit(cli.Run()) },
+		"jlgcli":    func() { armLandKill(); os.Exit(cli.Run()) },
 		"fakeagent": func() { os.Exit(fakeAgent(os.Args[1:])) },
 		"memcheck":  func() { os.Exit(memcheck(os.Args[1:])) },
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -87,6 +88,11 @@ const (
 	// without touching the working tree (git merge-tree --write-tree needs
 	// git 2.38).
 	RefusedBaseMoved MergeRefusal = "base-moved"
+	// RefusedInterrupted: a landing in the user's working tree was cut
+	// short (the process was killed) and the tree changed since, so that
+	// it can neither be ended nor dropped without touching the user's
+	// changes.
+	RefusedInterrupted MergeRefusal = "interrupted"
 )
 
 // MergeRefusedError is SquashMerge declining to merge, with why and the
@@ -120,20 +126,21 @@ func mergeCommand(into, branch, message string, checkout bool) string {
 // SquashMerge adds the changes of branch to the branch into as one new
 // commit with message, and returns it; branch keeps its own commits. It
 // merges only when into is checked out in the user's working tree (Dir) and
-// that tree has no change to tracked files; otherwise, and when the base has
-// moved and conflicts, it returns a *MergeRefusedError with the command to
-// merge by hand, and touches nothing. When branch holds nothing new for
-// into, the error is ErrNothingToMerge.
+// that tree has no change to tracked files, or holds exactly the changes
+// the task took in (included: see PrepareSquash); otherwise, and when the
+// base has moved and conflicts, it returns a *MergeRefusedError with the
+// command to merge by hand, and touches nothing. When branch holds nothing
+// new for into, the error is ErrNothingToMerge.
 //
 // The commit is made first (from branch's tree, or from git merge-tree
 // --write-tree when into has moved), then the working tree and index are
 // brought to it the way a fast-forward does (files in the way are never
-// overwritten), and into is moved to it. No commit hook runs.
-func (r *Repo) SquashMerge(ctx context.Context, into, branch, message string) (string, error) {
+// overwritten), and into is moved to it (see Land). No commit hook runs.
+func (r *Repo) SquashMerge(ctx context.Context, into, branch, message, included string) (string, error) {
 	if strings.TrimSpace(message) == "" {
 		return "", errors.New("empty commit message")
 	}
-	s, err := r.PrepareSquash(ctx, into, branch, true)
+	s, err := r.PrepareSquash(ctx, into, branch, true, included)
 	if err != nil {
 		return "", withCommand(err, mergeCommand(into, branch, message, false), mergeCommand(into, branch, message, true))
 	}
@@ -145,7 +152,7 @@ func (r *Repo) SquashMerge(ctx context.Context, into, branch, message string) (s
 // when into must be checked out first, else plain.
 func withCommand(err error, plain, checkout string) error {
 	var refused *MergeRefusedError
-	if errors.As(err, &refused) {
+	if errors.As(err, &refused) && refused.Reason != RefusedInterrupted {
 		refused.Command = plain
 		if refused.Reason == RefusedNotCheckedOut {
 			refused.Command = checkout
@@ -167,15 +174,31 @@ type Squash struct {
 	// CheckedOut: into is checked out in the user's working tree, whose
 	// files Land brings along.
 	CheckedOut bool
+	// From, when set, is the commit of the uncommitted changes the task
+	// took in (its branch's first commit, on Head): the user's working
+	// tree holds exactly its tree, and Land brings the tree from there.
+	From string
+	// Landed, when set, is the commit this branch landed at already (a
+	// landing cut short and ended since, or one whose caller was stopped
+	// before it heard of it): Land returns it and does nothing.
+	Landed string
 }
 
-// PrepareSquash lays branch's change on into's head, touching nothing. With
-// checkedOut, into must be the branch checked out in the user's working
-// tree; without, a branch that is not checked out is moved by Land alone.
-// The user's working tree must have no change to tracked files when into is
-// checked out. Refusals are *MergeRefusedError; ErrNothingToMerge when
-// branch holds nothing new for into.
-func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOut bool) (*Squash, error) {
+// PrepareSquash lays branch's change on into's head, touching nothing in
+// the user's working tree. With checkedOut, into must be the branch checked
+// out in the user's working tree; without, a branch that is not checked out
+// is moved by Land alone. When into is checked out, the user's working tree
+// must have no change to tracked files, unless included is the commit of
+// the uncommitted changes the task took in (the branch's first commit, on
+// into's head) and the tree holds exactly those (tracked changes and
+// untracked files that are not ignored): Land then brings the tree from
+// there. Refusals are *MergeRefusedError; ErrNothingToMerge when branch
+// holds nothing new for into.
+//
+// A landing cut short in the user's working tree (see Land) is ended, or
+// dropped, first; when it was this branch's, the Squash says where it
+// landed (Landed).
+func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOut bool, included string) (*Squash, error) {
 	g := r.git()
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail}
@@ -186,6 +209,15 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 	}
 	if into == "" {
 		return nil, refuse(RefusedNoBaseBranch, "the task did not start from a branch")
+	}
+	last, err := r.settleLanding(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if last != nil && last.Done && last.Branch == branch && last.Into == into {
+		if at, err := revCommit(ctx, g, r.Dir, "refs/heads/"+into); err == nil && (at == last.Commit || isAncestor(ctx, g, r.Dir, last.Commit, at)) {
+			return &Squash{Into: into, Branch: branch, Head: last.Head, CheckedOut: last.CheckedOut, Landed: last.Commit}, nil
+		}
 	}
 	cur, err := r.CurrentBranch(ctx)
 	if err != nil {
@@ -199,15 +231,21 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 		}
 		return nil, refuse(RefusedNotCheckedOut, fmt.Sprintf("%s is not checked out in %s (%s is)", into, r.Dir, at))
 	}
-	if s.CheckedOut {
-		if d, err := dirty(ctx, g, r.Dir, false); err != nil {
-			return nil, err
-		} else if d {
-			return nil, refuse(RefusedDirty, r.Dir+" has uncommitted changes: commit or stash them first")
-		}
-	}
 	if s.Head, err = revCommit(ctx, g, r.Dir, "refs/heads/"+into); err != nil {
 		return nil, err
+	}
+	if s.CheckedOut {
+		if s.From, err = r.includedHere(ctx, s.Head, included); err != nil {
+			return nil, err
+		}
+		if d, err := dirty(ctx, g, r.Dir, false); err != nil {
+			return nil, err
+		} else if d && s.From == "" && included != "" {
+			return nil, refuse(RefusedDirty, fmt.Sprintf("%s has uncommitted changes that are not the ones the task took in (commit %s): "+
+				"your changes and the branch are kept; stash yours (git stash -u), merge by hand, then git stash pop", r.Dir, abbrev(included)))
+		} else if d && s.From == "" {
+			return nil, refuse(RefusedDirty, r.Dir+" has uncommitted changes: commit or stash them first")
+		}
 	}
 	headTree, err := revTree(ctx, g, r.Dir, s.Head)
 	if err != nil {
@@ -243,16 +281,52 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 
 // Land commits s.Tree on s.Head with message and moves s.Into to it, only
 // if it is still at s.Head (else RefusedBaseMoved). When s.Into is checked
-// out, the user's index and files are brought from s.Head to the commit the
-// way a fast-forward does: nothing in the way is overwritten. No commit
-// hook runs.
+// out, the user's index and files are brought from s.Head (or s.From) to
+// the commit the way a fast-forward does: nothing in the way is
+// overwritten. No commit hook runs.
+//
+// The landing is written first in a record of the checkout's git directory
+// (synced), and marked done at its end; a process killed in between leaves
+// it for the next landing in that checkout to end or drop (PrepareSquash),
+// so that the user's checkout is never left half landed. One landing at a
+// time runs in a checkout, across processes.
 func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, error) {
+	if s.Landed != "" {
+		return s.Landed, nil
+	}
 	g := r.git()
+	ctx = context.WithoutCancel(ctx) // never left half done
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: s.Branch, Into: s.Into, Detail: detail}
 	}
 	if strings.TrimSpace(message) == "" {
 		return "", errors.New("empty commit message")
+	}
+	path, _, err := r.landFiles(ctx)
+	if err != nil {
+		return "", err
+	}
+	unlock, err := r.lockLanding(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := r.settle(ctx, path); err != nil {
+		return "", err
+	}
+	if at, err := revCommit(ctx, g, r.Dir, "refs/heads/"+s.Into); err != nil {
+		return "", err
+	} else if at != s.Head {
+		return "", refuse(RefusedBaseMoved, s.Into+" moved meanwhile")
+	}
+	cur, err := r.CurrentBranch(ctx)
+	if err != nil {
+		return "", err
+	}
+	if cur == s.Into && !s.CheckedOut {
+		return "", refuse(RefusedBaseMoved, s.Into+" was checked out meanwhile")
+	} else if cur != s.Into && s.CheckedOut {
+		return "", refuse(RefusedNotCheckedOut, s.Into+" is no longer checked out in "+r.Dir)
 	}
 	c, err := commitTree(ctx, g, r.Dir, s.Tree, message, true, s.Head)
 	if err != nil {
@@ -260,36 +334,138 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	}
 	subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
 	update := []string{"update-ref", "-m", "jlgcli: squash-merge " + s.Branch + ": " + subject, "refs/heads/" + s.Into, c, s.Head}
-	if !s.CheckedOut {
-		if cur, err := r.CurrentBranch(ctx); err != nil {
-			return "", err
-		} else if cur == s.Into {
-			return "", refuse(RefusedBaseMoved, s.Into+" was checked out meanwhile")
+	rec := landRecord{Into: s.Into, Branch: s.Branch, Head: s.Head, Commit: c, CheckedOut: s.CheckedOut, From: s.From}
+	if s.From != "" {
+		// The tree of the user's index, to put it back if the landing
+		// stops before the files move.
+		out, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"write-tree"}})
+		if err != nil {
+			return "", refuse(RefusedDirty, "the index of "+r.Dir+" cannot be read as a tree: "+oneLine(err.Error()))
 		}
-		if _, _, err := g.run(ctx, call{dir: r.Dir, args: update}); err != nil {
-			return "", refuse(RefusedBaseMoved, s.Into+" moved meanwhile: "+oneLine(err.Error()))
-		}
-		return c, nil
+		rec.Index = strings.TrimSpace(out)
 	}
-	// Bring the index and files from head to c; nothing is written when a
-	// file is in the way. The refresh first (as merge and checkout do) keeps
-	// a file touched but unchanged from counting as a change.
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-index", "-q", "--refresh"}, ok: []int{1}}); err != nil {
+	landStep("record")
+	if err := writeLanding(path, rec); err != nil {
 		return "", err
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", s.Head, c}}); err != nil {
+	landStep("recorded")
+	if !s.CheckedOut {
+		if _, _, err := g.run(ctx, call{dir: r.Dir, args: update}); err != nil {
+			_ = dropLanding(path)
+			return "", refuse(RefusedBaseMoved, s.Into+" moved meanwhile: "+oneLine(err.Error()))
+		}
+		landStep("moved")
+		return c, r.landed(path, rec)
+	}
+	// Bring the index and files from where they are (head, or the changes
+	// the task took in) to c; nothing is written when a file is in the
+	// way. The refresh first (as merge and checkout do) keeps a file
+	// touched but unchanged from counting as a change.
+	from := s.Head
+	undo := func() {
+		if s.From != "" {
+			_, _, _ = g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", rec.Index}})
+		}
+		_ = dropLanding(path)
+	}
+	if s.From != "" {
+		// The user's files are the included changes' tree: the index
+		// holds it too (their untracked files then count as tracked, as
+		// they are in c), and the files move from there.
+		if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", s.From}}); err != nil {
+			undo()
+			return "", err
+		}
+		from = s.From
+		landStep("staged")
+	}
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-index", "-q", "--refresh"}, ok: []int{1}}); err != nil {
+		undo()
+		return "", err
+	}
+	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", from, c}}); err != nil {
+		undo()
 		var gerr *Error
 		if errors.As(err, &gerr) && gerr.Err == nil {
 			return "", refuse(RefusedWouldOverwrite, "files in "+r.Dir+" are in the way: "+strings.TrimSpace(gerr.Stderr))
 		}
 		return "", err
 	}
+	landStep("checked-out")
 	if _, _, err := g.run(ctx, call{dir: r.Dir, args: update}); err != nil {
 		// into moved under us: put the files back as they were.
-		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", c, s.Head}})
+		_, _, _ = g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", c, from}})
+		undo()
 		return "", err
 	}
-	return c, nil
+	landStep("moved")
+	return c, r.landed(path, rec)
+}
+
+// landed marks the landing rec done.
+func (r *Repo) landed(path string, rec landRecord) error {
+	rec.Done = true
+	if err := writeLanding(path, rec); err != nil {
+		return err
+	}
+	landStep("landed")
+	return nil
+}
+
+// settleLanding ends or drops the landing a killed process left in the
+// user's checkout (see settle), under the landing lock, and returns the
+// record of the last landing there.
+func (r *Repo) settleLanding(ctx context.Context) (*landRecord, error) {
+	ctx = context.WithoutCancel(ctx)
+	path, _, err := r.landFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	unlock, err := r.lockLanding(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return r.settle(ctx, path)
+}
+
+// includedHere is included (the commit of the uncommitted changes a task
+// took in, on head) when the user's working tree holds exactly its tree
+// and it is not head's; "" otherwise.
+func (r *Repo) includedHere(ctx context.Context, head, included string) (string, error) {
+	if included == "" {
+		return "", nil
+	}
+	g := r.git()
+	if parent, err := revCommit(ctx, g, r.Dir, included+"^"); err != nil || parent != head {
+		return "", nil
+	}
+	tree, err := captureTree(ctx, g, r.Dir)
+	if err != nil {
+		return "", err
+	}
+	want, err := revTree(ctx, g, r.Dir, included)
+	if err != nil {
+		return "", err
+	}
+	headTree, err := revTree(ctx, g, r.Dir, head)
+	if err != nil {
+		return "", err
+	}
+	if tree != want || tree == headTree {
+		return "", nil
+	}
+	return included, nil
+}
+
+func abbrev(s string) string {
+	if len(s) > 10 {
+		return s[:10]
+	}
+	return s
 }
 
 // CheckoutSquash checks the tree of s out, detached, in a new worktree at

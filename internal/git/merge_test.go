@@ -40,7 +40,7 @@ func TestSquashMerge(t *testing.T) {
 	future := time.Now().Add(time.Hour)
 	os.Chtimes(filepath.Join(dir, "README.md"), future, future)
 
-	sha, err := r.SquashMerge(ctx, "main", w.Branch, "feat: Add a greeting")
+	sha, err := r.SquashMerge(ctx, "main", w.Branch, "feat: Add a greeting", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +71,13 @@ func TestSquashMerge(t *testing.T) {
 	if read(t, dir, "greet.go") != "package main\n\nfunc greet() string { return \"hi\" }\n" || read(t, dir, "README.md") != "# demo\n\nGreets.\n" {
 		t.Error("the merged files are not in the user's tree")
 	}
-	if _, err := r.SquashMerge(ctx, "main", w.Branch, "feat: again"); !errors.Is(err, ErrNothingToMerge) {
-		t.Errorf("merging again = %v, want ErrNothingToMerge", err)
+	// Merging it again (a task stopped after its landing, before its
+	// report, resumed) finds where it landed and moves nothing.
+	if again, err := r.SquashMerge(ctx, "main", w.Branch, "feat: again", ""); err != nil || again != sha {
+		t.Errorf("merging again = %s, %v; want %s, landed already", again, err, sha)
+	}
+	if got := tgit(t, dir, "rev-parse", "main"); got != sha {
+		t.Errorf("main moved to %s", got)
 	}
 }
 
@@ -85,7 +90,7 @@ func TestSquashMergeAfterTheBaseMoved(t *testing.T) {
 	tgit(t, dir, "commit", "-q", "-m", "meanwhile")
 	moved := tgit(t, dir, "rev-parse", "HEAD")
 
-	sha, err := r.SquashMerge(ctx, "main", w.Branch, "feat: Add a greeting")
+	sha, err := r.SquashMerge(ctx, "main", w.Branch, "feat: Add a greeting", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +141,7 @@ func TestSquashMergeRefused(t *testing.T) {
 			c.setup(t, dir)
 			mainBefore := tgit(t, dir, "rev-parse", "main")
 			before := stateOf(t, dir)
-			_, err := r.SquashMerge(ctx, c.into, w.Branch, "feat: Add a greeting")
+			_, err := r.SquashMerge(ctx, c.into, w.Branch, "feat: Add a greeting", "")
 			var refused *MergeRefusedError
 			if !errors.As(err, &refused) {
 				t.Fatalf("SquashMerge = %v, want a *MergeRefusedError", err)

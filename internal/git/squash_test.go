@@ -26,7 +26,7 @@ func TestPrepareSquashOnAMovedBaseAndLand(t *testing.T) {
 
 	// trunk is not checked out: Land moves its ref, the user's tree stays.
 	before := stateOf(t, dir)
-	s1, err := r.PrepareSquash(ctx, "trunk", one.Branch, false)
+	s1, err := r.PrepareSquash(ctx, "trunk", one.Branch, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestPrepareSquashOnAMovedBaseAndLand(t *testing.T) {
 	}
 	sameState(t, "the user's tree", before, stateOf(t, dir))
 
-	s2, err := r.PrepareSquash(ctx, "trunk", two.Branch, false)
+	s2, err := r.PrepareSquash(ctx, "trunk", two.Branch, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestPrepareSquashOnAMovedBaseAndLand(t *testing.T) {
 	if _, _, err := three.Commit(ctx, "three"); err != nil {
 		t.Fatal(err)
 	}
-	s3, err := r.PrepareSquash(ctx, "trunk", three.Branch, false)
+	s3, err := r.PrepareSquash(ctx, "trunk", three.Branch, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +103,10 @@ func TestPrepareSquashConflict(t *testing.T) {
 	if _, _, err := b.Commit(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.SquashMerge(ctx, "main", a.Branch, "feat: a"); err != nil {
+	if _, err := r.SquashMerge(ctx, "main", a.Branch, "feat: a", ""); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.PrepareSquash(ctx, "main", b.Branch, true)
+	_, err := r.PrepareSquash(ctx, "main", b.Branch, true, "")
 	var refused *MergeRefusedError
 	if !errors.As(err, &refused) || refused.Reason != RefusedConflict || refused.Detail != "main has moved since the task started and conflicts with it in README.md" {
 		t.Fatalf("%v", err)

@@ -131,7 +131,11 @@ func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.Mer
 	repo := &git.Repo{Dir: s.Repo}
 	msg := fmt.Sprintf("feat: %s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
 		engine.Subject(res.Task), res.Summary, res.RunID, wt.Branch)
-	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg)
+	included := ""
+	if wt.DirtyIncluded {
+		included = wt.Base // the user's changes it took in, still in their tree
+	}
+	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg, included)
 	return mergeOutcome(m, git.MergeMerged, sha, err)
 }
 

@@ -83,7 +83,7 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 		return Landing{}, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
 	}
 	repo := &git.Repo{Dir: s.Repo}
-	sq, err := repo.PrepareSquash(ctx, into, s.Worktree.Branch, false)
+	sq, err := repo.PrepareSquash(ctx, into, s.Worktree.Branch, false, "")
 	var refused *git.MergeRefusedError
 	switch {
 	case errors.Is(err, git.ErrNothingToMerge):
@@ -92,6 +92,9 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 		return Landing{Status: LandConflict, Regated: true, Details: refused.Detail}, nil
 	case err != nil:
 		return Landing{}, err
+	}
+	if sq.Landed != "" { // landed already, by a run that was stopped before it said so
+		return Landing{Status: LandMerged, Commit: sq.Landed}, nil
 	}
 	l := Landing{Regated: sq.Moved}
 	if sq.Moved {

@@ -1,0 +1,199 @@
+package cli_test
+
+// A task killed with SIGKILL at each step of its landing in the user's
+// checkout, then resumed: the checkout must end exactly at the squash
+// commit (or, killed before any write, exactly as it was).
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/jlgcli/jlgcli/internal/git"
+)
+
+// landKillEnv names the step of a landing (git.LandHook) at which the
+// jlgcli started by a test kills itself with SIGKILL.
+const landKillEnv = "JLGCLI_TEST_LAND_KILL"
+
+// armLandKill makes this jlgcli kill itself at the landing step the test
+// asked for.
+func armLandKill() {
+	step := os.Getenv(landKillEnv)
+	if step == "" {
+		return
+	}
+	git.LandHook = func(s string) {
+		if s == step {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+}
+
+func tgitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestLandingKilledAtEachStep kills `jlgcli task` at each step of its
+// landing (a clean tree, and a tree whose changes the task took in with
+// --include-dirty), checks what the kill left, resumes the task and checks
+// that main is at the squash commit, the index and the files are exactly
+// its tree, and nothing else is in the user's status.
+func TestLandingKilledAtEachStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two dozen tasks")
+	}
+	steps := []string{"record", "recorded", "staged", "checked-out", "moved", "landed"}
+	for _, dirty := range []bool{false, true} {
+		for _, step := range steps {
+			if step == "staged" && !dirty {
+				continue // only a landing from included changes stages them
+			}
+			name := step
+			if dirty {
+				name = "include-dirty/" + step
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				landKilledAt(t, step, dirty)
+			})
+		}
+	}
+}
+
+func landKilledAt(t *testing.T, step string, dirty bool) {
+	work := t.TempDir()
+	repo := filepath.Join(work, "repo")
+	for _, d := range []string{repo, filepath.Join(work, "home"), filepath.Join(work, "xdg")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		"repo/jlgcli.toml": "backend = \"fake\"\n[backends.fake]\ncommand = [\"fakeagent\"]\n",
+		"repo/check.sh":    "[ \"$(cat answer.txt)\" = 42 ] && exit 0\necho \"FAIL: the answer is $(cat answer.txt)\"\nexit 1\n",
+		"repo/answer.txt":  "base\n",
+		"repo/README.md":   "# demo\n",
+		"agent.script":     "write answer.txt 42\\n ;; write gone.txt x ;; remove old.txt ;; reply done\n",
+		"repo/old.txt":     "to be removed by the task\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tgitOut(t, work, "init", "-q", "-b", "main", "repo")
+	tgitOut(t, repo, "add", "-A")
+	tgitOut(t, repo, "commit", "-q", "-m", "initial")
+	head := tgitOut(t, repo, "rev-parse", "main")
+	args := []string{"task", "--json", "--check", "sh check.sh", "Make the answer 42"}
+	if dirty {
+		if err := os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo, being edited\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, "notes.txt"), []byte("my notes\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tgitOut(t, repo, "add", "README.md")
+		args = append(args[:2], append([]string{"--include-dirty"}, args[2:]...)...)
+	}
+	before := tgitOut(t, repo, "status", "--porcelain")
+	beforeIndex := tgitOut(t, repo, "ls-files", "-s")
+
+	env := append(killEnv(t, work), landKillEnv+"="+step)
+	t.Cleanup(func() { killLeftovers(t, work) })
+	code, _, stderr := runJlgcli(t, repo, env, args...)
+	if code != -int(syscall.SIGKILL) {
+		t.Fatalf("jlgcli task exited %d, want killed at %s\nstderr:\n%s", code, step, stderr)
+	}
+	ids := runIDs(t, repo)
+	if len(ids) != 1 {
+		t.Fatalf("runs %v", ids)
+	}
+	if step == "record" {
+		// Killed before any write in the checkout: it is as it was.
+		if got := tgitOut(t, repo, "rev-parse", "main"); got != head {
+			t.Errorf("after a kill before any write main is at %s, want %s", got, head)
+		}
+		if got := tgitOut(t, repo, "status", "--porcelain"); got != before {
+			t.Errorf("after a kill before any write the status is\n%s\nwant\n%s", got, before)
+		}
+		if got := tgitOut(t, repo, "ls-files", "-s"); got != beforeIndex {
+			t.Errorf("after a kill before any write the index is\n%s\nwant\n%s", got, beforeIndex)
+		}
+	}
+
+	code, stdout, stderr := runJlgcli(t, repo, killEnv(t, work), "resume", "--json", ids[0])
+	if code != 0 {
+		t.Fatalf("resume exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var res struct {
+		Status string `json:"status"`
+		Git    struct {
+			Branch string `json:"branch"`
+			Merge  struct {
+				Status string `json:"status"`
+				Commit string `json:"commit"`
+				Reason string `json:"reason"`
+			} `json:"merge"`
+		} `json:"git"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	c := tgitOut(t, repo, "rev-parse", "main")
+	if res.Status != "done" || res.Git.Merge.Status != "merged" || res.Git.Merge.Commit != c {
+		t.Errorf("resume: status %s, merge %s at %s (%s); want done, merged at main (%s)\nstderr:\n%s",
+			res.Status, res.Git.Merge.Status, res.Git.Merge.Commit, res.Git.Merge.Reason, c, stderr)
+	}
+	if got := tgitOut(t, repo, "rev-parse", "main^"); got != head {
+		t.Errorf("main^ is %s, want the old main %s", got, head)
+	}
+	if got := tgitOut(t, repo, "rev-list", "--count", head+"..main"); got != "1" {
+		t.Errorf("%s commits landed, want 1", got)
+	}
+	if a, b := tgitOut(t, repo, "rev-parse", "main^{tree}"), tgitOut(t, repo, "rev-parse", res.Git.Branch+"^{tree}"); a != b {
+		t.Errorf("main's tree %s, the task branch's %s", a, b)
+	}
+	if got := tgitOut(t, repo, "symbolic-ref", "HEAD"); got != "refs/heads/main" {
+		t.Errorf("HEAD is %s", got)
+	}
+	if got := tgitOut(t, repo, "status", "--porcelain", "--untracked-files=all"); got != "" {
+		t.Errorf("status after the resume:\n%s", got)
+	}
+	if a, b := tgitOut(t, repo, "write-tree"), tgitOut(t, repo, "rev-parse", "main^{tree}"); a != b {
+		t.Errorf("the index is tree %s, main's is %s", a, b)
+	}
+	// The files, byte for byte.
+	for _, f := range strings.Split(tgitOut(t, repo, "ls-tree", "-r", "--name-only", "main"), "\n") {
+		if got, want := tgitOut(t, repo, "hash-object", "--", f), tgitOut(t, repo, "rev-parse", "main:"+f); got != want {
+			t.Errorf("%s is blob %s, main has %s", f, got, want)
+		}
+	}
+	want := map[string]string{"answer.txt": "42\n", "gone.txt": "x", "README.md": "# demo\n"}
+	if dirty {
+		want["README.md"], want["notes.txt"] = "# demo, being edited\n", "my notes\n"
+	}
+	for f, w := range want {
+		if data, err := os.ReadFile(filepath.Join(repo, f)); err != nil || string(data) != w {
+			t.Errorf("%s holds %q (%v), want %q", f, data, err, w)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(repo, "old.txt")); !os.IsNotExist(err) {
+		t.Errorf("old.txt, removed by the task, is still there: %v", err)
+	}
+}
