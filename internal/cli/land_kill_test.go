@@ -50,32 +50,30 @@ func tgitOut(t *testing.T, dir string, args ...string) string {
 
 // TestLandingKilledAtEachStep kills `jlgcli task` at each step of its
 // landing (a clean tree, and a tree whose changes the task took in with
-// --include-dirty), checks what the kill left, resumes the task and checks
-// that main is at the squash commit, the index and the files are exactly
-// its tree, and nothing else is in the user's status.
+// --include-dirty), and `jlgcli batch` at each step of its one task's,
+// checks what the kill left, resumes the run and checks that main is at the
+// squash commit, the index and the files are exactly its tree, and nothing
+// else is in the user's status.
 func TestLandingKilledAtEachStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two dozen tasks")
 	}
 	steps := []string{"record", "recorded", "staged", "checked-out", "moved", "landed"}
-	for _, dirty := range []bool{false, true} {
+	for _, mode := range []string{"task", "include-dirty", "batch"} {
 		for _, step := range steps {
-			if step == "staged" && !dirty {
+			if step == "staged" && mode != "include-dirty" {
 				continue // only a landing from included changes stages them
 			}
-			name := step
-			if dirty {
-				name = "include-dirty/" + step
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(mode+"/"+step, func(t *testing.T) {
 				t.Parallel()
-				landKilledAt(t, step, dirty)
+				landKilledAt(t, step, mode)
 			})
 		}
 	}
 }
 
-func landKilledAt(t *testing.T, step string, dirty bool) {
+func landKilledAt(t *testing.T, step, mode string) {
+	dirty := mode == "include-dirty"
 	work := t.TempDir()
 	repo := filepath.Join(work, "repo")
 	for _, d := range []string{repo, filepath.Join(work, "home"), filepath.Join(work, "xdg")} {
@@ -90,6 +88,10 @@ func landKilledAt(t *testing.T, step string, dirty bool) {
 		"repo/README.md":   "# demo\n",
 		"agent.script":     "write answer.txt 42\\n ;; write gone.txt x ;; remove old.txt ;; reply done\n",
 		"repo/old.txt":     "to be removed by the task\n",
+		"repo/sheets/a.md": "# a\nMake the answer 42.\n",
+	}
+	if err := os.MkdirAll(filepath.Join(repo, "sheets"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(work, name), []byte(data), 0o644); err != nil {
@@ -101,6 +103,9 @@ func landKilledAt(t *testing.T, step string, dirty bool) {
 	tgitOut(t, repo, "commit", "-q", "-m", "initial")
 	head := tgitOut(t, repo, "rev-parse", "main")
 	args := []string{"task", "--json", "--check", "sh check.sh", "Make the answer 42"}
+	if mode == "batch" {
+		args = []string{"batch", "--json", "--check", "sh check.sh", "sheets"}
+	}
 	if dirty {
 		if err := os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo, being edited\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -120,9 +125,18 @@ func landKilledAt(t *testing.T, step string, dirty bool) {
 	if code != -int(syscall.SIGKILL) {
 		t.Fatalf("jlgcli task exited %d, want killed at %s\nstderr:\n%s", code, step, stderr)
 	}
-	ids := runIDs(t, repo)
-	if len(ids) != 1 {
-		t.Fatalf("runs %v", ids)
+	id := ""
+	for _, r := range runIDs(t, repo) {
+		meta, err := os.ReadFile(filepath.Join(repo, ".jlgcli", "runs", r, "meta.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(meta), `"command": "`+args[0]+`"`) {
+			id = r
+		}
+	}
+	if id == "" {
+		t.Fatalf("no %s run: %v", args[0], runIDs(t, repo))
 	}
 	if step == "record" {
 		// Killed before any write in the checkout: it is as it was.
@@ -137,10 +151,38 @@ func landKilledAt(t *testing.T, step string, dirty bool) {
 		}
 	}
 
-	code, stdout, stderr := runJlgcli(t, repo, killEnv(t, work), "resume", "--json", ids[0])
+	code, stdout, stderr := runJlgcli(t, repo, killEnv(t, work), "resume", "--json", id)
 	if code != 0 {
 		t.Fatalf("resume exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	branch := ""
+	c := tgitOut(t, repo, "rev-parse", "main")
+	if mode == "batch" {
+		var res struct {
+			Status string `json:"status"`
+			Tasks  []struct {
+				Status, Details string
+				Commit          *string
+				Branch          string
+			} `json:"tasks"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatalf("%v\n%s", err, stdout)
+		}
+		if res.Status != "done" || len(res.Tasks) != 1 || res.Tasks[0].Status != "done" || res.Tasks[0].Commit == nil || *res.Tasks[0].Commit != c {
+			t.Fatalf("resume: %s\nwant done, its task merged at main (%s)\nstderr:\n%s", stdout, c, stderr)
+		}
+		branch = res.Tasks[0].Branch
+	} else {
+		branch = checkTaskResumed(t, stdout, stderr, c)
+	}
+	checkLanded(t, repo, head, branch, dirty)
+}
+
+// checkTaskResumed checks a resumed task's result: done, merged at c; it
+// returns the task's branch.
+func checkTaskResumed(t *testing.T, stdout, stderr, c string) string {
+	t.Helper()
 	var res struct {
 		Status string `json:"status"`
 		Git    struct {
@@ -155,18 +197,24 @@ func landKilledAt(t *testing.T, step string, dirty bool) {
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	c := tgitOut(t, repo, "rev-parse", "main")
 	if res.Status != "done" || res.Git.Merge.Status != "merged" || res.Git.Merge.Commit != c {
 		t.Errorf("resume: status %s, merge %s at %s (%s); want done, merged at main (%s)\nstderr:\n%s",
 			res.Status, res.Git.Merge.Status, res.Git.Merge.Commit, res.Git.Merge.Reason, c, stderr)
 	}
+	return res.Git.Branch
+}
+
+// checkLanded checks that main is one squash commit on head with the tree
+// of branch, checked out, the index and files exactly its tree.
+func checkLanded(t *testing.T, repo, head, branch string, dirty bool) {
+	t.Helper()
 	if got := tgitOut(t, repo, "rev-parse", "main^"); got != head {
 		t.Errorf("main^ is %s, want the old main %s", got, head)
 	}
 	if got := tgitOut(t, repo, "rev-list", "--count", head+"..main"); got != "1" {
 		t.Errorf("%s commits landed, want 1", got)
 	}
-	if a, b := tgitOut(t, repo, "rev-parse", "main^{tree}"), tgitOut(t, repo, "rev-parse", res.Git.Branch+"^{tree}"); a != b {
+	if a, b := tgitOut(t, repo, "rev-parse", "main^{tree}"), tgitOut(t, repo, "rev-parse", branch+"^{tree}"); a != b {
 		t.Errorf("main's tree %s, the task branch's %s", a, b)
 	}
 	if got := tgitOut(t, repo, "symbolic-ref", "HEAD"); got != "refs/heads/main" {

@@ -12,7 +12,9 @@
 // a git hook still works on the repository it was pointed at.
 //
 // The user's working tree, index and git config are never changed, except by
-// SquashMerge (which updates the checked-out base branch, as a merge does).
+// SquashMerge and Land (which update the checked-out base branch, as a merge
+// does, and keep the record of the landing, jlgcli-landing.json, in the git
+// directory so that a landing cut short is ended by the next one).
 // States of a working tree are captured through a temporary index
 // (GIT_INDEX_FILE) seeded from the real one: `git add -A` then `write-tree`
 // give a tree holding the tracked changes and the untracked files that are
