@@ -242,10 +242,9 @@ func (r *Repo) settle(ctx context.Context, path string) (*landRecord, error) {
 		return nil, dropLanding(path)
 	}
 	return nil, &MergeRefusedError{Reason: RefusedInterrupted, Branch: rec.Branch, Into: rec.Into,
-		Detail: fmt.Sprintf("jlgcli was stopped while it merged %s into %s (commit %s) and %s has changed since; nothing was touched (the record is %s)",
-			rec.Branch, rec.Into, rec.Commit, r.Dir, path),
-		Command: fmt.Sprintf("git switch %s && git merge --ff-only %s (git status shows what is in the way; your changes are kept in %s)",
-			shellQuote(rec.Into), rec.Commit, kept(rec))}
+		Detail: fmt.Sprintf("jlgcli was stopped while it merged %s into %s (commit %s) and %s has changed since; nothing was touched "+
+			"(git status shows what differs; the work is kept in %s; the record is %s)", rec.Branch, rec.Into, rec.Commit, r.Dir, kept(rec), path),
+		Command: fmt.Sprintf("git switch %s && git merge --ff-only %s", shellQuote(rec.Into), rec.Commit)}
 }
 
 // kept names what holds the user's work of an interrupted landing.
