@@ -306,6 +306,14 @@ func (r *Repo) Dirty(ctx context.Context) (bool, error) {
 	return dirty(ctx, r.git(), r.Dir, true)
 }
 
+// Changed reports whether tracked files have changes, staged or not;
+// untracked files do not count. A merge into the checked-out branch refuses
+// such a tree (SquashMerge, FastForward); an untracked file only stops it
+// when the merge would write at its path.
+func (r *Repo) Changed(ctx context.Context) (bool, error) {
+	return dirty(ctx, r.git(), r.Dir, false)
+}
+
 func currentBranch(ctx context.Context, g runner, dir string) (string, error) {
 	out, code, err := g.run(ctx, call{dir: dir, args: []string{"symbolic-ref", "-q", "HEAD"}, ok: []int{1}})
 	if err != nil {

@@ -93,13 +93,9 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 			return batch.Summary{}, usagef("check out the branch the tasks should start from and merge into", "HEAD is detached in %s: a batch needs a base branch", repo.Dir)
 		}
 	}
-	if cur, err := repo.CurrentBranch(ctx); err != nil {
+	if err := refuseChanges(ctx, repo, spec.BaseBranch, usagef("commit or stash them first: the batch merges each task into it as it goes",
+		"%s, the batch's base branch, is checked out in %s with uncommitted changes", spec.BaseBranch, repo.Dir)); err != nil {
 		return batch.Summary{}, err
-	} else if dirty, err := repo.Dirty(ctx); err != nil {
-		return batch.Summary{}, err
-	} else if cur == spec.BaseBranch && dirty {
-		return batch.Summary{}, usagef("commit or stash them first: the batch merges each task into it as it goes",
-			"%s, the batch's base branch, is checked out in %s with uncommitted changes", spec.BaseBranch, repo.Dir)
 	}
 	var defaults []gate.Check
 	checked := map[string]bool{} // the CLIs checked already, by backend and environment

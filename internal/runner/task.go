@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,18 +74,20 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 		return engine.TaskResult{}, err
 	}
 	if s.Commit == git.CommitDirect {
-		// Direct commits land on the checked-out branch: it must be clean
-		// and be where the task starts.
-		switch cur, err := repo.CurrentBranch(ctx); {
+		// Direct commits land on the checked-out branch: it must be where
+		// the task starts, with no change to tracked files.
+		cur, err := repo.CurrentBranch(ctx)
+		switch {
 		case err != nil:
 			return engine.TaskResult{}, err
-		case dirty:
-			return engine.TaskResult{}, usagef("commit or stash them first, or use --commit branch (the default), which leaves your tree alone",
-				"--commit direct refuses to start: %s has uncommitted changes", repo.Dir)
 		case cur == "":
 			return engine.TaskResult{}, usagef("check out the branch the commits should land on", "--commit direct needs a checked-out branch; HEAD is detached in %s", repo.Dir)
 		case t.Base != "" || t.IncludeDirty:
 			return engine.TaskResult{}, usagef("", "--commit direct commits on the current branch: it takes neither --base nor --include-dirty")
+		}
+		if err := refuseChanges(ctx, repo, cur, usagef("commit or stash them first, or use --commit branch (the default), which leaves your tree alone",
+			"--commit direct refuses to start: %s has uncommitted changes", repo.Dir)); err != nil {
+			return engine.TaskResult{}, err
 		}
 	}
 	root, err := StateRoot(p, repo.Dir, t.StateDir)
@@ -115,6 +118,21 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	j := openJournal(p, root, run)
 	defer j.close()
 	return s.run(ctx, p, run, j, t.Prompt, tiers, planner, nil, true)
+}
+
+// refuseChanges returns refusal when branch, which a run's commits land
+// on, is checked out in repo with changes to tracked files: the landing
+// would refuse them. Untracked files do not count (the sheets of a batch
+// often are): landing never overwrites one, and stops, naming it, when one
+// is in the way.
+func refuseChanges(ctx context.Context, repo *git.Repo, branch string, refusal error) error {
+	if cur, err := repo.CurrentBranch(ctx); err != nil || cur != branch {
+		return err
+	}
+	if changed, err := repo.Changed(ctx); err != nil || changed {
+		return cmp.Or(err, refusal)
+	}
+	return nil
 }
 
 // OpenRepo opens the repository a task works on, at dir or above it; a
