@@ -52,17 +52,32 @@ func (w *Worktree) git() runner { return runner{w.Timeout} }
 
 // NewWorktree creates the worktree of task id: a new branch BranchName(id,
 // task) made from baseRef ("" or "HEAD": the current HEAD), checked out in
-// <top>/.jlgcli/worktrees/<id>. The directory .jlgcli/worktrees gets a
-// .gitignore of "*", so that the worktrees never show in the user's status.
+// <top>/.jlgcli/worktrees/<id>. It is PlanWorktree then Create.
+func (r *Repo) NewWorktree(ctx context.Context, id, task, baseRef string, includeDirty bool) (*Worktree, error) {
+	w, err := r.PlanWorktree(ctx, id, task, baseRef, includeDirty)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Create(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// PlanWorktree is the worktree NewWorktree makes for task id, not made
+// yet: its path, its branch BranchName(id, task), its base commit resolved
+// from baseRef ("" or "HEAD": the current HEAD). A task records it before
+// Create, so that whatever a kill leaves belongs to a run that resumes it
+// (Reopen). The directory .jlgcli/worktrees gets a .gitignore of "*", so
+// that the worktrees never show in the user's status.
 //
 // The user's uncommitted changes (see Dirty) are left out unless
 // includeDirty is set: then the tracked changes and the untracked files
-// that are not ignored become the first commit of the branch, made through
-// a temporary index, and the user's working tree and index are not touched.
-// includeDirty needs baseRef to be HEAD (the changes are relative to it).
-//
-// The base commit is kept under refs/jlgcli/<id>/base.
-func (r *Repo) NewWorktree(ctx context.Context, id, task, baseRef string, includeDirty bool) (*Worktree, error) {
+// that are not ignored become a commit (the branch's first once created),
+// made through a temporary index, and the user's working tree and index are
+// not touched; that commit is all PlanWorktree writes. includeDirty needs
+// baseRef to be HEAD (the changes are relative to it).
+func (r *Repo) PlanWorktree(ctx context.Context, id, task, baseRef string, includeDirty bool) (*Worktree, error) {
 	if err := checkName("task id", id); err != nil {
 		return nil, err
 	}
@@ -94,11 +109,10 @@ func (r *Repo) NewWorktree(ctx context.Context, id, task, baseRef string, includ
 	if _, err := os.Lstat(w.Path); err == nil {
 		return nil, fmt.Errorf("worktree %s already exists", w.Path)
 	}
-	baseRefName := RefPrefix + id + "/" + BaseName
-	if _, code, err := g.run(ctx, call{dir: r.Dir, args: []string{"rev-parse", "-q", "--verify", baseRefName}, ok: []int{1}}); err != nil {
+	if made, err := refExists(ctx, g, r.Dir, w.baseRef()); err != nil {
 		return nil, err
-	} else if code == 0 {
-		return nil, fmt.Errorf("task %s already has refs (%s)", id, baseRefName)
+	} else if made {
+		return nil, fmt.Errorf("task %s already has refs (%s)", id, w.baseRef())
 	}
 
 	if includeDirty {
@@ -132,43 +146,101 @@ func (r *Repo) NewWorktree(ctx context.Context, id, task, baseRef string, includ
 			}
 		}
 	}
-
-	if err := ignoreWorktrees(filepath.Join(r.Dir, filepath.FromSlash(WorktreesDir))); err != nil {
-		return nil, err
-	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"worktree", "add", "--quiet", "-b", w.Branch, "--", w.Path, w.Base}}); err != nil {
-		return nil, fmt.Errorf("create worktree: %w", err)
-	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-ref", "-m", "jlgcli: task base", baseRefName, w.Base, ""}}); err != nil {
-		// Undo: the worktree and the branch hold nothing yet.
-		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"worktree", "remove", "--force", "--", w.Path}})
-		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"branch", "-D", "--", w.Branch}})
-		return nil, err
-	}
 	return w, nil
 }
 
-// Reopen makes w usable again after its directory was removed (Remove, or
-// by hand): the task branch is checked out again at w.Path. A worktree that
-// is still there is left as it is. The branch must exist.
+// Create makes the worktree w plans (PlanWorktree): its branch at Base,
+// checked out at Path, then refs/jlgcli/<id>/base, which keeps Base. That
+// ref is written last: without it, Reopen knows that Create was cut short.
+func (w *Worktree) Create(ctx context.Context) error {
+	g := w.git()
+	if err := ignoreWorktrees(filepath.Dir(w.Path)); err != nil {
+		return err
+	}
+	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "add", "--quiet", "-b", w.Branch, "--", w.Path, w.Base}}); err != nil {
+		return fmt.Errorf("create worktree: %w", err)
+	}
+	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"update-ref", "-m", "jlgcli: task base", w.baseRef(), w.Base, ""}}); err != nil {
+		// Undo: the worktree and the branch hold nothing yet.
+		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: w.RepoDir, args: []string{"worktree", "remove", "--force", "--", w.Path}})
+		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: w.RepoDir, args: []string{"branch", "-D", "--", w.Branch}})
+		return err
+	}
+	return nil
+}
+
+// baseRef is the ref that keeps the task's base: refs/jlgcli/<id>/base.
+func (w *Worktree) baseRef() string { return RefPrefix + w.ID + "/" + BaseName }
+
+// refExists reports whether ref exists in the repository of dir.
+func refExists(ctx context.Context, g runner, dir, ref string) (bool, error) {
+	_, code, err := g.run(ctx, call{dir: dir, args: []string{"rev-parse", "-q", "--verify", ref}, ok: []int{1}})
+	return err == nil && code == 0, err
+}
+
+// Reopen makes w usable again, as Create left it: a worktree that is there
+// is left as it is; after its directory was removed (Remove, or by hand)
+// the task branch is checked out again at w.Path, and made again at Base
+// when it is gone (Discard). When Create was cut short (a kill while git
+// made the worktree: no base ref yet), what it left at w.Path is taken
+// away first (no attempt can have run there; changes found are kept as the
+// snapshot refs/jlgcli/<id>/final) and the worktree is made again.
 func (w *Worktree) Reopen(ctx context.Context) error {
-	if w.check(ctx) == nil {
+	g := w.git()
+	made, err := refExists(ctx, g, w.RepoDir, w.baseRef())
+	if err != nil {
+		return err
+	}
+	if !made {
+		if err := w.clear(ctx); err != nil {
+			return fmt.Errorf("take away the worktree %s whose creation was cut short: %w", w.Path, err)
+		}
+	} else if w.check(ctx) == nil {
 		return nil
 	}
 	if _, err := os.Lstat(w.Path); err == nil {
 		return fmt.Errorf("%w: %s exists but is not the worktree of %s", ErrNotWorktree, w.Path, w.Branch)
 	}
-	g := w.git()
 	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "prune"}}); err != nil {
 		return err
 	}
 	if err := ignoreWorktrees(filepath.Dir(w.Path)); err != nil {
 		return err
 	}
-	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "add", "--quiet", "--", w.Path, w.Branch}}); err != nil {
+	add := []string{"worktree", "add", "--quiet", "--", w.Path, w.Branch}
+	if ok, err := refExists(ctx, g, w.RepoDir, "refs/heads/"+w.Branch); err != nil {
+		return err
+	} else if !ok {
+		add = []string{"worktree", "add", "--quiet", "-b", w.Branch, "--", w.Path, w.Base}
+	}
+	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: add}); err != nil {
 		return fmt.Errorf("reopen worktree: %w", err)
 	}
+	if !made {
+		if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"update-ref", "-m", "jlgcli: task base", w.baseRef(), w.Base, ""}}); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// clear takes away what a cut Create left at w.Path: git's record of the
+// worktree (unlocked first: git locks a worktree while it makes it) and
+// its directory. A whole linked worktree is removed as Remove does.
+func (w *Worktree) clear(ctx context.Context) error {
+	if _, err := os.Lstat(w.Path); err != nil {
+		return nil
+	}
+	g := w.git()
+	_, _, _ = g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "unlock", "--", w.Path}, ok: []int{128}})
+	if w.checkLinked(ctx) == nil {
+		return w.Remove(ctx)
+	}
+	if err := os.RemoveAll(w.Path); err != nil {
+		return err
+	}
+	_, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "prune"}})
+	return err
 }
 
 // ignoreWorktrees makes dir and a .gitignore of "*" in it, which hides it

@@ -719,3 +719,71 @@ func TestIgnoredStateDirectory(t *testing.T) {
 		t.Errorf("Diff = %+v, %v", c.Files, err)
 	}
 }
+
+// What a kill leaves while Create runs (nothing yet, the branch alone, a
+// worktree git still holds locked and half checked out, a whole worktree
+// without its base ref) is made whole by Reopen: one worktree of the
+// branch at Base, the base ref, nothing else left.
+func TestReopenAfterACutCreate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cut  func(t *testing.T, dir string, w *Worktree)
+	}{
+		{"nothing made", func(t *testing.T, dir string, w *Worktree) {}},
+		{"branch only", func(t *testing.T, dir string, w *Worktree) {
+			tgit(t, dir, "branch", w.Branch, w.Base)
+		}},
+		{"locked and half checked out", func(t *testing.T, dir string, w *Worktree) {
+			tgit(t, dir, "worktree", "add", "-q", "-b", w.Branch, w.Path, w.Base)
+			tgit(t, dir, "worktree", "lock", "--reason", "initializing", w.Path)
+			for _, f := range []string{".git", "main.go", "README.md"} {
+				if err := os.Remove(filepath.Join(w.Path, f)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"locked, checkout cut", func(t *testing.T, dir string, w *Worktree) {
+			tgit(t, dir, "worktree", "add", "-q", "-b", w.Branch, w.Path, w.Base)
+			tgit(t, dir, "worktree", "lock", "--reason", "initializing", w.Path)
+			if err := os.Remove(filepath.Join(w.Path, "main.go")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"no base ref", func(t *testing.T, dir string, w *Worktree) {
+			tgit(t, dir, "worktree", "add", "-q", "-b", w.Branch, w.Path, w.Base)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir, r := newRepo(t)
+			w, err := r.PlanWorktree(ctx, "t1", "Add a greeting", "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.cut(t, dir, w)
+			if err := w.Reopen(ctx); err != nil {
+				t.Fatalf("Reopen = %v", err)
+			}
+			if err := w.check(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := tgit(t, dir, "rev-parse", "refs/jlgcli/t1/base"); got != w.Base {
+				t.Errorf("base ref at %s, want %s", got, w.Base)
+			}
+			if got := read(t, w.Path, "main.go"); got != "package main\n\nfunc main() {}\n" {
+				t.Errorf("main.go holds %q", got)
+			}
+			if d, err := w.Dirty(ctx); d || err != nil {
+				t.Errorf("Dirty = %v, %v", d, err)
+			}
+			list := tgit(t, dir, "worktree", "list", "--porcelain")
+			if n := strings.Count(list, "worktree "); n != 2 || strings.Contains(list, "\nlocked") {
+				t.Errorf("git worktree list:\n%s", list)
+			}
+			if b := tgit(t, dir, "branch", "--list", "jlgcli/*"); strings.TrimSpace(strings.TrimLeft(b, "+* ")) != w.Branch {
+				t.Errorf("task branches: %q", b)
+			}
+		})
+	}
+}

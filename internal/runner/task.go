@@ -94,26 +94,39 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
+	// The run is recorded with the worktree it will have before git makes
+	// it: a kill while it is made leaves a run that owns what git made,
+	// and its resume makes it whole (git.Worktree.Reopen).
 	id := store.NewRunID(time.Now())
-	wt, err := repo.NewWorktree(ctx, id, t.Prompt, t.Base, t.IncludeDirty)
+	wt, err := repo.PlanWorktree(ctx, id, t.Prompt, t.Base, t.IncludeDirty)
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
 	}
 	s.Worktree = *wt
 	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
-	p.progress("task %s on branch %s (worktree %s)", id, wt.Branch, relTo(repo.Dir, wt.Path))
-	if s.DirtyLeftOut {
-		p.progress("your working tree has uncommitted changes; the task starts from %s without them (--include-dirty brings them in)", shortSHA(wt.Base))
-	}
 	opts, _ := json.Marshal(s)
 	run, err := store.Create(root, id, store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir})
 	if err != nil {
-		_ = wt.Remove(context.WithoutCancel(ctx))
 		return engine.TaskResult{}, fmt.Errorf("create run: %w", err)
 	}
 	defer run.Close()
 	if t.Created != nil {
 		t.Created(run.ID)
+	}
+	if err := wt.Create(ctx); err != nil {
+		if ctx.Err() != nil {
+			// What git was making is made whole by the resume.
+			res := Failure(engine.Result{Status: engine.StatusInterrupted, ExitCode: engine.StatusInterrupted.ExitCode(),
+				Backend: s.Tiers[0].Backend, Details: "interrupted while its worktree was made"})
+			res.RunID, res.Task = id, t.Prompt
+			p.notice("task %s stopped (%s); continue it with: jlgcli resume %s", id, res.Status, id)
+			return res, nil
+		}
+		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w (run %s keeps the task: jlgcli resume %s once this is fixed)", err, id, id)
+	}
+	p.progress("task %s on branch %s (worktree %s)", id, wt.Branch, relTo(repo.Dir, wt.Path))
+	if s.DirtyLeftOut {
+		p.progress("your working tree has uncommitted changes; the task starts from %s without them (--include-dirty brings them in)", shortSHA(wt.Base))
 	}
 	j := openJournal(p, root, run)
 	defer j.close()
