@@ -168,6 +168,8 @@ func printTaskSummary(stdio *Stdio, res engine.TaskResult) {
 		fmt.Fprintf(w, "merged into %s as %s (branch %s keeps the attempts)\n", g.Merge.Into, shortSHA(g.Merge.Commit), g.Branch)
 	case g.Merge != nil && g.Merge.Command != "":
 		fmt.Fprintf(w, "branch %s passed the checks; not merged (%s). To merge:\n  %s\n", g.Branch, orText(g.Merge.Reason, string(g.Merge.Status)), g.Merge.Command)
+	case g.Discarded:
+		fmt.Fprintf(w, "no attempt ran: branch %s and its worktree were removed (nothing to keep)\n", g.Branch)
 	case g.WIP != "":
 		fmt.Fprintf(w, "manual intervention required: review branch %s (WIP commit %s); attempts under %s\n", g.Branch, shortSHA(g.WIP), g.Refs)
 	default:

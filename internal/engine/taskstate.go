@@ -292,6 +292,9 @@ type GitInfo struct {
 	Repo     string `json:"repo"`
 	Worktree string `json:"worktree,omitempty"`
 	Removed  bool   `json:"removed,omitempty"`
+	// Discarded: no attempt ran, and the branch, the worktree and the refs
+	// were taken away with nothing to keep.
+	Discarded bool `json:"discarded,omitempty"`
 	// Branch is the task branch; Base the commit it started from;
 	// BaseBranch the branch to merge into.
 	Branch     string `json:"branch"`

@@ -496,3 +496,48 @@ func (w *Worktree) Remove(ctx context.Context) error {
 	_, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "prune"}})
 	return err
 }
+
+// Discard takes away everything of a task that made nothing: its worktree,
+// its branch and its refs under refs/jlgcli/<id>/, and reports true. It
+// keeps them all, and reports false, when there is something to keep: the
+// branch has moved from Base, or the worktree holds changes. Reopen makes
+// the worktree again from the plan, should the task go on.
+func (w *Worktree) Discard(ctx context.Context) (bool, error) {
+	g := w.git()
+	if _, err := os.Stat(w.Path); err == nil {
+		if err := w.checkLinked(ctx); err != nil {
+			return false, err
+		}
+		if d, err := w.Dirty(ctx); err != nil || d {
+			return false, err
+		}
+	}
+	if ok, err := refExists(ctx, g, w.RepoDir, "refs/heads/"+w.Branch); err != nil {
+		return false, err
+	} else if ok {
+		tip, err := revCommit(ctx, g, w.RepoDir, "refs/heads/"+w.Branch)
+		if err != nil || tip != w.Base {
+			return false, err
+		}
+	}
+	if err := w.Remove(ctx); err != nil {
+		return false, err
+	}
+	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"branch", "-D", "--", w.Branch}, ok: []int{1}}); err != nil {
+		return false, err
+	}
+	refs, err := g.line(ctx, w.RepoDir, "for-each-ref", "--format=%(refname)", RefPrefix+w.ID+"/")
+	if err != nil {
+		return false, err
+	}
+	var del strings.Builder
+	for _, ref := range strings.Fields(refs) {
+		fmt.Fprintf(&del, "delete %s\n", ref)
+	}
+	if del.Len() > 0 {
+		if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"update-ref", "--stdin"}, stdin: strings.NewReader(del.String())}); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}

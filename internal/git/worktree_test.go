@@ -787,3 +787,54 @@ func TestReopenAfterACutCreate(t *testing.T) {
 		})
 	}
 }
+
+// A task that made nothing leaves nothing (Discard); one whose branch
+// moved or whose worktree holds a change keeps all. Reopen makes a
+// discarded worktree again.
+func TestDiscard(t *testing.T) {
+	t.Parallel()
+	dir, r := newRepo(t)
+	w := newTask(t, r, "t1")
+	if _, err := w.Snapshot(ctx, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := w.Discard(ctx); !ok || err != nil {
+		t.Fatalf("Discard = %v, %v", ok, err)
+	}
+	if exists(w.Path, "") {
+		t.Errorf("%s still exists", w.Path)
+	}
+	if b := tgit(t, dir, "branch", "--list", "jlgcli/*"); b != "" {
+		t.Errorf("branches left: %q", b)
+	}
+	if refs := tgit(t, dir, "for-each-ref", "refs/jlgcli/"); refs != "" {
+		t.Errorf("refs left: %q", refs)
+	}
+	if n := strings.Count(tgit(t, dir, "worktree", "list", "--porcelain"), "worktree "); n != 1 {
+		t.Errorf("%d worktrees", n)
+	}
+	if err := w.Reopen(ctx); err != nil {
+		t.Fatalf("Reopen after Discard = %v", err)
+	}
+	if got := tgit(t, dir, "rev-parse", w.Branch, "refs/jlgcli/t1/base"); got != w.Base+"\n"+w.Base {
+		t.Errorf("reopened: %q", got)
+	}
+
+	write(t, w.Path, "wip.txt", "work\n")
+	if ok, err := w.Discard(ctx); ok || err != nil {
+		t.Errorf("Discard of a worktree with a change = %v, %v", ok, err)
+	}
+	if got := read(t, w.Path, "wip.txt"); got != "work\n" {
+		t.Errorf("wip.txt holds %q", got)
+	}
+	sha, _, err := w.Commit(ctx, "feat: wip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := w.Discard(ctx); ok || err != nil {
+		t.Errorf("Discard of a branch with a commit = %v, %v", ok, err)
+	}
+	if got := tgit(t, dir, "rev-parse", w.Branch); got != sha {
+		t.Errorf("branch at %s, want %s", got, sha)
+	}
+}

@@ -40,10 +40,21 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 			info.WIP = sha
 		}
 	}
-	if err := wt.Remove(ctx); err != nil {
-		warn("remove the worktree %s: %v", wt.Path, err)
-	} else {
-		info.Removed = true
+	if res.Status != engine.StatusDone && len(res.Attempts) == 0 {
+		// No attempt ran: a branch and a worktree with nothing to keep.
+		if ok, err := wt.Discard(ctx); err != nil {
+			warn("remove the branch %s and the worktree %s of a task that made nothing: %v", wt.Branch, wt.Path, err)
+		} else if ok {
+			info.Removed, info.Discarded = true, true
+			p.progress("no attempt ran: branch %s and its worktree are removed (nothing to keep)", wt.Branch)
+		}
+	}
+	if !info.Discarded {
+		if err := wt.Remove(ctx); err != nil {
+			warn("remove the worktree %s: %v", wt.Path, err)
+		} else {
+			info.Removed = true
+		}
 	}
 	repo := &git.Repo{Dir: s.Repo}
 	switch {
