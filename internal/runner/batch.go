@@ -353,23 +353,13 @@ func (b *batchRun) checkpoint(status string) {
 // Run runs one task of the batch (batch.Runner): its own run, worktree and
 // branch from the base branch as it is now, merged later by Merge.
 func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
-	t := b.byID[st.ID]
 	p := b.bp.task(st.ID)
 	var res engine.TaskResult
 	var err error
 	if st.ResumeRunID != "" {
 		res, err = b.resume(ctx, st, p)
 	} else {
-		sp := t.Spec
-		sp.Merge = git.MergeNone // merged by the batch, in turn
-		if st.BudgetUSD > 0 && (sp.BudgetUSD <= 0 || st.BudgetUSD < sp.BudgetUSD) {
-			sp.BudgetUSD = st.BudgetUSD
-		}
-		created := func(runID string) {
-			data, _ := json.Marshal(BatchTaskData{Kind: batch.EventStarted, Task: batch.TaskResult{ID: st.ID, RunID: runID}})
-			b.record(engine.Event{Type: EventBatchRun, Time: time.Now(), Data: data})
-		}
-		res, err = StartTask(ctx, NewTask{Prompt: t.Prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root, Created: created}, p)
+		res, err = b.start(ctx, st, p)
 	}
 	if err != nil {
 		code := engine.ExitError
@@ -384,9 +374,30 @@ func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 	return OutcomeOf(res)
 }
 
-// resume goes on with a task's run that was cut short or stopped.
+// start starts a task's run. The batch journals the run's id before the
+// run exists: a kill at any point leaves it a run to resume, or none to
+// find (resume then starts the task anew).
+func (b *batchRun) start(ctx context.Context, st batch.Start, p Parts) (engine.TaskResult, error) {
+	t := b.byID[st.ID]
+	sp := t.Spec
+	sp.Merge = git.MergeNone // merged by the batch, in turn
+	if st.BudgetUSD > 0 && (sp.BudgetUSD <= 0 || st.BudgetUSD < sp.BudgetUSD) {
+		sp.BudgetUSD = st.BudgetUSD
+	}
+	id := store.NewRunID(time.Now())
+	data, _ := json.Marshal(BatchTaskData{Kind: batch.EventStarted, Task: batch.TaskResult{ID: st.ID, RunID: id}})
+	b.record(engine.Event{Type: EventBatchRun, Time: time.Now(), Data: data})
+	return StartTask(ctx, NewTask{Prompt: t.Prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root, ID: id}, p)
+}
+
+// resume goes on with a task's run that was cut short or stopped; a run
+// the batch journaled but that was never made is started anew.
 func (b *batchRun) resume(ctx context.Context, st batch.Start, p Parts) (engine.TaskResult, error) {
 	run, err := store.Open(b.root, st.ResumeRunID)
+	if errors.Is(err, store.ErrNotFound) {
+		p.progress("run %s was stopped before it was made: the task starts anew", st.ResumeRunID)
+		return b.start(ctx, st, p)
+	}
 	if err != nil {
 		return engine.TaskResult{}, err
 	}

@@ -32,9 +32,9 @@ type NewTask struct {
 	IncludeDirty bool
 	// StateDir overrides where runs are kept; "": the default.
 	StateDir string
-	// Created, when set, is told the run's id as soon as the run exists
-	// (a batch journals it, so that it resumes the run after a crash).
-	Created func(runID string)
+	// ID is the run's id; "": a new one. A batch journals it before the
+	// run exists, so that it resumes the run after a crash.
+	ID string
 }
 
 // StartTask checks that the task can run (a repository with a commit,
@@ -97,7 +97,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	// The run is recorded with the worktree it will have before git makes
 	// it: a kill while it is made leaves a run that owns what git made,
 	// and its resume makes it whole (git.Worktree.Reopen).
-	id := store.NewRunID(time.Now())
+	id := cmp.Or(t.ID, store.NewRunID(time.Now()))
 	wt, err := repo.PlanWorktree(ctx, id, t.Prompt, t.Base, t.IncludeDirty)
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
@@ -110,9 +110,6 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 		return engine.TaskResult{}, fmt.Errorf("create run: %w", err)
 	}
 	defer run.Close()
-	if t.Created != nil {
-		t.Created(run.ID)
-	}
 	if err := wt.Create(ctx); err != nil {
 		if ctx.Err() != nil {
 			// What git was making is made whole by the resume.
