@@ -243,23 +243,24 @@ func batchParts(stdio *Stdio, quiet bool, total int) (bp runner.BatchParts, clos
 	task := func(id string, w io.Writer, obs engine.TaskObserver) runner.Parts {
 		return runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, Say: ui.NewReporter(w, quiet), TaskObserver: obs}
 	}
-	if !quiet && stdio.ErrIsTerminal {
-		board := ui.NewBatchBoard(stdio.Err, total)
+	if screen := stdio.screen(); !quiet && screen.Live {
+		board := ui.NewBatchBoard(screen, total)
 		say.Attach(board)
 		bp.Observer = board.Event
 		bp.ForTask = func(id string) runner.Parts { return task(id, board.Writer(id), board.Task(id)) }
 		return bp, func() { board.Close(); say.Attach(nil) }
 	}
 	err := ui.NewLockedWriter(stdio.Err)
+	log := ui.NewScreen(err, false, nil) // its lines carry the time
 	bp.ForTask = func(id string) runner.Parts {
 		var obs engine.TaskObserver
 		if !quiet {
-			obs = ui.NewPrefixedTaskLine(err, id)
+			obs = ui.NewPrefixedTaskLine(log, id)
 		}
 		return task(id, ui.PrefixWriter(err, id), obs)
 	}
 	if !quiet {
-		bp.Observer = ui.NewBatchLines(err, total).Event
+		bp.Observer = ui.NewBatchLines(log.W, total).Event
 	}
 	return bp, func() {}
 }

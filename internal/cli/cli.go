@@ -28,8 +28,11 @@ type Stdio struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
-	// ErrIsTerminal tells whether Err is a terminal (live status line).
+	// ErrIsTerminal tells whether Err is a terminal (live status line,
+	// unless TERM=dumb).
 	ErrIsTerminal bool
+	// ErrWidth is Err's width in cells, read at each redraw; nil: 80.
+	ErrWidth func() int
 	// Getenv reads the environment; nil: os.Getenv.
 	Getenv func(string) string
 	// Environ is the environment agents start from; nil: os.Environ().
@@ -62,17 +65,28 @@ func (s *Stdio) parts(quiet, task, loop bool) runner.Parts {
 	say := s.reporter()
 	say.SetQuiet(quiet)
 	p := runner.Parts{Environ: s.Environ, Getenv: s.getenv, Say: say}
+	screen := s.screen()
 	if !quiet && task {
-		l := ui.NewTaskLine(s.Err, s.ErrIsTerminal)
+		l := ui.NewTaskLine(screen)
 		p.TaskObserver = l
-		say.Attach(l)
+		if screen.Live {
+			say.Attach(l)
+		}
 	}
 	if !quiet && loop {
-		l := ui.NewProgress(s.Err, s.ErrIsTerminal)
+		l := ui.NewProgress(screen)
 		p.LoopObserver = l
-		say.Attach(l)
+		if screen.Live {
+			say.Attach(l)
+		}
 	}
 	return p
+}
+
+// screen is Err as the progress lines see it: live on a terminal (not
+// TERM=dumb), a log otherwise.
+func (s *Stdio) screen() ui.Screen {
+	return ui.NewScreen(s.Err, ui.IsLive(s.ErrIsTerminal, s.getenv("TERM")), s.ErrWidth)
 }
 
 func (s *Stdio) dir() (string, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/ui"
 )
 
 // Run is the whole program for main: the real streams and environment, and a
@@ -24,6 +25,9 @@ func Run() int {
 		Out:           os.Stdout,
 		Err:           os.Stderr,
 		ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+	}
+	if stdio.ErrIsTerminal {
+		stdio.ErrWidth = ui.TermWidth(os.Stderr)
 	}
 	say := stdio.reporter()
 	sigs := make(chan os.Signal, 2)

@@ -105,7 +105,7 @@ func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions
 	return report(stdio, cfg.JSON, res)
 }
 
-func newProgress(stdio *Stdio) *ui.Progress { return ui.NewProgress(stdio.Err, stdio.ErrIsTerminal) }
+func newProgress(stdio *Stdio) *ui.Progress { return ui.NewProgress(stdio.screen()) }
 
 func completionMode(s string) completion.Mode {
 	m, err := completion.ParseMode(s)

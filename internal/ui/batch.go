@@ -103,9 +103,10 @@ type PrefixedTaskLine struct {
 	*TaskLine
 }
 
-// NewPrefixedTaskLine returns the plain progress lines of task id on w.
-func NewPrefixedTaskLine(w io.Writer, id string) PrefixedTaskLine {
-	return PrefixedTaskLine{NewTaskLine(prefixWriter{w: w, prefix: "jlgcli: [" + id + "] "}, false)}
+// NewPrefixedTaskLine returns the plain progress lines of task id on s, a
+// screen that is no terminal.
+func NewPrefixedTaskLine(s Screen, id string) PrefixedTaskLine {
+	return PrefixedTaskLine{NewTaskLine(Screen{W: prefixWriter{w: s.W, prefix: "jlgcli: [" + id + "] "}})}
 }
 
 // prefixWriter puts prefix in place of each line's "jlgcli: ".

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -17,48 +16,25 @@ import (
 // written above the board, which is drawn again under them. It is safe for
 // concurrent use.
 type BatchBoard struct {
-	mu      sync.Mutex
-	w       io.Writer
+	l       live
 	lines   *BatchLines // the batch's state and its summary
 	running []string    // ids, in the order they started
 	tasks   map[string]*boardTask
-	drawn   int // lines of the board on the screen
-	closed  bool
-
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
 }
 
 type boardTask struct {
-	start time.Time
-	p     engine.TaskProgress
-	phase string
+	start     time.Time
+	p         engine.TaskProgress
+	phase     string
+	agentLine string // the agent's last retry or error line
 }
 
-// NewBatchBoard returns a board of a batch of total tasks drawn on w, a
+// NewBatchBoard returns a board of a batch of total tasks drawn on s, a
 // terminal.
-func NewBatchBoard(w io.Writer, total int) *BatchBoard {
-	b := &BatchBoard{w: w, lines: NewBatchLines(io.Discard, total), tasks: map[string]*boardTask{},
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go b.loop()
+func NewBatchBoard(s Screen, total int) *BatchBoard {
+	b := &BatchBoard{lines: NewBatchLines(io.Discard, total), tasks: map[string]*boardTask{}}
+	b.l.start(s, b.boardLines)
 	return b
-}
-
-func (b *BatchBoard) loop() {
-	defer close(b.done)
-	t := time.NewTicker(redraw)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			b.mu.Lock()
-			b.draw()
-			b.mu.Unlock()
-		}
-	}
 }
 
 // Event implements the scheduler's observer.
@@ -68,8 +44,8 @@ func (b *BatchBoard) Event(e batch.Event) {
 	b.lines.w = &out
 	b.lines.mu.Unlock()
 	b.lines.Event(e)
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
 	id := e.Task.ID
 	switch e.Kind {
 	case batch.EventStarted:
@@ -91,7 +67,7 @@ func (b *BatchBoard) Event(e batch.Event) {
 	if i := strings.Index(text, "\njlgcli: batch: "); i >= 0 {
 		text = text[:i+1]
 	}
-	b.above(text)
+	b.l.frame(text)
 }
 
 // Task returns the observer of task id's attempts, drawn on its line.
@@ -106,59 +82,31 @@ func (b *BatchBoard) Writer(id string) io.Writer {
 	return prefixWriter{w: boardWriter{b: b}, prefix: "jlgcli: [" + id + "] "}
 }
 
-// Around implements Live: write's lines stay above the board.
-func (b *BatchBoard) Around(write func()) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.clear()
-	write()
-	b.draw()
-}
+// Above implements Live: text stays above the board.
+func (b *BatchBoard) Above(text string) { b.l.above(text) }
 
 // Close stops the redraws and clears the board; it may be called more than
 // once.
-func (b *BatchBoard) Close() {
-	b.once.Do(func() { close(b.stop) })
-	<-b.done
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.clear()
-	b.closed = true
-}
+func (b *BatchBoard) Close() { b.l.close() }
 
-// above writes text above the board.
-func (b *BatchBoard) above(text string) {
-	b.clear()
-	io.WriteString(b.w, text)
-	b.draw()
-}
-
-func (b *BatchBoard) clear() {
-	for i := 0; i < b.drawn; i++ {
-		io.WriteString(b.w, "\x1b[1A\r\x1b[K")
-	}
-	b.drawn = 0
-}
-
-func (b *BatchBoard) draw() {
-	if b.closed {
-		return
-	}
-	b.clear()
-	var s strings.Builder
+// boardLines are the board's lines: one per running task, then the summary.
+func (b *BatchBoard) boardLines() []string {
+	var lines []string
 	for _, id := range b.running {
 		t := b.tasks[id]
 		line := fmt.Sprintf("⟳ [%s] %s", id, t.phase)
 		if t.p.Tiers > 0 {
 			line = fmt.Sprintf("⟳ [%s] %s · %s", id, taskText(t.p, t.start), t.phase)
 		}
-		s.WriteString(clip(line, 150) + "\n")
+		if t.agentLine != "" {
+			line += " · " + t.agentLine
+		}
+		lines = append(lines, line)
 	}
 	b.lines.mu.Lock()
-	s.WriteString("batch: " + b.lines.summary() + "\n")
+	lines = append(lines, "batch: "+b.lines.summary())
 	b.lines.mu.Unlock()
-	io.WriteString(b.w, s.String())
-	b.drawn = len(b.running) + 1
+	return lines
 }
 
 // boardObserver draws one task's attempts on its line of the board.
@@ -168,24 +116,25 @@ type boardObserver struct {
 }
 
 func (o boardObserver) set(p engine.TaskProgress, phase string) {
-	o.b.mu.Lock()
-	defer o.b.mu.Unlock()
+	o.b.l.mu.Lock()
+	defer o.b.l.mu.Unlock()
 	if t, ok := o.b.tasks[o.id]; ok {
-		t.p, t.phase = p, phase
+		t.p, t.phase, t.agentLine = p, phase, ""
 	}
+	o.b.l.frame("")
 }
 
 func (o boardObserver) AttemptStarted(p engine.TaskProgress)      { o.set(p, "develop") }
 func (o boardObserver) Phase(p engine.TaskProgress, phase string) { o.set(p, phase) }
 func (o boardObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
-	o.set(p, a.Action)
-	o.b.mu.Lock()
-	defer o.b.mu.Unlock()
-	line := fmt.Sprintf("jlgcli: [%s] %s · gate %s · %s", o.id, taskText(p, o.b.tasks[o.id].startOr()), a.Gate.Status, a.Action)
-	if a.Detection != nil {
-		line += fmt.Sprintf(" (loop: %s)", a.Detection.Names())
+	o.b.l.mu.Lock()
+	defer o.b.l.mu.Unlock()
+	t := o.b.tasks[o.id]
+	if t != nil {
+		t.p, t.phase, t.agentLine = p, a.Action, ""
 	}
-	o.b.above(clip(line, 160) + "\n")
+	line := fmt.Sprintf("jlgcli: [%s] %s", o.id, attemptText(taskText(p, t.startOr()), p, a))
+	o.b.l.frame(clip(line, 300) + "\n")
 }
 
 func (t *boardTask) startOr() time.Time {
@@ -199,8 +148,6 @@ func (t *boardTask) startOr() time.Time {
 type boardWriter struct{ b *BatchBoard }
 
 func (w boardWriter) Write(p []byte) (int, error) {
-	w.b.mu.Lock()
-	defer w.b.mu.Unlock()
-	w.b.above(string(p))
+	w.b.l.above(string(p))
 	return len(p), nil
 }

@@ -13,12 +13,12 @@ import (
 // bottom; what stays (events, attempts, messages) is written above it.
 func TestBatchBoard(t *testing.T) {
 	var buf syncBuffer
-	b := NewBatchBoard(&buf, 3)
+	b := NewBatchBoard(Screen{W: &buf, Live: true, Width: func() int { return 200 }}, 3)
 	now := time.Now()
 	b.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "a", Status: batch.StatusRunning}})
 	b.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "c", Status: batch.StatusRunning}})
 	b.Task("a").AttemptStarted(engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
-	b.Around(func() { buf.Write([]byte("jlgcli: a message\n")) })
+	b.Above("jlgcli: a message\n")
 	out := buf.String()
 	for _, want := range []string{"jlgcli: [a] started\n", "⟳ [a] tier fast (1/1) · attempt 1/3", "⟳ [c] starting\n",
 		"batch: 0 done, 2 running, 1 waiting, 0 failed · cost unknown\n", "jlgcli: a message\n⟳ [a]"} {
@@ -33,7 +33,7 @@ func TestBatchBoard(t *testing.T) {
 	if !strings.Contains(last, "⟳ [c] starting\nbatch: 0 done, 2 running, 1 waiting, 0 failed · $0.2500\n") || strings.Contains(last, "⟳ [a]") {
 		t.Errorf("after a's run ended, the board is:\n%q", last)
 	}
-	if !strings.HasSuffix(out, "\x1b[1A\r\x1b[K\x1b[1A\r\x1b[K") {
+	if !strings.HasSuffix(out, syncBegin+"\x1b[2A\r\x1b[J"+syncEnd) {
 		t.Errorf("Close does not clear the board: %q", out[max(0, len(out)-40):])
 	}
 }

@@ -30,7 +30,7 @@ func (s *syncBuffer) String() string {
 
 func TestPlainLinePerIteration(t *testing.T) {
 	var buf syncBuffer
-	p := NewProgress(&buf, false)
+	p := NewProgress(NewScreen(&buf, false, nil))
 	res := &engine.Result{CostUSD: 0.0123, CostKnown: true}
 	p.IterationStarted(1, 3, time.Now())
 	p.IterationDone(engine.Entry{Iteration: 1, Response: "\n  First line of reply\nsecond", DurationMs: 1500}, res)
@@ -41,7 +41,7 @@ func TestPlainLinePerIteration(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
 	}
-	if !strings.HasPrefix(lines[0], "jlgcli: iteration 1/3 done in 1.5s") || !strings.Contains(lines[0], "$0.0123") || !strings.HasSuffix(lines[0], `"First line of reply"`) {
+	if !stamped.MatchString(lines[0]) || !strings.Contains(lines[0], " jlgcli: iteration 1/3 done in 1.5s") || !strings.Contains(lines[0], "$0.0123") || !strings.HasSuffix(lines[0], `"First line of reply"`) {
 		t.Errorf("line 1: %q", lines[0])
 	}
 	if !strings.Contains(lines[1], "iteration 2/3") || !strings.Contains(lines[1], "(empty reply)") {
@@ -54,23 +54,20 @@ func TestPlainLinePerIteration(t *testing.T) {
 
 func TestTerminalStatusLine(t *testing.T) {
 	var buf syncBuffer
-	p := NewProgress(&buf, true)
+	p := NewProgress(Screen{W: &buf, Live: true, Width: func() int { return 111 }})
 	p.IterationStarted(2, 10, time.Now())
 	p.IterationDone(engine.Entry{Iteration: 2, Response: strings.Repeat("long reply ", 50)}, &engine.Result{})
 	p.Close()
 	out := buf.String()
-	if !strings.Contains(out, "\r\x1b[K⟳ iteration 2/10 · ") {
+	if !strings.Contains(out, syncBegin+"⟳ iteration 2/10 · ") {
 		t.Fatalf("no status line: %q", out)
 	}
-	if strings.Contains(out, "\n") {
-		t.Errorf("a status line must not scroll: %q", out)
-	}
-	if !strings.HasSuffix(out, "\r\x1b[K") {
+	if !strings.HasSuffix(out, "\x1b[1A\r\x1b[J"+syncEnd) {
 		t.Errorf("Close must clear the line: %q", out)
 	}
-	for _, draw := range strings.Split(out, "\r\x1b[K") {
-		if n := len([]rune(draw)); n > 110 {
-			t.Errorf("status line of %d runes, over 110", n)
+	for _, draw := range strings.Split(escape.ReplaceAllString(out, ""), "\n") {
+		if n := cells(strings.TrimPrefix(draw, "\r")); n > 110 {
+			t.Errorf("status line of %d cells on a terminal of 111, over 110", n)
 		}
 	}
 	if strings.Contains(out, "$") {
@@ -83,14 +80,14 @@ func TestTerminalStatusLine(t *testing.T) {
 // stands on a line of its own.
 func TestReporterGoesAroundTheLiveLine(t *testing.T) {
 	var buf syncBuffer
-	l := NewTaskLine(&buf, true)
+	l := NewTaskLine(Screen{W: &buf, Live: true})
 	defer l.Close()
 	r := NewReporter(&buf, false)
 	r.Attach(l)
 	l.AttemptStarted(engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
 	r.Warn("push: no remote")
-	if out := buf.String(); !strings.Contains(out, "\r\x1b[Kjlgcli: warning: push: no remote\n\r\x1b[K⟳ tier fast") {
-		t.Errorf("output %q: want the line cleared, the message, then the line drawn again", out)
+	if out := buf.String(); !strings.Contains(out, syncBegin+"\x1b[1A\r\x1b[Jjlgcli: warning: push: no remote\n⟳ tier fast") {
+		t.Errorf("output %q: want in one frame the line cleared, the message, then the line drawn again", out)
 	}
 	r.SetQuiet(true)
 	start := len(buf.String())

@@ -19,11 +19,12 @@ type Reporter struct {
 	live  Live
 }
 
-// Live is a status line drawn in place on the reporter's writer (TaskLine,
-// Progress).
+// Live are status lines drawn in place on the reporter's terminal
+// (TaskLine, Progress, BatchBoard).
 type Live interface {
-	// Around clears the line, calls write, and draws the line again.
-	Around(write func())
+	// Above writes text, whole lines, above the status lines, in the same
+	// write as the lines drawn again under it.
+	Above(text string)
 }
 
 // NewReporter returns a reporter writing to w.
@@ -71,10 +72,10 @@ func (r *Reporter) Printf(format string, a ...any) { r.Notice(fmt.Sprintf(format
 func (r *Reporter) line(prefix, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	write := func() { fmt.Fprintf(r.w, "%s%s\n", prefix, msg) }
+	text := prefix + msg + "\n"
 	if r.live != nil {
-		r.live.Around(write)
+		r.live.Above(text)
 		return
 	}
-	write()
+	io.WriteString(r.w, text)
 }

@@ -2,140 +2,85 @@ package ui
 
 import (
 	"fmt"
-	"io"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
-// TaskLine is an engine.TaskObserver that draws a task's progress on w:
-// step, tier, attempt, phase, last gate status and cost. On a terminal one
-// goroutine owns a live status line; elsewhere a line is printed when an
-// attempt starts and when it ends.
+// TaskLine is an engine.TaskObserver that draws a task's progress on a
+// screen: step, tier, attempt, phase, last gate status and cost. On a
+// terminal one goroutine owns a live status line; elsewhere a line is
+// printed when an attempt starts and when it ends.
 type TaskLine struct {
-	w   io.Writer
-	tty bool
+	l live
 
-	mu      sync.Mutex
-	start   time.Time
-	p       engine.TaskProgress
-	phase   string
-	started bool
-	drawn   bool
-
-	stop   chan struct{}
-	done   chan struct{}
-	once   sync.Once // Close
-	closed bool
+	start     time.Time
+	p         engine.TaskProgress
+	phase     string
+	started   bool
+	agentLine string // the agent's last retry or error line this attempt
 }
 
-// NewTaskLine returns a TaskLine writing to w; tty says whether w is a
-// terminal.
-func NewTaskLine(w io.Writer, tty bool) *TaskLine {
-	l := &TaskLine{w: w, tty: tty, start: time.Now()}
-	if tty {
-		l.stop = make(chan struct{})
-		l.done = make(chan struct{})
-		go l.loop()
-	}
+// NewTaskLine returns a TaskLine drawn on s.
+func NewTaskLine(s Screen) *TaskLine {
+	l := &TaskLine{start: time.Now()}
+	l.l.start(s, l.lines)
 	return l
-}
-
-func (l *TaskLine) loop() {
-	defer close(l.done)
-	t := time.NewTicker(redraw)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-			l.mu.Lock()
-			if l.started {
-				l.draw()
-			}
-			l.mu.Unlock()
-		}
-	}
 }
 
 // AttemptStarted implements engine.TaskObserver.
 func (l *TaskLine) AttemptStarted(p engine.TaskProgress) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.p, l.phase, l.started = p, "develop", true
-	if l.tty {
-		l.draw()
+	l.l.mu.Lock()
+	defer l.l.mu.Unlock()
+	l.p, l.phase, l.started, l.agentLine = p, "develop", true, ""
+	if l.l.s.Live {
+		l.l.frame("")
 		return
 	}
-	fmt.Fprintf(l.w, "jlgcli: %s · develop\n", l.text())
+	fmt.Fprintf(l.l.s.W, "jlgcli: %s · develop\n", l.text())
 }
 
 // Phase implements engine.TaskObserver.
 func (l *TaskLine) Phase(p engine.TaskProgress, phase string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.l.mu.Lock()
+	defer l.l.mu.Unlock()
 	l.p, l.phase, l.started = p, phase, true
-	if l.tty {
-		l.draw()
+	if l.l.s.Live {
+		l.l.frame("")
 		return
 	}
 	if phase == "plan" {
-		fmt.Fprintf(l.w, "jlgcli: planning with tier %s\n", p.Tier)
+		fmt.Fprintf(l.l.s.W, "jlgcli: planning with tier %s\n", p.Tier)
 	}
 }
 
 // AttemptDone implements engine.TaskObserver.
 func (l *TaskLine) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.p, l.phase = p, a.Action
-	if l.tty {
-		l.clear()
-	}
-	line := fmt.Sprintf("jlgcli: %s · gate %s · %s", l.text(), a.Gate.Status, a.Action)
-	if a.Detection != nil {
-		line += fmt.Sprintf(" (loop: %s)", a.Detection.Names())
-	}
-	fmt.Fprintln(l.w, clip(line, 160))
-	if l.tty {
-		l.draw()
-	}
+	l.l.mu.Lock()
+	defer l.l.mu.Unlock()
+	l.p, l.phase, l.agentLine = p, a.Action, ""
+	l.l.frame(clip("jlgcli: "+attemptText(l.text(), p, a), 300) + "\n")
 }
 
 // Close stops the redraws and clears the status line; it may be called
 // more than once.
-func (l *TaskLine) Close() {
-	if !l.tty {
-		return
-	}
-	l.once.Do(func() { close(l.stop) })
-	<-l.done
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.clear()
-	l.closed = true
-}
+func (l *TaskLine) Close() { l.l.close() }
 
-// Around clears the status line, calls write, and draws the line again: a
-// message written by write does not tear it.
-func (l *TaskLine) Around(write func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.clear()
-	write()
-	if l.tty && l.started && !l.closed {
-		l.draw()
-	}
-}
+// Above implements Live: text stays above the status line.
+func (l *TaskLine) Above(text string) { l.l.above(text) }
 
-func (l *TaskLine) clear() {
-	if l.drawn {
-		fmt.Fprint(l.w, "\r\x1b[K")
-		l.drawn = false
+func (l *TaskLine) lines() []string {
+	if !l.started {
+		return nil
 	}
+	line := "⟳ " + l.text() + " · " + l.phase
+	if l.agentLine != "" {
+		line += " · " + l.agentLine
+	}
+	return []string{line}
 }
 
 func (l *TaskLine) text() string { return taskText(l.p, l.start) }
@@ -161,7 +106,100 @@ func taskText(p engine.TaskProgress, start time.Time) string {
 	return s + " · " + c + " · " + fmtDuration(time.Since(start))
 }
 
-func (l *TaskLine) draw() {
-	fmt.Fprint(l.w, "\r\x1b[K"+clip("⟳ "+l.text()+" · "+l.phase, 150))
-	l.drawn = true
+// attemptText is an attempt's line after where (taskText): the gate's
+// status and, when it failed, the first line of its failure; then what the
+// task does next and, for an escalation or a stop, which rule or limit.
+func attemptText(where string, p engine.TaskProgress, a engine.Attempt) string {
+	s := where + " · gate " + a.Gate.Status
+	if !a.Gate.OK() {
+		if f := gateFailure(a.Gate); f != "" {
+			s += ": " + f
+		}
+	}
+	return s + " · " + actionText(p, a)
+}
+
+// actionText is what a task does after attempt a, and why when it
+// escalates or stops: the loop rules that fired, the tier's attempts
+// spent, the budget.
+func actionText(p engine.TaskProgress, a engine.Attempt) string {
+	spent := fmt.Sprintf("tier %s spent its %d attempts", a.Tier, p.Attempts)
+	if p.Attempts == 0 {
+		spent = fmt.Sprintf("tier %s spent its attempts", a.Tier)
+	}
+	loop := ""
+	if a.Detection != nil {
+		loop = a.Detection.Names()
+		if d := firstLine(a.Detection.Details); d != "" {
+			loop += " (" + d + ")"
+		}
+	}
+	switch a.Action {
+	case engine.ActionNudge:
+		return "nudge: " + loop
+	case engine.ActionEscalate:
+		if loop != "" {
+			return "escalate: " + loop
+		}
+		return "escalate: " + spent
+	case engine.ActionStop:
+		switch {
+		case p.BudgetUSD > 0 && p.CostUSD >= p.BudgetUSD-1e-9:
+			return fmt.Sprintf("stop: %s $%.2f of $%.2f", engine.StatusBudgetExceeded, p.CostUSD, p.BudgetUSD)
+		case loop != "":
+			return fmt.Sprintf("stop: %s: %s", engine.StatusNoProgress, loop)
+		default:
+			return fmt.Sprintf("stop: %s: the last %s", engine.StatusMaxIterations, spent)
+		}
+	}
+	return a.Action
+}
+
+// gateFailure is the first line of what failed in a gate's report: a
+// syntax, import or runtime error, a failed test and its message, or a
+// check that failed and the last line of its output.
+func gateFailure(r gate.Report) string {
+	for _, list := range [][]string{r.SyntaxErrors, r.ImportErrors} {
+		if len(list) > 0 {
+			return firstLine(list[0])
+		}
+	}
+	if len(r.TestFailures) > 0 {
+		f := r.TestFailures[0]
+		if e := firstLine(f.Error); e != "" {
+			return f.Test + ": " + e
+		}
+		return f.Test + " failed"
+	}
+	if len(r.RuntimeErrors) > 0 {
+		return firstLine(r.RuntimeErrors[0])
+	}
+	for _, c := range r.Checks {
+		if c.Passed {
+			continue
+		}
+		s := fmt.Sprintf("%s exited %d", c.Name, c.ExitCode)
+		switch {
+		case c.TimedOut:
+			s = c.Name + " timed out"
+		case c.Error != "":
+			s = c.Name + ": " + firstLine(c.Error)
+		}
+		if l := lastLine(c.OutputTail); l != "" {
+			s += ": " + l
+		}
+		return s
+	}
+	return ""
+}
+
+// lastLine is the last line of s that is not blank.
+func lastLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if t := strings.TrimSpace(lines[i]); t != "" {
+			return t
+		}
+	}
+	return ""
 }

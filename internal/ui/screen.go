@@ -1,0 +1,264 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"golang.org/x/text/width"
+)
+
+// Screen is the stream that progress is drawn on (stderr) as the live lines
+// see it.
+type Screen struct {
+	// W receives every frame in one Write.
+	W io.Writer
+	// Live: W is a terminal that takes cursor codes (not TERM=dumb); the
+	// live lines are redrawn in place. Otherwise no escape code is written:
+	// each progress line is printed once.
+	Live bool
+	// Width is the terminal's width in cells, read at each frame so that a
+	// resize is followed; nil or a width ≤ 0: 80.
+	Width func() int
+}
+
+// NewScreen returns the screen of w. When live is false, the lines written
+// through it are meant for a log: each starts with the time of day
+// ("14:05:09 ").
+func NewScreen(w io.Writer, live bool, width func() int) Screen {
+	if !live {
+		w = &stampWriter{w: w, now: time.Now}
+	}
+	return Screen{W: w, Live: live, Width: width}
+}
+
+// IsLive says whether a terminal that stream is takes cursor codes: it is a
+// terminal and TERM is not "dumb".
+func IsLive(isTerminal bool, term string) bool { return isTerminal && term != "dumb" }
+
+func (s Screen) width() int {
+	if s.Width != nil {
+		if w := s.Width(); w > 0 {
+			return w
+		}
+	}
+	return 80
+}
+
+// stampWriter puts the time of day before each line.
+type stampWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	now func() time.Time
+	mid bool // the last write ended within a line
+}
+
+func (s *stampWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out bytes.Buffer
+	stamp := s.now().Format("15:04:05 ")
+	for line := range strings.Lines(string(p)) {
+		if !s.mid {
+			out.WriteString(stamp)
+		}
+		out.WriteString(line)
+		s.mid = !strings.HasSuffix(line, "\n")
+	}
+	if _, err := s.w.Write(out.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Synchronized output (DEC private mode 2026): the terminal shows the frame
+// at once; terminals that do not know the mode ignore it.
+const (
+	syncBegin = "\x1b[?2026h"
+	syncEnd   = "\x1b[?2026l"
+)
+
+// live is a region of lines at the bottom of a screen, redrawn in place by
+// one goroutine (on a terminal); lines that stay are written above it. Each
+// frame (erase the region, the lines above, the region again) is one Write.
+// Progress, TaskLine and BatchBoard are built on it.
+type live struct {
+	s     Screen
+	mu    sync.Mutex
+	lines func() []string // the region's lines now, called with mu held
+	drawn []int           // cells of each line of the region on the screen
+
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+	closed bool
+}
+
+// start starts the redraws of lines (on a terminal only).
+func (l *live) start(s Screen, lines func() []string) {
+	l.s, l.lines = s, lines
+	if !s.Live {
+		return
+	}
+	l.stop, l.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(redraw)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+				l.mu.Lock()
+				l.frame("")
+				l.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// frame writes, in one Write, above (whole lines) and the region below it,
+// in place of the region on the screen. Off a terminal it writes above
+// only. l.mu is held.
+func (l *live) frame(above string) {
+	if !l.s.Live {
+		if above != "" {
+			io.WriteString(l.s.W, above)
+		}
+		return
+	}
+	w := l.s.width()
+	var lines []string
+	if !l.closed {
+		lines = l.lines()
+	}
+	if above == "" && len(lines) == 0 && len(l.drawn) == 0 {
+		return
+	}
+	var b bytes.Buffer
+	b.WriteString(syncBegin)
+	if rows := l.rows(w); rows > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA\r\x1b[J", rows)
+	}
+	b.WriteString(above)
+	l.drawn = l.drawn[:0]
+	for _, line := range lines {
+		// The last column is left free: a terminal that wraps as soon as
+		// it is written would scroll.
+		line = fit(line, w-1)
+		b.WriteString(line + "\n")
+		l.drawn = append(l.drawn, cells(line))
+	}
+	b.WriteString(syncEnd)
+	l.s.W.Write(b.Bytes())
+}
+
+// rows is the number of rows the region takes on a screen w cells wide: a
+// terminal made narrower since it was drawn may have wrapped its lines.
+func (l *live) rows(w int) int {
+	n := 0
+	for _, c := range l.drawn {
+		n += max(1, (c+w-1)/w)
+	}
+	return n
+}
+
+// above writes text (whole lines) above the region.
+func (l *live) above(text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.frame(text)
+}
+
+// redraw draws the region again now.
+func (l *live) redraw() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.frame("")
+}
+
+// close stops the redraws and erases the region; it may be called more than
+// once.
+func (l *live) close() {
+	if l.stop != nil {
+		l.once.Do(func() { close(l.stop) })
+		<-l.done
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	l.frame("")
+}
+
+// ansi matches the escape sequences a line may carry (colours, cursor
+// moves), which are left out of what is drawn.
+var ansi = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
+
+// printable is s without escape sequences and control characters (a tab is
+// a space).
+func printable(s string) string {
+	if strings.ContainsRune(s, 0x1b) {
+		s = ansi.ReplaceAllString(s, "")
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case unicode.IsControl(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// runeCells is the number of cells r takes on a terminal: 2 for wide
+// characters, 0 for combining marks and zero-width ones, 1 otherwise.
+func runeCells(r rune) int {
+	switch {
+	case r == 0x200d || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || unicode.Is(unicode.Cf, r) ||
+		(r >= 0xfe00 && r <= 0xfe0f):
+		return 0
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// cells is the width of s on a terminal, in cells.
+func cells(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeCells(r)
+	}
+	return n
+}
+
+// fit is s printable and cut to n cells, ending with "…" when cut.
+func fit(s string, n int) string {
+	s = printable(s)
+	if cells(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	used := 0
+	for _, r := range s {
+		c := runeCells(r)
+		if used+c > n-1 {
+			break
+		}
+		b.WriteRune(r)
+		used += c
+	}
+	return b.String() + "…"
+}

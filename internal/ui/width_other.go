@@ -1,0 +1,7 @@
+//go:build !unix
+
+package ui
+
+// onResize: no signal tells of a resize here; the width is read at each
+// frame.
+func onResize(func()) bool { return false }
