@@ -95,7 +95,7 @@ limits. A run that ended done is only printed.`,
 		if done {
 			stdio.reporter().Notice(fmt.Sprintf("run %s is already done; nothing to resume", run.ID))
 		}
-		return report(stdio, o.json, res)
+		return reportLoop(stdio, o.json, res)
 	}
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/runner"
@@ -102,7 +103,25 @@ func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions
 			progress.Close()
 		}
 	}
+	if o.loop {
+		return reportLoop(stdio, cfg.JSON, res)
+	}
 	return report(stdio, cfg.JSON, res)
+}
+
+// reportLoop reports a loop's result (report), then, on stderr, its run id
+// and how it went in one line (left out with -q and --json).
+func reportLoop(stdio *Stdio, asJSON bool, res engine.Result) error {
+	err := report(stdio, asJSON, res)
+	if !asJSON && res.RunID != "" {
+		it := "iterations"
+		if res.Iterations == 1 {
+			it = "iteration"
+		}
+		stdio.reporter().Progress(fmt.Sprintf("run %s ended %s after %d %s · %s · %s", res.RunID, res.Status, res.Iterations, it,
+			cost.Phrase(res.CostUSD, res.CostKnown, false), (time.Duration(res.DurationMs) * time.Millisecond).Round(100*time.Millisecond)))
+	}
+	return err
 }
 
 func newProgress(stdio *Stdio) *ui.Progress { return ui.NewProgress(stdio.screen()) }

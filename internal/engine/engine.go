@@ -118,6 +118,13 @@ type Observer interface {
 	IterationDone(e Entry, r *Result)
 }
 
+// RefusalObserver is an Observer that is also told when a guard refuses
+// done: called before IterationDone of the iteration whose reply claimed
+// it.
+type RefusalObserver interface {
+	Refused(iteration int, ref Refusal)
+}
+
 const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // run is one execution of the loop.
@@ -312,6 +319,9 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 	data, _ := json.Marshal(IterationData{Entry: e, Verdict: verdict, Refusal: refusal, State: r.st})
 	r.record(Event{Type: EventIteration, Iteration: i, Time: r.now(), Data: data})
 	r.checkpoint(StatusRunning)
+	if o, ok := r.o.Observer.(RefusalObserver); ok && refusal != nil {
+		o.Refused(i, *refusal)
+	}
 	if r.o.Observer != nil {
 		r.o.Observer.IterationDone(e, &r.res)
 	}

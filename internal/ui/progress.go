@@ -59,6 +59,18 @@ func (p *Progress) IterationDone(e engine.Entry, r *engine.Result) {
 		fmtDuration(time.Since(p.start)), p.costText(), quoteOrEmpty(p.last, 100))
 }
 
+// Refused implements engine.RefusalObserver: a line says which guard
+// refused done, and why.
+func (p *Progress) Refused(iteration int, ref engine.Refusal) {
+	p.l.mu.Lock()
+	defer p.l.mu.Unlock()
+	line := fmt.Sprintf("jlgcli: iteration %d/%d: done refused by the %s guard", iteration, p.max, ref.Guard)
+	if d := firstLine(ref.Details); d != "" {
+		line += ": " + d
+	}
+	p.l.frame(clip(line, 300) + "\n")
+}
+
 // Close stops the redraws and clears the status line; it may be called
 // more than once.
 func (p *Progress) Close() { p.l.close() }
@@ -112,3 +124,5 @@ func fmtDuration(d time.Duration) string {
 	}
 	return d.Round(time.Second).String()
 }
+
+var _ engine.RefusalObserver = (*Progress)(nil)

@@ -166,7 +166,7 @@ func gateFailure(r gate.Report) string {
 	}
 	if len(r.TestFailures) > 0 {
 		f := r.TestFailures[0]
-		if e := firstLine(f.Error); e != "" {
+		if e := headline(f.Error); e != "" {
 			return f.Test + ": " + e
 		}
 		return f.Test + " failed"
@@ -191,6 +191,21 @@ func gateFailure(r gate.Report) string {
 		return s
 	}
 	return ""
+}
+
+// headline is the first line of s that is not blank, and the next one too
+// when the first ends with a colon ("exited with status 1: FAIL: …").
+func headline(s string) string {
+	var lines []string
+	for line := range strings.Lines(s) {
+		if t := strings.TrimSpace(line); t != "" {
+			lines = append(lines, t)
+			if len(lines) == 2 || !strings.HasSuffix(t, ":") {
+				break
+			}
+		}
+	}
+	return strings.Join(lines, " ")
 }
 
 // lastLine is the last line of s that is not blank.
