@@ -38,6 +38,11 @@ type Request struct {
 	// Output, when not nil, receives the agent's raw standard output as it
 	// comes (for run directories and progress); it must not block.
 	Output func(p []byte)
+	// Notice, when not nil, receives as they come the lines in which the
+	// CLI says it retries or fails (stderr lines such as "retrying in 2s",
+	// stream events such as Claude Code's api_retry), for the live line;
+	// it must not block.
+	Notice func(line string)
 	// StallTimeout, when positive, stops a call whose agent prints nothing
 	// for that long; the response's failure is then FailStall.
 	StallTimeout time.Duration

@@ -132,13 +132,31 @@ func runParsed(ctx context.Context, argv, env []string, req Request, stdin *stri
 	if w, ok := p.(io.Writer); ok {
 		sink = w // a parser that wants the raw output, not lines
 	}
+	var errOut io.Writer = stderr
+	var events, notes *proc.Lines
+	if req.Notice != nil {
+		notes = &proc.Lines{Max: lineMax, Fn: func(line []byte, _ bool) {
+			if s, ok := stderrNotice(string(line)); ok {
+				req.Notice(s)
+			}
+		}}
+		events = &proc.Lines{Max: lineMax, Fn: func(line []byte, _ bool) {
+			if s, ok := eventNotice(line); ok {
+				req.Notice(s)
+			}
+		}}
+		errOut = io.MultiWriter(stderr, notes)
+	}
 	stdout := writerFunc(func(b []byte) {
 		if req.Output != nil {
 			req.Output(b)
 		}
+		if events != nil {
+			events.Write(b)
+		}
 		sink.Write(b)
 	})
-	c := proc.Cmd{Argv: argv, Dir: req.Dir, Env: env, Stdout: stdout, Stderr: stderr, StallTimeout: req.StallTimeout}
+	c := proc.Cmd{Argv: argv, Dir: req.Dir, Env: env, Stdout: stdout, Stderr: errOut, StallTimeout: req.StallTimeout}
 	if stdin != nil {
 		c.Stdin = strings.NewReader(*stdin)
 	}
@@ -148,6 +166,10 @@ func runParsed(ctx context.Context, argv, env []string, req Request, stdin *stri
 	}
 	if l, ok := sink.(*proc.Lines); ok {
 		l.Flush()
+	}
+	if notes != nil {
+		notes.Flush()
+		events.Flush()
 	}
 	r := p.Finish(callEnd{ExitCode: res.ExitCode, Stopped: res.Stopped || res.Stalled, Stderr: stderr.String()})
 	r.ExitCode = res.ExitCode

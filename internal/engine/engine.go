@@ -118,6 +118,13 @@ type Observer interface {
 	IterationDone(e Entry, r *Result)
 }
 
+// AgentObserver is an Observer or a TaskObserver that is also shown, as
+// they come, the agent's own lines that say it retries or fails (agent
+// Request.Notice): a call the CLI retries in silence shows why it lasts.
+type AgentObserver interface {
+	AgentLine(line string)
+}
+
 // RefusalObserver is an Observer that is also told when a guard refuses
 // done: called before IterationDone of the iteration whose reply claimed
 // it.
@@ -247,6 +254,9 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 	out := r.output(i)
 	if out != nil {
 		req.Output = func(p []byte) { out.Write(p) }
+	}
+	if o, ok := r.o.Observer.(AgentObserver); ok {
+		req.Notice = o.AgentLine
 	}
 	callCtx, cancel := ctx, context.CancelFunc(func() {})
 	if r.o.Timeout > 0 {

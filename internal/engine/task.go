@@ -369,6 +369,9 @@ func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent
 		}
 		env := append(slices.Clip(tier.Env), t.o.Env...)
 		req := agent.Request{Prompt: prompt, Model: tier.Model, Dir: t.o.Workspace.Dir(), Env: env, StallTimeout: t.o.StallTimeout, Output: output}
+		if o, ok := t.o.Observer.(AgentObserver); ok {
+			req.Notice = o.AgentLine
+		}
 		cctx, cancel := t.callCtx(ctx, left)
 		stopBeat := t.heartbeat()
 		resp, err := tier.Agent.Run(cctx, req)

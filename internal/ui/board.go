@@ -23,10 +23,10 @@ type BatchBoard struct {
 }
 
 type boardTask struct {
-	start     time.Time
-	p         engine.TaskProgress
-	phase     string
-	agentLine string // the agent's last retry or error line
+	start time.Time
+	p     engine.TaskProgress
+	phase string
+	agent agentLines // the agent's retry and error lines this attempt
 }
 
 // NewBatchBoard returns a board of a batch of total tasks drawn on s, a
@@ -98,8 +98,8 @@ func (b *BatchBoard) boardLines() []string {
 		if t.p.Tiers > 0 {
 			line = fmt.Sprintf("⟳ [%s] %s · %s", id, taskText(t.p, t.start), t.phase)
 		}
-		if t.agentLine != "" {
-			line += " · " + t.agentLine
+		if t.agent.last != "" {
+			line += " · agent: " + t.agent.last
 		}
 		lines = append(lines, line)
 	}
@@ -119,7 +119,10 @@ func (o boardObserver) set(p engine.TaskProgress, phase string) {
 	o.b.l.mu.Lock()
 	defer o.b.l.mu.Unlock()
 	if t, ok := o.b.tasks[o.id]; ok {
-		t.p, t.phase, t.agentLine = p, phase, ""
+		if phase == "develop" {
+			t.agent.reset()
+		}
+		t.p, t.phase = p, phase
 	}
 	o.b.l.frame("")
 }
@@ -131,10 +134,22 @@ func (o boardObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 	defer o.b.l.mu.Unlock()
 	t := o.b.tasks[o.id]
 	if t != nil {
-		t.p, t.phase, t.agentLine = p, a.Action, ""
+		t.p, t.phase = p, a.Action
+		t.agent.reset()
 	}
 	line := fmt.Sprintf("jlgcli: [%s] %s", o.id, attemptText(taskText(p, t.startOr()), p, a))
 	o.b.l.frame(clip(line, 300) + "\n")
+}
+
+// AgentLine implements engine.AgentObserver: the agent's retry or error
+// line is shown on the task's line.
+func (o boardObserver) AgentLine(line string) {
+	o.b.l.mu.Lock()
+	defer o.b.l.mu.Unlock()
+	if t, ok := o.b.tasks[o.id]; ok {
+		t.agent.add(line, "")
+	}
+	o.b.l.frame("")
 }
 
 func (t *boardTask) startOr() time.Time {

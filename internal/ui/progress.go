@@ -5,6 +5,7 @@ package ui
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ type Progress struct {
 	cost      float64
 	costKnown bool
 	last      string
-	agentLine string // the agent's last retry or error line this iteration
+	agent     agentLines // the agent's retry and error lines this iteration
 }
 
 const redraw = 250 * time.Millisecond
@@ -39,7 +40,8 @@ func NewProgress(s Screen) *Progress {
 func (p *Progress) IterationStarted(iteration, max int, _ time.Time) {
 	p.l.mu.Lock()
 	defer p.l.mu.Unlock()
-	p.iteration, p.max, p.agentLine = iteration, max, ""
+	p.iteration, p.max = iteration, max
+	p.agent.reset()
 	p.l.frame("")
 }
 
@@ -49,7 +51,7 @@ func (p *Progress) IterationDone(e engine.Entry, r *engine.Result) {
 	defer p.l.mu.Unlock()
 	p.cost, p.costKnown = r.CostUSD, r.CostKnown
 	p.last = firstLine(e.Response)
-	p.agentLine = ""
+	p.agent.reset()
 	if p.l.s.Live {
 		p.l.frame("")
 		return
@@ -71,6 +73,19 @@ func (p *Progress) Refused(iteration int, ref engine.Refusal) {
 	p.l.frame(clip(line, 300) + "\n")
 }
 
+// AgentLine implements engine.AgentObserver: the agent's retry or error
+// line is shown on the status line, or printed off a terminal.
+func (p *Progress) AgentLine(line string) {
+	p.l.mu.Lock()
+	defer p.l.mu.Unlock()
+	text := p.agent.add(line, "jlgcli: ")
+	if p.l.s.Live {
+		p.l.frame("")
+	} else if text != "" {
+		io.WriteString(p.l.s.W, text)
+	}
+}
+
 // Close stops the redraws and clears the status line; it may be called
 // more than once.
 func (p *Progress) Close() { p.l.close() }
@@ -84,8 +99,8 @@ func (p *Progress) lines() []string {
 	}
 	line := fmt.Sprintf("⟳ iteration %d/%d · %s%s", p.iteration, p.max, fmtDuration(time.Since(p.start)), p.costText())
 	switch {
-	case p.agentLine != "":
-		line += " · " + p.agentLine
+	case p.agent.last != "":
+		line += " · agent: " + p.agent.last
 	case p.last != "":
 		line += " · " + p.last
 	}
@@ -125,4 +140,9 @@ func fmtDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-var _ engine.RefusalObserver = (*Progress)(nil)
+var (
+	_ engine.RefusalObserver = (*Progress)(nil)
+	_ engine.AgentObserver   = (*Progress)(nil)
+	_ engine.AgentObserver   = (*TaskLine)(nil)
+	_ engine.AgentObserver   = boardObserver{}
+)

@@ -262,3 +262,36 @@ func fit(s string, n int) string {
 	}
 	return b.String() + "…"
 }
+
+// maxAgentLines bounds the agent's lines printed off a terminal in one
+// call: a CLI that retries for minutes does not flood the log.
+const maxAgentLines = 20
+
+// agentLines are the agent's retry and error lines of one call, as the
+// progress shows them: the last on the live line; off a terminal each
+// line once (not again when it repeats), at most maxAgentLines of them.
+type agentLines struct {
+	last    string
+	printed int
+}
+
+// reset starts a new call.
+func (a *agentLines) reset() { *a = agentLines{} }
+
+// add takes line; off a terminal it returns what to print ("" for
+// nothing), with prefix before the line.
+func (a *agentLines) add(line, prefix string) string {
+	line = strings.TrimSpace(printable(line))
+	if line == "" || line == a.last {
+		return ""
+	}
+	a.last = line
+	a.printed++
+	switch {
+	case a.printed < maxAgentLines:
+		return prefix + "agent: " + line + "\n"
+	case a.printed == maxAgentLines:
+		return prefix + "agent: " + line + " (its further lines in this call are left out)\n"
+	}
+	return ""
+}

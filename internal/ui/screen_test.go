@@ -321,3 +321,30 @@ func TestFit(t *testing.T) {
 		}
 	}
 }
+
+// The agent's retry lines: on the live line at once (a frame is drawn for
+// each), off a terminal each once, at most maxAgentLines of them a call.
+func TestAgentLines(t *testing.T) {
+	term := newVT(120)
+	l := NewTaskLine(Screen{W: term, Live: true, Width: func() int { return 120 }})
+	defer l.Close()
+	l.AttemptStarted(engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3})
+	l.AgentLine("API retry 1/10 in 1.2s: 529 overloaded_error")
+	if lines := term.lines(); len(lines) != 1 || !strings.HasSuffix(lines[0], " · develop · agent: API retry 1/10 in 1.2s: 529 overloaded_error") {
+		t.Errorf("the live line after a retry: %q", lines)
+	}
+
+	var buf syncBuffer
+	p := NewProgress(NewScreen(&buf, false, nil))
+	p.IterationStarted(1, 3, time.Now())
+	for i := range 60 {
+		p.AgentLine(fmt.Sprintf("retrying %d", i/2)) // each line twice
+	}
+	out := buf.String()
+	if n := strings.Count(out, "jlgcli: agent: retrying"); n != maxAgentLines {
+		t.Errorf("%d agent lines printed, want %d:\n%s", n, maxAgentLines, out)
+	}
+	if !stamped.MatchString(out) || strings.Count(out, "retrying 0\n") != 1 {
+		t.Errorf("agent lines off a terminal:\n%s", out)
+	}
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -17,11 +18,11 @@ import (
 type TaskLine struct {
 	l live
 
-	start     time.Time
-	p         engine.TaskProgress
-	phase     string
-	started   bool
-	agentLine string // the agent's last retry or error line this attempt
+	start   time.Time
+	p       engine.TaskProgress
+	phase   string
+	started bool
+	agent   agentLines // the agent's retry and error lines this attempt
 }
 
 // NewTaskLine returns a TaskLine drawn on s.
@@ -35,7 +36,8 @@ func NewTaskLine(s Screen) *TaskLine {
 func (l *TaskLine) AttemptStarted(p engine.TaskProgress) {
 	l.l.mu.Lock()
 	defer l.l.mu.Unlock()
-	l.p, l.phase, l.started, l.agentLine = p, "develop", true, ""
+	l.p, l.phase, l.started = p, "develop", true
+	l.agent.reset()
 	if l.l.s.Live {
 		l.l.frame("")
 		return
@@ -61,8 +63,22 @@ func (l *TaskLine) Phase(p engine.TaskProgress, phase string) {
 func (l *TaskLine) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 	l.l.mu.Lock()
 	defer l.l.mu.Unlock()
-	l.p, l.phase, l.agentLine = p, a.Action, ""
+	l.p, l.phase = p, a.Action
+	l.agent.reset()
 	l.l.frame(clip("jlgcli: "+attemptText(l.text(), p, a), 300) + "\n")
+}
+
+// AgentLine implements engine.AgentObserver: the agent's retry or error
+// line is shown on the status line, or printed off a terminal.
+func (l *TaskLine) AgentLine(line string) {
+	l.l.mu.Lock()
+	defer l.l.mu.Unlock()
+	text := l.agent.add(line, "jlgcli: ")
+	if l.l.s.Live {
+		l.l.frame("")
+	} else if text != "" {
+		io.WriteString(l.l.s.W, text)
+	}
 }
 
 // Close stops the redraws and clears the status line; it may be called
@@ -77,8 +93,8 @@ func (l *TaskLine) lines() []string {
 		return nil
 	}
 	line := "⟳ " + l.text() + " · " + l.phase
-	if l.agentLine != "" {
-		line += " · " + l.agentLine
+	if l.agent.last != "" {
+		line += " · agent: " + l.agent.last
 	}
 	return []string{line}
 }
