@@ -99,7 +99,8 @@ func (b *BatchBoard) boardLines() []string {
 			line = fmt.Sprintf("⟳ [%s] %s · %s", id, taskText(t.p, t.start), t.phase)
 		}
 		if t.agent.last != "" {
-			line += " · agent: " + t.agent.last
+			// The news first: a narrow terminal cuts the end.
+			line = fmt.Sprintf("⟳ [%s] agent: %s · %s", id, t.agent.last, strings.TrimPrefix(line, "⟳ ["+id+"] "))
 		}
 		lines = append(lines, line)
 	}

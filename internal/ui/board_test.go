@@ -33,7 +33,7 @@ func TestBatchBoard(t *testing.T) {
 	if !strings.Contains(last, "⟳ [c] starting\nbatch: 0 done, 2 running, 1 waiting, 0 failed · $0.2500\n") || strings.Contains(last, "⟳ [a]") {
 		t.Errorf("after a's run ended, the board is:\n%q", last)
 	}
-	if !strings.HasSuffix(out, syncBegin+"\x1b[2A\r\x1b[J"+syncEnd) {
+	if !strings.HasSuffix(out, syncBegin+"\x1b[2A\r\x1b[2K\x1b[1B\x1b[2K\x1b[1A"+syncEnd) {
 		t.Errorf("Close does not clear the board: %q", out[max(0, len(out)-40):])
 	}
 }

@@ -100,7 +100,8 @@ func (p *Progress) lines() []string {
 	line := fmt.Sprintf("⟳ iteration %d/%d · %s%s", p.iteration, p.max, fmtDuration(time.Since(p.start)), p.costText())
 	switch {
 	case p.agent.last != "":
-		line += " · agent: " + p.agent.last
+		// The news first: a narrow terminal cuts the end.
+		line = fmt.Sprintf("⟳ agent: %s · iteration %d/%d · %s%s", p.agent.last, p.iteration, p.max, fmtDuration(time.Since(p.start)), p.costText())
 	case p.last != "":
 		line += " · " + p.last
 	}

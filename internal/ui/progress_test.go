@@ -62,7 +62,7 @@ func TestTerminalStatusLine(t *testing.T) {
 	if !strings.Contains(out, syncBegin+"⟳ iteration 2/10 · ") {
 		t.Fatalf("no status line: %q", out)
 	}
-	if !strings.HasSuffix(out, "\x1b[1A\r\x1b[J"+syncEnd) {
+	if !strings.HasSuffix(out, "\x1b[1A\r\x1b[2K"+syncEnd) {
 		t.Errorf("Close must clear the line: %q", out)
 	}
 	for _, draw := range strings.Split(escape.ReplaceAllString(out, ""), "\n") {
@@ -86,7 +86,7 @@ func TestReporterGoesAroundTheLiveLine(t *testing.T) {
 	r.Attach(l)
 	l.AttemptStarted(engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
 	r.Warn("push: no remote")
-	if out := buf.String(); !strings.Contains(out, syncBegin+"\x1b[1A\r\x1b[Jjlgcli: warning: push: no remote\n⟳ tier fast") {
+	if out := buf.String(); !strings.Contains(out, syncBegin+"\x1b[1A\r\x1b[2Kjlgcli: warning: push: no remote\n⟳ tier fast") {
 		t.Errorf("output %q: want in one frame the line cleared, the message, then the line drawn again", out)
 	}
 	r.SetQuiet(true)

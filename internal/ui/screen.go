@@ -144,7 +144,14 @@ func (l *live) frame(above string) {
 	var b bytes.Buffer
 	b.WriteString(syncBegin)
 	if rows := l.rows(w); rows > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA\r\x1b[J", rows)
+		// Each row of the region is erased on its own (EL), not the end
+		// of the screen (ED): a terminal (tmux's scroll-on-clear) keeps
+		// in its history a screen erased from its top-left corner.
+		fmt.Fprintf(&b, "\x1b[%dA\r\x1b[2K", rows)
+		if rows > 1 {
+			b.WriteString(strings.Repeat("\x1b[1B\x1b[2K", rows-1))
+			fmt.Fprintf(&b, "\x1b[%dA", rows-1)
+		}
 	}
 	b.WriteString(above)
 	l.drawn = l.drawn[:0]

@@ -15,8 +15,9 @@ import (
 
 // vt is a terminal of a given width as far as the live lines use it: it
 // keeps every row written (the scrollback and the screen), wraps text at
-// its width, and applies the cursor moves and erasures jlgcli writes. It
-// records each Write.
+// its width, and applies the cursor moves and line erasures jlgcli writes.
+// It records each Write. Erasing the end of the screen (ED) is refused: a
+// terminal may keep a copy of what it erases (tmux's scroll-on-clear).
 type vt struct {
 	mu     sync.Mutex
 	width  int
@@ -43,9 +44,10 @@ func (t *vt) Write(p []byte) (int, error) {
 			case m[1] == "?": // private modes: nothing to draw
 			case m[3] == "A":
 				t.row = max(0, t.row-max(n, 1))
-			case m[3] == "J":
-				t.rows[t.row] = t.rows[t.row][:min(t.col, len(t.rows[t.row]))]
-				t.rows = t.rows[:t.row+1]
+			case m[3] == "B":
+				t.row = min(len(t.rows)-1, t.row+max(n, 1))
+			case m[3] == "K" && n == 2:
+				t.rows[t.row] = nil
 			case m[3] == "K":
 				t.rows[t.row] = t.rows[t.row][:min(t.col, len(t.rows[t.row]))]
 			default:
@@ -100,7 +102,7 @@ func (t *vt) lines() []string {
 	for _, r := range t.rows {
 		out = append(out, strings.ReplaceAll(string(r), "\x00", ""))
 	}
-	if len(out) > 0 && out[len(out)-1] == "" {
+	for len(out) > 0 && out[len(out)-1] == "" {
 		out = out[:len(out)-1]
 	}
 	return out
@@ -330,7 +332,7 @@ func TestAgentLines(t *testing.T) {
 	defer l.Close()
 	l.AttemptStarted(engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3})
 	l.AgentLine("API retry 1/10 in 1.2s: 529 overloaded_error")
-	if lines := term.lines(); len(lines) != 1 || !strings.HasSuffix(lines[0], " · develop · agent: API retry 1/10 in 1.2s: 529 overloaded_error") {
+	if lines := term.lines(); len(lines) != 1 || !strings.HasPrefix(lines[0], "⟳ agent: API retry 1/10 in 1.2s: 529 overloaded_error · tier fast (1/1) · attempt 1/3") {
 		t.Errorf("the live line after a retry: %q", lines)
 	}
 

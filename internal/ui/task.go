@@ -94,7 +94,8 @@ func (l *TaskLine) lines() []string {
 	}
 	line := "⟳ " + l.text() + " · " + l.phase
 	if l.agent.last != "" {
-		line += " · agent: " + l.agent.last
+		// The news first: a narrow terminal cuts the end.
+		line = "⟳ agent: " + l.agent.last + " · " + l.text() + " · " + l.phase
 	}
 	return []string{line}
 }
