@@ -19,9 +19,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
 
-// Version is jlgcli's version, set at build time with -ldflags.
-var Version = "dev"
-
 // Stdio is the world a command sees: its streams and environment, injected
 // so that tests can supply their own.
 type Stdio struct {
@@ -188,7 +185,7 @@ jlgcli drives an agent CLI (claude, codex, copilot, gemini, opencode, or any
 command) headless: one call with 'run', or a supervised loop with 'loop' that
 stops when the agent signals completion or a guard (iterations, time, no
 progress) stops it. Exit codes are a contract: see 'jlgcli help exit-codes'.`),
-		Version:       Version,
+		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
