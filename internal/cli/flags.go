@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -32,6 +33,33 @@ func (f *keyFlag) Set(s string) error {
 type boolKeyFlag struct{ keyFlag }
 
 func (f *boolKeyFlag) IsBoolFlag() bool { return true }
+
+// durationFlag is a flag of a duration that is no configuration key: read
+// as every duration is (config.ParseDuration), refused the same way.
+type durationFlag struct {
+	name string
+	d    *time.Duration
+}
+
+func (f *durationFlag) String() string { return f.d.String() }
+func (f *durationFlag) Type() string   { return "duration" }
+func (f *durationFlag) Set(s string) error {
+	d, err := config.ParseDuration(s)
+	if err != nil {
+		return &flagValueError{flag: f.name, err: err}
+	}
+	*f.d = d
+	return nil
+}
+
+// durationVar adds the duration flag name to fs, stored in d.
+func durationVar(fs *pflag.FlagSet, d *time.Duration, name string, def time.Duration, usage string) {
+	*d = def
+	fs.Var(&durationFlag{name: name, d: d}, name, usage)
+	if def == 0 {
+		fs.Lookup(name).DefValue = "0" // help shows no default
+	}
+}
 
 // flagValueError is a flag's value that its key refuses.
 type flagValueError struct {

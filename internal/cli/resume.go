@@ -37,8 +37,8 @@ limits. A run that ended done is only printed.`,
 	o.register(cmd)
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().IntVar(&o.maxIterations, "max-iterations", 0, "new iteration limit (counting the iterations already made)")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "new global time limit (counting the time already used)")
-	cmd.Flags().DurationVar(&o.maxWait, "max-wait", 0, "new limit on the total wait for rate limits")
+	durationVar(cmd.Flags(), &o.timeout, "timeout", 0, "new global time limit (counting the time already used), e.g. 90s, 5m, 1h")
+	durationVar(cmd.Flags(), &o.maxWait, "max-wait", 0, "new limit on the total wait for rate limits, e.g. 30m; 0: stop at the first")
 	cmd.Flags().Float64Var(&o.budget, "budget", 0, "a task's new cost budget in US dollars (counting what it spent)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		root, run, err := o.open(stdio, args[0])

@@ -152,14 +152,72 @@ func TestEnvErrors(t *testing.T) {
 	}
 }
 
-func TestParseTimeout(t *testing.T) {
-	for in, want := range map[string]time.Duration{"90s": 90 * time.Second, "5m": 5 * time.Minute, "1500": 1500 * time.Millisecond, "1h30m": 90 * time.Minute} {
-		if got, err := ParseTimeout(in); err != nil || got != want {
-			t.Errorf("%s: %v %v", in, got, err)
+// One reading of a duration everywhere: a Go duration with its unit, or 0;
+// a number without a unit is refused with what to write.
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{"90s": 90 * time.Second, "5m": 5 * time.Minute, " 1h30m ": 90 * time.Minute,
+		"800ms": 800 * time.Millisecond, "0": 0, "0s": 0} {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := ParseTimeout("soon"); err == nil {
-		t.Error("soon parsed")
+	for in, msg := range map[string]string{
+		"5":     `"5" has no unit; write 5s, 5m or 5h`,
+		"1500":  `"1500" has no unit; write 1500s, 1500m or 1500h`,
+		"1.5":   `"1.5" has no unit; write 1.5s, 1.5m or 1.5h`,
+		"-3":    `"-3" has no unit; write -3s, -3m or -3h`,
+		"soon":  `"soon" is not a duration such as 90s, 5m or 1h30m`,
+		"5 min": `"5 min" is not a duration such as 90s, 5m or 1h30m`,
+		"":      `"" is not a duration such as 90s, 5m or 1h30m`,
+	} {
+		if _, err := ParseDuration(in); err == nil || err.Error() != msg {
+			t.Errorf("ParseDuration(%q): error %v, want %s", in, err, msg)
+		}
+	}
+}
+
+// Every key of a duration refuses a number without a unit the same way, in
+// the environment, in a file and as a flag's text; timeoutMs in a file stays
+// a number of milliseconds.
+func TestDurationKeysRefuseNoUnit(t *testing.T) {
+	_, err := EnvLayer(env(map[string]string{"JLGCLI_TIMEOUT": "5"}))
+	if err == nil || err.Error() != `environment: JLGCLI_TIMEOUT: "5" has no unit; write 5s, 5m or 5h` {
+		t.Errorf("JLGCLI_TIMEOUT=5: %v", err)
+	}
+	for _, key := range []string{"stallTimeout", "maxWait"} {
+		path := write(t, filepath.Join(t.TempDir(), "jlgcli.toml"), key+" = \"5\"\n")
+		l, err := LoadFile(path)
+		if err == nil {
+			_, err = Resolve(l)
+		}
+		if want := path + ": " + key + `: "5" has no unit; write 5s, 5m or 5h`; err == nil || err.Error() != want {
+			t.Errorf("%s = \"5\": %v, want %s", key, err, want)
+		}
+	}
+	for _, f := range []string{"[temporal]\nworkerWait = \"5\"\n", "[[checks]]\nrun = [\"true\"]\ntimeout = \"5\"\n"} {
+		l, err := LoadFile(write(t, filepath.Join(t.TempDir(), "jlgcli.toml"), f))
+		if err == nil {
+			_, err = Resolve(l)
+		}
+		if err == nil || !strings.Contains(err.Error(), `"5" has no unit; write 5s, 5m or 5h`) {
+			t.Errorf("%q: %v", f, err)
+		}
+	}
+	for _, k := range Table() {
+		if k.Kind != "duration" {
+			continue
+		}
+		l := &Layer{Name: "flag"}
+		if err := k.Parse(l, "5"); err == nil || err.Error() != `"5" has no unit; write 5s, 5m or 5h` {
+			t.Errorf("--%s 5: %v", k.Flag, err)
+		}
+	}
+	l, err := LoadFile(write(t, filepath.Join(t.TempDir(), "jlgcli.toml"), "timeoutMs = 1500\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Resolve(l); err != nil || c.Timeout != 1500*time.Millisecond {
+		t.Errorf("timeoutMs = 1500: %v, %v", c, err)
 	}
 }
 

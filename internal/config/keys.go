@@ -111,7 +111,7 @@ var keyTable = []Key{
 		Commands: with(on(cmdRun, cmdLoop, cmdConfig), FlagUse{Default: engine.DefaultTaskTimeout.String(),
 			Usage: "global time limit of the task as a Go duration (default 30m; config: timeoutMs)"}, taskCmds...),
 		parse: func(l *Layer, s string) error {
-			d, err := ParseTimeout(s)
+			d, err := ParseDuration(s)
 			if err != nil {
 				return err
 			}
@@ -381,13 +381,7 @@ var keyTable = []Key{
 		print: func(c *Config) string { return c.Temporal.TaskQueue }},
 	{Name: "temporal.workerWait", Flag: "worker-wait", Kind: "duration", Default: DefaultWorkerWait.String(), Commands: on(cmdTask, cmdBatch, cmdConfig),
 		Usage: "how long an attempt waits for a worker that has its backend before the task fails, exit 2 (config: temporal.workerWait)",
-		parse: func(l *Layer, s string) error {
-			if _, err := time.ParseDuration(s); err != nil {
-				return fmt.Errorf("%q is not a duration such as 10m", s)
-			}
-			l.temporal().WorkerWait = &s
-			return nil
-		},
+		parse: duration(func(l *Layer) **string { return &l.temporal().WorkerWait }),
 		apply: durationKey(func(l *Layer) *string { return temporalOf(l).WorkerWait }, func(c *Config) *time.Duration { return &c.Temporal.WorkerWait }),
 		print: func(c *Config) string { return c.Temporal.WorkerWait.String() }},
 	// attempts is a flag only: it overrides the attempts of every tier.
@@ -475,11 +469,11 @@ func boolean(field func(*Layer) **bool) func(*Layer, string) error {
 	}
 }
 
-// duration reads a Go duration, kept as text as files give it.
+// duration reads a duration (ParseDuration), kept as text as files give it.
 func duration(field func(*Layer) **string) func(*Layer, string) error {
 	return func(l *Layer, s string) error {
-		if _, err := time.ParseDuration(s); err != nil {
-			return fmt.Errorf("%q is not a duration such as 10m (0 disables)", s)
+		if _, err := ParseDuration(s); err != nil {
+			return err
 		}
 		*field(l) = &s
 		return nil
@@ -518,16 +512,19 @@ func enum[T ~string](get func(*Layer) *string, dst func(*Config) *T, values []T)
 	}
 }
 
-// durationKey applies a Go duration of a file (0 disables).
+// durationKey applies a duration of a file (ParseDuration; 0 disables).
 func durationKey(get func(*Layer) *string, dst func(*Config) *time.Duration) func(*Config, *Layer) (bool, error) {
 	return func(c *Config, l *Layer) (bool, error) {
 		src := get(l)
 		if src == nil {
 			return false, nil
 		}
-		v, err := time.ParseDuration(*src)
-		if err != nil || v < 0 {
-			return true, fmt.Errorf("%q is not a duration such as 10m (0 disables)", *src)
+		v, err := ParseDuration(*src)
+		if err != nil {
+			return true, err
+		}
+		if v < 0 {
+			return true, fmt.Errorf("%q: want 0 (off) or a duration greater than 0", *src)
 		}
 		*dst(c) = v
 		return true, nil

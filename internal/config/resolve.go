@@ -6,9 +6,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
@@ -17,20 +15,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 )
-
-// ParseTimeout reads a Go duration such as "90s" or "5m"; a bare integer is
-// milliseconds, as timeoutMs in files.
-func ParseTimeout(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration such as 90s or 5m", s)
-	}
-	return d, nil
-}
 
 // Resolve applies the layers in order over the defaults and validates the
 // result.
@@ -125,9 +109,12 @@ func (c *Config) apply(l *Layer) error {
 			}
 			timeout := DefaultCheckTimeout
 			if ch.Timeout != "" {
-				d, err := time.ParseDuration(ch.Timeout)
-				if err != nil || d <= 0 {
-					return bad(key+".timeout", fmt.Sprintf("%q is not a positive duration such as 5m", ch.Timeout))
+				d, err := ParseDuration(ch.Timeout)
+				if err != nil {
+					return bad(key+".timeout", err.Error())
+				}
+				if d <= 0 {
+					return bad(key+".timeout", fmt.Sprintf("%q: want a duration greater than 0", ch.Timeout))
 				}
 				timeout = d
 			}

@@ -6,9 +6,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jlgcli/jlgcli/internal/config"
 )
 
 // ignoredKeys are the keys of editors' prompt files (VS Code, Copilot):
@@ -203,13 +204,15 @@ func (d *decoder) field(key string, k, v *yaml.Node) error {
 		}
 		s.Checks, s.Set = checks, s.Set|FieldChecks
 	case "timeout":
+		// A number (timeout: 90) is read as its text: refused for its
+		// missing unit, as everywhere.
 		t, ok := str(v)
-		if !ok || v.Tag != "!!str" {
+		if !ok || (v.Tag != "!!str" && v.Tag != "!!int" && v.Tag != "!!float") {
 			return bad("want a duration such as 90s, 30m or 1h30m, got %s", describe(v))
 		}
-		dur, err := time.ParseDuration(strings.TrimSpace(t))
+		dur, err := config.ParseDuration(t)
 		if err != nil {
-			return bad("%q is not a duration such as 90s, 30m or 1h30m", t)
+			return bad("%s", err)
 		}
 		if dur <= 0 {
 			return bad("%q: want a duration greater than 0", t)
