@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
 
@@ -136,7 +137,10 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 		} else if errors.As(err, &ru) && ru.Hint != "" {
 			say.Hint(ru.Hint)
 		}
-		if code == engine.ExitUsage && !isConfigError(err) {
+		switch {
+		case errors.Is(err, store.ErrCorrupt):
+			say.Hint("jlgcli did not write this: mend the file where it says, or remove the run's directory")
+		case code == engine.ExitUsage && !isConfigError(err):
 			say.Hint("run 'jlgcli help' for usage")
 		}
 	}
@@ -156,7 +160,10 @@ func ExitCode(err error) int {
 		return engine.ExitOK
 	case errors.As(err, &exit):
 		return exit.code
-	case errors.As(err, &usage), errors.As(err, &cfg), runner.IsUsage(err):
+	case errors.As(err, &usage), errors.As(err, &cfg), runner.IsUsage(err),
+		// A run named wrong, or whose files the user must repair or remove.
+		errors.Is(err, store.ErrEmptyID), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrAmbiguous),
+		errors.Is(err, store.ErrCorrupt):
 		return engine.ExitUsage
 	case errors.Is(err, context.Canceled):
 		return engine.ExitInterrupted

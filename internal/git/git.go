@@ -68,6 +68,8 @@ var (
 	ErrNotRepository = errors.New("not a git repository")
 	// ErrNoCommits: the repository has no commit yet (HEAD is unborn).
 	ErrNoCommits = errors.New("the repository has no commit yet")
+	// ErrNotCommit: a revision names no commit of the repository.
+	ErrNotCommit = errors.New("not a commit")
 	// ErrNothingToMerge: the task branch holds no change for the base branch.
 	ErrNothingToMerge = errors.New("nothing to merge")
 	// ErrPushRejected: the remote refused the push (e.g. not a fast-forward).
@@ -349,7 +351,7 @@ func revCommit(ctx context.Context, g runner, dir, rev string) (string, error) {
 		if rev == "HEAD" {
 			return "", ErrNoCommits
 		}
-		return "", fmt.Errorf("%q: not a commit", rev)
+		return "", fmt.Errorf("%q: %w", rev, ErrNotCommit)
 	}
 	return strings.TrimSpace(out), nil
 }

@@ -99,6 +99,9 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	// and its resume makes it whole (git.Worktree.Reopen).
 	id := cmp.Or(t.ID, store.NewRunID(time.Now()))
 	wt, err := repo.PlanWorktree(ctx, id, t.Prompt, t.Base, t.IncludeDirty)
+	if t.Base != "" && errors.Is(err, git.ErrNotCommit) {
+		return engine.TaskResult{}, usagef("name a branch, tag or commit of this repository", "--base %s: %v in %s", t.Base, err, repo.Dir)
+	}
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
 	}

@@ -229,14 +229,14 @@ func Open(root, id string) (*Run, error) {
 func openDir(dir, id string) (*Run, error) {
 	data, err := os.ReadFile(filepath.Join(dir, metaFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: run %s has no %s (its creation was interrupted)", ErrCorrupt, id, metaFile)
+		return nil, corrupt(filepath.Join(dir, metaFile), 0, "missing: the creation of run %s was interrupted", id)
 	}
 	if err != nil {
 		return nil, err
 	}
 	var m Meta
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, filepath.Join(dir, metaFile), err)
+		return nil, corrupt(filepath.Join(dir, metaFile), 0, "%v", err)
 	}
 	if m.Format > FormatVersion {
 		return nil, fmt.Errorf("run %s was written by a newer jlgcli (format %d, this one reads %d)", id, m.Format, FormatVersion)
@@ -248,7 +248,7 @@ func openDir(dir, id string) (*Run, error) {
 // it.
 func resolveID(root, id string) (string, error) {
 	if id == "" {
-		return "", errors.New("empty run id")
+		return "", ErrEmptyID
 	}
 	names, err := runNames(root)
 	if err != nil {
@@ -471,7 +471,7 @@ func (r *Run) Events() ([]Event, *Repair, error) {
 		if r.failed != nil {
 			return evs, nil, r.failed
 		}
-		return evs, nil, fmt.Errorf("%w: %s: torn last line while this handle holds the lock", ErrCorrupt, path)
+		return evs, nil, corrupt(path, 0, "torn last line while this handle holds the lock")
 	}
 	// Not ours: repair only if nobody holds the lock. The writer may have
 	// completed its line and left meanwhile, so the repair checks again
@@ -534,7 +534,7 @@ func readEvents(path string) (evs []Event, torn bool, err error) {
 		if len(b) > 0 {
 			line++
 			if bad != nil {
-				return nil, false, fmt.Errorf("%w: %s line %d: %v", ErrCorrupt, path, badLine, bad)
+				return nil, false, corrupt(path, badLine, "%v", bad)
 			}
 			if b[len(b)-1] != '\n' {
 				return evs, true, nil // cut short
@@ -553,6 +553,22 @@ func readEvents(path string) (evs []Event, torn bool, err error) {
 			return nil, false, rerr
 		}
 	}
+}
+
+// lineAt is the 1-based line of f that starts at offset; 0 when f cannot
+// be read.
+func lineAt(f *os.File, offset int64) int {
+	n := 1
+	buf := make([]byte, 64<<10)
+	for pos := int64(0); pos < offset; {
+		k, err := f.ReadAt(buf[:min(int64(len(buf)), offset-pos)], pos)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		pos += int64(k)
+		if err != nil && pos < offset {
+			return 0
+		}
+	}
+	return n
 }
 
 // tailCheck finds a torn last line in the events file f: it returns the
@@ -594,7 +610,7 @@ func tailCheck(f *os.File) (good, size int64, err error) {
 		if ok, err := decodes(f, prev, start); err != nil {
 			return 0, 0, err
 		} else if !ok {
-			return 0, 0, fmt.Errorf("%w: %s: the line at offset %d is not a valid event, and is not the last", ErrCorrupt, f.Name(), prev)
+			return 0, 0, corrupt(f.Name(), lineAt(f, prev), "not a valid event, and not the last line")
 		}
 	}
 	return start, size, nil
@@ -669,7 +685,7 @@ func (r *Run) ReadCheckpoint(v any) error {
 		return fmt.Errorf("run %s: checkpoint: %w", r.ID, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+		return corrupt(path, 0, "%v", err)
 	}
 	return nil
 }

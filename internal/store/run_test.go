@@ -303,15 +303,15 @@ func TestCorruptionInTheMiddle(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err = o.Events()
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "events.jsonl line 2") {
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "events.jsonl:2: corrupt run state: ") {
 			t.Errorf("%q: Events: %v, want corruption at line 2", tc.content, err)
 		}
 		if got := readEventsFile(t, o); got != tc.content {
 			t.Errorf("%q: a corrupt file was changed: %q", tc.content, got)
 		}
 		_, err = o.Lock()
-		if tc.lockFail != (err != nil) || err != nil && !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%q: Lock: %v", tc.content, err)
+		if tc.lockFail != (err != nil) || err != nil && (!errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "events.jsonl:2: corrupt run state: ")) {
+			t.Errorf("%q: Lock: %v, want corruption at line 2", tc.content, err)
 		}
 		o.Close()
 	}

@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -54,7 +55,36 @@ var (
 	// which is repaired, but damage in the middle of the event log, or an
 	// unreadable meta.json or checkpoint.json).
 	ErrCorrupt = errors.New("corrupt run state")
+	// ErrEmptyID: Open was given an empty run id.
+	ErrEmptyID = errors.New("empty run id: name a run by its id or a unique prefix of it")
 )
+
+// CorruptError is damage in one of a run's files: it is ErrCorrupt
+// (errors.Is), and names the file and, when known, the line, as
+// "PATH:LINE: corrupt run state: WHAT".
+type CorruptError struct {
+	Path string
+	// Line is the 1-based line of the damage; 0 when unknown.
+	Line int
+	// Msg says what is wrong.
+	Msg string
+}
+
+func (e *CorruptError) Error() string {
+	where := e.Path
+	if e.Line > 0 {
+		where += ":" + strconv.Itoa(e.Line)
+	}
+	return where + ": " + ErrCorrupt.Error() + ": " + e.Msg
+}
+
+// Is makes a CorruptError ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// corrupt is a CorruptError.
+func corrupt(path string, line int, format string, a ...any) error {
+	return &CorruptError{Path: path, Line: line, Msg: fmt.Sprintf(format, a...)}
+}
 
 // StateDir returns the state root for a command working in dir.
 //
