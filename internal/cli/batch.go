@@ -88,6 +88,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 	if err != nil {
 		return err
 	}
+	stdio.envValue = envValue(stdio, cfg)
 	say := stdio.reporter()
 	say.SetQuiet(cfg.Quiet)
 	sheets, warns, err := sheet.Load(args)
@@ -239,9 +240,9 @@ func sheetTask(stdio *Stdio, o *batchFlags, flags *config.Layer, s sheet.Sheet, 
 func batchParts(stdio *Stdio, quiet bool, total int) (bp runner.BatchParts, close func()) {
 	say := stdio.reporter()
 	say.SetQuiet(quiet)
-	bp = runner.BatchParts{Parts: runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, Say: say}}
+	bp = runner.BatchParts{Parts: runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, EnvValue: stdio.envValue, Say: say}}
 	task := func(id string, w io.Writer, obs engine.TaskObserver) runner.Parts {
-		return runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, Say: ui.NewReporter(w, quiet), TaskObserver: obs}
+		return runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, EnvValue: stdio.envValue, Say: ui.NewReporter(w, quiet), TaskObserver: obs}
 	}
 	if screen := stdio.screen(); !quiet && screen.Live {
 		board := ui.NewBatchBoard(screen, total)

@@ -38,6 +38,10 @@ type Stdio struct {
 	// Dir is the working directory; "": the process's own.
 	Dir string
 
+	// envValue gives the values of a run's recorded environment names
+	// (see envValue); nil: the environment's.
+	envValue runner.EnvValue
+
 	say *ui.Reporter // every message on Err goes through it
 }
 
@@ -62,7 +66,7 @@ func (s *Stdio) getenv(k string) string {
 func (s *Stdio) parts(quiet, task, loop bool) runner.Parts {
 	say := s.reporter()
 	say.SetQuiet(quiet)
-	p := runner.Parts{Environ: s.Environ, Getenv: s.getenv, Say: say}
+	p := runner.Parts{Environ: s.Environ, Getenv: s.getenv, EnvValue: s.envValue, Say: say}
 	screen := s.screen()
 	if !quiet && task {
 		l := ui.NewTaskLine(screen)

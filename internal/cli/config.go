@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/runner"
 )
 
 type configOptions struct {
@@ -52,6 +53,7 @@ func printConfig(stdio *Stdio, cfg *config.Config, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(stdio.Out)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // "<redacted>" as it is
 		return enc.Encode(entries)
 	}
 	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
@@ -64,4 +66,29 @@ func printConfig(stdio *Stdio, cfg *config.Config, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Key, v, e.Source)
 	}
 	return tw.Flush()
+}
+
+// envValue gives a run's recorded environment names their values, which
+// jlgcli does not keep: a tier's from its env in cfg, then from cfg's env
+// (--env, [env]), then from jlgcli's environment.
+func envValue(stdio *Stdio, cfg *config.Config) runner.EnvValue {
+	return func(tier, name string) (string, bool) {
+		if tier != "" {
+			for _, t := range cfg.Tiers {
+				if v, ok := t.Env[name]; ok && t.Name == tier {
+					return v, true
+				}
+			}
+			if p := cfg.Planner; p != nil && tier == p.Name {
+				if v, ok := p.Env[name]; ok {
+					return v, true
+				}
+			}
+		}
+		if v, ok := cfg.Env[name]; ok {
+			return v, true
+		}
+		v := stdio.getenv(name)
+		return v, v != ""
+	}
 }

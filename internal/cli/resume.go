@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -19,6 +21,8 @@ type resumeOptions struct {
 	timeout       time.Duration
 	maxWait       time.Duration
 	budget        float64
+	// env holds --env: the values of the run's recorded environment.
+	env *config.Layer
 }
 
 func newResumeCmd(stdio *Stdio) *cobra.Command {
@@ -40,12 +44,21 @@ limits. A run that ended done is only printed.`,
 	durationVar(cmd.Flags(), &o.timeout, "timeout", 0, "new global time limit (counting the time already used), e.g. 90s, 5m, 1h")
 	durationVar(cmd.Flags(), &o.maxWait, "max-wait", 0, "new limit on the total wait for rate limits, e.g. 30m; 0: stop at the first")
 	cmd.Flags().Float64Var(&o.budget, "budget", 0, "a task's new cost budget in US dollars (counting what it spent)")
+	o.env = flagLayer()
+	for _, k := range config.Table() {
+		if k.Name == "env" {
+			bindKey(cmd.Flags(), k, k.Flag, "", "the value of a variable of the run's environment, KEY=VALUE, repeatable: jlgcli keeps only their names (default: [env] of the configuration, then the environment)", "", o.env)
+		}
+	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		root, run, err := o.open(stdio, args[0])
 		if err != nil {
 			return err
 		}
 		defer run.Close()
+		if err := o.useEnv(stdio, run); err != nil {
+			return err
+		}
 		if run.Meta.Temporal != nil {
 			return resumeTemporal(cmd, stdio, o, run)
 		}
@@ -98,4 +111,19 @@ limits. A run that ended done is only printed.`,
 		return reportLoop(stdio, o.json, res)
 	}
 	return cmd
+}
+
+// useEnv makes resume's --env, the configuration (as the run's directory
+// sees it) and the environment what gives the run's recorded environment
+// names their values again.
+func (o *resumeOptions) useEnv(stdio *Stdio, run *store.Run) error {
+	if fi, err := os.Stat(run.Meta.Cwd); err == nil && fi.IsDir() && o.env.Cwd == nil {
+		o.env.Cwd = &run.Meta.Cwd
+	}
+	cfg, err := loadConfig(stdio, o.env)
+	if err != nil {
+		return err
+	}
+	stdio.envValue = envValue(stdio, cfg)
+	return nil
 }

@@ -90,6 +90,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 	if err != nil {
 		return err
 	}
+	stdio.envValue = envValue(stdio, cfg)
 	if cfg.Temporal.Address != "" {
 		return runTaskTemporal(ctx, stdio, cfg, o, prompt)
 	}

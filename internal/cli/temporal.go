@@ -55,7 +55,9 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 		return err
 	}
 	say := stdio.reporter()
-	run := keepRecord(stdio, cfg, id, "task", s.Tiers[0].Backend, prompt, in)
+	rec := in // the record keeps the environment's names only
+	rec.Spec = in.Spec.Recorded()
+	run := keepRecord(stdio, cfg, id, "task", s.Tiers[0].Backend, prompt, rec)
 	if run != nil {
 		defer run.Close()
 	}
@@ -149,7 +151,9 @@ func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *
 		return err
 	}
 	say := stdio.reporter()
-	run := keepRecord(stdio, cfg, id, "batch", "", fmt.Sprintf("%d task sheets", len(spec.Tasks)), in)
+	rec := in // the record keeps the environment's names only
+	rec.Spec = in.Spec.Recorded()
+	run := keepRecord(stdio, cfg, id, "batch", "", fmt.Sprintf("%d task sheets", len(spec.Tasks)), rec)
 	if run != nil {
 		defer run.Close()
 	}
@@ -373,6 +377,9 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 			if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
 				return fmt.Errorf("run %s: its record cannot be read: %w", run.ID, err)
 			}
+			if missing := in.Spec.FillEnv(stdio.envValue); len(missing) > 0 {
+				return runner.MissingEnv(run.ID, missing)
+			}
 			if in.Resume, err = flow.ResumeBatchOf(ctx, c, sum); err != nil {
 				return fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
 			}
@@ -416,6 +423,9 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 		p, err := flow.Query(ctx, c, run.ID)
 		if err != nil {
 			return fmt.Errorf("task %s on %s: read its history: %w", run.ID, t.Address, err)
+		}
+		if missing := in.Spec.FillEnv(stdio.envValue); len(missing) > 0 {
+			return runner.MissingEnv(run.ID, missing)
 		}
 		in.Carry = flow.ResumedCarry(p, in.Spec.Policy(in.Task))
 		if cmd.Flags().Changed("timeout") {

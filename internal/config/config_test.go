@@ -461,8 +461,8 @@ func TestTaskKeysFromFile(t *testing.T) {
 	}
 	// What `jlgcli config` prints.
 	for key, want := range map[string]string{
-		"tiers":          "fast (codex gpt-5-mini env A=1 B=2, 2 attempts), smart:v2 (claude sonnet, 3 attempts)",
-		"planner":        "claude opus env PLAN=1",
+		"tiers":          "fast (codex gpt-5-mini env A=<redacted> B=<redacted>, 2 attempts), smart:v2 (claude sonnet, 3 attempts)",
+		"planner":        "claude opus env PLAN=<redacted>",
 		"budgetUsd":      "2.5",
 		"prices":         "gpt-5.2, local",
 		"prices.gpt-5.2": "input=1.75 output=14 (USD per million tokens)",

@@ -177,7 +177,7 @@ var keyTable = []Key{
 			l.Env[k] = v
 			return nil
 		},
-		print: func(c *Config) string { return strings.Join(c.EnvList(), " ") }},
+		print: func(c *Config) string { return redactedEnv(c.Env) }},
 	{Name: "json", Flag: "json", Kind: "bool", Commands: on(everyCmd...), Usage: "print the result object as JSON on stdout (config: json)",
 		parse: boolean(func(l *Layer) **bool { return &l.JSON }),
 		apply: scalar(func(l *Layer) *bool { return l.JSON }, func(c *Config, v bool) error { c.JSON = v; return nil }),
@@ -614,9 +614,19 @@ func tierValue(t Tier) string {
 		v += " " + t.Model
 	}
 	if len(t.Env) > 0 {
-		v += " env " + strings.Join(t.EnvList(), " ")
+		v += " env " + redactedEnv(t.Env)
 	}
 	return v
+}
+
+// redactedEnv prints an environment's names, not its values, which may be
+// secrets: "A=<redacted> B=<redacted>", sorted.
+func redactedEnv(env map[string]string) string {
+	var b []string
+	for _, k := range sortedKeys(env) {
+		b = append(b, k+"=<redacted>")
+	}
+	return strings.Join(b, " ")
 }
 
 // AllKeys lists every key with a value: Keys, then the backends, then the

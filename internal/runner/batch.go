@@ -134,7 +134,7 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 	if err != nil {
 		return batch.Summary{}, err
 	}
-	opts, _ := json.Marshal(spec)
+	opts, _ := json.Marshal(spec.Recorded())
 	id := store.NewRunID(time.Now())
 	ids := make([]string, len(spec.Tasks))
 	for i, t := range spec.Tasks {
@@ -157,8 +157,8 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 // already done is returned as it is, with done true.
 func ResumeBatch(ctx context.Context, root string, run *store.Run, events []engine.Event, bp BatchParts) (res batch.Summary, done bool, err error) {
 	var spec BatchSpec
-	if err := json.Unmarshal(run.Meta.Options, &spec); err != nil {
-		return batch.Summary{}, false, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
+	if err := settings(run, &spec, bp.Parts); err != nil {
+		return batch.Summary{}, false, err
 	}
 	if found, err := run.ReadReport(&res); err == nil && found && res.Status == string(batch.BatchDone) {
 		return res, true, nil

@@ -79,8 +79,8 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 	}
 	defer run.Close()
 	var s TaskSpec
-	if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
-		return Landing{}, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
+	if err := settings(run, &s, p); err != nil {
+		return Landing{}, err
 	}
 	repo := &git.Repo{Dir: s.Repo}
 	sq, err := repo.PrepareSquash(ctx, into, s.Worktree.Branch, false, "")

@@ -121,7 +121,7 @@ func StartLoop(ctx context.Context, s LoopSpec, a agent.Agent, prompt, stateDir 
 	if err != nil {
 		return engine.Result{}, err
 	}
-	opts, _ := json.Marshal(s)
+	opts, _ := json.Marshal(s.Recorded())
 	id := store.NewRunID(time.Now())
 	run, err := store.Create(root, id, store.Meta{Command: "loop", Backend: a.Name(), Prompt: prompt, Options: opts, Cwd: s.Cwd})
 	if err != nil {
@@ -172,8 +172,8 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 		return res, true, err
 	}
 	var s LoopSpec
-	if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
-		return engine.Result{}, false, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
+	if err := settings(run, &s, p); err != nil {
+		return engine.Result{}, false, err
 	}
 	if run.Meta.Format < 2 {
 		// Loops of format 1 always handed their fresh sessions off: they go

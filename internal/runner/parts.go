@@ -27,6 +27,10 @@ type Parts struct {
 	// Getenv reads jlgcli's environment (the embeddings' API key); nil:
 	// os.Getenv.
 	Getenv func(string) string
+	// EnvValue gives the values of a run's recorded environment names
+	// when its settings are read back (resume, landing); nil: jlgcli's
+	// environment only.
+	EnvValue EnvValue
 	// Say reports messages and warnings; nil: nobody.
 	Say Reporter
 	// TaskObserver follows a task's attempts; LoopObserver a loop's

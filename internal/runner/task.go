@@ -107,7 +107,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	}
 	s.Worktree = *wt
 	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
-	opts, _ := json.Marshal(s)
+	opts, _ := json.Marshal(s.Recorded())
 	run, err := store.Create(root, id, store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir})
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create run: %w", err)
@@ -201,8 +201,8 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 		return res, true, err
 	}
 	var s TaskSpec
-	if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
-		return engine.TaskResult{}, false, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
+	if err := settings(run, &s, p); err != nil {
+		return engine.TaskResult{}, false, err
 	}
 	if limits.Timeout != nil {
 		s.TimeoutMs = limits.Timeout.Milliseconds()
@@ -248,8 +248,8 @@ func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Pa
 		return TaskResultOf(run, events, p)
 	}
 	var s TaskSpec
-	if err := json.Unmarshal(run.Meta.Options, &s); err != nil {
-		return engine.TaskResult{}, fmt.Errorf("run %s: its settings cannot be read: %w", run.ID, err)
+	if err := settings(run, &s, p); err != nil {
+		return engine.TaskResult{}, err
 	}
 	res, err := taskResultOf(run, events)
 	if err != nil {
