@@ -219,8 +219,9 @@ func sheetTask(stdio *Stdio, o *batchFlags, flags *config.Layer, s sheet.Sheet, 
 	if len(spec.Tiers) == 1 && spec.Tiers[0].Backend == "" {
 		if o.picked == "" { // once for the batch, as loop and task pick
 			res, a := pickAgent(stdio, cfg, registry(stdio, cfg.Backends, cfg.EnvList()))
-			if a == nil {
-				return runner.BatchTask{}, fmt.Errorf("%s: %s", s.File, res.Details)
+			if a == nil { // backend-missing (2) or backend-unknown (64), as for a task
+				stdio.reporter().Error(fmt.Sprintf("%s: %s: %s", res.Status, s.File, res.Details))
+				return runner.BatchTask{}, &exitError{code: res.ExitCode}
 			}
 			o.picked = a.Name()
 		}

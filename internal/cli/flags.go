@@ -145,7 +145,7 @@ func loadConfig(stdio *Stdio, flags *config.Layer) (*config.Config, error) {
 		c.Cwd = dir
 	}
 	if fi, err := os.Stat(c.Cwd); err != nil || !fi.IsDir() {
-		return nil, &config.Error{Source: c.Sources["cwd"], Key: "cwd", Msg: fmt.Sprintf("%s is not a directory", c.Cwd)}
+		return nil, keyError(c, "cwd", fmt.Sprintf("%s is not a directory", c.Cwd))
 	}
 	return c, nil
 }

@@ -356,6 +356,11 @@ func revCommit(ctx context.Context, g runner, dir, rev string) (string, error) {
 	return strings.TrimSpace(out), nil
 }
 
+// ResolveCommit is the commit rev names; ErrNotCommit when it names none.
+func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
+	return revCommit(ctx, r.git(), r.Dir, rev)
+}
+
 // revTree resolves rev to a tree id.
 func revTree(ctx context.Context, g runner, dir, rev string) (string, error) {
 	out, code, err := g.run(ctx, call{dir: dir, args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{tree}"}, ok: []int{1}})

@@ -85,6 +85,14 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 	if err != nil {
 		return batch.Summary{}, &UsageError{Err: err}
 	}
+	if spec.BaseBranch != "" {
+		if _, err := repo.ResolveCommit(ctx, "refs/heads/"+spec.BaseBranch); errors.Is(err, git.ErrNotCommit) {
+			return batch.Summary{}, usagef("name a branch of this repository: the tasks start from it and merge into it",
+				"--base %s: no such branch in %s", spec.BaseBranch, repo.Dir)
+		} else if err != nil {
+			return batch.Summary{}, err
+		}
+	}
 	if spec.BaseBranch == "" {
 		if spec.BaseBranch, err = repo.CurrentBranch(ctx); err != nil {
 			return batch.Summary{}, err
