@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -75,6 +77,9 @@ process is running it now; a run whose status is 'running' and that is not live 
 	cmd.Flags().StringVar(&o.status, "status", "", "only runs with this status")
 	cmd.Flags().IntVarP(&o.limit, "limit", "n", 0, "at most N runs")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if o.status != "" && !slices.Contains(runStatuses(), o.status) {
+			return usagef("invalid --status %q: want one of %s", o.status, strings.Join(runStatuses(), ", "))
+		}
 		root, err := o.root(stdio)
 		if err != nil {
 			return err
@@ -108,6 +113,19 @@ process is running it now; a run whose status is 'running' and that is not live 
 		return tw.Flush()
 	}
 	return cmd
+}
+
+// runStatuses are the statuses a run can have in the index, for runs
+// --status: running, and every status a run ends with (the exit-code
+// contract's, error and a batch's incomplete included).
+func runStatuses() []string {
+	out := []string{store.Running}
+	for _, row := range engine.ExitCodes {
+		for _, s := range row.Statuses {
+			out = append(out, string(s))
+		}
+	}
+	return append(out, string(engine.StatusError))
 }
 
 // runEvents reads a run's journal as engine events, saying on stderr when a
