@@ -260,7 +260,7 @@ func taskRows(rows []store.RunRow) []taskreport.TaskRow {
 	out := make([]taskreport.TaskRow, len(rows))
 	for i, r := range rows {
 		tr := taskreport.TaskRow{ID: r.ID, Status: r.Status, Iterations: r.Iterations, CostUSD: r.CostUSD,
-			DurationMs: r.DurationMs, StartedAt: r.StartedAt}
+			CostKnown: r.CostKnown, DurationMs: r.DurationMs, StartedAt: r.StartedAt}
 		for _, t := range r.Tiers {
 			tr.Tiers = append(tr.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, Passed: t.Passed})
 		}

@@ -17,6 +17,7 @@ type TaskRow struct {
 	// Iterations is the number of attempts.
 	Iterations int               `json:"iterations"`
 	CostUSD    float64           `json:"costUsd"`
+	CostKnown  bool              `json:"costKnown"`
 	DurationMs int64             `json:"durationMs"`
 	StartedAt  time.Time         `json:"startedAt"`
 	Tiers      []engine.TierStat `json:"tiers"`
@@ -48,8 +49,11 @@ type Summary struct {
 	// CostUSD is the total cost of the runs. CostPerSuccess is that total
 	// divided by the number of successes: what one successful task costs
 	// when the failures are paid for too. MeanSuccessCost is the mean cost
-	// of the successful runs alone.
+	// of the successful runs alone. CostKnown tells whether any run's
+	// agent reported a cost: when none did, the costs are unknown (0 and
+	// null), not free.
 	CostUSD         float64  `json:"costUsd"`
+	CostKnown       bool     `json:"costKnown"`
 	CostPerSuccess  *float64 `json:"costPerSuccess"`
 	MeanSuccessCost *float64 `json:"meanSuccessCost"`
 	// MeanDurationMs is the mean duration of a run, in milliseconds.
@@ -98,6 +102,7 @@ func Stats(rows []TaskRow) Summary {
 		}
 		s.Attempts += attempts
 		s.CostUSD += r.CostUSD
+		s.CostKnown = s.CostKnown || r.CostKnown
 		duration += r.DurationMs
 		if done {
 			s.Succeeded++
@@ -134,8 +139,10 @@ func Stats(rows []TaskRow) Summary {
 	}
 	s.SuccessRate = ratio(float64(s.Succeeded), s.Runs)
 	s.MeanAttemptsToSuccess = ratio(float64(successAttempts), s.Succeeded)
-	s.CostPerSuccess = ratio(s.CostUSD, s.Succeeded)
-	s.MeanSuccessCost = ratio(successCost, s.Succeeded)
+	if s.CostKnown {
+		s.CostPerSuccess = ratio(s.CostUSD, s.Succeeded)
+		s.MeanSuccessCost = ratio(successCost, s.Succeeded)
+	}
 	s.MeanDurationMs = ratio(float64(duration), s.Runs)
 	for i := range s.Tiers {
 		s.Tiers[i].SuccessRate = ratio(float64(s.Tiers[i].Finished), s.Tiers[i].Tasks)
@@ -185,9 +192,9 @@ func (s Summary) Text() string {
 	}
 	fmt.Fprintf(tw, "statuses\t%s\n", strings.Join(statuses, ", "))
 	fmt.Fprintf(tw, "attempts\t%d (mean before success: %s)\n", s.Attempts, decimal(s.MeanAttemptsToSuccess))
-	fmt.Fprintf(tw, "cost\t$%.4f\n", s.CostUSD)
-	fmt.Fprintf(tw, "cost per successful task\t%s (all runs' cost / successes)\n", dollars(s.CostPerSuccess))
-	fmt.Fprintf(tw, "mean cost of a success\t%s\n", dollars(s.MeanSuccessCost))
+	fmt.Fprintf(tw, "cost\t%s\n", s.dollars(&s.CostUSD))
+	fmt.Fprintf(tw, "cost per successful task\t%s (all runs' cost / successes)\n", s.dollars(s.CostPerSuccess))
+	fmt.Fprintf(tw, "mean cost of a success\t%s\n", s.dollars(s.MeanSuccessCost))
 	md := "-"
 	if s.MeanDurationMs != nil {
 		md = duration(int64(*s.MeanDurationMs + 0.5))
@@ -201,7 +208,7 @@ func (s Summary) Text() string {
 	tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIER\tTASKS\tFINISHED\tSUCCESS\tATTEMPTS\tCOST")
 	for _, t := range s.Tiers {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t$%.4f\n", t.Name, t.Tasks, t.Finished, percent(t.SuccessRate), t.Attempts, t.CostUSD)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", t.Name, t.Tasks, t.Finished, percent(t.SuccessRate), t.Attempts, s.dollars(&t.CostUSD))
 	}
 	tw.Flush()
 	return b.String()
@@ -221,9 +228,14 @@ func decimal(v *float64) string {
 	return fmt.Sprintf("%.2f", *v)
 }
 
-func dollars(v *float64) string {
+// dollars is an amount of the summary: "unknown" when no run's agent
+// reported a cost, "-" when there is none to tell (no success).
+func (s Summary) dollars(v *float64) string {
+	if !s.CostKnown {
+		return money(0, false, false)
+	}
 	if v == nil {
 		return "-"
 	}
-	return fmt.Sprintf("$%.4f", *v)
+	return money(*v, true, false)
 }

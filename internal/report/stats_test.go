@@ -13,7 +13,7 @@ import (
 func f(v float64) *float64 { return &v }
 
 func row(id, status string, day, attempts int, cost float64, ms int64, tiers ...engine.TierStat) TaskRow {
-	return TaskRow{ID: id, Status: status, Iterations: attempts, CostUSD: cost, DurationMs: ms,
+	return TaskRow{ID: id, Status: status, Iterations: attempts, CostUSD: cost, CostKnown: cost != 0, DurationMs: ms,
 		StartedAt: t0.AddDate(0, 0, day), Tiers: tiers}
 }
 
@@ -54,7 +54,7 @@ func TestStats(t *testing.T) {
 					{Name: "smart", Tasks: 2, Finished: 1, SuccessRate: f(0.5), Attempts: 4, CostUSD: 0.75},
 				},
 				Attempts: 11, MeanAttemptsToSuccess: f(2.5),
-				CostUSD: 1.375, CostPerSuccess: f(1.375 / 2), MeanSuccessCost: f(0.3125),
+				CostUSD: 1.375, CostKnown: true, CostPerSuccess: f(1.375 / 2), MeanSuccessCost: f(0.3125),
 				MeanDurationMs: f(60000),
 				FirstStartedAt: t0, LastStartedAt: t0.AddDate(0, 0, 2),
 			},
@@ -68,7 +68,7 @@ func TestStats(t *testing.T) {
 			want: Summary{
 				Runs: 2, SuccessRate: f(0), Statuses: map[string]int{"budget-exceeded": 1, "timeout": 1},
 				Tiers:    []TierFigures{{Name: "fast", Tasks: 2, SuccessRate: f(0), Attempts: 3, CostUSD: 1.5}},
-				Attempts: 3, CostUSD: 1.5, MeanDurationMs: f(2000),
+				Attempts: 3, CostUSD: 1.5, CostKnown: true, MeanDurationMs: f(2000),
 				FirstStartedAt: t0, LastStartedAt: t0.AddDate(0, 0, 1),
 			},
 		},
@@ -83,8 +83,17 @@ func TestStats(t *testing.T) {
 					{Name: "fast", Tasks: 1, Finished: 1, SuccessRate: f(1), Attempts: 3, CostUSD: 0.25},
 					{Name: "smart", Tasks: 1, Finished: 1, SuccessRate: f(1), Attempts: 1, CostUSD: 0.25},
 				},
-				Attempts: 4, MeanAttemptsToSuccess: f(4), CostUSD: 0.5, CostPerSuccess: f(0.5), MeanSuccessCost: f(0.5),
+				Attempts: 4, MeanAttemptsToSuccess: f(4), CostUSD: 0.5, CostKnown: true, CostPerSuccess: f(0.5), MeanSuccessCost: f(0.5),
 				MeanDurationMs: f(1000), FirstStartedAt: t0, LastStartedAt: t0,
+			},
+		},
+		{
+			name: "no agent reported a cost: nothing per success",
+			rows: []TaskRow{row("a", "done", 0, 1, 0, 1000, tier("fast", 1, 0, 1))},
+			want: Summary{
+				Runs: 1, Succeeded: 1, SuccessRate: f(1), Statuses: map[string]int{"done": 1},
+				Tiers:    []TierFigures{{Name: "fast", Tasks: 1, Finished: 1, SuccessRate: f(1), Attempts: 1}},
+				Attempts: 1, MeanAttemptsToSuccess: f(1), MeanDurationMs: f(1000), FirstStartedAt: t0, LastStartedAt: t0,
 			},
 		},
 		{
@@ -112,7 +121,7 @@ func TestStatsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"runs":0,"running":0,"succeeded":0,"successRate":null,"statuses":{},"tiers":[],"attempts":0,` +
-		`"meanAttemptsToSuccess":null,"costUsd":0,"costPerSuccess":null,"meanSuccessCost":null,"meanDurationMs":null}`
+		`"meanAttemptsToSuccess":null,"costUsd":0,"costKnown":false,"costPerSuccess":null,"meanSuccessCost":null,"meanDurationMs":null}`
 	if string(data) != want {
 		t.Errorf("got  %s\nwant %s", data, want)
 	}
@@ -144,6 +153,15 @@ smart  2      1         50.0%    4         $0.7500
 	}
 	if got := Stats(nil).Text(); got != "task runs  0\n" {
 		t.Errorf("no run: %q", got)
+	}
+	unknown := Stats([]TaskRow{row("a", "done", 0, 1, 0, 1000, tier("fast", 1, 0, 1))}).Text()
+	for _, want := range []string{"cost                      unknown\n", "cost per successful task  unknown ", "mean cost of a success    unknown\n", "fast  1      1         100.0%   1         unknown\n"} {
+		if !strings.Contains(unknown, want) {
+			t.Errorf("costs unknown: %q lacks %q", unknown, want)
+		}
+	}
+	if strings.Contains(unknown, "$") {
+		t.Errorf("costs unknown: %q shows an amount", unknown)
 	}
 	noSuccess := Stats([]TaskRow{row("c", "timeout", 2, 1, 0.25, 20000)}).Text()
 	for _, want := range []string{"succeeded                 0 (0.0%)", "mean before success: -", "cost per successful task  - ", "mean cost of a success    -\n"} {
