@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -278,7 +279,7 @@ func printBatchPlan(stdio *Stdio, spec runner.BatchSpec, levels [][]string) erro
 		base = "the checked-out branch"
 	}
 	w := stdio.Out
-	fmt.Fprintf(w, "batch of %d tasks, %d at a time, each merged into %s\n", len(spec.Tasks), spec.Jobs, base)
+	fmt.Fprintf(w, "batch of %s, %d at a time, each merged into %s\n", plural.N(len(spec.Tasks), "task"), spec.Jobs, base)
 	order := 0
 	for i, ids := range levels {
 		fmt.Fprintf(w, "\nlevel %d:\n", i)
@@ -331,7 +332,7 @@ func reportBatch(stdio *Stdio, asJSON bool, res batch.Summary) error {
 		printBatchTable(stdio, res)
 	}
 	if res.Status != string(batch.BatchDone) {
-		msg := fmt.Sprintf("%s: %d of %d tasks done", res.Status, doneTasks(res), len(res.Tasks))
+		msg := fmt.Sprintf("%s: %d of %s done", res.Status, doneTasks(res), plural.N(len(res.Tasks), "task"))
 		if res.Details != "" {
 			msg += "; " + res.Details
 		}

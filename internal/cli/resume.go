@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -71,7 +72,7 @@ limits. A run that ended done is only printed.`,
 		// An agent of this run may outlive a jlgcli that was killed: it
 		// must not go on writing beside the resumed run.
 		if n := proc.KillTagged(runner.RunTag(run.ID)); n > 0 && !o.quiet {
-			stdio.reporter().Notice(fmt.Sprintf("killed %d orphaned agent process group(s) of run %s", n, run.ID))
+			stdio.reporter().Notice(fmt.Sprintf("killed %s of run %s", plural.N(n, "orphaned agent process group"), run.ID))
 		}
 		events, err := runEvents(stdio, run, o.quiet)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -153,7 +154,7 @@ func printTaskSummary(stdio *Stdio, res engine.TaskResult) {
 		if t.Attempts == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "  tier %s: %d attempt(s), %s, %s\n", t.Name, t.Attempts, cost.Phrase(t.CostUSD, t.CostKnown, t.CostEstimated), t.Outcome)
+		fmt.Fprintf(w, "  tier %s: %s, %s, %s\n", t.Name, plural.N(t.Attempts, "attempt"), cost.Phrase(t.CostUSD, t.CostKnown, t.CostEstimated), t.Outcome)
 	}
 	for _, d := range res.Detections {
 		fmt.Fprintf(w, "  loop %s (attempts %s, tier %s): %s\n", d.Names(), joinInts(d.Attempts), d.Tier, d.Action)

@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -153,7 +154,7 @@ func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *
 	say := stdio.reporter()
 	rec := in // the record keeps the environment's names only
 	rec.Spec = in.Spec.Recorded()
-	run := keepRecord(stdio, cfg, id, "batch", "", fmt.Sprintf("%d task sheets", len(spec.Tasks)), rec)
+	run := keepRecord(stdio, cfg, id, "batch", "", plural.N(len(spec.Tasks), "task sheet"), rec)
 	if run != nil {
 		defer run.Close()
 	}
@@ -161,7 +162,7 @@ func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *
 		fmt.Fprintln(stdio.Out, id)
 		return nil
 	}
-	say.Notice(fmt.Sprintf("batch %s of %d tasks submitted to %s (queue %s); its branch on %s: %s", id, len(spec.Tasks), t.Address, t.TaskQueue, url, in.Branch))
+	say.Notice(fmt.Sprintf("batch %s of %s submitted to %s (queue %s); its branch on %s: %s", id, plural.N(len(spec.Tasks), "task"), t.Address, t.TaskQueue, url, in.Branch))
 	sum, err := flow.FollowBatch(ctx, c, id, func(tr batch.TaskSummary) {
 		if cfg.Quiet {
 			return
@@ -392,8 +393,8 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 					done++
 				}
 			}
-			say.Progress(fmt.Sprintf("resuming batch %s on %s: %d of %d tasks done, %d resumed from their history", run.ID, t.Address,
-				done, len(in.Spec.Tasks), len(in.Resume.Runs)))
+			say.Progress(fmt.Sprintf("resuming batch %s on %s: %d of %s done, %d resumed from their history", run.ID, t.Address,
+				done, plural.N(len(in.Spec.Tasks), "task"), len(in.Resume.Runs)))
 			closed = false
 		}
 		if !closed {
@@ -440,7 +441,7 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 		if err := flow.Submit(ctx, c, in); err != nil {
 			return err
 		}
-		say.Progress(fmt.Sprintf("resuming task %s on %s after %d attempts", run.ID, t.Address, len(in.Carry.History.Attempts)))
+		say.Progress(fmt.Sprintf("resuming task %s on %s after %s", run.ID, t.Address, plural.N(len(in.Carry.History.Attempts), "attempt")))
 		closed = false
 	}
 	if !closed {

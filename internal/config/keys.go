@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
 // Key is one configuration key, described once: its name in files, its
@@ -262,7 +263,7 @@ var keyTable = []Key{
 		print: func(c *Config) string {
 			var tiers []string
 			for _, t := range c.Tiers {
-				tiers = append(tiers, t.Name+" ("+tierValue(t)+fmt.Sprintf(", %d attempts)", t.Attempts))
+				tiers = append(tiers, t.Name+" ("+tierValue(t)+", "+plural.N(t.Attempts, "attempt")+")")
 			}
 			return strings.Join(tiers, ", ")
 		}},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
 // Policy is what a task's decisions depend on besides its history: the
@@ -89,7 +90,7 @@ func (p Policy) Begin(h History, elapsed time.Duration) (Next, *StopData) {
 		return Next{}, stopAt(StatusError, "no tier to develop with")
 	}
 	if p.Timeout > 0 && p.Timeout-elapsed <= 0 {
-		return Next{}, stopAt(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %d attempts", p.Timeout, st.Attempts))
+		return Next{}, stopAt(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %s", p.Timeout, plural.N(st.Attempts, "attempt")))
 	}
 	tier := p.Tiers[st.Tier]
 	if ok, reason := st.Ledger.CanStart(tier.Name, p.Budget); !ok {
@@ -160,7 +161,7 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 				status = StatusNoProgress
 			}
 			d.Action, d.State = ActionStop, st
-			d.Stop = stopAt(status, fmt.Sprintf("the last tier, %s, %s after %d attempts: %s", tier.Name, why, st.InTier, a.Gate.Summary()))
+			d.Stop = stopAt(status, fmt.Sprintf("the last tier, %s, %s after %s: %s", tier.Name, why, plural.N(st.InTier, "attempt"), a.Gate.Summary()))
 			d.Stop.Text = a.Response
 			return d
 		}
@@ -178,7 +179,7 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 	d.State = st
 	if st.Ledger.Exceeded(p.Budget) {
 		d.Action = ActionStop
-		d.Stop = stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f is spent ($%.4f) after %d attempts", p.Budget, st.Ledger.Spent(), a.Number))
+		d.Stop = stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f is spent ($%.4f) after %s", p.Budget, st.Ledger.Spent(), plural.N(a.Number, "attempt")))
 		d.Stop.Text = a.Response
 	}
 	return d

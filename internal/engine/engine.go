@@ -13,6 +13,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -221,16 +222,16 @@ func (r *run) loop(ctx context.Context) {
 	}
 	for {
 		if ctx.Err() != nil {
-			r.stop(StatusInterrupted, fmt.Sprintf("interrupted after %d iterations", r.st.Iterations))
+			r.stop(StatusInterrupted, fmt.Sprintf("interrupted after %s", plural.N(r.st.Iterations, "iteration")))
 			return
 		}
 		if r.st.Iterations >= maxIter {
-			r.stop(StatusMaxIterations, fmt.Sprintf("reached the limit of %d iterations without completion", maxIter))
+			r.stop(StatusMaxIterations, fmt.Sprintf("reached the limit of %s without completion", plural.N(maxIter, "iteration")))
 			return
 		}
 		left := r.o.Timeout - time.Duration(r.elapsed())*time.Millisecond
 		if r.o.Timeout > 0 && left <= 0 {
-			r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %d iterations", r.o.Timeout, r.st.Iterations))
+			r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %s", r.o.Timeout, plural.N(r.st.Iterations, "iteration")))
 			return
 		}
 		if !r.iterate(ctx, maxIter, left) {

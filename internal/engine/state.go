@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -184,7 +185,7 @@ func ResultOf(runID, backend string, events []Event) (Result, error) {
 	res.DurationMs = st.ElapsedMs
 	if stop == nil {
 		res.Status, res.ExitCode = StatusRunning, -1
-		res.Details = fmt.Sprintf("the run has not stopped after %d iterations: it is live, or it was killed and can be resumed", st.Iterations)
+		res.Details = fmt.Sprintf("the run has not stopped after %s: it is live, or it was killed and can be resumed", plural.N(st.Iterations, "iteration"))
 		return res, nil
 	}
 	res.Status, res.ExitCode, res.Details, res.Summary = stop.Status, stop.ExitCode, stop.Details, stop.Summary

@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -289,7 +290,7 @@ func (t *task) run(ctx context.Context) {
 	}
 	for {
 		if ctx.Err() != nil {
-			t.end(StatusInterrupted, fmt.Sprintf("interrupted after %d attempts", t.st.Attempts), nil)
+			t.end(StatusInterrupted, fmt.Sprintf("interrupted after %s", plural.N(t.st.Attempts, "attempt")), nil)
 			return
 		}
 		next, stop := t.policy().Begin(t.history(), time.Duration(t.elapsed())*time.Millisecond)
@@ -778,8 +779,8 @@ func taskSummary(r TaskResult) string {
 	switch r.Status {
 	case StatusDone:
 		last := r.Attempts[len(r.Attempts)-1]
-		return fmt.Sprintf("done: tier %s passed the checks at its attempt %d (%d attempts in all); %s", last.Tier, last.InTier, len(r.Attempts), c)
+		return fmt.Sprintf("done: tier %s passed the checks at its attempt %d (%s in all); %s", last.Tier, last.InTier, plural.N(len(r.Attempts), "attempt"), c)
 	default:
-		return fmt.Sprintf("%s after %d attempts; %s", r.Status, len(r.Attempts), c)
+		return fmt.Sprintf("%s after %s; %s", r.Status, plural.N(len(r.Attempts), "attempt"), c)
 	}
 }

@@ -831,7 +831,7 @@ func TestRunTask(t *testing.T) {
 				if n := len(w.agents["t1"].reqs); n != 1 {
 					t.Errorf("%d calls, want 1", n)
 				}
-				mustContain(t, "details", r.Details, "is spent ($1.5000) after 1 attempts")
+				mustContain(t, "details", r.Details, "is spent ($1.5000) after 1 attempt")
 			},
 		},
 		{

@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -149,12 +150,12 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 		ids[i] = t.ID
 	}
 	run, err := store.Create(root, id, store.Meta{Command: "batch", Backend: spec.Tasks[0].Spec.Tiers[0].Backend,
-		Prompt: fmt.Sprintf("%d tasks: %s", len(ids), strings.Join(ids, ", ")), Options: opts, Cwd: repo.Dir})
+		Prompt: fmt.Sprintf("%s: %s", plural.N(len(ids), "task"), strings.Join(ids, ", ")), Options: opts, Cwd: repo.Dir})
 	if err != nil {
 		return batch.Summary{}, fmt.Errorf("create run: %w", err)
 	}
 	defer run.Close()
-	bp.progress("batch %s: %d tasks, %d at a time, merged into %s", id, len(spec.Tasks), spec.Jobs, spec.BaseBranch)
+	bp.progress("batch %s: %s, %d at a time, merged into %s", id, plural.N(len(spec.Tasks), "task"), spec.Jobs, spec.BaseBranch)
 	return runBatch(ctx, root, run, spec, graph, nil, bp)
 }
 
@@ -179,11 +180,11 @@ func ResumeBatch(ctx context.Context, root string, run *store.Run, events []engi
 	for _, t := range initial {
 		if t.RunID != "" {
 			if n := proc.KillTagged(RunTag(t.RunID)); n > 0 {
-				bp.notice("killed %d orphaned agent process group(s) of task %s (run %s)", n, t.ID, t.RunID)
+				bp.notice("killed %s of task %s (run %s)", plural.N(n, "orphaned agent process group"), t.ID, t.RunID)
 			}
 		}
 	}
-	bp.progress("resuming batch %s: %d of %d tasks done", run.ID, countDone(initial), len(spec.Tasks))
+	bp.progress("resuming batch %s: %d of %s done", run.ID, countDone(initial), plural.N(len(spec.Tasks), "task"))
 	res, err = runBatch(ctx, root, run, spec, graph, initial, bp)
 	return res, false, err
 }

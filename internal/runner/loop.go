@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/guard"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -206,7 +207,7 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 			}
 		}
 	}
-	p.progress("resuming run %s after %d iterations (%s used)", run.ID, st.Iterations,
+	p.progress("resuming run %s after %s (%s used)", run.ID, plural.N(st.Iterations, "iteration"),
 		(time.Duration(st.ElapsedMs) * time.Millisecond).Round(time.Second))
 	j := openJournal(p, root, run)
 	defer j.close()

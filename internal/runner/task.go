@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -231,7 +232,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 	if err := wt.Reopen(ctx); err != nil {
 		return engine.TaskResult{}, false, fmt.Errorf("run %s: check out its branch %s again: %w", run.ID, wt.Branch, err)
 	}
-	p.progress("resuming task %s after %d attempts (%s used) in %s", run.ID, st.Attempts,
+	p.progress("resuming task %s after %s (%s used) in %s", run.ID, plural.N(st.Attempts, "attempt"),
 		(time.Duration(st.ElapsedMs) * time.Millisecond).Round(time.Second), relTo(s.Repo, wt.Path))
 	jl := openJournal(p, root, run)
 	defer jl.close()
