@@ -118,6 +118,9 @@ type Failure struct {
 	HTTPStatus int `json:"httpStatus,omitempty"`
 	// ResetAt is when a rate limit resets, when the CLI said.
 	ResetAt time.Time `json:"resetAt,omitzero"`
+	// Hint, when the failure is one the user can fix, says how (printed
+	// as the "hint:" line of the error).
+	Hint string `json:"hint,omitempty"`
 }
 
 // Status is an agent's availability.
@@ -138,6 +141,9 @@ type Availability struct {
 	Version string `json:"version,omitempty"`
 	// Details says why, for any status but Available.
 	Details string `json:"details,omitempty"`
+	// Note, for an installed CLI, warns of what will make its calls fail
+	// here (claude as root without IS_SANDBOX=1).
+	Note string `json:"note,omitempty"`
 }
 
 // MaxReplyBytes bounds the reply text kept in memory for one call.

@@ -18,6 +18,24 @@ var (
 	statusRE = regexp.MustCompile(`(?:status(?: code)?[: ]+|\b)([45]\d\d)\b`)
 )
 
+// rootRE is Claude Code refusing to skip its permission prompts as root:
+// "--dangerously-skip-permissions cannot be used with root/sudo privileges
+// for security reasons".
+var rootRE = regexp.MustCompile(`(?i)dangerously-skip-permissions cannot be used with root`)
+
+// RootHint is the way out of Claude Code's refusal to run as root without
+// its permission prompts.
+const RootHint = "running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set; " +
+	"in a container or VM you can throw away, set it for the agent with --env IS_SANDBOX=1 or IS_SANDBOX = \"1\" under [env] in jlgcli.toml (see the README's Backends)"
+
+// hintFor is the hint for a failure whose text is s, "" when it has none.
+func hintFor(s string) string {
+	if rootRE.MatchString(s) {
+		return RootHint
+	}
+	return ""
+}
+
 // timeNow is the clock of the classification; tests replace it.
 var timeNow = time.Now
 

@@ -2,8 +2,30 @@ package agent
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 )
+
+// geteuid is the effective user id; tests replace it.
+var geteuid = os.Geteuid
+
+// rootNote warns that Claude Code will refuse to run when jlgcli runs as
+// root and the agent's environment env lacks IS_SANDBOX=1.
+func rootNote(env []string) string {
+	if geteuid() != 0 {
+		return ""
+	}
+	sandbox := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "IS_SANDBOX="); ok {
+			sandbox = v
+		}
+	}
+	if sandbox == "1" {
+		return ""
+	}
+	return RootHint
+}
 
 // claudeSpec drives Claude Code: `claude -p --output-format stream-json
 // --verbose`, the prompt on standard input.
@@ -23,6 +45,7 @@ func claudeSpec() cliSpec {
 			return invocation{Args: args, Stdin: &req.Prompt}, nil
 		},
 		newParser: func() streamParser { return &claudeParser{text: newReply()} },
+		note:      rootNote,
 	}
 }
 
@@ -157,5 +180,6 @@ func (p *claudeParser) Finish(end callEnd) Response {
 			r.Failure = &Failure{Kind: FailCrash, Message: crashMessage(end)}
 		}
 	}
+	r.Failure.Hint = hintFor(all)
 	return r
 }

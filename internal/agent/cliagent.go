@@ -60,6 +60,9 @@ type cliSpec struct {
 	// probe, when set, tells cheaply whether the CLI is authenticated. It
 	// returns "" when it cannot tell.
 	probe func(ctx context.Context, path string, env []string) (Status, string)
+	// note, when set, warns of what will make the CLI's calls fail in the
+	// environment env (Availability.Note); "" when nothing.
+	note func(env []string) string
 }
 
 // cliAgent is an Agent over a known CLI.
@@ -75,9 +78,12 @@ func (a *cliAgent) Name() string { return a.spec.name }
 func (a *cliAgent) Check(ctx context.Context) Availability {
 	path, err := proc.LookPath(a.spec.bin, a.env)
 	if err != nil {
-		return Availability{Status: Missing, Details: fmt.Sprintf("%s is not installed (not found in PATH)", a.spec.bin)}
+		return Availability{Status: Missing, Details: fmt.Sprintf("%s is not installed (not found in PATH); install it with: %s", a.spec.bin, InstallCommand(a.spec.name))}
 	}
 	av := Availability{Status: Available, Path: path}
+	if a.spec.note != nil {
+		av.Note = a.spec.note(baseEnv(a.env))
+	}
 	out, err := quickOutput(ctx, a.env, path, "--version")
 	v, ok := parseVersion(out)
 	if err != nil || !ok {

@@ -13,6 +13,30 @@ import (
 // changes which one a user without a configured backend gets.
 var Builtins = []string{"claude", "codex", "copilot", "gemini", "opencode", "qwen", "kilo"}
 
+// npmPackages are the npm packages that install the built-in CLIs.
+var npmPackages = map[string]string{
+	"claude":   "@anthropic-ai/claude-code",
+	"codex":    "@openai/codex",
+	"copilot":  "@github/copilot",
+	"gemini":   "@google/gemini-cli",
+	"opencode": "opencode-ai",
+	"qwen":     "@qwen-code/qwen-code",
+	"kilo":     "@kilocode/cli",
+}
+
+// Package is the npm package that installs the CLI of the built-in backend
+// name; "" for any other name.
+func Package(name string) string { return npmPackages[name] }
+
+// InstallCommand is the command that installs the CLI of the built-in
+// backend name ("npm install -g PACKAGE"); "" for any other name.
+func InstallCommand(name string) string {
+	if p := Package(name); p != "" {
+		return "npm install -g " + p
+	}
+	return ""
+}
+
 // builtinSpec returns the spec of a built-in backend.
 func builtinSpec(name string) (cliSpec, bool) {
 	switch name {

@@ -22,6 +22,10 @@ type backendRow struct {
 	Version   string       `json:"version,omitempty"`
 	Status    agent.Status `json:"status"`
 	Details   string       `json:"details,omitempty"`
+	// Package is the npm package that installs a built-in backend's CLI.
+	Package string `json:"package,omitempty"`
+	// Note warns of what will make an installed CLI's calls fail here.
+	Note string `json:"note,omitempty"`
 }
 
 func newBackendsCmd(stdio *Stdio) *cobra.Command {
@@ -29,7 +33,13 @@ func newBackendsCmd(stdio *Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backends",
 		Short: "List every backend: installed or not, path, version and status",
-		Args:  cobra.NoArgs,
+		Long: `List every backend: the built-in ones (claude, codex, copilot, gemini, opencode, qwen,
+kilo), then those of the configuration. For each: whether its CLI is installed, its version,
+status and path; under the table, the npm package that installs a missing built-in CLI, why one
+cannot be used, and a note when something here will make its calls fail (claude as root
+without IS_SANDBOX=1). --json prints the same as an array of objects, with the npm package
+of each built-in backend (package).`,
+		Args: cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print an array of objects")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -51,7 +61,8 @@ func newBackendsCmd(stdio *Stdio) *cobra.Command {
 					return
 				}
 				av := a.Check(cmd.Context())
-				rows[i] = backendRow{Name: name, Installed: av.Status != agent.Missing, Path: av.Path, Version: av.Version, Status: av.Status, Details: av.Details}
+				rows[i] = backendRow{Name: name, Installed: av.Status != agent.Missing, Path: av.Path, Version: av.Version, Status: av.Status,
+					Details: av.Details, Note: av.Note, Package: agent.Package(name)}
 			}()
 		}
 		wg.Wait()
@@ -73,8 +84,14 @@ func newBackendsCmd(stdio *Stdio) *cobra.Command {
 			return err
 		}
 		for _, r := range rows {
-			if r.Details != "" && r.Status != agent.Missing {
+			switch {
+			case r.Status == agent.Missing && r.Package != "":
+				fmt.Fprintf(stdio.Out, "%s: not installed; install it with: %s\n", r.Name, agent.InstallCommand(r.Name))
+			case r.Details != "" && r.Status != agent.Missing:
 				fmt.Fprintf(stdio.Out, "%s: %s\n", r.Name, r.Details)
+			}
+			if r.Note != "" {
+				fmt.Fprintf(stdio.Out, "%s: note: %s\n", r.Name, r.Note)
 			}
 		}
 		return nil

@@ -211,10 +211,18 @@ func report(stdio *Stdio, asJSON bool, res engine.Result) error {
 	return &exitError{code: res.ExitCode}
 }
 
+// statusHint says what to do about a run that stopped for a reason the
+// user can fix: the hint of the last agent failure that has one
+// (agent.Failure.Hint), else that of the status.
 func statusHint(res engine.Result) string {
+	for i := len(res.Transcript) - 1; i >= 0; i-- {
+		if f := res.Transcript[i].Failure; f != nil && f.Hint != "" {
+			return f.Hint
+		}
+	}
 	switch res.Status {
 	case engine.StatusBackendMissing:
-		return "install the agent CLI, or choose another backend with -b (see 'jlgcli backends')"
+		return missingHint(res.Backend)
 	case engine.StatusBackendUnauthenticated:
 		return "log in with the agent CLI itself, or set its API key in the environment (see 'jlgcli backends')"
 	case engine.StatusBackendUnknown:
@@ -228,6 +236,20 @@ func statusHint(res engine.Result) string {
 		return `in json mode the agent must end with a JSON object such as {"status":"done","summary":"..."}`
 	}
 	return ""
+}
+
+// missingHint says what to install when the agent CLI of backend is not
+// installed: its npm package for a built-in one, Claude Code's (the first
+// that jlgcli picks) when no backend was named.
+func missingHint(backend string) string {
+	if backend == "" {
+		return "install an agent CLI, e.g. Claude Code: " + agent.InstallCommand(agent.Builtins[0]) +
+			" (Node.js 22 or later), or configure a backend; 'jlgcli backends' lists each one's package"
+	}
+	if c := agent.InstallCommand(backend); c != "" {
+		return "install it with: " + c + " (Node.js 22 or later), or choose another backend with -b; 'jlgcli backends' lists each one's package"
+	}
+	return "install the agent CLI, or choose another backend with -b (see 'jlgcli backends')"
 }
 
 // readPrompt takes the prompt from the argument, stdin ("-") or a file.

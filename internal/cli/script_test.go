@@ -90,7 +90,8 @@ func setupScript(env *testscript.Env) error {
 	return nil
 }
 
-// scriptCondition adds the condition [knownbugs], true when
+// scriptCondition adds the conditions [root], true when the tests run as
+// root (a container, CI), and [knownbugs], true when
 // JLGCLI_TEST_KNOWN_BUGS=1: a script that shows a known bug starts with
 //
 //	[!knownbugs] skip 'KNOWN BUG: ...'
@@ -99,6 +100,9 @@ func setupScript(env *testscript.Env) error {
 func scriptCondition(cond string) (bool, error) {
 	if cond == "knownbugs" {
 		return os.Getenv("JLGCLI_TEST_KNOWN_BUGS") == "1", nil
+	}
+	if cond == "root" {
+		return os.Geteuid() == 0, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

@@ -137,12 +137,28 @@ func reportTask(stdio *Stdio, asJSON bool, res engine.TaskResult) error {
 		printTaskSummary(stdio, res)
 	}
 	if res.Status != engine.StatusDone {
-		stdio.reporter().Notice(fmt.Sprintf("%s: %s", res.Status, res.Details))
+		say := stdio.reporter()
+		say.Notice(fmt.Sprintf("%s: %s", res.Status, res.Details))
+		if h := taskHint(res); h != "" {
+			say.Hint(h)
+		}
 	}
 	if res.ExitCode == 0 {
 		return nil
 	}
 	return &exitError{code: res.ExitCode}
+}
+
+// taskHint says what to do about a task that stopped for a reason the user
+// can fix: the agent's own failure hint (agent.Failure.Hint) of the last
+// attempt that had one, else the hint of the status.
+func taskHint(res engine.TaskResult) string {
+	for i := len(res.Attempts) - 1; i >= 0; i-- {
+		if f := res.Attempts[i].Failure; f != nil && f.Hint != "" {
+			return f.Hint
+		}
+	}
+	return statusHint(engine.Result{Status: res.Status, Backend: res.Backend})
 }
 
 func printTaskSummary(stdio *Stdio, res engine.TaskResult) {

@@ -10,13 +10,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
 )
 
 // Agents lists the agent CLIs AgentEnv knows, by backend name (the name of
-// the executable too).
-var Agents = []string{"claude", "codex", "copilot", "gemini", "opencode", "qwen", "kilo"}
+// the executable too): jlgcli's built-in backends (agent.Builtins, where
+// each one's npm package is kept too: agent.Package).
+var Agents = slices.Clone(agent.Builtins)
 
 // ScriptedKey is the API key the CLIs are given; the server accepts any key.
 const ScriptedKey = "sk-scripted-0000000000000000"
@@ -413,7 +417,7 @@ func FindAgent(name string) (string, error) {
 	if len(dirs) > 0 {
 		where = strings.Join(dirs, ", ") + " or on PATH"
 	}
-	return "", fmt.Errorf("%w: %q is not in %s; install the pinned CLIs with `make agents` (see .ci/run) or set JLGCLI_CONFORMANCE_DIR", ErrAgentNotFound, name, where)
+	return "", fmt.Errorf("%w: %q is not in %s; install the pinned CLIs with `make agents` (see .ci/run; npm package %s) or set JLGCLI_CONFORMANCE_DIR", ErrAgentNotFound, name, where, agent.Package(name))
 }
 
 // TB is the part of testing.TB that RequireAgent uses.

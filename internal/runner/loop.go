@@ -232,7 +232,7 @@ func (s LoopSpec) takeBaseline(ctx context.Context, p Parts, run *store.Run, j j
 	if !s.Baseline || len(s.Checks) == 0 {
 		return nil, nil
 	}
-	p.progress("running %d check(s) for the baseline", len(s.Checks))
+	p.progress("running %s for the baseline", plural.N(len(s.Checks), "check"))
 	env := append(slices.Clip(s.Env), RunTag(run.ID))
 	baseline := gate.Baseline(ctx, s.Cwd, env, s.Checks)
 	if baseline.Interrupted || ctx.Err() != nil {

@@ -373,7 +373,7 @@ func (s TaskSpec) baseline(ctx context.Context, p Parts, run *store.Run, j journ
 	if r, err := s.loggedBaseline(run); err != nil || r != nil {
 		return r, err
 	}
-	p.progress("running %d check(s) on the starting point for the baseline", len(s.Checks))
+	p.progress("running %s on the starting point for the baseline", plural.N(len(s.Checks), "check"))
 	r := gate.BaselineReport(ctx, s.Worktree.Path, env, s.Checks)
 	if r == nil || r.Interrupted || ctx.Err() != nil {
 		return nil, nil
