@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
@@ -192,10 +193,15 @@ func newRootCmd(stdio *Stdio) *cobra.Command {
 		Use:   "jlgcli",
 		Short: "Drive AI coding-agent CLIs until the task is really done",
 		Long: strings.TrimSpace(`
-jlgcli drives an agent CLI (claude, codex, copilot, gemini, opencode, or any
-command) headless: one call with 'run', or a supervised loop with 'loop' that
-stops when the agent signals completion or a guard (iterations, time, no
-progress) stops it. Exit codes are a contract: see 'jlgcli help exit-codes'.`),
+jlgcli drives an agent CLI headless: one call with 'run', a supervised loop with
+'loop' that stops when the agent signals completion or a guard (iterations,
+time, no progress) stops it, a change developed until the project's checks pass
+with 'task', a backlog of them with 'batch'. Exit codes are a contract: see
+'jlgcli help exit-codes'.
+
+Built-in backends: ` + strings.Join(agent.Builtins, ", ") + `
+('jlgcli backends' says which are installed, and the npm package of each), or
+any command configured under [backends.NAME] in jlgcli.toml.`),
 		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
