@@ -110,7 +110,11 @@ func (e *MergeRefusedError) Error() string {
 	if into == "" {
 		into = "the base branch"
 	}
-	return fmt.Sprintf("cannot merge %s into %s: %s; to merge by hand: %s", e.Branch, into, e.Detail, e.Command)
+	msg := fmt.Sprintf("cannot merge %s into %s: %s", e.Branch, into, e.Detail)
+	if e.Command != "" {
+		msg += "; to merge by hand: " + e.Command
+	}
+	return msg
 }
 
 // mergeCommand is the command line that squash-merges branch into into by
@@ -297,7 +301,8 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	g := r.git()
 	ctx = context.WithoutCancel(ctx) // never left half done
 	refuse := func(reason MergeRefusal, detail string) error {
-		return &MergeRefusedError{Reason: reason, Branch: s.Branch, Into: s.Into, Detail: detail}
+		return &MergeRefusedError{Reason: reason, Branch: s.Branch, Into: s.Into, Detail: detail,
+			Command: mergeCommand(s.Into, s.Branch, message, !s.CheckedOut)}
 	}
 	if strings.TrimSpace(message) == "" {
 		return "", errors.New("empty commit message")

@@ -3,6 +3,7 @@ package git
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -83,8 +84,22 @@ func TestPrepareSquashOnAMovedBaseAndLand(t *testing.T) {
 	}
 	tgit(t, dir, "update-ref", "refs/heads/trunk", c1)
 	var refused *MergeRefusedError
-	if _, err := r.Land(ctx, s3, "feat: three"); !errors.As(err, &refused) || refused.Reason != RefusedBaseMoved {
-		t.Errorf("landing on a base that moved: %v", err)
+	_, err = r.Land(ctx, s3, "feat: three")
+	if !errors.As(err, &refused) || refused.Reason != RefusedBaseMoved {
+		t.Fatalf("landing on a base that moved: %v", err)
+	}
+	// The race lost, the refusal gives the command that merges by hand.
+	if want := "git merge --squash " + three.Branch + " && git commit -m 'feat: three'"; !strings.HasSuffix(refused.Command, want) ||
+		!strings.HasSuffix(err.Error(), "; to merge by hand: "+refused.Command) {
+		t.Errorf("lost race: command %q in %q, want %q", refused.Command, err, want)
+	}
+}
+
+// A refusal with no command to give says so instead of an empty one.
+func TestMergeRefusedWithoutCommand(t *testing.T) {
+	err := &MergeRefusedError{Reason: RefusedNoBaseBranch, Branch: "b", Detail: "the task did not start from a branch"}
+	if got := err.Error(); strings.Contains(got, "to merge by hand") || strings.HasSuffix(got, ": ") {
+		t.Errorf("Error() = %q", got)
 	}
 }
 
