@@ -178,17 +178,22 @@ func commandName(c string) string {
 }
 
 // taskResult is the result of a task run (runner.TaskResultOf); a journal
-// that cannot be read leaves the result the task wrote.
+// that cannot be read leaves the result the task wrote. A task that a batch
+// merged says so (runner.WithBatchMerge).
 func taskResult(stdio *Stdio, run *store.Run) (engine.TaskResult, error) {
 	events, err := runEvents(stdio, run, false)
 	if err != nil {
 		var saved engine.TaskResult
 		if found, rerr := run.ReadReport(&saved); found && rerr == nil {
-			return saved, nil
+			return runner.WithBatchMerge(run, saved), nil
 		}
 		return engine.TaskResult{}, err
 	}
-	return runner.TaskResultOf(run, events, stdio.parts(false, false, false))
+	res, err := runner.TaskResultOf(run, events, stdio.parts(false, false, false))
+	if err != nil {
+		return res, err
+	}
+	return runner.WithBatchMerge(run, res), nil
 }
 
 type statsOptions struct {

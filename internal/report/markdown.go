@@ -27,7 +27,7 @@ type printer func(format string, a ...any)
 // mdSummary writes the title, the recommendation and the summary table.
 func (r Report) mdSummary(p printer) {
 	p("# Task report: %s\n\n", mdText(r.Status))
-	p("**Recommendation:** %s\n\n", mdText(r.Recommendation))
+	p("**Recommendation:** %s\n\n", r.mdRecommendation())
 
 	p("## Summary\n\n")
 	p("| Field | Value |\n|---|---|\n")
@@ -212,7 +212,7 @@ func (r Report) mdGit(p printer) {
 			item("Uncommitted changes", "left out of the task")
 		}
 		if g.Merge != nil {
-			item("Merge", mdText(g.Merge.line()))
+			item("Merge", mdWithCode(g.Merge.line(), g.Merge.Command))
 		}
 		pushed := "no"
 		if g.Pushed {
@@ -238,7 +238,7 @@ func (r Report) mdGit(p printer) {
 
 // mdEnd writes the recommendation and the last diff.
 func (r Report) mdEnd(p printer) {
-	p("## Recommendation\n\n%s\n\n", mdText(r.Recommendation))
+	p("## Recommendation\n\n%s\n\n", r.mdRecommendation())
 
 	p("## Last diff\n\n")
 	if r.LastDiff == "" {
@@ -249,6 +249,46 @@ func (r Report) mdEnd(p printer) {
 		}
 		p("%s", fence(r.LastDiff, "diff"))
 	}
+}
+
+// mdRecommendation is the recommendation with the commands, branch and
+// refs it names in code spans, so that they copy as they are.
+func (r Report) mdRecommendation() string {
+	codes := []string{"jlgcli resume " + r.RunID}
+	if g := r.Git; g != nil {
+		if g.Merge != nil {
+			codes = append(codes, g.Merge.Command)
+		}
+		codes = append(codes, g.Branch, g.Refs, g.PR)
+	}
+	return mdWithCode(r.Recommendation, codes...)
+}
+
+// mdWithCode is s on one line, escaped as mdText, but for each occurrence
+// of one of codes (the longest that starts there), which is a code span and
+// so not escaped: a command copied from it runs as written.
+func mdWithCode(s string, codes ...string) string {
+	s = squeeze(s)
+	var b, text strings.Builder
+	for i := 0; i < len(s); {
+		best := ""
+		for _, c := range codes {
+			if c = squeeze(c); c != "" && len(c) > len(best) && strings.HasPrefix(s[i:], c) {
+				best = c
+			}
+		}
+		if best == "" {
+			text.WriteByte(s[i])
+			i++
+			continue
+		}
+		b.WriteString(mdEscaper.Replace(text.String()))
+		text.Reset()
+		b.WriteString(mdCode(best, false))
+		i += len(best)
+	}
+	b.WriteString(mdEscaper.Replace(text.String()))
+	return b.String()
 }
 
 // mdEscaper escapes the characters that Markdown (or the HTML it lets

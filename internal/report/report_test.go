@@ -236,6 +236,34 @@ func TestLastDiffBounded(t *testing.T) {
 }
 
 // Text that looks like Markdown, HTML or a fence shows as written.
+// Commands in the report are code, never escaped: copied, they run.
+func TestMarkdownCommandsCopyAsWritten(t *testing.T) {
+	res := successResult()
+	cmd := "git merge --squash 'jlgcli/fix_the_bug-1' && git commit -m 'feat: fix *it* [#2]'"
+	res.Git.Branch = "jlgcli/fix_the_bug-1"
+	res.Git.Merge = &engine.MergeInfo{Status: git.MergeRefused, Into: "main", Reason: "dirty: main has uncommitted changes", Command: cmd}
+	md := New(res).Markdown()
+	for _, want := range []string{
+		"**Recommendation:** merge the branch: `" + cmd + "`\n",
+		"## Recommendation\n\nmerge the branch: `" + cmd + "`\n",
+		"- Branch: `jlgcli/fix_the_bug-1` from",
+		"Merge it with:\n\n```sh\n" + cmd + "\n```\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+	if strings.Contains(md, `fix\_the`) || strings.Contains(md, `\&\&`) {
+		t.Errorf("a command or branch is escaped:\n%s", md)
+	}
+	failed := failedResult()
+	failed.Status, failed.ExitCode = engine.StatusInterrupted, 130
+	failed.RunID = "run_1"
+	if md := New(failed).Markdown(); !strings.Contains(md, "continue it with: `jlgcli resume run_1`") {
+		t.Errorf("the resume command is not code:\n%s", md)
+	}
+}
+
 func TestMarkdownEscapes(t *testing.T) {
 	res := failedResult()
 	res.Task = "Fix `x` | *y* <script>alert(1)</script>\n````\nstill the task"

@@ -396,7 +396,7 @@ func (b *batchRun) start(ctx context.Context, st batch.Start, p Parts) (engine.T
 	id := store.NewRunID(time.Now())
 	data, _ := json.Marshal(BatchTaskData{Kind: batch.EventStarted, Task: batch.TaskResult{ID: st.ID, RunID: id}})
 	b.record(engine.Event{Type: EventBatchRun, Time: time.Now(), Data: data})
-	return StartTask(ctx, NewTask{Prompt: t.Prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root, ID: id}, p)
+	return StartTask(ctx, NewTask{Prompt: t.Prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root, ID: id, Parent: b.j.run.ID}, p)
 }
 
 // resume goes on with a task's run that was cut short or stopped; a run
@@ -473,7 +473,7 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 	sp := t.Spec
 	sp.Merge = git.MergeNone
 	prompt := AgainPrompt(t.Prompt, first, b.spec.BaseBranch, l)
-	again, err := StartTask(ctx, NewTask{Prompt: prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root}, p)
+	again, err := StartTask(ctx, NewTask{Prompt: prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root, Parent: b.j.run.ID}, p)
 	switch {
 	case err != nil:
 		return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base could not start: %v; the work is kept on branch %s", l.Details, err, first)}

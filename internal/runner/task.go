@@ -36,6 +36,9 @@ type NewTask struct {
 	// ID is the run's id; "": a new one. A batch journals it before the
 	// run exists, so that it resumes the run after a crash.
 	ID string
+	// Parent is the batch run that starts the task ("" for none), kept in
+	// the run's meta.json.
+	Parent string
 }
 
 // StartTask checks that the task can run (a repository with a commit,
@@ -109,7 +112,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	s.Worktree = *wt
 	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
 	opts, _ := json.Marshal(s.Recorded())
-	run, err := store.Create(root, id, store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir})
+	run, err := store.Create(root, id, store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir, Parent: t.Parent})
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create run: %w", err)
 	}

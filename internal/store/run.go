@@ -72,6 +72,9 @@ type Meta struct {
 	// StartedAt is when the run started (Create sets the current time
 	// when zero).
 	StartedAt time.Time `json:"startedAt"`
+	// Parent is the run of the batch that started this task run; "" for a
+	// run of its own.
+	Parent string `json:"parent,omitempty"`
 	// Temporal, for a run submitted to a Temporal server, says where it
 	// runs: show, report and resume ask the server. Options then hold the
 	// workflow's input.
