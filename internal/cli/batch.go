@@ -255,15 +255,16 @@ func batchParts(stdio *Stdio, quiet bool, total int) (bp runner.BatchParts, clos
 	}
 	err := ui.NewLockedWriter(stdio.Err)
 	log := ui.NewScreen(err, false, nil) // its lines carry the time
+	lines := ui.NewBatchLines(log.W, total)
 	bp.ForTask = func(id string) runner.Parts {
 		var obs engine.TaskObserver
 		if !quiet {
-			obs = ui.NewPrefixedTaskLine(log, id)
+			obs = lines.Observe(id, ui.NewPrefixedTaskLine(log, id))
 		}
 		return task(id, ui.PrefixWriter(err, id), obs)
 	}
 	if !quiet {
-		bp.Observer = ui.NewBatchLines(log.W, total).Event
+		bp.Observer = lines.Event
 	}
 	return bp, func() {}
 }

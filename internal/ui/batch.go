@@ -14,19 +14,68 @@ import (
 // BatchLines shows a batch's progress on w: for each event a line that
 // starts with the task's id in brackets ("jlgcli: [a] merged into main as
 // 1a2b3c4d5e"), followed by a summary line of where the batch stands (done,
-// running, waiting, failed, cost so far). Each task's own attempts are told
+// running, waiting, failed, blocked, cost so far, running tasks included). Each task's own attempts are told
 // by TaskLines that prefix their lines the same way. It is safe for
 // concurrent use.
 type BatchLines struct {
 	mu    sync.Mutex
 	w     io.Writer
 	tasks map[string]batch.TaskResult
+	live  map[string]engine.TaskProgress // the last progress of each running task
 	total int
 }
 
 // NewBatchLines returns a BatchLines of a batch of total tasks.
 func NewBatchLines(w io.Writer, total int) *BatchLines {
-	return &BatchLines{w: w, tasks: map[string]batch.TaskResult{}, total: total}
+	return &BatchLines{w: w, tasks: map[string]batch.TaskResult{}, live: map[string]engine.TaskProgress{}, total: total}
+}
+
+// Progress records where running task id is (its cost so far), for the
+// summary.
+func (b *BatchLines) Progress(id string, p engine.TaskProgress) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.live[id] = p
+}
+
+// Observe returns an observer of task id's attempts that records its
+// progress (Progress) and passes each call on to obs (nil: none).
+func (b *BatchLines) Observe(id string, obs engine.TaskObserver) engine.TaskObserver {
+	return progressObserver{b: b, id: id, next: obs}
+}
+
+type progressObserver struct {
+	b    *BatchLines
+	id   string
+	next engine.TaskObserver
+}
+
+func (o progressObserver) AttemptStarted(p engine.TaskProgress) {
+	o.b.Progress(o.id, p)
+	if o.next != nil {
+		o.next.AttemptStarted(p)
+	}
+}
+
+func (o progressObserver) Phase(p engine.TaskProgress, phase string) {
+	o.b.Progress(o.id, p)
+	if o.next != nil {
+		o.next.Phase(p, phase)
+	}
+}
+
+// Close closes the observer passed on to, when it has a Close.
+func (o progressObserver) Close() {
+	if c, ok := o.next.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
+func (o progressObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
+	o.b.Progress(o.id, p)
+	if o.next != nil {
+		o.next.AttemptDone(p, a)
+	}
 }
 
 // Event implements the scheduler's observer.
@@ -39,6 +88,9 @@ func (b *BatchLines) Event(e batch.Event) {
 	}
 	t := e.Task
 	b.tasks[t.ID] = t
+	if t.Status != batch.StatusRunning {
+		delete(b.live, t.ID)
+	}
 	var line string
 	switch e.Kind {
 	case batch.EventStarted:
@@ -69,9 +121,19 @@ func (b *BatchLines) Event(e batch.Event) {
 	fmt.Fprintf(b.w, "jlgcli: batch: %s\n", b.summary())
 }
 
-// summary counts the tasks by where they stand, and the cost so far.
+// Summary is the summary line: the tasks by where they stand, and the
+// cost so far.
+func (b *BatchLines) Summary() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.summary()
+}
+
+// summary counts the tasks by where they stand (blocked ones apart from
+// the failed, and only when there are some), and the cost so far: that of
+// the runs that ended, and of the running ones up to now.
 func (b *BatchLines) summary() string {
-	var done, running, failed int
+	var done, running, failed, blocked int
 	var spent float64
 	known := false // until a run reports a cost
 	for _, t := range b.tasks {
@@ -80,14 +142,24 @@ func (b *BatchLines) summary() string {
 			done++
 		case t.Status == batch.StatusRunning || t.Status == batch.StatusUnmerged:
 			running++
-		case t.Status.Failed() || t.Status == batch.StatusBlocked:
+		case t.Status == batch.StatusBlocked:
+			blocked++
+		case t.Status.Failed():
 			failed++
 		}
 		spent += t.CostUSD
 		known = known || t.CostKnown
+		if p, ok := b.live[t.ID]; ok && t.Status == batch.StatusRunning {
+			spent += p.CostUSD
+			known = known || p.CostKnown
+		}
 	}
-	waiting := b.total - done - running - failed
-	return fmt.Sprintf("%d done, %d running, %d waiting, %d failed · %s", done, running, waiting, failed, cost.Phrase(spent, known, false))
+	waiting := b.total - done - running - failed - blocked
+	s := fmt.Sprintf("%d done, %d running, %d waiting, %d failed", done, running, waiting, failed)
+	if blocked > 0 {
+		s += fmt.Sprintf(", %d blocked", blocked)
+	}
+	return s + " · " + cost.Phrase(spent, known, false)
 }
 
 func shortID(s string) string {

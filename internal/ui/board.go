@@ -117,6 +117,7 @@ type boardObserver struct {
 }
 
 func (o boardObserver) set(p engine.TaskProgress, phase string) {
+	o.b.lines.Progress(o.id, p)
 	o.b.l.mu.Lock()
 	defer o.b.l.mu.Unlock()
 	if t, ok := o.b.tasks[o.id]; ok {

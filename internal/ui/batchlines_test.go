@@ -1,0 +1,35 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+// The summary line counts blocked tasks apart from failed ones, and the
+// cost includes what the running tasks have spent so far.
+func TestBatchLinesSummary(t *testing.T) {
+	var buf strings.Builder
+	l := NewBatchLines(&buf, 4)
+	now := time.Now()
+	l.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "a", Status: batch.StatusRunning}})
+	l.Observe("a", nil).AttemptDone(engine.TaskProgress{Number: 1, CostUSD: 0.5, CostKnown: true}, engine.Attempt{})
+	l.Event(batch.Event{Kind: batch.EventFinished, Time: now, Task: batch.TaskResult{ID: "b", Status: batch.Status("max-iterations"),
+		RunID: "r2", RunStatus: batch.Status("max-iterations"), CostUSD: 0.25, CostKnown: true}})
+	l.Event(batch.Event{Kind: batch.EventBlocked, Time: now, Task: batch.TaskResult{ID: "c", Status: batch.StatusBlocked, Reason: "b failed"}})
+	if got, want := l.Summary(), "0 done, 1 running, 1 waiting, 1 failed, 1 blocked · $0.7500"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	if !strings.HasSuffix(buf.String(), "jlgcli: batch: 0 done, 1 running, 1 waiting, 1 failed, 1 blocked · $0.7500\n") {
+		t.Errorf("lines:\n%s", buf.String())
+	}
+	// Once a's run ends, its own total counts, not its progress as well.
+	l.Event(batch.Event{Kind: batch.EventFinished, Time: now, Task: batch.TaskResult{ID: "a", Status: batch.StatusUnmerged,
+		RunID: "r1", RunStatus: batch.StatusDone, CostUSD: 0.75, CostKnown: true}})
+	if got, want := l.Summary(), "0 done, 1 running, 1 waiting, 1 failed, 1 blocked · $1.0000"; got != want {
+		t.Errorf("after a ended: summary %q, want %q", got, want)
+	}
+}
