@@ -403,6 +403,26 @@ func resumeBatch(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string
 }
 
 // showBatch prints a batch run: its tasks with their runs and statuses.
+// runningBatchTask fills ts, a running task of a batch that has not stopped,
+// from its own run under root: the attempts it made, the one it is in, and
+// what it spent so far (added to the batch's cost, res).
+func runningBatchTask(root string, ts *batch.TaskSummary, res *batch.Summary) {
+	r, err := store.Open(root, *ts.RunID)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	row, err := r.Row()
+	if err != nil {
+		return
+	}
+	ts.Attempts = row.Iterations
+	ts.CostUSD, ts.CostKnown = row.CostUSD, row.CostKnown
+	res.CostUSD += row.CostUSD
+	res.CostKnown = res.CostKnown || row.CostKnown
+	ts.Details = fmt.Sprintf("in attempt %d (run %s)", row.Iterations+1, r.ID)
+}
+
 func showBatch(stdio *Stdio, asJSON bool, run *store.Run) error {
 	var res batch.Summary
 	found, err := run.ReadReport(&res)
@@ -418,12 +438,22 @@ func showBatch(stdio *Stdio, asJSON bool, run *store.Run) error {
 		if cp.Status == store.Running && !run.Live() {
 			res.Status += " (not live: killed; 'jlgcli resume " + run.ID + "' continues it)"
 		}
+		var journaled map[string]batch.TaskResult
+		if events, err := runEvents(stdio, run, true); err == nil {
+			journaled = runner.BatchTasks(events)
+		}
 		for _, t := range cp.Tasks {
 			ts := batch.TaskSummary{ID: t.ID, Status: string(t.Status), ExitCode: t.ExitCode, CostUSD: t.CostUSD, CostKnown: t.CostKnown,
 				DurationMs: t.DurationMs, Details: t.Reason, DependsOn: []string{}}
+			if t.RunID == "" {
+				t.RunID = journaled[t.ID].RunID
+			}
 			if t.RunID != "" {
 				id := t.RunID
 				ts.RunID = &id
+			}
+			if t.Status == batch.StatusRunning && t.RunID != "" {
+				runningBatchTask(run.Root(), &ts, &res)
 			}
 			res.Tasks = append(res.Tasks, ts)
 		}

@@ -60,3 +60,8 @@ func WithBatchMerge(run *store.Run, res engine.TaskResult) engine.TaskResult {
 	}
 	return res
 }
+
+// BatchTasks is every task's last state in a batch's journal, with the run
+// of each task that started one (journaled as soon as it exists, before
+// the scheduler hears of it).
+func BatchTasks(events []engine.Event) map[string]batch.TaskResult { return replayBatch(events) }
