@@ -68,9 +68,11 @@ func newRunsCmd(stdio *Stdio) *cobra.Command {
 		Use:   "runs",
 		Short: "List the runs, newest first",
 		Long: `List the runs kept for this repository (or in $XDG_STATE_HOME/jlgcli outside one), newest
-first: id, command, status, backend, iterations, cost, duration and start. LIVE says whether a
-process is running it now; a run whose status is 'running' and that is not live was killed:
-'jlgcli resume ID' continues it.`,
+first: id, command, status, backend, iterations, cost, duration, start and title. LIVE says
+whether a process is running it now; a run whose status is 'running' and that is not live was
+killed: 'jlgcli resume ID' continues it. The backend of a task is that of its last attempt; a
+task that a batch started reads task<XXXXXXXX, the end of the batch's id (--json: parent, the
+whole id). The title is the first line of the prompt (cut in the table; whole in --json).`,
 		Args: cobra.NoArgs,
 	}
 	o.register(cmd)
@@ -100,19 +102,46 @@ process is running it now; a run whose status is 'running' and that is not live 
 			return printJSON(stdio, rows)
 		}
 		tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE")
+		fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE\tTITLE")
 		for _, r := range rows {
 			live := "no"
 			if r.Live {
 				live = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Command, r.Status, r.Backend, r.Iterations,
+			command := r.Command
+			if r.Parent != "" {
+				command += "<" + batchShort(r.Parent) // a task of batch r.Parent
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, command, r.Status, r.Backend, r.Iterations,
 				cost.Amount(r.CostUSD, r.CostKnown, false),
-				(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), live)
+				(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), live,
+				cut(r.Title, runsTitleWidth))
 		}
 		return tw.Flush()
 	}
 	return cmd
+}
+
+// runsTitleWidth bounds the TITLE column of runs, the last one, so that a
+// long prompt does not wrap the table.
+const runsTitleWidth = 24
+
+// cut is s cut to n runes, "…" ending it when it was longer.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// batchShort is the random part of a run id (the 8 hex digits after the
+// time), enough to tell a task's batch among the runs listed.
+func batchShort(id string) string {
+	if _, after, ok := strings.Cut(id, "-"); ok {
+		return after
+	}
+	return id
 }
 
 // runStatuses are the statuses a run can have in the index, for runs

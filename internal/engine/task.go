@@ -655,6 +655,9 @@ func (t *task) checkpoint(s Status) {
 	cp := TaskCheckpoint{RunID: t.o.RunID, State: st, Plan: t.plan, Progress: store.Progress{Status: string(s),
 		Iterations: st.Attempts, CostUSD: st.Ledger.Spent(), CostKnown: t.costKnown(), DurationMs: st.ElapsedMs,
 		Heartbeat: t.now().UTC(), Tiers: tierStats(t.o.Tiers, t.attempts)}}
+	if n := len(t.attempts); n > 0 {
+		cp.Backend, cp.Model = t.attempts[n-1].Backend, t.attempts[n-1].Model
+	}
 	t.mu.Unlock()
 	_ = t.o.Journal.CheckpointTask(cp)
 }

@@ -43,6 +43,14 @@ var migrations = []string{
 	// run directories, tiers included.
 	`ALTER TABLE runs ADD COLUMN tiers TEXT NOT NULL DEFAULT '[]';
 	DELETE FROM runs WHERE command = 'task';`,
+	// The model of a task's last attempt, the title and the parent batch
+	// of every run. Every row is dropped: List and Get add them again from
+	// their run directories, with these and the backend of a task's last
+	// attempt.
+	`ALTER TABLE runs ADD COLUMN model TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN title TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN parent TEXT NOT NULL DEFAULT '';
+	DELETE FROM runs;`,
 }
 
 // timeLayout stores times in UTC at a fixed width, so that they sort as
@@ -63,10 +71,17 @@ type Index struct {
 // RunRow is one run in the index. Its JSON is one element of `jlgcli runs
 // --json`.
 type RunRow struct {
-	ID         string    `json:"id"`
-	Command    string    `json:"command"`
-	Status     string    `json:"status"`
+	ID      string `json:"id"`
+	Command string `json:"command"`
+	Status  string `json:"status"`
+	// Title is the first line of the run's prompt (for a batch, its
+	// tasks); Parent the batch run that started a task run ("" for none).
+	Title  string `json:"title"`
+	Parent string `json:"parent,omitempty"`
+	// Backend is the run's backend: for a task, that of its last attempt
+	// (its first tier's before one), with Model, the attempt's model.
 	Backend    string    `json:"backend"`
+	Model      string    `json:"model,omitempty"`
 	Iterations int       `json:"iterations"`
 	CostUSD    float64   `json:"costUsd"`
 	CostKnown  bool      `json:"costKnown"`
@@ -232,13 +247,14 @@ func moveAside(path string) error {
 // Close closes the database.
 func (x *Index) Close() error { return x.db.Close() }
 
-const upsertSQL = `INSERT INTO runs (id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+const upsertSQL = `INSERT INTO runs (id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers,
+		model, title, parent)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (id) DO UPDATE SET
 		command = excluded.command, status = excluded.status, backend = excluded.backend,
 		iterations = excluded.iterations, cost_usd = excluded.cost_usd, cost_known = excluded.cost_known,
 		duration_ms = excluded.duration_ms, started_at = excluded.started_at, updated_at = excluded.updated_at,
-		tiers = excluded.tiers
+		tiers = excluded.tiers, model = excluded.model, title = excluded.title, parent = excluded.parent
 	WHERE excluded.updated_at >= runs.updated_at`
 
 // execer is a *sql.DB or a *sql.Tx.
@@ -272,7 +288,7 @@ func upsert(db execer, query string, row RunRow) error {
 		}
 	}
 	_, err := db.Exec(query, row.ID, row.Command, row.Status, row.Backend, row.Iterations, row.CostUSD,
-		row.CostKnown, row.DurationMs, fmtTime(row.StartedAt), fmtTime(row.UpdatedAt), string(tiers))
+		row.CostKnown, row.DurationMs, fmtTime(row.StartedAt), fmtTime(row.UpdatedAt), string(tiers), row.Model, row.Title, row.Parent)
 	return err
 }
 
@@ -291,7 +307,8 @@ func parseTime(s string) time.Time {
 	return t
 }
 
-const selectSQL = `SELECT id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers FROM runs`
+const selectSQL = `SELECT id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers,
+	model, title, parent FROM runs`
 
 // List returns the runs that f selects, newest first (by start time). It
 // first brings the index in line with the run directories: runs on disk
@@ -381,7 +398,7 @@ func (x *Index) scan(s scanner) (RunRow, error) {
 	var row RunRow
 	var started, updated, tiers string
 	err := s.Scan(&row.ID, &row.Command, &row.Status, &row.Backend, &row.Iterations, &row.CostUSD,
-		&row.CostKnown, &row.DurationMs, &started, &updated, &tiers)
+		&row.CostKnown, &row.DurationMs, &started, &updated, &tiers, &row.Model, &row.Title, &row.Parent)
 	if err != nil {
 		return RunRow{}, err
 	}
@@ -539,6 +556,10 @@ func (r *Run) Row() (RunRow, error) {
 		ID: r.ID, Command: r.Meta.Command, Status: p.Status, Backend: r.Meta.Backend,
 		Iterations: p.Iterations, CostUSD: p.CostUSD, CostKnown: p.CostKnown || p.CostUSD != 0, DurationMs: p.DurationMs,
 		Tiers: p.Tiers, StartedAt: r.Meta.StartedAt, UpdatedAt: p.Heartbeat, Dir: r.Dir, Live: r.Live(),
+		Title: title(r.Meta.Prompt), Parent: r.Meta.Parent, Model: p.Model,
+	}
+	if p.Backend != "" {
+		row.Backend = p.Backend
 	}
 	if row.Status == "" {
 		row.Status = Running
@@ -550,4 +571,20 @@ func (r *Run) Row() (RunRow, error) {
 		}
 	}
 	return row, nil
+}
+
+// title is the first line of a prompt that holds text, without a Markdown
+// heading's #, cut to 200 bytes.
+func title(prompt string) string {
+	for line := range strings.Lines(prompt) {
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#"))
+		if line == "" {
+			continue
+		}
+		if len(line) > 200 {
+			line = strings.ToValidUTF8(line[:200], "") + "…"
+		}
+		return line
+	}
+	return ""
 }

@@ -507,11 +507,61 @@ func TestIndexMigratesTheFirstSchema(t *testing.T) {
 	if len(rows) != 2 {
 		t.Fatalf("List: %+v", rows)
 	}
-	// The loop's row is the one the old index held (7, not the 2 on disk).
-	if rows[0].ID != "l1" || rows[0].Iterations != 7 || rows[0].Tiers != nil {
+	// The loop's row is read again from disk (2, not the 7 the old index
+	// held): the third schema's migration drops every row, for its title.
+	if rows[0].ID != "l1" || rows[0].Iterations != 2 || rows[0].Tiers != nil {
 		t.Errorf("loop row: %+v", rows[0])
 	}
 	if diff := cmp.Diff(taskTiers, rows[1].Tiers); rows[1].ID != "t1" || diff != "" {
 		t.Errorf("task row: %+v (tiers -want +got):\n%s", rows[1], diff)
+	}
+}
+
+// An index of the second schema (without model, title or parent) is
+// migrated: its rows are read again from the run directories, a task's
+// backend and model being those of its last attempt.
+func TestIndexMigratesTheSecondSchema(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	r, err := Create(root, "t1", Meta{Command: "task", Backend: "claude", StartedAt: t0, Parent: "b1",
+		Prompt: "# Add the parser\n\nWith tests."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteCheckpoint(Progress{Status: "done", Iterations: 3, Backend: "codex", Model: "gpt-5"}); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	db, err := openDB(filepath.Join(root, indexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		migrations[0], migrations[1],
+		`PRAGMA user_version = 2`,
+		`INSERT INTO runs (id, command, status, backend, iterations, started_at, updated_at) VALUES
+			('t1', 'task', 'done', 'claude', 3, '2026-11-22T04:15:00.000000000Z', '2026-11-22T04:15:00.000000000Z')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	x := openIndex(t, root)
+	rows, err := x.List(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("List: %+v", rows)
+	}
+	if got := rows[0]; got.Backend != "codex" || got.Model != "gpt-5" || got.Title != "Add the parser" || got.Parent != "b1" {
+		t.Errorf("row: %+v", got)
+	}
+	// The new columns are stored, not only read from disk.
+	got, err := x.Get("t1")
+	if err != nil || got.Title != "Add the parser" || got.Parent != "b1" || got.Model != "gpt-5" {
+		t.Errorf("Get: %+v, %v", got, err)
 	}
 }

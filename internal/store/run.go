@@ -125,6 +125,10 @@ type Progress struct {
 	Heartbeat time.Time `json:"heartbeat,omitzero"`
 	// Tiers are what each tier of a task did; none for other commands.
 	Tiers []TierStat `json:"tiers,omitempty"`
+	// Backend and Model are those of a task's last attempt ("" before
+	// one, and for other commands).
+	Backend string `json:"backend,omitempty"`
+	Model   string `json:"model,omitempty"`
 }
 
 // Repair describes a torn last line cut from events.jsonl: what a process
