@@ -64,6 +64,14 @@ func (o progressObserver) Phase(p engine.TaskProgress, phase string) {
 	}
 }
 
+// AgentLine passes the agent's retry or error line on to the observer
+// passed on to, when it shows them (engine.AgentObserver).
+func (o progressObserver) AgentLine(line string) {
+	if a, ok := o.next.(engine.AgentObserver); ok {
+		a.AgentLine(line)
+	}
+}
+
 // Close closes the observer passed on to, when it has a Close.
 func (o progressObserver) Close() {
 	if c, ok := o.next.(interface{ Close() }); ok {

@@ -33,3 +33,26 @@ func TestBatchLinesSummary(t *testing.T) {
 		t.Errorf("after a ended: summary %q, want %q", got, want)
 	}
 }
+
+// An observer that Observe wraps still gets the agent's retry lines: a
+// batch off a terminal shows them as a task or a loop does.
+func TestBatchLinesObservePassesAgentLines(t *testing.T) {
+	l := NewBatchLines(&strings.Builder{}, 1)
+	next := &keptAgentLines{}
+	o, ok := l.Observe("a", next).(engine.AgentObserver)
+	if !ok {
+		t.Fatal("the observer Observe returns does not take the agent's lines")
+	}
+	o.AgentLine("retrying in 5s (attempt 1/10)")
+	if got := strings.Join(next.lines, "|"); got != "retrying in 5s (attempt 1/10)" {
+		t.Errorf("lines passed on %q", got)
+	}
+}
+
+// keptAgentLines is a task observer that keeps the agent lines it is given.
+type keptAgentLines struct{ lines []string }
+
+func (*keptAgentLines) AttemptStarted(engine.TaskProgress)              {}
+func (*keptAgentLines) Phase(engine.TaskProgress, string)               {}
+func (*keptAgentLines) AttemptDone(engine.TaskProgress, engine.Attempt) {}
+func (a *keptAgentLines) AgentLine(line string)                         { a.lines = append(a.lines, line) }

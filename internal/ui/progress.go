@@ -146,4 +146,5 @@ var (
 	_ engine.AgentObserver   = (*Progress)(nil)
 	_ engine.AgentObserver   = (*TaskLine)(nil)
 	_ engine.AgentObserver   = boardObserver{}
+	_ engine.AgentObserver   = progressObserver{}
 )
