@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/durable"
 )
 
 // A landing (Land) writes to the user's checkout in several git commands:
@@ -126,51 +128,17 @@ func readLanding(path string) (*landRecord, error) {
 	return &rec, nil
 }
 
-// writeLanding writes rec at path durably: a file synced, renamed over the
-// old one, its directory synced.
+// writeLanding writes rec at path durably (durable.WriteFile).
 func writeLanding(path string, rec landRecord) error {
 	data, _ := json.MarshalIndent(rec, "", "  ")
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	if err := durable.WriteFile(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("record the landing: %w", err)
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-// dropLanding removes the record of a landing that wrote nothing.
-func dropLanding(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
-		return err
 	}
 	return nil
 }
+
+// dropLanding removes the record of a landing that wrote nothing.
+func dropLanding(path string) error { return durable.Remove(path) }
 
 // settle ends the landing a killed process left in the checkout, the
 // caller holding the landing lock, and returns the record of the last

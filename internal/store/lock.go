@@ -62,17 +62,3 @@ func probeLocked(path string) bool {
 	ok, err := flockTry(f, lockSh)
 	return err == nil && !ok
 }
-
-// syncDir fsyncs a directory, so that the entries created or renamed in it
-// are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
-		return err
-	}
-	return nil
-}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/durable"
 )
 
 // Names inside the state root and a run directory.
@@ -210,7 +212,7 @@ func Create(root, id string, meta Meta) (*Run, error) {
 		if err := writeAtomic(dir, metaFile, append(data, '\n')); err != nil {
 			return err
 		}
-		return syncDir(runs)
+		return durable.SyncDir(runs)
 	}()
 	if err != nil {
 		r.Close()
@@ -697,30 +699,10 @@ func (r *Run) ReadCheckpoint(v any) error {
 	return nil
 }
 
-// writeAtomic replaces dir/name with data: temporary file, fsync, rename,
-// fsync of the directory. The temporary name is fixed: the lock holder is
-// the only writer.
+// writeAtomic replaces dir/name with data (durable.WriteFile). The lock
+// holder is the only writer.
 func writeAtomic(dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
+	return durable.WriteFile(filepath.Join(dir, name), data)
 }
 
 // WriteReport writes a stopped task's final report, atomically: its result
