@@ -5,7 +5,6 @@ package ui
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -76,14 +75,7 @@ func (p *Progress) Refused(iteration int, ref engine.Refusal) {
 // AgentLine implements engine.AgentObserver: the agent's retry or error
 // line is shown on the status line, or printed off a terminal.
 func (p *Progress) AgentLine(line string) {
-	p.l.mu.Lock()
-	defer p.l.mu.Unlock()
-	text := p.agent.add(line, "jlgcli: ")
-	if p.l.s.Live {
-		p.l.frame("")
-	} else if text != "" {
-		io.WriteString(p.l.s.W, text)
-	}
+	p.l.agentLine(&p.agent, line)
 }
 
 // Close stops the redraws and clears the status line; it may be called

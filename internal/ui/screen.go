@@ -302,3 +302,17 @@ func (a *agentLines) add(line, prefix string) string {
 	}
 	return ""
 }
+
+// agentLine shows the agent's line on l (the caller holds no lock):
+// on a terminal its next frame shows it (lines reads a.last); off one it
+// is printed, "jlgcli: " before it.
+func (l *live) agentLine(a *agentLines, line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	text := a.add(line, "jlgcli: ")
+	if l.s.Live {
+		l.frame("")
+	} else if text != "" {
+		io.WriteString(l.s.W, text)
+	}
+}

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -71,14 +70,7 @@ func (l *TaskLine) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 // AgentLine implements engine.AgentObserver: the agent's retry or error
 // line is shown on the status line, or printed off a terminal.
 func (l *TaskLine) AgentLine(line string) {
-	l.l.mu.Lock()
-	defer l.l.mu.Unlock()
-	text := l.agent.add(line, "jlgcli: ")
-	if l.l.s.Live {
-		l.l.frame("")
-	} else if text != "" {
-		io.WriteString(l.l.s.W, text)
-	}
+	l.l.agentLine(&l.agent, line)
 }
 
 // Close stops the redraws and clears the status line; it may be called
