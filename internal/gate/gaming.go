@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
 // Gaming is what an anti-gaming finding does (TestOptions.Gaming).
@@ -112,7 +114,7 @@ func gamingFindings(base *Report, current []CheckReport, deleted []string, weake
 	for _, w := range weakened {
 		f := filepath.ToSlash(w.File)
 		var b strings.Builder
-		fmt.Fprintf(&b, "the test file %s existed before the task and the change removes or alters %d line(s) of it:", f, w.Count)
+		fmt.Fprintf(&b, "the test file %s existed before the task and the change removes or alters %s of it:", f, plural.N(w.Count, "line"))
 		for _, l := range w.Lines {
 			b.WriteString("\n    - " + l)
 		}

@@ -157,7 +157,7 @@ func TestGamingWeakenedTest(t *testing.T) {
 	if g.File != "calc_test.go" || !slices.Equal(g.Lines, weak[0].Lines) {
 		t.Errorf("finding %+v", g)
 	}
-	for _, want := range []string{"the test file calc_test.go existed before the task and the change removes or alters 12 line(s) of it:",
+	for _, want := range []string{"the test file calc_test.go existed before the task and the change removes or alters 12 lines of it:",
 		"\n    - {3, 6},\n", "(and 10 more)", "editTests"} {
 		if !strings.Contains(g.Message, want) {
 			t.Errorf("message %q lacks %q", g.Message, want)
