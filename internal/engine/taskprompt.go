@@ -355,9 +355,15 @@ func GateDigest(r gate.Report, limit int) string {
 	list("Import errors", r.ImportErrors)
 	var tests []string
 	for _, f := range r.TestFailures {
+		if f.IsGaming() && len(r.Gaming) > 0 {
+			continue // listed under "Refused" below, once
+		}
 		s := f.Test + ": " + f.Error
-		if f.File != "" {
+		switch {
+		case f.File != "" && f.Line > 0:
 			s += fmt.Sprintf(" (%s:%d)", f.File, f.Line)
+		case f.File != "":
+			s += " (" + f.File + ")"
 		}
 		tests = append(tests, s)
 	}

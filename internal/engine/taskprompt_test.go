@@ -202,3 +202,27 @@ func TestStartingPoint(t *testing.T) {
 		}
 	}
 }
+
+// A refused weakening of the tests is told once, under "Refused", and a
+// failure whose file has no line number is located by its file alone.
+func TestGateDigestTellsAFindingOnce(t *testing.T) {
+	msg := "the test file add_test.go existed before the task and the change removes or alters 1 line of it"
+	r := gate.Report{
+		Status: gate.StatusFail,
+		TestFailures: []gate.TestFailure{
+			{Test: "anti-gaming: " + gate.RuleWeakenedTest, Error: msg, File: "add_test.go"},
+			{Test: "TestParse", Error: "want 1, got 2", File: "parse_test.go"},
+		},
+		Gaming: []gate.GamingFinding{{Rule: gate.RuleWeakenedTest, File: "add_test.go", Message: msg}},
+	}
+	got := GateDigest(r, 10000)
+	if n := strings.Count(got, msg); n != 1 {
+		t.Errorf("the finding is told %d times, want once:\n%s", n, got)
+	}
+	if !strings.Contains(got, "Refused (tests weakened):\n- "+msg) {
+		t.Errorf("no Refused section:\n%s", got)
+	}
+	if !strings.Contains(got, "TestParse: want 1, got 2 (parse_test.go)\n") || strings.Contains(got, ":0)") {
+		t.Errorf("the failure's place:\n%s", got)
+	}
+}

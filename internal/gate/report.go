@@ -38,6 +38,14 @@ const MaxReportEntries = 100
 // many parse errors (not type errors or undefined names) escalate.
 const EscalateSyntaxErrors = 3
 
+// gamingTest starts the Test of a TestFailure that is an anti-gaming
+// finding (one of Report.Gaming) in refuse mode.
+const gamingTest = "anti-gaming: "
+
+// IsGaming reports whether f is an anti-gaming finding, which
+// Report.Gaming holds as well.
+func (f TestFailure) IsGaming() bool { return strings.HasPrefix(f.Test, gamingTest) }
+
 // TestFailure is one failed test, as the seed's test_failures says it.
 type TestFailure struct {
 	Test  string `json:"test"`
@@ -326,7 +334,7 @@ func (b *builder) addGaming(opt TestOptions) {
 	b.gamingFails = opt.Gaming != GamingWarn && len(r.Gaming) > 0
 	for _, g := range r.Gaming {
 		if opt.Gaming != GamingWarn {
-			r.TestFailures = append(r.TestFailures, TestFailure{Test: "anti-gaming: " + g.Rule, Error: g.Message, File: g.File, Check: g.Check})
+			r.TestFailures = append(r.TestFailures, TestFailure{Test: gamingTest + g.Rule, Error: g.Message, File: g.File, Check: g.Check})
 		} else {
 			b.addText(&r.Warnings, "anti-gaming: "+g.Message)
 		}
