@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
 var update = flag.Bool("update", false, "write the recorded workflow history for the replay test of internal/flow")
@@ -170,8 +172,14 @@ func (w *world) worker(name string, extra ...string) *exec.Cmd {
 // run runs jlgcli with args and returns its stdout, stderr and exit code.
 func (w *world) run(args ...string) (string, string, int) {
 	w.t.Helper()
+	return w.runIn(w.dir, args...)
+}
+
+// runIn runs jlgcli with args in dir.
+func (w *world) runIn(dir string, args ...string) (string, string, int) {
+	w.t.Helper()
 	cmd := exec.Command(jlgcli, args...)
-	cmd.Env, cmd.Dir = w.env, w.dir
+	cmd.Env, cmd.Dir = w.env, dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -432,6 +440,68 @@ func TestRemoteThatCannotBeFetched(t *testing.T) {
 	}
 }
 
+// answerTest is a Go test that wants the right answer.
+const answerTest = `package answer
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestAnswer(t *testing.T) {
+	data, _ := os.ReadFile("answer.txt")
+	if got := strings.TrimSpace(string(data)); got != "right" {
+		t.Fatalf("the answer is %q", got)
+	}
+}
+`
+
+// TestChecksDetectedAtSubmission: a task sent without --check makes the
+// pre-flight of a local task in the checkout it is sent from: with nothing
+// to detect there it is refused before it is submitted (exit 64, no agent
+// called); in a Go module the workers judge it with the module's default
+// checks (go build, go vet, go test).
+func TestChecksDetectedAtSubmission(t *testing.T) {
+	w := newWorld(t)
+	w.worker("w1")
+	clone := filepath.Join(w.dir, "clone")
+	w.git("", "clone", "--quiet", "file://"+w.remote, clone)
+	task := []string{"task", "--temporal", w.addr, "--temporal-namespace", w.ns, "-b", "fake", "--json", "Fix the answer"}
+	_, stderr, code := w.runIn(clone, task...)
+	if code != engine.ExitUsage || !strings.Contains(stderr, "no checks to judge the work with") {
+		t.Errorf("no check to detect: exit %d, want %d refusing:\n%s", code, engine.ExitUsage, stderr)
+	}
+	if calls := w.callsMade(); len(calls) != 0 {
+		t.Errorf("the agent was called by %v", calls)
+	}
+
+	must(t, os.WriteFile(filepath.Join(clone, "go.mod"), []byte("module example.com/answer\n\ngo 1.22\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(clone, "answer_test.go"), []byte(answerTest), 0o644))
+	w.git(clone, "add", "go.mod", "answer_test.go")
+	w.git(clone, "commit", "--quiet", "-m", "a test of the answer")
+	w.git(clone, "push", "--quiet", "origin", "main")
+	stdout, stderr, code := w.runIn(clone, task...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res engine.TaskResult
+	must(t, json.Unmarshal([]byte(stdout), &res))
+	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
+		t.Fatalf("result: %s %s, %d attempts", res.Status, res.Details, len(res.Attempts))
+	}
+	var ran []string
+	for _, c := range res.Attempts[0].Gate.Checks {
+		ran = append(ran, c.Name)
+	}
+	if !slices.Contains(ran, "go test -json ./...") {
+		t.Errorf("the attempt's gate ran %q, not the Go module's default checks", ran)
+	}
+	if res.Baseline == nil || res.Baseline.Status == "" || res.Baseline.Status == gate.StatusPass {
+		t.Errorf("the baseline %+v: want the Go test failing at the base", res.Baseline)
+	}
+}
+
 // TestNoServer: no server at the address is said at once, naming it.
 func TestNoServer(t *testing.T) {
 	w := &world{t: t, dir: t.TempDir()}
@@ -445,7 +515,7 @@ func TestNoServer(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	for _, args := range [][]string{
-		{"task", "--temporal", addr, "--repo", "file:///nowhere.git", "-b", "claude", "Fix it"},
+		{"task", "--temporal", addr, "--repo", "file:///nowhere.git", "-b", "claude", "--check", "true", "Fix it"},
 		{"worker", "--temporal", addr},
 	} {
 		began := time.Now()

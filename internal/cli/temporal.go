@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	taskreport "github.com/jlgcli/jlgcli/internal/report"
@@ -38,8 +40,11 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 			return usagef("a task sent to Temporal names its backend (-b BACKEND, --tier or [[tiers]]): the workers' machines decide which are installed")
 		}
 	}
-	url, base, err := remoteOf(ctx, cfg, o.repoURL, o.base)
+	url, base, checkout, err := remoteOf(ctx, cfg, o.repoURL, o.base)
 	if err != nil {
+		return err
+	}
+	if s.Checks, err = submittedChecks(s.Checks, checkout, url, "", runner.TaskChecksHint); err != nil {
 		return err
 	}
 	t := cfg.Temporal
@@ -94,31 +99,59 @@ func (o *taskFlags) checkTemporal(cfg *config.Config) error {
 
 // remoteOf is the repository the workers clone and the branch a
 // submission starts from: as given, else this repository's origin and
-// its current branch.
-func remoteOf(ctx context.Context, cfg *config.Config, url, base string) (string, string, error) {
-	if url == "" || base == "" {
-		repo, err := runner.OpenRepo(ctx, cfg.Cwd)
-		if err != nil {
-			if url == "" {
-				return "", "", usagef("--repo URL is needed outside a git repository: %v", err)
+// its current branch; and the checkout of the repository here, where its
+// checks are detected: this repository, when the workers clone its
+// origin ("" for none).
+func remoteOf(ctx context.Context, cfg *config.Config, url, base string) (string, string, string, error) {
+	checkout := ""
+	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+	if err != nil {
+		if url == "" {
+			return "", "", "", usagef("--repo URL is needed outside a git repository: %v", err)
+		}
+	} else {
+		origin, oerr := repo.RemoteURL(ctx, "origin")
+		if url == "" {
+			if oerr != nil {
+				return "", "", "", usagef("this repository has no origin to give the workers (%v): pass --repo URL", oerr)
 			}
-		} else {
-			if url == "" {
-				if url, err = repo.RemoteURL(ctx, "origin"); err != nil {
-					return "", "", usagef("this repository has no origin to give the workers (%v): pass --repo URL", err)
-				}
-			}
-			if base == "" {
-				if base, _ = repo.CurrentBranch(ctx); base == "" {
-					return "", "", usagef("HEAD is detached: name the base branch with --base BRANCH")
-				}
+			url = origin
+		}
+		if oerr == nil && sameRemote(url, origin) {
+			checkout = repo.Dir
+		}
+		if base == "" {
+			if base, _ = repo.CurrentBranch(ctx); base == "" {
+				return "", "", "", usagef("HEAD is detached: name the base branch with --base BRANCH")
 			}
 		}
 	}
 	if base == "" {
 		base = "main"
 	}
-	return url, base, nil
+	return url, base, checkout, nil
+}
+
+// sameRemote reports whether a and b name the same remote, a local one
+// with or without file://.
+func sameRemote(a, b string) bool {
+	norm := func(s string) string { return strings.TrimRight(strings.TrimPrefix(s, "file://"), "/") }
+	return norm(a) == norm(b)
+}
+
+// submittedChecks makes a submission's pre-flight of its checks, as a
+// local task's (runner.DefaultChecks): checks, when configured, else those
+// that the checkout of the repository calls for; without a checkout here
+// there is nothing to detect them in, and the submission is refused.
+func submittedChecks(checks []gate.Check, checkout, url, who, hint string) ([]gate.Check, error) {
+	if len(checks) > 0 {
+		return checks, nil
+	}
+	if checkout == "" {
+		return nil, &runner.UsageError{Hint: hint,
+			Err: fmt.Errorf("%sno checks to judge the work with: none configured, and no checkout of %s here to detect them in", who, url)}
+	}
+	return runner.DefaultChecks(checkout, who, hint)
 }
 
 // runBatchTemporal submits a batch to the Temporal server of cfg and
@@ -134,9 +167,15 @@ func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *
 			}
 		}
 	}
-	url, base, err := remoteOf(ctx, cfg, o.task.repoURL, o.base)
+	url, base, checkout, err := remoteOf(ctx, cfg, o.task.repoURL, o.base)
 	if err != nil {
 		return err
+	}
+	for i := range spec.Tasks {
+		t := &spec.Tasks[i]
+		if t.Spec.Checks, err = submittedChecks(t.Spec.Checks, checkout, url, fmt.Sprintf("%s (%s): ", t.ID, t.File), runner.BatchChecksHint); err != nil {
+			return err
+		}
 	}
 	spec.BaseBranch, spec.Repo = base, url
 	t := cfg.Temporal

@@ -130,11 +130,9 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 		}
 		if len(t.Spec.Checks) == 0 {
 			if defaults == nil {
-				defaults = gate.DetectDefaults(repo.Dir)
-			}
-			if len(defaults) == 0 {
-				return batch.Summary{}, usagef("give the gate's commands with --check 'CMD', checks: in the sheet's front matter, or [[checks]] in jlgcli.toml",
-					"%s (%s): no checks to judge the work with: none configured, and no go.mod, package.json test script, Python or Cargo project found in %s", t.ID, t.File, repo.Dir)
+				if defaults, err = DefaultChecks(repo.Dir, fmt.Sprintf("%s (%s): ", t.ID, t.File), BatchChecksHint); err != nil {
+					return batch.Summary{}, err
+				}
 			}
 			t.Spec.Checks = defaults
 		}

@@ -67,10 +67,8 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	}
 	// The gate: the configured checks, else what the project looks like.
 	if len(s.Checks) == 0 {
-		s.Checks = gate.DetectDefaults(repo.Dir)
-		if len(s.Checks) == 0 {
-			return engine.TaskResult{}, usagef("give the gate's commands with --check 'CMD' (repeatable) or [[checks]] in jlgcli.toml",
-				"no checks to judge the work with: none configured, and no go.mod, package.json test script, Python or Cargo project found in %s", repo.Dir)
+		if s.Checks, err = DefaultChecks(repo.Dir, "", TaskChecksHint); err != nil {
+			return engine.TaskResult{}, err
 		}
 	}
 	dirty, err := repo.Dirty(ctx)
@@ -150,6 +148,24 @@ func refuseChanges(ctx context.Context, repo *git.Repo, branch string, refusal e
 		return cmp.Or(err, refusal)
 	}
 	return nil
+}
+
+// Hints of a task's and a batch's refusal when no check can be detected.
+const (
+	TaskChecksHint  = "give the gate's commands with --check 'CMD' (repeatable) or [[checks]] in jlgcli.toml"
+	BatchChecksHint = "give the gate's commands with --check 'CMD', checks: in the sheet's front matter, or [[checks]] in jlgcli.toml"
+)
+
+// DefaultChecks are the gate of a task that configures no check: those
+// the project in dir calls for (gate.DetectDefaults); when it calls for
+// none, a UsageError whose message starts with who and whose hint is hint.
+// A local task or batch and one sent to Temporal make this pre-flight.
+func DefaultChecks(dir, who, hint string) ([]gate.Check, error) {
+	checks := gate.DetectDefaults(dir)
+	if len(checks) == 0 {
+		return nil, usagef(hint, "%sno checks to judge the work with: none configured, and no go.mod, package.json test script, Python or Cargo project found in %s", who, dir)
+	}
+	return checks, nil
 }
 
 // OpenRepo opens the repository a task works on, at dir or above it; a
