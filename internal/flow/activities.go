@@ -25,10 +25,15 @@ import (
 	"github.com/jlgcli/jlgcli/internal/runner"
 )
 
-// ErrGit is the type of an activity error that git gave (a remote that
-// cannot be fetched, a push refused): retrying on another worker would not
-// help.
-const ErrGit = "git"
+// Types of an activity error that git gave. ErrGit: final, another try
+// would meet it again (a remote that is no repository, a push refused,
+// credentials refused, a bad ref). ErrGitTransient: another try may pass
+// (a lock another git holds, a remote briefly away: git.ErrTransient), so
+// Temporal makes the activity again, within its retry policy.
+const (
+	ErrGit          = "git"
+	ErrGitTransient = "git.transient"
+)
 
 // outcomeFile is the file of an attempt's record, in the commit that
 // refs/jlgcli/<run>/<n>-outcome points to on the remote.
@@ -143,8 +148,7 @@ var errWorkerStopping = errors.New("the worker is stopping: another worker makes
 // clone opens the worker's clone of url and locks it for the caller (one
 // git fetch or push at a time per clone); unlock when done.
 func (w *Activities) clone(ctx context.Context, url string) (*git.Clone, func(), error) {
-	sum := sha256.Sum256([]byte(url))
-	dir := filepath.Join(w.StateDir, "repos", hex.EncodeToString(sum[:8]))
+	dir := w.cloneDir(url)
 	w.mu.Lock()
 	if w.locks == nil {
 		w.locks = map[string]*sync.Mutex{}
@@ -162,6 +166,12 @@ func (w *Activities) clone(ctx context.Context, url string) (*git.Clone, func(),
 		return nil, nil, gitError(ctx, err)
 	}
 	return c, m.Unlock, nil
+}
+
+// cloneDir is the directory of the worker's clone of url.
+func (w *Activities) cloneDir(url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return filepath.Join(w.StateDir, "repos", hex.EncodeToString(sum[:8]))
 }
 
 // fetched is the worker's clone of url, locked, with branch fetched as the
@@ -202,12 +212,17 @@ func (w *Activities) beat(ctx context.Context, details ...any) func() {
 	return func() { close(done) }
 }
 
-// gitError is an activity's error of git: final, with git's message (a
-// remote that cannot be fetched, a push refused), unless the activity was
-// stopped meanwhile (its worker stopping): then another worker makes it.
+// gitError is an activity's error of git, with git's message: retried
+// when git.ErrTransient classifies it so (a lock, a remote briefly away),
+// else final (a remote that cannot be fetched, a push refused); unless the
+// activity was stopped meanwhile (its worker stopping): then another
+// worker makes it.
 func gitError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("stopped on this worker (%v): %w", context.Cause(ctx), err)
+	}
+	if errors.Is(err, git.ErrTransient) {
+		return temporal.NewApplicationErrorWithCause(err.Error(), ErrGitTransient, err)
 	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), ErrGit, err)
 }

@@ -74,6 +74,13 @@ var (
 	ErrNothingToMerge = errors.New("nothing to merge")
 	// ErrPushRejected: the remote refused the push (e.g. not a fast-forward).
 	ErrPushRejected = errors.New("push rejected by the remote")
+	// ErrTransient: a git call that failed for a while only and may pass
+	// when made again: a lock file that another git holds (index.lock, a
+	// ref's lock), a ref moved meanwhile by another git, a remote that
+	// cannot be reached or hung up, a timeout. A failure that says what is
+	// wrong (a bad ref, a conflict, refused credentials, no repository) is
+	// not one.
+	ErrTransient = errors.New("transient git failure")
 	// ErrNoRemote: no remote to push to could be chosen.
 	ErrNoRemote = errors.New("no remote to push to")
 	// ErrNotTaskBranch: an operation reserved to task branches (jlgcli/...)
@@ -115,6 +122,54 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Is classifies e by what git printed: ErrPushRejected for a push the
+// remote refused, ErrTransient for a failure that may pass when made
+// again. It is the one classification of git's failures.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrPushRejected:
+		return e.Err == nil && containsAny(e.Stderr, "[rejected]", "non-fast-forward", "fetch first")
+	case ErrTransient:
+		if e.TimedOut {
+			return true
+		}
+		if containsAny(e.Stderr, finalFailures...) {
+			return false
+		}
+		return containsAny(e.Stderr, transientFailures...) ||
+			strings.Contains(e.Stderr, "cannot lock ref") && containsAny(e.Stderr, "File exists", "but expected")
+	}
+	return false
+}
+
+// transientFailures are what git prints for a failure that may pass when
+// made again: a lock file held (index.lock, config, packed-refs or a ref's
+// lock), a remote that cannot be reached or answered badly for a while.
+var transientFailures = []string{
+	".lock': File exists", "could not lock config file",
+	"Connection refused", "Couldn't connect to server", "Could not connect to server", "Failed to connect to",
+	"Could not resolve host", "Could not resolve hostname", "Temporary failure in name resolution",
+	"the remote end hung up unexpectedly", "early EOF", "Connection reset by peer", "Connection timed out",
+	"Operation timed out", "RPC failed", "The requested URL returned error: 5", "index-pack failed",
+}
+
+// finalFailures are what git prints for a failure that another try would
+// meet again, even when it also prints one of transientFailures (an ssh
+// remote that refuses the key hangs up).
+var finalFailures = []string{
+	"Permission denied", "Authentication failed", "could not read Username", "could not read Password",
+	"Repository not found", "does not appear to be a git repository", "The requested URL returned error: 4",
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
 
 // droppedEnv are the variables that select another repository, index or
 // work tree than the one a call names (git rev-parse --local-env-vars).

@@ -536,12 +536,11 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 	return pushError(fmt.Sprintf("push %s to %s", branch, remote), err)
 }
 
-// pushError is err of a git push, what says which: nil for none; wrapping
+// pushError is err of a git push, what says which: nil for none; saying
 // ErrPushRejected when the remote refused it (not a fast-forward, a ref
-// that moved).
+// that moved), as Error.Is classifies it.
 func pushError(what string, err error) error {
-	var gerr *Error
-	if errors.As(err, &gerr) && gerr.Err == nil && (strings.Contains(gerr.Stderr, "[rejected]") || strings.Contains(gerr.Stderr, "non-fast-forward") || strings.Contains(gerr.Stderr, "fetch first")) {
+	if errors.Is(err, ErrPushRejected) {
 		return fmt.Errorf("%s: %w: %w", what, ErrPushRejected, err)
 	}
 	if err != nil {
