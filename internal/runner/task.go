@@ -127,7 +127,9 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w (run %s keeps the task: jlgcli resume %s once this is fixed)", err, id, id)
 	}
 	p.progress("task %s on branch %s (worktree %s)", id, wt.Branch, relTo(repo.Dir, wt.Path))
-	if s.DirtyLeftOut {
+	// A batch refuses changes to tracked files: only untracked ones can be
+	// left out of its tasks, and it does not take them.
+	if s.DirtyLeftOut && t.Parent == "" {
 		p.progress("your working tree has uncommitted changes; the task starts from %s without them (--include-dirty brings them in)", shortSHA(wt.Base))
 	}
 	j := openJournal(p, root, run)
