@@ -64,15 +64,8 @@ func TestSlow(t *testing.T) { time.Sleep(time.Duration(time.Now().UnixNano()%30)
 `,
 }
 
-// goAttemptTurns is one attempt that reads answer.go and writes code into
-// it, then says reply.
-func goAttemptTurns(code, reply string) []ms.Turn {
-	return []ms.Turn{
-		ms.Call("Read", map[string]any{"file_path": "answer.go"}).WithUsage(ms.U(100, 10)),
-		ms.WriteFile("answer.go", code).WithUsage(ms.U(150, 15)),
-		ms.Text(reply, ms.U(200, 20)),
-	}
-}
+// goAttemptTurns is one attempt that writes code into answer.go.
+func goAttemptTurns(code, reply string) []ms.Turn { return editTurns("answer.go", code, reply) }
 
 // TestTaskClaudeGoSameError runs `jlgcli task` with the default gate of a Go
 // module through two claude tiers: the first fails the same test the same
@@ -93,13 +86,8 @@ func TestTaskClaudeGoSameError(t *testing.T) {
 	script = append(script, goAttemptTurns("package answer\n\n// Answer is the answer.\nfunc Answer() int { return 42 }\n", "Fixed: Answer returns 42.")...)
 
 	o := jlgcli(t, b, call{
-		guard: goTaskGuard,
-		setup: func(t *testing.T, work string) {
-			writeFiles(t, work, goTaskFiles)
-			gitRun(t, work, "init", "-q", "-b", "main")
-			gitRun(t, work, "add", "-A")
-			gitRun(t, work, "commit", "-q", "-m", "initial")
-		},
+		guard:  goTaskGuard,
+		setup:  func(t *testing.T, work string) { initialRepo(t, work, goTaskFiles) },
 		script: func(string) ms.Script { return script },
 		args: func(string) []string {
 			return []string{"task", "--json", "--timeout", goTaskTimeout, "--stall-timeout", "5m", goTaskPrompt}

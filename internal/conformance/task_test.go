@@ -65,15 +65,28 @@ exit 1
 `
 
 // attemptTurns is what the model does in one attempt: read answer.txt,
-// write value into it (both relative to the CLI's working directory, the
-// task's worktree, whose path is only known once the task started), then
-// say so. Each attempt reports the same usage: 450 tokens in, 45 out.
-func attemptTurns(value, reply string) []ms.Turn {
+// write value into it, then say so (editTurns).
+func attemptTurns(value, reply string) []ms.Turn { return editTurns("answer.txt", value+"\n", reply) }
+
+// editTurns is one attempt that reads file, writes content into it (both
+// relative to the CLI's working directory, the task's worktree, whose path
+// is only known once the task started), then says reply. Each attempt
+// reports the same usage: 450 tokens in, 45 out.
+func editTurns(file, content, reply string) []ms.Turn {
 	return []ms.Turn{
-		ms.Call("Read", map[string]any{"file_path": "answer.txt"}).WithUsage(ms.U(100, 10)),
-		ms.WriteFile("answer.txt", value+"\n").WithUsage(ms.U(150, 15)),
+		ms.Call("Read", map[string]any{"file_path": file}).WithUsage(ms.U(100, 10)),
+		ms.WriteFile(file, content).WithUsage(ms.U(150, 15)),
 		ms.Text(reply, ms.U(200, 20)),
 	}
+}
+
+// initialRepo writes files into work and commits them as the first commit
+// of branch main: the user's repository a task starts from.
+func initialRepo(t *testing.T, work string, files map[string]string) {
+	writeFiles(t, work, files)
+	gitRun(t, work, "init", "-q", "-b", "main")
+	gitRun(t, work, "add", "-A")
+	gitRun(t, work, "commit", "-q", "-m", "initial")
 }
 
 const turnsPerAttempt = 3
@@ -150,10 +163,7 @@ func TestTaskClaudeEscalate(t *testing.T) {
 	o := jlgcli(t, b, call{
 		guard: taskGuard,
 		setup: func(t *testing.T, work string) {
-			writeFiles(t, work, map[string]string{"jlgcli.toml": taskConfig, "check.sh": checkScript, "answer.txt": "base\n"})
-			gitRun(t, work, "init", "-q", "-b", "main")
-			gitRun(t, work, "add", "-A")
-			gitRun(t, work, "commit", "-q", "-m", "initial")
+			initialRepo(t, work, map[string]string{"jlgcli.toml": taskConfig, "check.sh": checkScript, "answer.txt": "base\n"})
 		},
 		script: func(string) ms.Script { return script },
 		args: func(string) []string {
