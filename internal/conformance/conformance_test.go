@@ -97,6 +97,12 @@ type backend struct {
 	// reset time. opencode obeys it before each of its 5 retries, so it
 	// gets 1s.
 	retryAfter time.Duration
+	// attempts is how many model requests one process of the CLI sends on
+	// a 429 before it gives up (its first and its own retries), where
+	// known: the rate limit of ratelimit-wait answers at least that many,
+	// so that the CLI gives up however slowly a loaded machine runs its
+	// retries.
+	attempts int
 	// rateMessage: the 429 says when to retry in its message, as OpenAI's
 	// do ("Please try again in 7m12s."): the only place a CLI that passes
 	// the provider's message through (copilot) can read it from.
@@ -116,19 +122,19 @@ var backends = []backend{
 	// kilo (opencode's fork, the same events): it takes 15-20 s and about
 	// 18 CPU seconds to start, much more while other CLIs run, and its
 	// OpenAI client obeys Retry-After before each of its 5 retries.
-	{name: "kilo", limit: time.Minute, tokens: true, cost: costPriced, session: regexp.MustCompile(`^ses_[0-9A-Za-z]+$`), reset: resetExact, retryAfter: time.Second},
+	{name: "kilo", limit: time.Minute, tokens: true, cost: costPriced, session: regexp.MustCompile(`^ses_[0-9A-Za-z]+$`), reset: resetExact, retryAfter: time.Second, attempts: 6},
 	// qwen (Chat Completions): tokens, no cost; its 429 message passes the
 	// provider's words through but no reset time. Its OpenAI client retries
 	// a 429 6 times, obeying Retry-After.
-	{name: "qwen", limit: 15 * time.Second, tokens: true, session: uuidRE, reset: resetNone, retryAfter: time.Second},
+	{name: "qwen", limit: 15 * time.Second, tokens: true, session: uuidRE, reset: resetNone, retryAfter: time.Second, attempts: 7},
 	// opencode: retries 429 and 5xx 5 times, sleeping Retry-After; the
 	// reset time comes from the rate-limit headers of its error event.
-	{name: "opencode", limit: 10 * time.Second, tokens: true, cost: costPriced, session: regexp.MustCompile(`^ses_[0-9A-Za-z]+$`), reset: resetExact, retryAfter: time.Second},
+	{name: "opencode", limit: 10 * time.Second, tokens: true, cost: costPriced, session: regexp.MustCompile(`^ses_[0-9A-Za-z]+$`), reset: resetExact, retryAfter: time.Second, attempts: 6},
 	// copilot (BYOK, Chat Completions): no tokens, no cost. It reads no
 	// rate-limit header, but passes the provider's message through in its
 	// session.error event: the reset is the delay OpenAI's message gives,
 	// counted from the event's time stamp.
-	{name: "copilot", limit: 10 * time.Second, session: uuidRE, reset: resetNear, rateMessage: true},
+	{name: "copilot", limit: 10 * time.Second, session: uuidRE, reset: resetNear, rateMessage: true, attempts: 6},
 	// gemini: "Suggested retry after Ns." counted from the result event.
 	{name: "gemini", limit: 10 * time.Second, tokens: true, session: uuidRE, reset: resetNear},
 	// codex: "try again at 5:17 AM." (local wall clock, minute precision;
@@ -429,7 +435,8 @@ func testServerError(t *testing.T, b backend) {
 
 // (e) A rate limit that lifts: the model answers 429 (Retry-After 1s, the
 // pause opencode, kilo and qwen obey before each of their own retries) to
-// every request for rateWindow, longer than any CLI's own retries; jlgcli
+// every request for rateWindow, longer than any CLI's own retries (and to at
+// least as many requests as one process of the CLI sends, where known); jlgcli
 // waits (until the reset the CLI reported, else backing off) and calls again,
 // which succeeds. The wait costs no iteration and is in the run's journal.
 func testRateLimitWait(t *testing.T, b backend) {
@@ -439,7 +446,7 @@ func testRateLimitWait(t *testing.T, b backend) {
 		userConfig: "maxWait = \"2m\"\n",
 		script: func(string) ms.Script {
 			return ms.Script{
-				ms.Fault(429, ms.RetryAfter(time.Second)).For(rateWindow),
+				ms.Fault(429, ms.RetryAfter(time.Second)).For(rateWindow).AtLeast(b.attempts),
 				ms.Text(reply, ms.U(50, 5)),
 			}
 		},

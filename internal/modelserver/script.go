@@ -97,6 +97,11 @@ type Turn struct {
 	// for that long after the first one it answered; the next request after
 	// that goes to the next turn.
 	StickyFor time.Duration
+	// StickyMin, with StickyFor, is the fewest requests the turn answers
+	// before it gives way, however long they take: more than one CLI
+	// process's own retries, so that a CLI slowed down by a loaded machine
+	// still gives up at least once.
+	StickyMin int
 }
 
 // Text is a turn answering text with the given usage.
@@ -177,6 +182,14 @@ func (t Turn) Forever() Turn {
 // turn (a rate limit that lifts, however often the client retries within it).
 func (t Turn) For(d time.Duration) Turn {
 	t.StickyFor = d
+	return t
+}
+
+// AtLeast returns t, made sticky with For, answering at least n model
+// requests before it gives way (n: more requests than one client process
+// sends before it gives up on the fault).
+func (t Turn) AtLeast(n int) Turn {
+	t.StickyMin = n
 	return t
 }
 

@@ -105,6 +105,8 @@ type Server struct {
 	closed   chan struct{}
 	// stickySince is when the current StickyFor turn first answered.
 	stickySince time.Time
+	// stickyCount is how many requests it has answered.
+	stickyCount int
 }
 
 // New returns a server that plays script. Start it with Start.
@@ -216,11 +218,12 @@ func (s *Server) takeLocked() (Turn, int, bool) {
 		switch {
 		case s.stickySince.IsZero():
 			s.stickySince = time.Now()
-		case time.Since(s.stickySince) >= t.StickyFor:
+		case time.Since(s.stickySince) >= t.StickyFor && s.stickyCount >= t.StickyMin:
 			s.next++
-			s.stickySince = time.Time{}
+			s.stickySince, s.stickyCount = time.Time{}, 0
 			return s.takeLocked()
 		}
+		s.stickyCount++
 		return t, i, true
 	}
 	if !t.Sticky {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -759,6 +760,21 @@ func TestFor(t *testing.T) {
 	}
 	if s.Remaining() != 0 {
 		t.Errorf("remaining %d, want 0", s.Remaining())
+	}
+}
+
+// AtLeast keeps the fault past its window until it has answered n requests.
+func TestForAtLeast(t *testing.T) {
+	const window = 50 * time.Millisecond
+	s := start(t, Fault(429).For(window).AtLeast(3), Text("after", U(1, 1)))
+	var got []int
+	for range 4 {
+		resp := post(t, s.URL()+"/v1/chat/completions", map[string]any{"model": "m", "tools": chatTools})
+		got = append(got, resp.StatusCode)
+		time.Sleep(2 * window)
+	}
+	if want := []int{429, 429, 429, 200}; !slices.Equal(got, want) {
+		t.Errorf("statuses %v, want %v", got, want)
 	}
 }
 
