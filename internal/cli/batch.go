@@ -379,19 +379,14 @@ func printBatchTable(stdio *Stdio, res batch.Summary) {
 }
 
 // resumeBatch continues a batch run (runner.ResumeBatch).
-func resumeBatch(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string, run *store.Run, events []engine.Event) error {
-	for _, f := range []string{"max-iterations", "timeout", "max-wait", "budget"} {
-		if cmd.Flags().Changed(f) {
-			return usagef("--%s is a task's or a loop's; resume the batch without it, or resume one of its task runs", f)
-		}
-	}
+func resumeBatch(ctx context.Context, stdio *Stdio, o *resumeOptions, root string, run *store.Run, events []engine.Event) error {
 	var total int
 	var spec runner.BatchSpec
 	if err := json.Unmarshal(run.Meta.Options, &spec); err == nil {
 		total = len(spec.Tasks)
 	}
 	bp, closeBoard := batchParts(stdio, o.quiet, total)
-	res, done, err := runner.ResumeBatch(cmd.Context(), root, run, events, bp)
+	res, done, err := runner.ResumeBatch(ctx, root, run, events, bp)
 	closeBoard()
 	if err != nil {
 		return err

@@ -24,6 +24,24 @@ type resumeOptions struct {
 	budget        float64
 	// env holds --env: the values of the run's recorded environment.
 	env *config.Layer
+	// limits are the limits given on the command line.
+	limits runner.Limits
+}
+
+// setLimits makes the limit flags given the limits of the resume.
+func (o *resumeOptions) setLimits(changed func(string) bool) {
+	if changed("max-iterations") {
+		o.limits.MaxIterations = &o.maxIterations
+	}
+	if changed("timeout") {
+		o.limits.Timeout = &o.timeout
+	}
+	if changed("max-wait") {
+		o.limits.MaxWait = &o.maxWait
+	}
+	if changed("budget") {
+		o.limits.BudgetUSD = &o.budget
+	}
 }
 
 func newResumeCmd(stdio *Stdio) *cobra.Command {
@@ -52,6 +70,7 @@ limits. A run that ended done is only printed.`,
 		}
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		o.setLimits(cmd.Flags().Changed)
 		root, run, err := o.open(stdio, args[0])
 		if err != nil {
 			return err
@@ -61,7 +80,7 @@ limits. A run that ended done is only printed.`,
 			return err
 		}
 		if run.Meta.Temporal != nil {
-			return resumeTemporal(cmd, stdio, o, run)
+			return resumeTemporal(cmd.Context(), stdio, o, run)
 		}
 		if _, err := run.Lock(); err != nil {
 			if errors.Is(err, store.ErrLive) {
@@ -78,31 +97,20 @@ limits. A run that ended done is only printed.`,
 		if err != nil {
 			return err
 		}
+		if err := o.limits.Check(run.Meta.Command, run.ID); err != nil {
+			return err
+		}
 		switch run.Meta.Command {
 		case "task":
-			return resumeTask(cmd, stdio, o, root, run, events)
+			return resumeTask(cmd.Context(), stdio, o, root, run, events)
 		case "batch":
-			return resumeBatch(cmd, stdio, o, root, run, events)
-		}
-		set := cmd.Flags().Changed
-		if set("budget") {
-			return usagef("--budget is a task's; run %s is a %s run", run.ID, run.Meta.Command)
-		}
-		var limits runner.LoopLimits
-		if set("max-iterations") {
-			limits.MaxIterations = &o.maxIterations
-		}
-		if set("timeout") {
-			limits.Timeout = &o.timeout
-		}
-		if set("max-wait") {
-			limits.MaxWait = &o.maxWait
+			return resumeBatch(cmd.Context(), stdio, o, root, run, events)
 		}
 		p := stdio.parts(o.quiet, false, true)
 		if c, ok := p.LoopObserver.(interface{ Close() }); ok {
 			defer c.Close()
 		}
-		res, done, err := runner.ResumeLoop(cmd.Context(), root, run, events, limits, p)
+		res, done, err := runner.ResumeLoop(cmd.Context(), root, run, events, o.limits, p)
 		if err != nil {
 			return err
 		}

@@ -218,27 +218,12 @@ func shortSHA(s string) string {
 }
 
 // resumeTask continues a task run where it stopped (runner.ResumeTask).
-func resumeTask(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, root string, run *store.Run, events []engine.Event) error {
-	set := cmd.Flags().Changed
-	if set("max-iterations") {
-		return &hintError{usagef("--max-iterations is a loop's limit; task %s has tiers with attempts", run.ID),
-			"resuming a task stopped by its attempts already gives its current tier a new turn"}
-	}
-	var limits runner.TaskLimits
-	if set("timeout") {
-		limits.Timeout = &o.timeout
-	}
-	if set("max-wait") {
-		limits.MaxWait = &o.maxWait
-	}
-	if set("budget") {
-		limits.BudgetUSD = &o.budget
-	}
+func resumeTask(ctx context.Context, stdio *Stdio, o *resumeOptions, root string, run *store.Run, events []engine.Event) error {
 	p := stdio.parts(o.quiet, true, false)
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		defer c.Close()
 	}
-	res, done, err := runner.ResumeTask(cmd.Context(), root, run, events, limits, p)
+	res, done, err := runner.ResumeTask(ctx, root, run, events, o.limits, p)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -385,8 +384,7 @@ func runningTask(ctx context.Context, c client.Client, run *store.Run) (engine.T
 // limits (attempts, a loop, the budget, the time) is started again on the
 // server from its history, with a new turn of its current tier and the
 // limits given; a run that ended otherwise is only printed.
-func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *store.Run) error {
-	ctx := cmd.Context()
+func resumeTemporal(ctx context.Context, stdio *Stdio, o *resumeOptions, run *store.Run) error {
 	if _, err := run.Lock(); err != nil {
 		if errors.Is(err, store.ErrLive) {
 			return &hintError{&usageError{fmt.Errorf("run %s is followed by another jlgcli: %w", run.ID, err)}, "follow it there, or wait"}
@@ -402,7 +400,7 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 	say := stdio.reporter()
 	say.SetQuiet(o.quiet)
 	if run.Meta.Command == "batch" {
-		if cmd.Flags().Changed("timeout") || cmd.Flags().Changed("budget") || cmd.Flags().Changed("max-wait") || cmd.Flags().Changed("max-iterations") {
+		if o.limits.Any() {
 			return usagef("a batch on Temporal takes no new limits")
 		}
 		var sum batch.Summary
@@ -447,8 +445,8 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 		}
 		return reportBatch(stdio, o.json, sum)
 	}
-	if cmd.Flags().Changed("max-iterations") {
-		return usagef("--max-iterations is a loop's limit; task %s has tiers with attempts", run.ID)
+	if err := o.limits.Check("task", run.ID); err != nil {
+		return err
 	}
 	var in flow.TaskInput
 	if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
@@ -468,15 +466,7 @@ func resumeTemporal(cmd *cobra.Command, stdio *Stdio, o *resumeOptions, run *sto
 			return runner.MissingEnv(run.ID, missing)
 		}
 		in.Carry = flow.ResumedCarry(p, in.Spec.Policy(in.Task))
-		if cmd.Flags().Changed("timeout") {
-			in.Spec.TimeoutMs = o.timeout.Milliseconds()
-		}
-		if cmd.Flags().Changed("max-wait") {
-			in.Spec.MaxWaitMs = o.maxWait.Milliseconds()
-		}
-		if cmd.Flags().Changed("budget") {
-			in.Spec.BudgetUSD = o.budget
-		}
+		o.limits.ApplyTask(&in.Spec)
 		if err := flow.Submit(ctx, c, in); err != nil {
 			return err
 		}

@@ -416,7 +416,7 @@ func (b *batchRun) resume(ctx context.Context, st batch.Start, p Parts) (engine.
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
-	var limits TaskLimits
+	var limits Limits
 	if st.BudgetUSD > 0 {
 		limits.BudgetUSD = &st.BudgetUSD
 	}

@@ -82,7 +82,7 @@ func TestResumeLoopOfFormat1(t *testing.T) {
 		t.Fatal(err)
 	}
 	two := 2
-	res, done, err := ResumeLoop(context.Background(), root, run, events, LoopLimits{MaxIterations: &two}, Parts{})
+	res, done, err := ResumeLoop(context.Background(), root, run, events, Limits{MaxIterations: &two}, Parts{})
 	if err != nil || done {
 		t.Fatalf("resume: done %v, %v", done, err)
 	}

@@ -138,17 +138,10 @@ func StartLoop(ctx context.Context, s LoopSpec, a agent.Agent, prompt, stateDir 
 	return s.run(ctx, p, a, run, j, prompt, baseline, nil)
 }
 
-// LoopLimits are what resume may raise of a loop's limits; nil: unchanged.
-type LoopLimits struct {
-	MaxIterations *int
-	Timeout       *time.Duration
-	MaxWait       *time.Duration
-}
-
 // ResumeLoop continues a loop run where its journal stopped. The caller
 // holds the run's lock. A run already done is returned as it is, with done
 // true.
-func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engine.Event, limits LoopLimits, p Parts) (res engine.Result, done bool, err error) {
+func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engine.Event, limits Limits, p Parts) (res engine.Result, done bool, err error) {
 	st, transcript, stop, err := engine.Replay(events)
 	if err != nil {
 		return engine.Result{}, false, fmt.Errorf("run %s: %w", run.ID, err)
@@ -181,15 +174,7 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 		// on as they started.
 		s.Handoff = true
 	}
-	if limits.MaxIterations != nil {
-		s.MaxIterations = *limits.MaxIterations
-	}
-	if limits.Timeout != nil {
-		s.TimeoutMs = limits.Timeout.Milliseconds()
-	}
-	if limits.MaxWait != nil {
-		s.MaxWaitMs = limits.MaxWait.Milliseconds()
-	}
+	limits.applyLoop(&s)
 	var commands map[string]agent.CommandSpec
 	if s.Command != nil {
 		commands = map[string]agent.CommandSpec{s.Backend: *s.Command}

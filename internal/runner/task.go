@@ -187,20 +187,13 @@ func OpenRepo(ctx context.Context, dir string) (*git.Repo, error) {
 	return repo, nil
 }
 
-// TaskLimits are what resume may raise of a task's limits; nil: unchanged.
-type TaskLimits struct {
-	Timeout   *time.Duration
-	MaxWait   *time.Duration
-	BudgetUSD *float64
-}
-
 // ResumeTask continues a task run where it stopped: its worktree is checked
 // out again, the tree is put back where the next attempt starts, and the
 // engine goes on from the journal's state. A task stopped by a limit of its
 // tiers (a loop, its attempts, its budget) gets a new turn of its current
 // tier: resuming it is asking for more attempts. The caller holds the run's
 // lock. A task already done is returned as it is, with done true.
-func ResumeTask(ctx context.Context, root string, run *store.Run, events []engine.Event, limits TaskLimits, p Parts) (res engine.TaskResult, done bool, err error) {
+func ResumeTask(ctx context.Context, root string, run *store.Run, events []engine.Event, limits Limits, p Parts) (res engine.TaskResult, done bool, err error) {
 	j, err := engine.ReplayTask(events)
 	if err != nil {
 		return engine.TaskResult{}, false, fmt.Errorf("run %s: %w", run.ID, err)
@@ -226,15 +219,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 	if err := settings(run, &s, p); err != nil {
 		return engine.TaskResult{}, false, err
 	}
-	if limits.Timeout != nil {
-		s.TimeoutMs = limits.Timeout.Milliseconds()
-	}
-	if limits.MaxWait != nil {
-		s.MaxWaitMs = limits.MaxWait.Milliseconds()
-	}
-	if limits.BudgetUSD != nil {
-		s.BudgetUSD = *limits.BudgetUSD
-	}
+	limits.ApplyTask(&s)
 	st := j.Resume.State
 	var cp engine.TaskCheckpoint
 	if run.ReadCheckpoint(&cp) == nil && cp.State.Attempts == st.Attempts && cp.State.ElapsedMs > st.ElapsedMs {
