@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
 func newWorkerCmd(stdio *Stdio) *cobra.Command {
@@ -37,7 +38,7 @@ worker; none is left half-recorded (an attempt is recorded once it has pushed).`
 	}
 	fs := cmd.Flags()
 	bindKeys(fs, "worker", flags)
-	fs.IntVar(&concurrency, "concurrency", 1, "how many attempts run at once, per backend")
+	fs.IntVar(&concurrency, "concurrency", 1, "how many attempts run at once on this machine, all backends together")
 	var only []string
 	fs.StringSliceVar(&only, "backends", nil, "take the attempts of these backends only (comma-separated; default: every backend usable here)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -80,8 +81,8 @@ func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurren
 		return err
 	}
 	defer c.Close()
-	say.Notice(fmt.Sprintf("worker on %s (namespace %s, queue %s): backends %s, %d attempt(s) at once each; clones in %s",
-		t.Address, t.Namespace, t.TaskQueue, strings.Join(have, ", "), concurrency, dir))
+	say.Notice(fmt.Sprintf("worker on %s (namespace %s, queue %s): backends %s, %s at once; clones in %s",
+		t.Address, t.Namespace, t.TaskQueue, strings.Join(have, ", "), plural.N(concurrency, "attempt"), dir))
 	acts := &flow.Activities{StateDir: dir, Parts: stdio.parts(true, false, false), Commands: cfg.Backends, Prices: cfg.Prices}
 	err = flow.Serve(ctx, c, acts, flow.WorkerOptions{Queue: t.TaskQueue, Backends: have, Concurrency: concurrency})
 	if err != nil && !errors.Is(err, context.Canceled) {

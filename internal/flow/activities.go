@@ -124,6 +124,9 @@ type Activities struct {
 	// them.
 	stop    context.Context
 	running sync.WaitGroup
+	// machine bounds the agents run at once (Serve's Concurrency); nil:
+	// no bound.
+	machine *machine
 }
 
 // start begins an activity: its context also ends when the worker stops;
@@ -281,6 +284,11 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	ctx, end := w.start(ctx)
 	defer end()
 	defer w.beat(ctx, in.Next.Number)()
+	leave, err := w.machine.enter(ctx)
+	if err != nil {
+		return engine.AttemptOutcome{}, fmt.Errorf("attempt %d waited for a place on this worker: %w", in.Next.Number, err)
+	}
+	defer leave()
 	n := strconv.Itoa(in.Next.Number)
 	prefix := git.RefPrefix + in.RunID + "/"
 	outcomeRef := prefix + n + "-outcome"
@@ -351,6 +359,11 @@ func (w *Activities) Plan(ctx context.Context, in AttemptInput) (Planned, error)
 	ctx, end := w.start(ctx)
 	defer end()
 	defer w.beat(ctx)()
+	leave, err := w.machine.enter(ctx)
+	if err != nil {
+		return Planned{}, fmt.Errorf("the plan waited for a place on this worker: %w", err)
+	}
+	defer leave()
 	c, unlock, err := w.clone(ctx, in.Repo)
 	if err != nil {
 		return Planned{}, err

@@ -57,7 +57,8 @@ type WorkerOptions struct {
 	// Backends are the backends this machine has: the worker takes the
 	// attempts of those only.
 	Backends []string
-	// Concurrency bounds the attempts run at once, per backend.
+	// Concurrency bounds the attempts (and plans) run at once, all
+	// backends together.
 	Concurrency int
 	// StopTimeout bounds how long a stopping worker waits for its
 	// activities, once stopped, to report their failure (default 30s).
@@ -99,12 +100,17 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 	stop, handBack := context.WithCancel(context.Background())
 	defer handBack()
 	acts.stop, acts.client = stop, c
+	acts.machine = newMachine(o.Concurrency)
 	var workers []worker.Worker
 	main := worker.New(c, o.Queue, worker.Options{WorkerStopTimeout: o.StopTimeout})
 	Register(main, acts)
 	workers = append(workers, main)
 	for _, b := range o.Backends {
-		w := worker.New(c, AttemptQueue(o.Queue, b), worker.Options{MaxConcurrentActivityExecutionSize: o.Concurrency,
+		tuner, err := acts.machine.tuner()
+		if err != nil {
+			return err
+		}
+		w := worker.New(c, AttemptQueue(o.Queue, b), worker.Options{Tuner: tuner,
 			WorkerStopTimeout: o.StopTimeout, DisableWorkflowWorker: true})
 		w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
 		w.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})

@@ -1,0 +1,111 @@
+package flow
+
+import (
+	"context"
+	"sync"
+
+	"go.temporal.io/sdk/worker"
+)
+
+// machine bounds the attempts and plans that one `jlgcli worker` runs at
+// once, all its backends together (--concurrency).
+//
+// Each backend has its own attempt queue and so its own Temporal worker,
+// whose pollers each reserve a slot before they poll. A slot supplier that
+// counted reservations would let an idle backend's long poll (a minute)
+// hold the machine's only slot while attempts of another backend wait: so
+// a reservation is free while the machine has room, and none is given
+// while as many attempts as allowed are under way. The worker then stops
+// taking attempts when it is full, and other workers get them. Pollers that
+// were already waiting can still each receive an attempt at the moment
+// the machine fills: such an attempt waits for a place on the machine
+// (gate), heartbeating, so that no more than the allowed number of agents
+// ever run at once.
+type machine struct {
+	mu      sync.Mutex
+	used    int           // attempts taken (slots marked used)
+	changed chan struct{} // closed when used goes down
+	max     int
+
+	places chan struct{} // the agents running, at most max
+}
+
+func newMachine(n int) *machine {
+	return &machine{max: n, changed: make(chan struct{}), places: make(chan struct{}, n)}
+}
+
+// ReserveSlot gives a slot to poll with once the machine has room.
+func (m *machine) ReserveSlot(ctx context.Context, _ worker.SlotReservationInfo) (*worker.SlotPermit, error) {
+	for {
+		m.mu.Lock()
+		if m.used < m.max {
+			m.mu.Unlock()
+			return &worker.SlotPermit{}, nil
+		}
+		changed := m.changed
+		m.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// TryReserveSlot gives no slot: attempts are never eager (their queue is
+// not the workflow's).
+func (m *machine) TryReserveSlot(worker.SlotReservationInfo) *worker.SlotPermit { return nil }
+
+// MarkSlotUsed counts an attempt taken.
+func (m *machine) MarkSlotUsed(info worker.SlotMarkUsedInfo) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	info.Permit().UserData = true
+	m.used++
+}
+
+// ReleaseSlot counts an attempt ended (a slot never used counts nothing).
+func (m *machine) ReleaseSlot(info worker.SlotReleaseInfo) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if used, _ := info.Permit().UserData.(bool); !used {
+		return
+	}
+	info.Permit().UserData = false
+	m.used--
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// MaxSlots is the bound on the attempts under way.
+func (m *machine) MaxSlots() int { return m.max }
+
+// tuner is the tuner of a backend's worker: its attempts share the
+// machine's slots.
+func (m *machine) tuner() (worker.WorkerTuner, error) {
+	other := func() worker.SlotSupplier {
+		s, _ := worker.NewFixedSizeSlotSupplier(1000) // the SDK's default sizes
+		return s
+	}
+	return worker.NewCompositeTuner(worker.CompositeTunerOptions{
+		WorkflowSlotSupplier:        other(),
+		ActivitySlotSupplier:        m,
+		LocalActivitySlotSupplier:   other(),
+		NexusSlotSupplier:           other(),
+		SessionActivitySlotSupplier: other(),
+	})
+}
+
+// enter waits for a place on the machine for an agent; leave gives it
+// back. A nil machine has room for any number.
+func (m *machine) enter(ctx context.Context) (leave func(), err error) {
+	if m == nil {
+		return func() {}, nil
+	}
+	select {
+	case m.places <- struct{}{}:
+		return func() { <-m.places }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
