@@ -253,8 +253,13 @@ func openDir(dir, id string) (*Run, error) {
 	return &Run{ID: id, Dir: dir, Meta: m}, nil
 }
 
-// resolveID finds the run named id, or the only one whose id starts with
-// it.
+// Last names the newest run that the user started (a batch's task runs are
+// its batch's) wherever a run id is asked for.
+const Last = "last"
+
+// resolveID finds the run named id, else the only one whose id starts or
+// ends with it (the random part after the time is enough); Last is the
+// newest run that is no batch's task (ids begin with their start time).
 func resolveID(root, id string) (string, error) {
 	if id == "" {
 		return "", ErrEmptyID
@@ -263,12 +268,22 @@ func resolveID(root, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if id == Last {
+		slices.Sort(names)
+		for _, n := range slices.Backward(names) {
+			r, err := openDir(RunDir(root, n), n)
+			if err == nil && r.Meta.Parent == "" {
+				return n, nil
+			}
+		}
+		return "", fmt.Errorf("%w: no run yet, so no %q (in %s)", ErrNotFound, id, filepath.Join(root, runsDirName))
+	}
 	var found []string
 	for _, n := range names {
 		if n == id {
 			return n, nil
 		}
-		if strings.HasPrefix(n, id) {
+		if strings.HasPrefix(n, id) || strings.HasSuffix(n, id) {
 			found = append(found, n)
 		}
 	}

@@ -88,6 +88,31 @@ func TestCreateOpen(t *testing.T) {
 	if got, err := Open(root, "20261122T05"); err != nil || got.ID != "20261122T050000Z-bbbb0000" {
 		t.Errorf("Open by unique prefix: %v, %v", got, err)
 	}
+	if got, err := Open(root, "bbbb0000"); err != nil || got.ID != "20261122T050000Z-bbbb0000" {
+		t.Errorf("Open by unique suffix: %v, %v", got, err)
+	}
+	if _, err := Open(root, "2222"); err != nil {
+		t.Errorf("Open by unique suffix: %v", err)
+	}
+	if _, err := Open(root, "0000"); !errors.Is(err, ErrAmbiguous) {
+		t.Errorf("Open by an ambiguous suffix: %v", err)
+	}
+	// last: the newest run the user started, not a batch's task run, nor a
+	// run whose creation was cut short.
+	if got, err := Open(root, Last); err != nil || got.ID != "20261122T050000Z-bbbb0000" {
+		t.Errorf("Open(last) = %v, %v", got, err)
+	}
+	task, err := Create(root, "20261122T070000Z-dddd0000", Meta{Command: "task", Parent: "20261122T050000Z-bbbb0000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Close()
+	if got, err := Open(root, Last); err != nil || got.ID != "20261122T050000Z-bbbb0000" {
+		t.Errorf("Open(last) with a batch's task newer = %v, %v", got, err)
+	}
+	if _, err := Open(t.TempDir(), Last); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Open(last) with no run: %v", err)
+	}
 	_, err = Open(root, "20261122T0415")
 	if !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), "20261122T041500Z-aaaa1111") ||
 		!strings.Contains(err.Error(), "20261122T041500Z-aaaa2222") {
