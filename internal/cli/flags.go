@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -96,21 +95,8 @@ func bindKey(fs *pflag.FlagSet, k config.Key, name, short, usage, def string, l 
 func flagLayer() *config.Layer { return &config.Layer{Name: "flag"} }
 
 // keyError is a value of key that the command cannot take, naming where it
-// came from: the file, the environment, or the flag the user typed.
-func keyError(cfg *config.Config, key, msg string) *config.Error {
-	e := &config.Error{Source: cfg.Sources[key], Key: key, Msg: msg}
-	nameFlag(e)
-	return e
-}
-
-// nameFlag makes an error of the flag layer name the flag the user typed,
-// not the config key behind it.
-func nameFlag(e *config.Error) {
-	if e.Source == "flag" {
-		key, _, _ := strings.Cut(e.Key, "[") // tiers[1].name: the 2nd --tier
-		e.Source, e.Key = "command line", "--"+config.FlagOf(key)
-	}
-}
+// came from (config.Config.KeyError).
+func keyError(cfg *config.Config, key, msg string) *config.Error { return cfg.KeyError(key, msg) }
 
 // loadConfig resolves the configuration for a command run in dir.
 func loadConfig(stdio *Stdio, flags *config.Layer) (*config.Config, error) {
@@ -136,7 +122,7 @@ func loadConfig(stdio *Stdio, flags *config.Layer) (*config.Config, error) {
 	c, err := config.Resolve(user, project, env, flags)
 	var cerr *config.Error
 	if errors.As(err, &cerr) {
-		nameFlag(cerr)
+		cerr.NameFlag()
 	}
 	if err != nil {
 		return nil, err

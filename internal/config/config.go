@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -210,6 +211,23 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", where, e.Msg)
+}
+
+// KeyError is a value of key that a command cannot take, naming where it
+// came from: the file, the environment, or the flag the user typed.
+func (c *Config) KeyError(key, msg string) *Error {
+	e := &Error{Source: c.Sources[key], Key: key, Msg: msg}
+	e.NameFlag()
+	return e
+}
+
+// NameFlag makes an error of the flag layer (named "flag") name the flag
+// the user typed, not the config key behind it.
+func (e *Error) NameFlag() {
+	if e.Source == "flag" {
+		key, _, _ := strings.Cut(e.Key, "[") // tiers[1].name: the 2nd --tier
+		e.Source, e.Key = "command line", "--"+FlagOf(key)
+	}
 }
 
 // EnvList returns the configured extra environment as sorted KEY=VALUE pairs.
