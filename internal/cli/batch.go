@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/sheet"
-	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
 
@@ -376,87 +374,4 @@ func printBatchTable(stdio *Stdio, res batch.Summary) {
 			fmt.Fprintf(stdio.Out, "%s: %s\n", t.ID, t.Details)
 		}
 	}
-}
-
-// resumeBatch continues a batch run (runner.ResumeBatch).
-func resumeBatch(ctx context.Context, stdio *Stdio, o *resumeOptions, root string, run *store.Run, events []engine.Event) error {
-	var total int
-	var spec runner.BatchSpec
-	if err := json.Unmarshal(run.Meta.Options, &spec); err == nil {
-		total = len(spec.Tasks)
-	}
-	bp, closeBoard := batchParts(stdio, o.quiet, total)
-	res, done, err := runner.ResumeBatch(ctx, root, run, events, bp)
-	closeBoard()
-	if err != nil {
-		return err
-	}
-	if done {
-		stdio.reporter().Notice(fmt.Sprintf("batch %s is already done; nothing to resume", run.ID))
-	}
-	return reportBatch(stdio, o.json, res)
-}
-
-// showBatch prints a batch run: its tasks with their runs and statuses.
-// runningBatchTask fills ts, a running task of a batch that has not stopped,
-// from its own run under root: the attempts it made, the one it is in, and
-// what it spent so far (added to the batch's cost, res).
-func runningBatchTask(root string, ts *batch.TaskSummary, res *batch.Summary) {
-	r, err := store.Open(root, *ts.RunID)
-	if err != nil {
-		return
-	}
-	defer r.Close()
-	row, err := r.Row()
-	if err != nil {
-		return
-	}
-	ts.Attempts = row.Iterations
-	ts.CostUSD, ts.CostKnown = row.CostUSD, row.CostKnown
-	res.CostUSD += row.CostUSD
-	res.CostKnown = res.CostKnown || row.CostKnown
-	ts.Details = fmt.Sprintf("in attempt %d (run %s)", row.Iterations+1, r.ID)
-}
-
-func showBatch(stdio *Stdio, asJSON bool, run *store.Run) error {
-	var res batch.Summary
-	found, err := run.ReadReport(&res)
-	if err != nil {
-		return err
-	}
-	if !found {
-		var cp runner.BatchCheckpoint
-		if err := run.ReadCheckpoint(&cp); err != nil {
-			return err
-		}
-		res = batch.Summary{RunID: run.ID, Status: cp.Status, CostUSD: cp.CostUSD, CostKnown: cp.CostKnown, DurationMs: cp.DurationMs}
-		if cp.Status == store.Running && !run.Live() {
-			res.Status += " (not live: killed; 'jlgcli resume " + run.ID + "' continues it)"
-		}
-		var journaled map[string]batch.TaskResult
-		if events, err := runEvents(stdio, run, true); err == nil {
-			journaled = runner.BatchTasks(events)
-		}
-		for _, t := range cp.Tasks {
-			ts := batch.TaskSummary{ID: t.ID, Status: string(t.Status), ExitCode: t.ExitCode, CostUSD: t.CostUSD, CostKnown: t.CostKnown,
-				DurationMs: t.DurationMs, Details: t.Reason, DependsOn: []string{}}
-			if t.RunID == "" {
-				t.RunID = journaled[t.ID].RunID
-			}
-			if t.RunID != "" {
-				id := t.RunID
-				ts.RunID = &id
-			}
-			if t.Status == batch.StatusRunning && t.RunID != "" {
-				runningBatchTask(run.Root(), &ts, &res)
-			}
-			res.Tasks = append(res.Tasks, ts)
-		}
-	}
-	if asJSON {
-		return printJSON(stdio, res)
-	}
-	fmt.Fprintf(stdio.Out, "run      %s\ncommand  batch\nstatus   %s\ncost     %s\n\n", run.ID, res.Status, cost.Amount(res.CostUSD, res.CostKnown, false))
-	printBatchTable(stdio, res)
-	return nil
 }

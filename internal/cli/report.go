@@ -13,7 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	taskreport "github.com/jlgcli/jlgcli/internal/report"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -53,15 +53,13 @@ or killed, from its journal.`,
 		if err != nil {
 			return err
 		}
-		_, run, err := o.open(stdio, args[0])
+		run, err := o.open(stdio, args[0])
 		if err != nil {
 			return err
 		}
 		defer run.Close()
-		if run.Meta.Temporal != nil {
-			if err := refreshTemporal(cmd.Context(), stdio, run); err != nil {
-				return err
-			}
+		if err := runs.Refresh(cmd.Context(), run); err != nil {
+			return err
 		}
 		var out []byte
 		switch run.Meta.Command {
@@ -99,7 +97,7 @@ or killed, from its journal.`,
 
 // taskReport is a task run's report in format.
 func taskReport(stdio *Stdio, run *store.Run, format string) ([]byte, error) {
-	res, err := taskResult(stdio, run)
+	res, err := runs.TaskResult(run, stdio.parts(false, false, false))
 	if err != nil {
 		return nil, err
 	}
@@ -175,25 +173,6 @@ func commandName(c string) string {
 		return "unknown"
 	}
 	return c
-}
-
-// taskResult is the result of a task run (runner.TaskResultOf); a journal
-// that cannot be read leaves the result the task wrote. A task that a batch
-// merged says so (runner.WithBatchMerge).
-func taskResult(stdio *Stdio, run *store.Run) (engine.TaskResult, error) {
-	events, err := runEvents(stdio, run, false)
-	if err != nil {
-		var saved engine.TaskResult
-		if found, rerr := run.ReadReport(&saved); found && rerr == nil {
-			return runner.WithBatchMerge(run, saved), nil
-		}
-		return engine.TaskResult{}, err
-	}
-	res, err := runner.TaskResultOf(run, events, stdio.parts(false, false, false))
-	if err != nil {
-		return res, err
-	}
-	return runner.WithBatchMerge(run, res), nil
 }
 
 type statsOptions struct {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -9,10 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/plural"
-	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/runner"
-	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
 type resumeOptions struct {
@@ -71,68 +68,66 @@ limits. A run that ended done is only printed.`,
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o.setLimits(cmd.Flags().Changed)
-		root, run, err := o.open(stdio, args[0])
+		root, err := o.root(stdio)
 		if err != nil {
 			return err
 		}
-		defer run.Close()
-		if err := o.useEnv(stdio, run); err != nil {
-			return err
-		}
-		if run.Meta.Temporal != nil {
-			return resumeTemporal(cmd.Context(), stdio, o, run)
-		}
-		if _, err := run.Lock(); err != nil {
-			if errors.Is(err, store.ErrLive) {
-				return &hintError{&usageError{fmt.Errorf("run %s is running in another process: %w", run.ID, err)}, "wait for it, or stop it with Ctrl-C there"}
+		var closers []func() // the live lines, ended once the result is printed
+		defer func() {
+			for _, c := range closers {
+				c()
 			}
-			return err
+		}()
+		observed := func(p runner.Parts) runner.Parts {
+			for _, obs := range []any{p.TaskObserver, p.LoopObserver} {
+				if c, ok := obs.(interface{ Close() }); ok {
+					closers = append(closers, c.Close)
+				}
+			}
+			return p
 		}
-		// An agent of this run may outlive a jlgcli that was killed: it
-		// must not go on writing beside the resumed run.
-		if n := proc.KillTagged(runner.RunTag(run.ID)); n > 0 && !o.quiet {
-			stdio.reporter().Notice(fmt.Sprintf("killed %s of run %s", plural.N(n, "orphaned agent process group"), run.ID))
+		rp := runs.ResumeParts{
+			Parts: stdio.parts(o.quiet, false, false),
+			Quiet: o.quiet,
+			Env:   func(dir string) (runner.EnvValue, error) { return o.envValue(stdio, dir) },
+			Task:  func() runner.Parts { return observed(stdio.parts(o.quiet, true, false)) },
+			Loop:  func() runner.Parts { return observed(stdio.parts(o.quiet, false, true)) },
+			Batch: func(total int) (runner.BatchParts, func()) { return batchParts(stdio, o.quiet, total) },
 		}
-		events, err := runEvents(stdio, run, o.quiet)
+		out, err := runs.Resume(cmd.Context(), root, args[0], o.limits, rp)
 		if err != nil {
 			return err
 		}
-		if err := o.limits.Check(run.Meta.Command, run.ID); err != nil {
-			return err
-		}
-		switch run.Meta.Command {
+		switch out.Kind {
 		case "task":
-			return resumeTask(cmd.Context(), stdio, o, root, run, events)
+			if out.Done {
+				stdio.reporter().Notice(fmt.Sprintf("task %s is already done; nothing to resume", out.ID))
+			}
+			return reportTask(stdio, o.json, out.Task)
 		case "batch":
-			return resumeBatch(cmd.Context(), stdio, o, root, run, events)
+			if out.Done {
+				stdio.reporter().Notice(fmt.Sprintf("batch %s is already done; nothing to resume", out.ID))
+			}
+			return reportBatch(stdio, o.json, out.Batch)
 		}
-		p := stdio.parts(o.quiet, false, true)
-		if c, ok := p.LoopObserver.(interface{ Close() }); ok {
-			defer c.Close()
+		if out.Done {
+			stdio.reporter().Notice(fmt.Sprintf("run %s is already done; nothing to resume", out.ID))
 		}
-		res, done, err := runner.ResumeLoop(cmd.Context(), root, run, events, o.limits, p)
-		if err != nil {
-			return err
-		}
-		if done {
-			stdio.reporter().Notice(fmt.Sprintf("run %s is already done; nothing to resume", run.ID))
-		}
-		return reportLoop(stdio, o.json, res)
+		return reportLoop(stdio, o.json, out.Loop)
 	}
 	return cmd
 }
 
-// useEnv makes resume's --env, the configuration (as the run's directory
-// sees it) and the environment what gives the run's recorded environment
-// names their values again.
-func (o *resumeOptions) useEnv(stdio *Stdio, run *store.Run) error {
-	if fi, err := os.Stat(run.Meta.Cwd); err == nil && fi.IsDir() && o.env.Cwd == nil {
-		o.env.Cwd = &run.Meta.Cwd
+// envValue makes resume's --env, the configuration (as dir, the run's
+// directory, sees it) and the environment what gives the run's recorded
+// environment names their values again.
+func (o *resumeOptions) envValue(stdio *Stdio, dir string) (runner.EnvValue, error) {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && o.env.Cwd == nil {
+		o.env.Cwd = &dir
 	}
 	cfg, err := loadConfig(stdio, o.env)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	stdio.envValue = envValue(stdio, cfg)
-	return nil
+	return envValue(stdio, cfg), nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -42,18 +42,13 @@ func (f *storeFlags) root(stdio *Stdio) (string, error) {
 	return runner.StateRoot(stdio.parts(true, false, false), cfg.Cwd, override)
 }
 
-// open opens run id under the state root, mapping a missing or ambiguous id
-// to a usage error.
-func (f *storeFlags) open(stdio *Stdio, id string) (string, *store.Run, error) {
+// open opens run id under the state root (runs.Open).
+func (f *storeFlags) open(stdio *Stdio, id string) (*store.Run, error) {
 	root, err := f.root(stdio)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	run, err := store.Open(root, id)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAmbiguous) {
-		return "", nil, &hintError{&usageError{err}, "'jlgcli runs' lists the runs kept in " + root}
-	}
-	return root, run, err
+	return runs.Open(root, id)
 }
 
 type runsOptions struct {
@@ -155,19 +150,6 @@ func runStatuses() []string {
 		}
 	}
 	return append(out, string(engine.StatusError))
-}
-
-// runEvents reads a run's journal as engine events, saying on stderr when a
-// torn last line was repaired.
-func runEvents(stdio *Stdio, run *store.Run, quiet bool) ([]engine.Event, error) {
-	events, repair, err := runner.Events(run)
-	if err != nil {
-		return nil, err
-	}
-	if repair != nil && !quiet {
-		stdio.reporter().Notice(repair.String())
-	}
-	return events, nil
 }
 
 func printJSON(stdio *Stdio, v any) error {

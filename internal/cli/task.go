@@ -16,7 +16,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runner"
-	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // taskFlags are the inputs of `task`: its flags that are configuration
@@ -215,20 +214,4 @@ func shortSHA(s string) string {
 		return s[:10]
 	}
 	return s
-}
-
-// resumeTask continues a task run where it stopped (runner.ResumeTask).
-func resumeTask(ctx context.Context, stdio *Stdio, o *resumeOptions, root string, run *store.Run, events []engine.Event) error {
-	p := stdio.parts(o.quiet, true, false)
-	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
-		defer c.Close()
-	}
-	res, done, err := runner.ResumeTask(ctx, root, run, events, o.limits, p)
-	if err != nil {
-		return err
-	}
-	if done {
-		stdio.reporter().Notice(fmt.Sprintf("task %s is already done; nothing to resume", run.ID))
-	}
-	return reportTask(stdio, o.json, res)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
 func newWorkerCmd(stdio *Stdio) *cobra.Command {
@@ -76,7 +77,7 @@ func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurren
 		say.Error("no agent backend is installed on this machine: the worker would take no attempt (see jlgcli backends)")
 		return &exitError{code: engine.ExitBackendMissing}
 	}
-	c, err := flow.Dial(ctx, t.Address, t.Namespace, nil)
+	c, err := runs.Dial(ctx, t)
 	if err != nil {
 		return err
 	}

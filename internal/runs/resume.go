@@ -1,0 +1,169 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// ResumeParts are what a front end gives a resume: its messages, and the
+// parts of the run resumed, made once its kind is known (a task's live
+// line, a loop's, a batch's board).
+type ResumeParts struct {
+	// Parts say the resume's own messages (Say) and are the parts of a
+	// resumed run for which no maker below is given.
+	runner.Parts
+	// Quiet leaves out the notices of orphaned agents killed and of a
+	// journal repaired (the reporter leaves out the progress).
+	Quiet bool
+	// Env, when set, is called with the directory the run was started in
+	// before anything else is done with it: what it returns gives the
+	// run's recorded environment names their values again, as the EnvValue
+	// of every part of the resumed run.
+	Env func(dir string) (runner.EnvValue, error)
+	// Task and Loop make the parts of a resumed task (with its
+	// TaskObserver) and loop (with its LoopObserver).
+	Task, Loop func() runner.Parts
+	// Batch makes the parts of a resumed batch of total tasks, and what
+	// ends them once the batch stops.
+	Batch func(total int) (runner.BatchParts, func())
+}
+
+// task makes the parts of a resumed task, env their EnvValue.
+func (rp ResumeParts) task(env runner.EnvValue) runner.Parts {
+	p := rp.Parts
+	if rp.Task != nil {
+		p = rp.Task()
+	}
+	p.EnvValue = env
+	return p
+}
+
+// loop makes the parts of a resumed loop, env their EnvValue.
+func (rp ResumeParts) loop(env runner.EnvValue) runner.Parts {
+	p := rp.Parts
+	if rp.Loop != nil {
+		p = rp.Loop()
+	}
+	p.EnvValue = env
+	return p
+}
+
+// batch makes the parts of a resumed batch, env their EnvValue and that
+// of each task's.
+func (rp ResumeParts) batch(total int, env runner.EnvValue) (runner.BatchParts, func()) {
+	bp, end := runner.BatchParts{Parts: rp.Parts}, func() {}
+	if rp.Batch != nil {
+		bp, end = rp.Batch(total)
+	}
+	bp.Parts.EnvValue = env
+	if forTask := bp.ForTask; forTask != nil {
+		bp.ForTask = func(id string) runner.Parts {
+			p := forTask(id)
+			p.EnvValue = env
+			return p
+		}
+	}
+	return bp, end
+}
+
+// env is what gives a run's recorded environment names their values:
+// rp.Env's for the run started in dir, else p's EnvValue, else jlgcli's
+// environment.
+func (rp ResumeParts) env(dir string) (runner.EnvValue, error) {
+	if rp.Env != nil {
+		return rp.Env(dir)
+	}
+	if rp.EnvValue != nil {
+		return rp.EnvValue, nil
+	}
+	getenv := rp.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return func(_, name string) (string, bool) {
+		v := getenv(name)
+		return v, v != ""
+	}, nil
+}
+
+// Resumed is what a resume did.
+type Resumed struct {
+	// Kind is the run's command: "task", "batch", else a loop ("loop",
+	// "run"); ID is the run's whole id.
+	Kind string
+	ID   string
+	// Done: the run had already ended done, and nothing was resumed (a run
+	// on Temporal is only followed or printed).
+	Done bool
+	// The result of the run, of its kind.
+	Loop  engine.Result
+	Task  engine.TaskResult
+	Batch batch.Summary
+}
+
+// Resume continues run id (or a unique prefix of it) under the state root
+// root where it stopped, with the limits given (refused when its kind
+// cannot take them: runner.Limits.Check): a loop, task or batch made here
+// (runner.ResumeLoop, ResumeTask, ResumeBatch), after the agents a killed
+// jlgcli left are killed; a run on Temporal is followed, or started again
+// on the server when it stopped by its limits. A run that another process
+// is running or following is refused (a usage error).
+func Resume(ctx context.Context, root, id string, limits runner.Limits, rp ResumeParts) (Resumed, error) {
+	run, err := Open(root, id)
+	if err != nil {
+		return Resumed{}, err
+	}
+	defer run.Close()
+	out := Resumed{Kind: run.Meta.Command, ID: run.ID}
+	env, err := rp.env(run.Meta.Cwd)
+	if err != nil {
+		return out, err
+	}
+	if run.Meta.Temporal != nil {
+		return resumeTemporal(ctx, run, limits, rp, env)
+	}
+	if _, err := run.Lock(); err != nil {
+		if errors.Is(err, store.ErrLive) {
+			return out, &runner.UsageError{Err: fmt.Errorf("run %s is running in another process: %w", run.ID, err), Hint: "wait for it, or stop it with Ctrl-C there"}
+		}
+		return out, err
+	}
+	// An agent of this run may outlive a jlgcli that was killed: it must
+	// not go on writing beside the resumed run.
+	if n := proc.KillTagged(runner.RunTag(run.ID)); n > 0 && !rp.Quiet {
+		say(rp.Parts).Notice(fmt.Sprintf("killed %s of run %s", plural.N(n, "orphaned agent process group"), run.ID))
+	}
+	evs, err := events(run, rp.Parts, rp.Quiet)
+	if err != nil {
+		return out, err
+	}
+	if err := limits.Check(run.Meta.Command, run.ID); err != nil {
+		return out, err
+	}
+	switch run.Meta.Command {
+	case "task":
+		out.Task, out.Done, err = runner.ResumeTask(ctx, root, run, evs, limits, rp.task(env))
+	case "batch":
+		var total int
+		var spec runner.BatchSpec
+		if err := json.Unmarshal(run.Meta.Options, &spec); err == nil {
+			total = len(spec.Tasks)
+		}
+		bp, end := rp.batch(total, env)
+		out.Batch, out.Done, err = runner.ResumeBatch(ctx, root, run, evs, bp)
+		end()
+	default:
+		out.Loop, out.Done, err = runner.ResumeLoop(ctx, root, run, evs, limits, rp.loop(env))
+	}
+	return out, err
+}

@@ -1,0 +1,516 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/plural"
+	taskreport "github.com/jlgcli/jlgcli/internal/report"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// Submission is how a task or a batch is sent to a Temporal server, beyond
+// the configuration (whose [temporal] names the server).
+type Submission struct {
+	// RepoURL is the repository as the workers clone it; "": the origin of
+	// the repository of the configuration's directory.
+	RepoURL string
+	// Base is the branch the work starts from; "": the branch checked out
+	// there, else main.
+	Base string
+	// Heartbeat is how long a silent worker keeps an attempt before
+	// another worker makes it again (at least 10s).
+	Heartbeat time.Duration
+	// Detach: return once submitted, without following the run.
+	Detach bool
+	// IncludeDirty asks for the uncommitted changes of the tree here,
+	// which the workers cannot see: a task's submission refuses it.
+	IncludeDirty bool
+	// Plan asks a planner for steps first (a task's; a batch's tasks have
+	// it in their specs).
+	Plan bool
+}
+
+// Dial connects to the Temporal server t: the one place where jlgcli dials
+// one.
+func Dial(ctx context.Context, t config.Temporal) (client.Client, error) {
+	return flow.Dial(ctx, t.Address, t.Namespace, nil)
+}
+
+// serverOf is the server a run on Temporal was submitted to, as its record
+// keeps it.
+func serverOf(run *store.Run) config.Temporal {
+	t := run.Meta.Temporal
+	return config.Temporal{Address: t.Address, Namespace: t.Namespace, TaskQueue: t.Queue}
+}
+
+// SubmitTask sends a task of prompt, with the settings of cfg, to the
+// Temporal server of cfg, keeps a local record of it, and follows it to its
+// end: its result; with sub.Detach it returns once submitted, with a nil
+// result. The user's clone is never touched: the workers clone the remote
+// and push their work there. p says the messages; its TaskObserver follows
+// the attempts (closed, when it has a Close method, once following ends).
+func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt string, p runner.Parts) (string, *engine.TaskResult, error) {
+	if sub.IncludeDirty {
+		return "", nil, &runner.UsageError{Err: errors.New("--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first")}
+	}
+	if err := checkTemporal(cfg, sub); err != nil {
+		return "", nil, err
+	}
+	s := runner.TaskSpecOf(cfg, "")
+	s.Plan = sub.Plan
+	for _, t := range s.Tiers {
+		if t.Backend == "" {
+			return "", nil, &runner.UsageError{Err: errors.New("a task sent to Temporal names its backend (-b BACKEND, --tier or [[tiers]]): the workers' machines decide which are installed")}
+		}
+	}
+	url, base, checkout, err := remoteOf(ctx, cfg, sub.RepoURL, sub.Base)
+	if err != nil {
+		return "", nil, err
+	}
+	if s.Checks, err = submittedChecks(s.Checks, checkout, url, "", runner.TaskChecksHint); err != nil {
+		return "", nil, err
+	}
+	t := cfg.Temporal
+	c, err := Dial(ctx, t)
+	if err != nil {
+		return "", nil, err
+	}
+	defer c.Close()
+	id := store.NewRunID(time.Now())
+	in := flow.TaskInput{RunID: id, Task: prompt, Repo: url, BaseBranch: base, Branch: git.BranchName(id, prompt),
+		MergePush: cfg.Merge == git.MergePush, Spec: s, Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(),
+		HeartbeatMs: sub.Heartbeat.Milliseconds()}
+	if err := flow.Submit(ctx, c, in); err != nil {
+		return "", nil, err
+	}
+	rec := in // the record keeps the environment's names only
+	rec.Spec = in.Spec.Recorded()
+	run := keepRecord(p, cfg, id, "task", s.Tiers[0].Backend, prompt, rec)
+	if run != nil {
+		defer run.Close()
+	}
+	if sub.Detach {
+		return id, nil, nil
+	}
+	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
+	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, p.TaskObserver, time.Second)
+	closeObserver(p.TaskObserver)
+	if err := followed(ctx, p, "task", id, err, run, func() error { return saveTask(run, res) }); err != nil {
+		return id, nil, err
+	}
+	return id, &res, nil
+}
+
+// checkTemporal refuses what a submission to Temporal cannot do.
+func checkTemporal(cfg *config.Config, sub Submission) error {
+	if sub.Heartbeat < 10*time.Second {
+		return &runner.UsageError{Err: fmt.Errorf("--heartbeat-timeout must be at least 10s (workers heartbeat every 5s), not %s", sub.Heartbeat)}
+	}
+	if cfg.Commit == git.CommitDirect {
+		return cfg.KeyError("commit", "direct cannot be done by Temporal workers: they commit on the task branch on the remote")
+	}
+	return nil
+}
+
+// remoteOf is the repository the workers clone and the branch a
+// submission starts from: as given, else this repository's origin and
+// its current branch; and the checkout of the repository here, where its
+// checks are detected: this repository, when the workers clone its
+// origin ("" for none).
+func remoteOf(ctx context.Context, cfg *config.Config, url, base string) (string, string, string, error) {
+	checkout := ""
+	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+	if err != nil {
+		if url == "" {
+			return "", "", "", &runner.UsageError{Err: fmt.Errorf("--repo URL is needed outside a git repository: %v", err)}
+		}
+	} else {
+		origin, oerr := repo.RemoteURL(ctx, "origin")
+		if url == "" {
+			if oerr != nil {
+				return "", "", "", &runner.UsageError{Err: fmt.Errorf("this repository has no origin to give the workers (%v): pass --repo URL", oerr)}
+			}
+			url = origin
+		}
+		if oerr == nil && sameRemote(url, origin) {
+			checkout = repo.Dir
+		}
+		if base == "" {
+			if base, _ = repo.CurrentBranch(ctx); base == "" {
+				return "", "", "", &runner.UsageError{Err: errors.New("HEAD is detached: name the base branch with --base BRANCH")}
+			}
+		}
+	}
+	if base == "" {
+		base = "main"
+	}
+	return url, base, checkout, nil
+}
+
+// sameRemote reports whether a and b name the same remote, a local one
+// with or without file://.
+func sameRemote(a, b string) bool {
+	norm := func(s string) string { return strings.TrimRight(strings.TrimPrefix(s, "file://"), "/") }
+	return norm(a) == norm(b)
+}
+
+// submittedChecks makes a submission's pre-flight of its checks, as a
+// local task's (runner.DefaultChecks): checks, when configured, else those
+// that the checkout of the repository calls for; without a checkout here
+// there is nothing to detect them in, and the submission is refused.
+func submittedChecks(checks []gate.Check, checkout, url, who, hint string) ([]gate.Check, error) {
+	if len(checks) > 0 {
+		return checks, nil
+	}
+	if checkout == "" {
+		return nil, &runner.UsageError{Hint: hint,
+			Err: fmt.Errorf("%sno checks to judge the work with: none configured, and no checkout of %s here to detect them in", who, url)}
+	}
+	return runner.DefaultChecks(checkout, who, hint)
+}
+
+// SubmitBatch sends the batch spec, resolved from its sheets, to the
+// Temporal server of cfg, keeps a local record of it, and follows it to its
+// end: its result; with sub.Detach it returns once submitted, with a nil
+// result. changed (nil: nobody) is told of each task whose status changes
+// as the batch is followed; p says the messages.
+func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec runner.BatchSpec, changed func(batch.TaskSummary), p runner.Parts) (string, *batch.Summary, error) {
+	if err := checkTemporal(cfg, sub); err != nil {
+		return "", nil, err
+	}
+	for _, t := range spec.Tasks {
+		for _, tr := range t.Spec.Tiers {
+			if tr.Backend == "" {
+				return "", nil, &runner.UsageError{Err: fmt.Errorf("task %s: a batch sent to Temporal names its backends (-b, --tier, [[tiers]] or the sheet's backend)", t.ID)}
+			}
+		}
+	}
+	url, base, checkout, err := remoteOf(ctx, cfg, sub.RepoURL, sub.Base)
+	if err != nil {
+		return "", nil, err
+	}
+	for i := range spec.Tasks {
+		t := &spec.Tasks[i]
+		if t.Spec.Checks, err = submittedChecks(t.Spec.Checks, checkout, url, fmt.Sprintf("%s (%s): ", t.ID, t.File), runner.BatchChecksHint); err != nil {
+			return "", nil, err
+		}
+	}
+	spec.BaseBranch, spec.Repo = base, url
+	t := cfg.Temporal
+	c, err := Dial(ctx, t)
+	if err != nil {
+		return "", nil, err
+	}
+	defer c.Close()
+	id := store.NewRunID(time.Now())
+	in := flow.BatchInput{RunID: id, Repo: url, Spec: spec, Branch: flow.BatchBranch(id), MergePush: cfg.Merge == git.MergePush,
+		Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(), HeartbeatMs: sub.Heartbeat.Milliseconds()}
+	if err := flow.SubmitBatch(ctx, c, in); err != nil {
+		return "", nil, err
+	}
+	rec := in // the record keeps the environment's names only
+	rec.Spec = in.Spec.Recorded()
+	run := keepRecord(p, cfg, id, "batch", "", plural.N(len(spec.Tasks), "task sheet"), rec)
+	if run != nil {
+		defer run.Close()
+	}
+	if sub.Detach {
+		return id, nil, nil
+	}
+	say(p).Notice(fmt.Sprintf("batch %s of %s submitted to %s (queue %s); its branch on %s: %s", id, plural.N(len(spec.Tasks), "task"), t.Address, t.TaskQueue, url, in.Branch))
+	sum, err := flow.FollowBatch(ctx, c, id, changed, time.Second)
+	if err := followed(ctx, p, "batch", id, err, run, func() error { return saveBatch(run, sum) }); err != nil {
+		return id, nil, err
+	}
+	return id, &sum, nil
+}
+
+// keepRecord keeps the local record of a run just submitted (recordRun),
+// or says why it could not: the run goes on without it.
+func keepRecord(p runner.Parts, cfg *config.Config, id, command, backend, prompt string, input any) *store.Run {
+	run, err := recordRun(p, cfg, id, command, backend, prompt, input)
+	if err != nil {
+		say(p).Warn(fmt.Sprintf("%s %s was submitted, but no local record of it could be kept (show and report will not find it): %v", command, id, err))
+		return nil
+	}
+	return run
+}
+
+// followed ends the following of a run: err, the following's, is returned
+// (a Ctrl-C only stops following: the run goes on on the workers);
+// otherwise the result is kept in the run's record (save), when it has one.
+func followed(ctx context.Context, p runner.Parts, command, id string, err error, run *store.Run, save func() error) error {
+	if err != nil {
+		if ctx.Err() != nil {
+			say(p).Notice(fmt.Sprintf("stopped following %s %s; it goes on on the workers", command, id))
+		}
+		return err
+	}
+	if run != nil {
+		if err := save(); err != nil {
+			say(p).Warn(fmt.Sprintf("keep the result of %s %s: %v", command, id, err))
+		}
+	}
+	return nil
+}
+
+// recordRun keeps a local record of a run submitted to Temporal, in the
+// state directory, so that runs, show, report and resume find it; input,
+// the workflow's, is its options. The record's lock is held until the
+// caller closes it.
+func recordRun(p runner.Parts, cfg *config.Config, id, command, backend, prompt string, input any) (*store.Run, error) {
+	root, err := runner.StateRoot(p, cfg.Cwd, cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(input)
+	if err != nil {
+		return nil, err
+	}
+	t := cfg.Temporal
+	run, err := store.Create(root, id, store.Meta{Command: command, Backend: backend, Prompt: prompt, Options: data, Cwd: cfg.Cwd,
+		Temporal: &store.Temporal{Address: t.Address, Namespace: t.Namespace, Queue: t.TaskQueue}})
+	if err != nil {
+		return nil, fmt.Errorf("record run %s: %w", id, err)
+	}
+	if err := run.WriteCheckpoint(store.Progress{Status: string(engine.StatusRunning), Heartbeat: time.Now().UTC()}); err != nil {
+		run.Close()
+		return nil, err
+	}
+	indexRun(run)
+	return run, nil
+}
+
+// indexRun brings the run index's row of run up to date with its
+// checkpoint; the index is a cache (runs rebuilds it), so a failure is not
+// the run's.
+func indexRun(run *store.Run) {
+	idx, err := store.OpenIndex(run.Root())
+	if err != nil {
+		return
+	}
+	defer idx.Close()
+	if row, err := run.Row(); err == nil {
+		_ = idx.Upsert(row)
+	}
+}
+
+// saveTask writes a Temporal task's result as its record's report and
+// checkpoint.
+func saveTask(run *store.Run, res engine.TaskResult) error {
+	if err := run.WriteReport(res, taskreport.New(res).Markdown()); err != nil {
+		return err
+	}
+	if err := run.WriteCheckpoint(store.Progress{Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD,
+		CostKnown: res.CostKnown, DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}); err != nil {
+		return err
+	}
+	indexRun(run)
+	return nil
+}
+
+// saveBatch writes a Temporal batch's result as its record's report and
+// checkpoint.
+func saveBatch(run *store.Run, sum batch.Summary) error {
+	if err := run.WriteReport(sum, taskreport.BatchMarkdown(sum)); err != nil {
+		return err
+	}
+	if err := run.WriteCheckpoint(store.Progress{Status: sum.Status, Iterations: len(sum.Tasks), CostUSD: sum.CostUSD,
+		CostKnown: sum.CostKnown, DurationMs: sum.DurationMs, Heartbeat: time.Now().UTC()}); err != nil {
+		return err
+	}
+	indexRun(run)
+	return nil
+}
+
+// Refresh brings the record of a run on Temporal up to date from the
+// server, unless its report already says it ended: the result of a run
+// that ended, or where a running one stands (status running). A run made
+// here is left as it is.
+func Refresh(ctx context.Context, run *store.Run) error {
+	if run.Meta.Temporal == nil {
+		return nil
+	}
+	var head struct {
+		Status string `json:"status"`
+	}
+	if found, _ := run.ReadReport(&head); found && head.Status != string(engine.StatusRunning) {
+		return nil
+	}
+	if _, err := run.Lock(); err != nil {
+		if errors.Is(err, store.ErrLive) {
+			return nil // the jlgcli following it writes it
+		}
+		return err
+	}
+	t := serverOf(run)
+	c, err := Dial(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	switch run.Meta.Command {
+	case "batch":
+		var sum batch.Summary
+		closed, err := flow.Outcome(ctx, c, run.ID, &sum)
+		if err == nil && !closed {
+			sum, err = flow.QueryBatchSummary(ctx, c, run.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
+		}
+		return saveBatch(run, sum)
+	default:
+		var res engine.TaskResult
+		closed, err := flow.Outcome(ctx, c, run.ID, &res)
+		if err == nil && !closed {
+			res, err = runningTask(ctx, c, run)
+		}
+		if err != nil {
+			return fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)
+		}
+		return saveTask(run, res)
+	}
+}
+
+// runningTask is where a running Temporal task stands, as a result whose
+// status is running.
+func runningTask(ctx context.Context, c client.Client, run *store.Run) (engine.TaskResult, error) {
+	var in flow.TaskInput
+	if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
+		return engine.TaskResult{}, fmt.Errorf("its record cannot be read: %w", err)
+	}
+	p, err := flow.Query(ctx, c, run.ID)
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
+	res := in.Spec.Policy(in.Task).Result(run.ID, p.History, p.Stop)
+	res.Git = &engine.GitInfo{Mode: string(git.CommitBranch), Repo: in.Repo, Branch: in.Branch, Base: p.Base,
+		BaseBranch: in.BaseBranch, Refs: git.RefPrefix + run.ID + "/", Remote: in.Repo}
+	return res, nil
+}
+
+// resumeTemporal continues following a Temporal run: a run still going on
+// the workers is followed to its end; a task that ended stopped by its
+// limits (attempts, a loop, the budget, the time) is started again on the
+// server from its history, with a new turn of its current tier and the
+// limits given; a run that ended otherwise is only returned. env gives the
+// values of the run's recorded environment names.
+func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, rp ResumeParts, env runner.EnvValue) (Resumed, error) {
+	out := Resumed{Kind: run.Meta.Command, ID: run.ID}
+	if _, err := run.Lock(); err != nil {
+		if errors.Is(err, store.ErrLive) {
+			return out, &runner.UsageError{Err: fmt.Errorf("run %s is followed by another jlgcli: %w", run.ID, err), Hint: "follow it there, or wait"}
+		}
+		return out, err
+	}
+	t := serverOf(run)
+	c, err := Dial(ctx, t)
+	if err != nil {
+		return out, err
+	}
+	defer c.Close()
+	say := say(rp.Parts)
+	if run.Meta.Command == "batch" {
+		if limits.Any() {
+			return out, &runner.UsageError{Err: errors.New("a batch on Temporal takes no new limits")}
+		}
+		var sum batch.Summary
+		closed, err := flow.Outcome(ctx, c, run.ID, &sum)
+		if err != nil {
+			return out, fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
+		}
+		if closed && sum.Status != string(batch.BatchDone) {
+			// As a local batch's resume: done tasks kept, stopped ones go on
+			// from their history, the others start anew.
+			var in flow.BatchInput
+			if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
+				return out, fmt.Errorf("run %s: its record cannot be read: %w", run.ID, err)
+			}
+			if missing := in.Spec.FillEnv(env); len(missing) > 0 {
+				return out, runner.MissingEnv(run.ID, missing)
+			}
+			if in.Resume, err = flow.ResumeBatchOf(ctx, c, sum); err != nil {
+				return out, fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
+			}
+			if err := flow.SubmitBatch(ctx, c, in); err != nil {
+				return out, err
+			}
+			done := 0
+			for _, tr := range in.Resume.Tasks {
+				if tr.Status == batch.StatusDone {
+					done++
+				}
+			}
+			say.Progress(fmt.Sprintf("resuming batch %s on %s: %d of %s done, %d resumed from their history", run.ID, t.Address,
+				done, plural.N(len(in.Spec.Tasks), "task"), len(in.Resume.Runs)))
+			closed = false
+		}
+		if !closed {
+			say.Progress(fmt.Sprintf("following batch %s on %s", run.ID, t.Address))
+			if sum, err = flow.FollowBatch(ctx, c, run.ID, nil, time.Second); err != nil {
+				return out, err
+			}
+		}
+		if err := saveBatch(run, sum); err != nil {
+			return out, err
+		}
+		out.Batch = sum
+		return out, nil
+	}
+	if err := limits.Check("task", run.ID); err != nil {
+		return out, err
+	}
+	var in flow.TaskInput
+	if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
+		return out, fmt.Errorf("run %s: its record cannot be read: %w", run.ID, err)
+	}
+	var res engine.TaskResult
+	closed, err := flow.Outcome(ctx, c, run.ID, &res)
+	if err != nil {
+		return out, fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)
+	}
+	if closed && runner.Resumable(res.Status) || closed && res.Status == engine.StatusBudgetExceeded {
+		p, err := flow.Query(ctx, c, run.ID)
+		if err != nil {
+			return out, fmt.Errorf("task %s on %s: read its history: %w", run.ID, t.Address, err)
+		}
+		if missing := in.Spec.FillEnv(env); len(missing) > 0 {
+			return out, runner.MissingEnv(run.ID, missing)
+		}
+		in.Carry = flow.ResumedCarry(p, in.Spec.Policy(in.Task))
+		limits.ApplyTask(&in.Spec)
+		if err := flow.Submit(ctx, c, in); err != nil {
+			return out, err
+		}
+		say.Progress(fmt.Sprintf("resuming task %s on %s after %s", run.ID, t.Address, plural.N(len(in.Carry.History.Attempts), "attempt")))
+		closed = false
+	}
+	if !closed {
+		pt := rp.task(env)
+		res, err = flow.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, pt.TaskObserver, time.Second)
+		closeObserver(pt.TaskObserver)
+		if err != nil {
+			return out, err
+		}
+	}
+	if err := saveTask(run, res); err != nil {
+		return out, err
+	}
+	out.Task = res
+	return out, nil
+}
