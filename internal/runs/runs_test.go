@@ -1,0 +1,197 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+const (
+	batchID = "20261124T120000Z-0000ba7c"
+	taskID  = "20261124T120001Z-0000task"
+)
+
+// create makes run id under root with meta and checkpoint cp, and lets its
+// lock go (the run is not live).
+func create(t *testing.T, root, id string, meta store.Meta, cp any) {
+	t.Helper()
+	run, err := store.Create(root, id, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if err := run.WriteCheckpoint(cp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// killedBatch is a state root with a batch killed while its task "one" was
+// in its third attempt (two made, $0.50 spent), and "two" waited.
+func killedBatch(t *testing.T) string {
+	root := t.TempDir()
+	create(t, root, taskID, store.Meta{Command: "task", Prompt: "Do one", Parent: batchID},
+		store.Progress{Status: store.Running, Iterations: 2, CostUSD: 0.5, CostKnown: true})
+	create(t, root, batchID, store.Meta{Command: "batch", Prompt: "2 task sheets"}, runner.BatchCheckpoint{
+		Progress: store.Progress{Status: store.Running, CostUSD: 0.25, CostKnown: true},
+		Tasks: []batch.TaskResult{{ID: "one", Status: batch.StatusRunning, RunID: taskID}, {ID: "two", Status: batch.StatusPending}},
+	})
+	return root
+}
+
+func TestShowBatchWithARunningTask(t *testing.T) {
+	root := killedBatch(t)
+	st, err := Show(context.Background(), root, batchID[:20], runner.Parts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ID != batchID || st.Status != store.Running || st.Live || st.Batch == nil {
+		t.Fatalf("state: id %s, status %q, live %v, batch %v; want %s, running, not live, a batch", st.ID, st.Status, st.Live, st.Batch, batchID)
+	}
+	if len(st.Running) != 1 {
+		t.Fatalf("running tasks: %+v, want one", st.Running)
+	}
+	want := RunningTask{ID: "one", RunID: taskID, Attempt: 3, CostUSD: 0.5, CostKnown: true}
+	if st.Running[0] != want {
+		t.Errorf("running task: %+v, want %+v", st.Running[0], want)
+	}
+	sum := st.Batch
+	if len(sum.Tasks) != 2 || sum.Tasks[0].RunID == nil || *sum.Tasks[0].RunID != taskID || sum.Tasks[0].Attempts != 2 {
+		t.Fatalf("batch tasks: %+v", sum.Tasks)
+	}
+	if d := sum.Tasks[0].Details; d != "in attempt 3 (run "+taskID+")" {
+		t.Errorf("details of the running task: %q", d)
+	}
+	if sum.Tasks[1].RunID != nil {
+		t.Errorf("the pending task has a run: %s", *sum.Tasks[1].RunID)
+	}
+	if sum.CostUSD != 0.75 {
+		t.Errorf("batch cost: %v, want 0.75 (its own and what the running task spent so far)", sum.CostUSD)
+	}
+}
+
+func TestShowUnknownRunIsAUsageError(t *testing.T) {
+	root := t.TempDir()
+	_, err := Show(context.Background(), root, "2026", runner.Parts{})
+	var u *runner.UsageError
+	if !errors.As(err, &u) || !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("err = %v, want a usage error of a run not found", err)
+	}
+	if !strings.Contains(u.Hint, "'jlgcli runs' lists the runs kept in "+root) {
+		t.Errorf("hint = %q", u.Hint)
+	}
+}
+
+func TestResumeRefusesALimitTheKindCannotTake(t *testing.T) {
+	root := killedBatch(t)
+	timeout := time.Minute
+	envAsked := ""
+	rp := ResumeParts{Env: func(dir string) (runner.EnvValue, error) { envAsked = dir; return nil, nil },
+		Batch: func(int) (runner.BatchParts, func()) { t.Fatal("the batch was resumed"); return runner.BatchParts{}, nil }}
+	_, err := Resume(context.Background(), root, batchID, runner.Limits{Timeout: &timeout}, rp)
+	if !runner.IsUsage(err) || !strings.Contains(err.Error(), "--timeout is a task's or a loop's") {
+		t.Fatalf("err = %v, want the usage error of --timeout given to a batch", err)
+	}
+	if envAsked != "" {
+		t.Errorf("env asked for %q, want the run's directory (none recorded)", envAsked)
+	}
+
+	budget := 2.0
+	_, err = Resume(context.Background(), root, taskID, runner.Limits{BudgetUSD: &budget, MaxIterations: new(int)}, ResumeParts{})
+	if !runner.IsUsage(err) || !strings.Contains(err.Error(), "--max-iterations is a loop's limit; task "+taskID) {
+		t.Fatalf("err = %v, want the usage error of --max-iterations given to a task", err)
+	}
+}
+
+func TestResumeRefusesARunningRun(t *testing.T) {
+	root := killedBatch(t)
+	held, err := store.Open(root, batchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if _, err := held.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resume(context.Background(), root, batchID, runner.Limits{}, ResumeParts{})
+	var u *runner.UsageError
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "run "+batchID+" is running in another process") || u.Hint != "wait for it, or stop it with Ctrl-C there" {
+		t.Fatalf("err = %v, want the usage error of a run running elsewhere", err)
+	}
+}
+
+func TestResumeEnvError(t *testing.T) {
+	root := t.TempDir()
+	create(t, root, taskID, store.Meta{Command: "task", Cwd: "/the/run/dir"}, store.Progress{Status: store.Running})
+	boom := errors.New("bad configuration")
+	var asked string
+	_, err := Resume(context.Background(), root, taskID, runner.Limits{}, ResumeParts{Env: func(dir string) (runner.EnvValue, error) {
+		asked = dir
+		return nil, boom
+	}})
+	if !errors.Is(err, boom) || asked != "/the/run/dir" {
+		t.Fatalf("err = %v, env asked for %q; want the Env's error, asked for the run's directory", err, asked)
+	}
+}
+
+func TestSubmissionRefusals(t *testing.T) {
+	ctx := context.Background()
+	cfg := &config.Config{Cwd: t.TempDir(), Commit: git.CommitBranch, Temporal: config.Temporal{Address: "127.0.0.1:1"},
+		Sources: map[string]string{"commit": "flag"}}
+	ok := Submission{Heartbeat: time.Minute}
+	cases := []struct {
+		name string
+		sub  Submission
+		cfg  func(*config.Config)
+		want string
+	}{
+		{"include-dirty", Submission{Heartbeat: time.Minute, IncludeDirty: true}, nil, "--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first"},
+		{"heartbeat", Submission{Heartbeat: 5 * time.Second}, nil, "--heartbeat-timeout must be at least 10s (workers heartbeat every 5s), not 5s"},
+		{"no backend", ok, nil, "a task sent to Temporal names its backend (-b BACKEND, --tier or [[tiers]]): the workers' machines decide which are installed"},
+		{"outside a repository", ok, func(c *config.Config) { c.Backend = "fake" }, "--repo URL is needed outside a git repository"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := *cfg
+			if c.cfg != nil {
+				c.cfg(&cfg)
+			}
+			_, res, err := SubmitTask(ctx, &cfg, c.sub, "Do it", runner.Parts{})
+			if !runner.IsUsage(err) || !strings.Contains(err.Error(), c.want) || res != nil {
+				t.Fatalf("err = %v, want the usage error %q", err, c.want)
+			}
+		})
+	}
+	t.Run("commit direct", func(t *testing.T) {
+		cfg := *cfg
+		cfg.Commit = git.CommitDirect
+		_, _, err := SubmitTask(ctx, &cfg, ok, "Do it", runner.Parts{})
+		var cerr *config.Error
+		if !errors.As(err, &cerr) || err.Error() != "command line: --commit: direct cannot be done by Temporal workers: they commit on the task branch on the remote" {
+			t.Fatalf("err = %v, want the configuration error of --commit direct", err)
+		}
+	})
+}
+
+func TestSameRemote(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"/srv/r.git", "file:///srv/r.git/", true},
+		{"/srv/r.git", "/srv/r.git", true},
+		{"/srv/r.git", "/srv/other.git", false},
+		{"git@example.com:r.git", "https://example.com/r.git", false},
+	} {
+		if got := sameRemote(c.a, c.b); got != c.same {
+			t.Errorf("sameRemote(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
