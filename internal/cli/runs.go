@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/cost"
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -74,31 +72,23 @@ whole id). The title is the first line of the prompt (cut in the table; whole in
 	cmd.Flags().StringVar(&o.status, "status", "", "only runs with this status")
 	cmd.Flags().IntVarP(&o.limit, "limit", "n", 0, "at most N runs")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if o.status != "" && !slices.Contains(runStatuses(), o.status) {
-			return usagef("invalid --status %q: want one of %s", o.status, strings.Join(runStatuses(), ", "))
+		if !runs.ValidStatus(o.status) {
+			return usagef("invalid --status %q: want one of %s", o.status, strings.Join(runs.Statuses(), ", "))
 		}
 		root, err := o.root(stdio)
 		if err != nil {
 			return err
 		}
-		idx, err := store.OpenIndex(root)
-		if err != nil {
-			return err
-		}
-		defer idx.Close()
-		rows, err := idx.List(store.Filter{Status: o.status, Limit: o.limit})
+		list, err := runs.List(root, store.Filter{Status: o.status, Limit: o.limit})
 		if err != nil {
 			return err
 		}
 		if o.json {
-			if rows == nil {
-				rows = []store.RunRow{}
-			}
-			return printJSON(stdio, rows)
+			return printJSON(stdio, list)
 		}
 		tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE\tTITLE")
-		for _, r := range rows {
+		for _, r := range list {
 			live := "no"
 			if r.Live {
 				live = "yes"
@@ -137,19 +127,6 @@ func batchShort(id string) string {
 		return after
 	}
 	return id
-}
-
-// runStatuses are the statuses a run can have in the index, for runs
-// --status: running, and every status a run ends with (the exit-code
-// contract's, error and a batch's incomplete included).
-func runStatuses() []string {
-	out := []string{store.Running}
-	for _, row := range engine.ExitCodes {
-		for _, s := range row.Statuses {
-			out = append(out, string(s))
-		}
-	}
-	return append(out, string(engine.StatusError))
 }
 
 func printJSON(stdio *Stdio, v any) error {

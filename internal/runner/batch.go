@@ -279,6 +279,8 @@ type batchRun struct {
 
 func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, graph *dag.Graph,
 	initial map[string]batch.TaskResult, bp BatchParts) (batch.Summary, error) {
+	ctx, unwatch := watchStop(ctx, run)
+	defer unwatch()
 	b := &batchRun{root: root, spec: spec, bp: bp, j: openJournal(bp.Parts, root, run), byID: map[string]BatchTask{},
 		results: map[string]engine.TaskResult{}, tasks: map[string]batch.TaskResult{}, began: time.Now()}
 	defer b.j.close()

@@ -233,6 +233,8 @@ func (s LoopSpec) takeBaseline(ctx context.Context, p Parts, run *store.Run, j j
 // run runs (or resumes) a persistent loop on its journal.
 func (s LoopSpec) run(ctx context.Context, p Parts, a agent.Agent, run *store.Run, j journal,
 	prompt string, baseline *gate.Result, resume *engine.Resume) (engine.Result, error) {
+	ctx, unwatch := watchStop(ctx, run)
+	defer unwatch()
 	o := s.Options(run.ID, prompt)
 	// The tag lets resume find agents (and checks) orphaned when jlgcli
 	// was killed.

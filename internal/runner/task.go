@@ -274,6 +274,8 @@ const EventTaskBaseline = "gate-baseline"
 // of a failure, the worktree removed, the merge of a success, the report.
 func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, prompt string,
 	tiers []engine.Tier, planner *engine.Tier, resume *engine.TaskResume, checked bool) (engine.TaskResult, error) {
+	ctx, unwatch := watchStop(ctx, run)
+	defer unwatch()
 	wt := s.Worktree
 	env := append(slices.Clip(s.Env), RunTag(run.ID))
 

@@ -38,16 +38,6 @@ type State struct {
 	Running []RunningTask
 }
 
-// RunningTask is a running task of a batch: its run, the attempt it is in,
-// and what it spent so far.
-type RunningTask struct {
-	ID        string
-	RunID     string
-	Attempt   int
-	CostUSD   float64
-	CostKnown bool
-}
-
 // OutputPath is the file that holds the raw output of an iteration of the
 // run.
 func (s State) OutputPath(iteration int) string {

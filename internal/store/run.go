@@ -355,10 +355,10 @@ func (r *Run) acquire() error {
 		}
 		return err
 	}
-	// Who holds it, for the message of a process that is refused.
-	host, _ := os.Hostname()
+	// Who holds it, for the message of a process that is refused and for
+	// a stop request (RequestStop).
 	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d\nhost %s\n", os.Getpid(), host)), 0)
+		_, _ = f.WriteAt([]byte(holderText()), 0)
 	}
 	ev, err := os.OpenFile(filepath.Join(r.Dir, eventsFile), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -753,6 +753,14 @@ func (r *Run) MarkdownReportPath() string { return filepath.Join(r.Dir, reportMD
 // ProgressPath is the file where an agent with a handoff keeps its progress
 // notes (the agent writes it, not jlgcli).
 func (r *Run) ProgressPath() string { return filepath.Join(r.Dir, progressFile) }
+
+// EventsPath is the run's journal, events.jsonl: one event a line, each
+// written whole by one write (a line without its newline is a write in
+// progress, or torn).
+func (r *Run) EventsPath() string { return filepath.Join(r.Dir, eventsFile) }
+
+// OutputDir is the directory of the iterations' output logs (OutputPath).
+func (r *Run) OutputDir() string { return filepath.Join(r.Dir, outputDirName) }
 
 // OutputPath is the file that holds the raw output of an iteration.
 func (r *Run) OutputPath(iteration int) string {

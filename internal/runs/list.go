@@ -1,0 +1,226 @@
+package runs
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// Run is one run as a board lists it: its row in the index (the JSON of
+// `jlgcli runs --json`, unchanged) and what a board adds, read from the
+// run's files.
+type Run struct {
+	store.RunRow
+	// Sheet is, for a task run that a batch started, the id of its task in
+	// the batch (its sheet's); "" otherwise, or when the batch's journal
+	// does not name the run (a second run made to land the task).
+	Sheet string `json:"sheet,omitempty"`
+	// Temporal is the server a run was submitted to; nil for a run made
+	// here. Its status is that of its local record, as fresh as the last
+	// show or resume made it.
+	Temporal *store.Temporal `json:"temporal,omitempty"`
+	// SpentUSD is what the run has cost so far, and SpentKnown whether any
+	// cost is known: CostUSD, plus for a batch that has not stopped what
+	// its running tasks have spent in their own runs.
+	SpentUSD   float64 `json:"spentUsd"`
+	SpentKnown bool    `json:"spentKnown"`
+	// Current is where a run whose status is running stands (nil for the
+	// others). A running run that is not Live was killed: Current is where
+	// it was cut, and `jlgcli resume` goes on from there.
+	Current *Current `json:"current,omitempty"`
+}
+
+// Current is where a running run stands, from its checkpoint.
+type Current struct {
+	// Iteration is a loop's iteration under way (or next), from 1.
+	Iteration int `json:"iteration,omitempty"`
+	// Attempt is a task's attempt under way (or next), from 1; Tier the
+	// tier that makes it; Step the step of the plan it works on, from 1
+	// (0: no plan).
+	Attempt int    `json:"attempt,omitempty"`
+	Tier    string `json:"tier,omitempty"`
+	Step    int    `json:"step,omitempty"`
+	// Tasks are a batch's running tasks, in the batch's order.
+	Tasks []RunningTask `json:"tasks,omitempty"`
+}
+
+// RunningTask is a running task of a batch.
+type RunningTask struct {
+	// ID is the task's id in the batch (its sheet's); RunID its run, ""
+	// before the run exists.
+	ID    string `json:"id"`
+	RunID string `json:"runId,omitempty"`
+	// Attempt and Tier are where its run stands; CostUSD what it has
+	// spent so far.
+	Attempt   int     `json:"attempt,omitempty"`
+	Tier      string  `json:"tier,omitempty"`
+	CostUSD   float64 `json:"costUsd"`
+	CostKnown bool    `json:"costKnown"`
+}
+
+// Statuses are the statuses a run can have: running, and every status a run
+// ends with (the exit-code contract's, error and a batch's incomplete
+// included). A Filter's Status must be one of them.
+func Statuses() []string {
+	out := []string{store.Running}
+	for _, row := range engine.ExitCodes {
+		for _, s := range row.Statuses {
+			out = append(out, string(s))
+		}
+	}
+	return append(out, string(engine.StatusError))
+}
+
+// ValidStatus tells whether s is a status a run can have ("" selects every
+// run).
+func ValidStatus(s string) bool { return s == "" || slices.Contains(Statuses(), s) }
+
+// List returns the runs kept under the state root that f selects, newest
+// first, each with where it stands when it runs. It reads the index
+// (store.Index.List, which brings it in line with the run directories)
+// and, for running runs and the tasks of batches, their checkpoints and
+// their batch's journal; it writes nothing but the index. A status that no
+// run can have is a runner.UsageError.
+func List(root string, f store.Filter) ([]Run, error) {
+	if !ValidStatus(f.Status) {
+		return nil, &runner.UsageError{Err: fmt.Errorf("invalid status %q: want one of %s", f.Status, strings.Join(Statuses(), ", "))}
+	}
+	idx, err := store.OpenIndex(root)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	rows, err := idx.List(f)
+	if err != nil {
+		return nil, err
+	}
+	l := lister{root: root, batches: map[string]batchRuns{}}
+	out := make([]Run, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, l.run(row))
+	}
+	return out, nil
+}
+
+// lister fills the runs of one List.
+type lister struct {
+	root string
+	// batches are the runs of the batches read so far, by batch id.
+	batches map[string]batchRuns
+}
+
+// run is row with what the run's files add. A file that cannot be read
+// leaves its part out: the row is what the index knows.
+func (l *lister) run(row store.RunRow) Run {
+	r := Run{RunRow: row, SpentUSD: row.CostUSD, SpentKnown: row.CostKnown}
+	run, err := store.Open(l.root, row.ID)
+	if err != nil {
+		return r
+	}
+	defer run.Close()
+	r.Temporal = run.Meta.Temporal
+	if row.Parent != "" {
+		r.Sheet = l.batch(row.Parent).task[row.ID]
+	}
+	if row.Status != store.Running {
+		return r
+	}
+	switch row.Command {
+	case "task":
+		r.Current = &Current{}
+		r.Current.Attempt, r.Current.Tier, r.Current.Step = taskAt(run)
+	case "batch":
+		l.batchAt(run, &r)
+	default:
+		var cp engine.Checkpoint
+		_ = run.ReadCheckpoint(&cp) // none yet: its first iteration
+		r.Current = &Current{Iteration: max(cp.State.Iterations, row.Iterations) + 1}
+	}
+	return r
+}
+
+// taskAt is where a running task run stands: its attempt under way, the
+// tier that makes it and the plan's step (from 1; 0 without a plan).
+func taskAt(run *store.Run) (attempt int, tier string, step int) {
+	var cp engine.TaskCheckpoint
+	if err := run.ReadCheckpoint(&cp); err != nil {
+		return 1, "", 0
+	}
+	if i := cp.State.Tier; i >= 0 && i < len(cp.Tiers) {
+		tier = cp.Tiers[i].Name
+	}
+	if len(cp.Plan) > 0 {
+		step = cp.State.Step + 1
+	}
+	return cp.State.Attempts + 1, tier, step
+}
+
+// batchAt fills r, a batch that has not stopped, with its running tasks
+// and what they have spent in their own runs, as `jlgcli show` counts them.
+func (l *lister) batchAt(run *store.Run, r *Run) {
+	var cp runner.BatchCheckpoint
+	if err := run.ReadCheckpoint(&cp); err != nil {
+		return
+	}
+	last := l.batch(run.ID).last
+	r.Current = &Current{}
+	for _, t := range cp.Tasks {
+		if t.Status != batch.StatusRunning {
+			continue
+		}
+		rt := RunningTask{ID: t.ID, RunID: cmp.Or(t.RunID, last[t.ID])}
+		if rt.RunID != "" {
+			if tr, err := store.Open(l.root, rt.RunID); err == nil {
+				if row, err := tr.Row(); err == nil {
+					rt.CostUSD, rt.CostKnown = row.CostUSD, row.CostKnown
+					r.SpentUSD += row.CostUSD
+					r.SpentKnown = r.SpentKnown || row.CostKnown
+				}
+				rt.Attempt, rt.Tier, _ = taskAt(tr)
+				tr.Close()
+			}
+		}
+		r.Current.Tasks = append(r.Current.Tasks, rt)
+	}
+}
+
+// batchRuns are the runs a batch started, from its journal.
+type batchRuns struct {
+	task map[string]string // the task of each run, by run id
+	last map[string]string // the last run of each task, by task id
+}
+
+// batch reads the journal of batch id once per List.
+func (l *lister) batch(id string) batchRuns {
+	if b, ok := l.batches[id]; ok {
+		return b
+	}
+	b := batchRuns{task: map[string]string{}, last: map[string]string{}}
+	l.batches[id] = b
+	run, err := store.Open(l.root, id)
+	if err != nil {
+		return b
+	}
+	defer run.Close()
+	lines, _, err := readLines(run.EventsPath(), 0)
+	if err != nil {
+		return b
+	}
+	for _, ln := range lines {
+		if ln.Event.Type != runner.EventBatchRun && ln.Event.Type != runner.EventBatchTask {
+			continue
+		}
+		for tid, t := range runner.BatchTasks([]engine.Event{ln.Event}) {
+			if t.RunID != "" {
+				b.task[t.RunID], b.last[tid] = tid, t.RunID
+			}
+		}
+	}
+	return b
+}
