@@ -421,3 +421,61 @@ func TestStopBatchTask(t *testing.T) {
 		}
 	}
 }
+
+// Stopping a batch stops it as Ctrl-C does: its tasks interrupted, exit
+// 130.
+func TestStopBatch(t *testing.T) {
+	t.Parallel()
+	work := setup(t, "repo", batchAgent)
+	repo := filepath.Join(work, "repo")
+	write(t, filepath.Join(repo, "sheets", "c.md"), "# c\nWrite c.txt.\n")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial"}} {
+		git := exec.Command("git", args...)
+		git.Dir = repo
+		if out, err := git.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	write(t, filepath.Join(work, "hold-c"), "")
+	b := command(t, work, repo, "batch", "--json", "--check", "true", "sheets")
+	b.start(t)
+	waitFile(t, filepath.Join(work, "start-c-1"))
+	list, err := runs.List(filepath.Join(repo, store.DirName), store.Filter{Command: "batch"})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List: %+v, %v", list, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	stopped, err := runs.Stop(ctx, filepath.Join(repo, store.DirName), list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopped.Status != "interrupted" {
+		t.Errorf("Stop returned %+v", stopped)
+	}
+	if code := b.wait(t); code != engine.ExitInterrupted {
+		t.Fatalf("the stopped batch exited %d, want %d\nstderr: %s", code, engine.ExitInterrupted, b.stderr.String())
+	}
+	if !strings.Contains(b.stdout.String(), `"status": "interrupted"`) || !strings.Contains(b.stderr.String(), "continue it with: jlgcli resume "+list[0].ID) {
+		t.Errorf("batch --json: %s\nstderr: %s", b.stdout.String(), b.stderr.String())
+	}
+}
+
+// A run on a Temporal server is not stopped from here: a usage error says
+// why.
+func TestStopTemporal(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	run, err := store.Create(root, runID, store.Meta{Command: "task", Prompt: "Do it", Temporal: &store.Temporal{Address: "tmprl.example:7233", Namespace: "default", Queue: "jlgcli"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	_, err = runs.Stop(context.Background(), root, runID)
+	if !runner.IsUsage(err) || !strings.Contains(err.Error(), "Temporal server tmprl.example:7233") {
+		t.Errorf("Stop of a Temporal run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(run.Dir, "stop")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a stop request was written: %v", err)
+	}
+}

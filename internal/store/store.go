@@ -8,6 +8,7 @@
 //	<root>/runs/<id>/checkpoint.json  the engine's latest state (replaced atomically)
 //	<root>/runs/<id>/output/<n>.log   raw agent output of iteration n (bounded)
 //	<root>/runs/<id>/lock             flock held by the process running the run
+//	<root>/runs/<id>/stop             a request that the process running the run stop it (RequestStop)
 //	<root>/index.db                   SQLite index of the runs (a cache, rebuilt from the runs)
 //
 // One process at a time writes a run: it holds the run's lock (Create, Lock),
