@@ -264,6 +264,12 @@ func resolveID(root, id string) (string, error) {
 	if id == "" {
 		return "", ErrEmptyID
 	}
+	// A whole id names its directory: no need to list them all.
+	if checkID(id) == nil {
+		if fi, err := os.Stat(RunDir(root, id)); err == nil && fi.IsDir() {
+			return id, nil
+		}
+	}
 	names, err := runNames(root)
 	if err != nil {
 		return "", err
