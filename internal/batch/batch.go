@@ -62,6 +62,15 @@ type Start struct {
 	BudgetUSD float64
 }
 
+// Cap is the budget a task whose own budget is own (0 or less: none) runs
+// with in the batch: its own, bounded by the batch's share s.BudgetUSD.
+func (s Start) Cap(own float64) float64 {
+	if s.BudgetUSD > 0 && (own <= 0 || s.BudgetUSD < own) {
+		return s.BudgetUSD
+	}
+	return own
+}
+
 // Outcome is how a task's run ended.
 type Outcome struct {
 	// Status is StatusDone, StatusInterrupted, or the failure's status.

@@ -717,3 +717,15 @@ func TestResumedCostCounts(t *testing.T) {
 		}
 	})
 }
+
+// TestStartCap: a task in a batch runs with its own budget, bounded by the
+// batch's share; without a share, its own (none stays none).
+func TestStartCap(t *testing.T) {
+	for _, c := range []struct{ share, own, want float64 }{
+		{0, 0, 0}, {0, 2, 2}, {1, 0, 1}, {1, 2, 1}, {3, 2, 2}, {1, -1, 1},
+	} {
+		if got := (Start{BudgetUSD: c.share}).Cap(c.own); got != c.want {
+			t.Errorf("share %v, own %v: %v, want %v", c.share, c.own, got, c.want)
+		}
+	}
+}

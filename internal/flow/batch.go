@@ -238,9 +238,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		for _, st := range m.Ready(false) {
 			id := st.ID
 			spec := byID[id].Spec
-			if st.BudgetUSD > 0 && (spec.BudgetUSD <= 0 || st.BudgetUSD < spec.BudgetUSD) {
-				spec.BudgetUSD = st.BudgetUSD
-			}
+			spec.BudgetUSD = st.Cap(spec.BudgetUSD)
 			specs[id] = spec
 			runID, resumeRun := in.RunID+"-"+id, ""
 			if st.ResumeRunID != "" && resume.Runs[id] != "" {

@@ -390,9 +390,7 @@ func (b *batchRun) start(ctx context.Context, st batch.Start, p Parts) (engine.T
 	t := b.byID[st.ID]
 	sp := t.Spec
 	sp.Merge = git.MergeNone // merged by the batch, in turn
-	if st.BudgetUSD > 0 && (sp.BudgetUSD <= 0 || st.BudgetUSD < sp.BudgetUSD) {
-		sp.BudgetUSD = st.BudgetUSD
-	}
+	sp.BudgetUSD = st.Cap(sp.BudgetUSD)
 	id := store.NewRunID(time.Now())
 	data, _ := json.Marshal(BatchTaskData{Kind: batch.EventStarted, Task: batch.TaskResult{ID: st.ID, RunID: id}})
 	b.record(engine.Event{Type: EventBatchRun, Time: time.Now(), Data: data})
