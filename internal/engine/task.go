@@ -305,8 +305,17 @@ func (t *task) run(ctx context.Context) {
 }
 
 // policy is what the task's decisions depend on besides its history.
-func (t *task) policy() Policy {
-	return Policy{Task: t.o.Task, Tiers: t.o.Tiers, Budget: t.o.Budget, Timeout: t.o.Timeout, EscalateFrom: t.o.EscalateFrom}
+func (t *task) policy() Policy { return t.o.Policy() }
+
+// Policy is what the decisions of the task o runs depend on besides its
+// history: the one place a Policy is made of a task's options (the
+// workflow's too, through runner.TaskSpec.Policy).
+func (o TaskOptions) Policy() Policy {
+	p := Policy{Task: o.Task, Tiers: o.Tiers, Budget: o.Budget, Timeout: o.Timeout, EscalateFrom: o.EscalateFrom}
+	if p.EscalateFrom == "" {
+		p.EscalateFrom = EscalateFromBase
+	}
+	return p
 }
 
 // history is the task as far as it went.

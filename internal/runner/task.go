@@ -311,27 +311,31 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 		loops.EmbeddingThreshold = e.Threshold
 	}
 	env := append(slices.Clip(s.Env), RunTag(runID))
-	return engine.TaskOptions{
-		RunID: runID, Task: prompt, Tiers: tiers,
-		Workspace: worktreeSpace{wt},
-		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests},
-		Loops:     loops, Budget: s.BudgetUSD, Prices: cost.DefaultTable().Merge(s.Prices),
-		Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom,
-		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
-		Env: []string{RunTag(runID)},
-	}
+	o := s.decisions(prompt, tiers)
+	o.RunID, o.Workspace = runID, worktreeSpace{wt}
+	o.Tester = &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests}
+	o.Loops, o.Prices = loops, cost.DefaultTable().Merge(s.Prices)
+	o.StallTimeout, o.MaxWait = time.Duration(s.StallTimeoutMs)*time.Millisecond, time.Duration(s.MaxWaitMs)*time.Millisecond
+	o.Env = []string{RunTag(runID)}
+	return o
 }
 
-// Policy is what the task's decisions depend on besides its history.
+// decisions are the engine's options of the task that its decisions
+// depend on (engine.TaskOptions.Policy), with tiers as its tiers.
+func (s TaskSpec) decisions(task string, tiers []engine.Tier) engine.TaskOptions {
+	return engine.TaskOptions{Task: task, Tiers: tiers, Budget: s.BudgetUSD,
+		Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom}
+}
+
+// Policy is what the task's decisions depend on besides its history, as
+// the engine makes it of the task's options (the tiers without their
+// agents, which a workflow does not have).
 func (s TaskSpec) Policy(task string) engine.Policy {
-	p := engine.Policy{Task: task, Budget: s.BudgetUSD, Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom}
+	var tiers []engine.Tier
 	for _, t := range s.Tiers {
-		p.Tiers = append(p.Tiers, engine.Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Env: t.Env, Attempts: t.Attempts})
+		tiers = append(tiers, t.tier(nil))
 	}
-	if p.EscalateFrom == "" {
-		p.EscalateFrom = engine.EscalateFromBase
-	}
-	return p
+	return s.decisions(task, tiers).Policy()
 }
 
 // Attempt makes attempt next of the task whose history is h, in wt, as a

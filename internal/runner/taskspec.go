@@ -101,6 +101,11 @@ func GateChecks(checks []config.Check) []gate.Check {
 	return out
 }
 
+// tier is the engine's tier of t, whose agent is a.
+func (t TierSpec) tier(a agent.Agent) engine.Tier {
+	return engine.Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Env: t.Env, Attempts: t.Attempts, Agent: a}
+}
+
 // agents resolves the tiers' backends; a result that says why when one is
 // unknown.
 func (s TaskSpec) agents(p Parts) ([]engine.Tier, *engine.Tier, *engine.TaskResult) {
@@ -111,7 +116,7 @@ func (s TaskSpec) agents(p Parts) ([]engine.Tier, *engine.Tier, *engine.TaskResu
 				Backend: t.Backend, Details: fmt.Sprintf("tier %s: %v", t.Name, err)})
 			return engine.Tier{}, &r
 		}
-		return engine.Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Env: t.Env, Attempts: t.Attempts, Agent: a}, nil
+		return t.tier(a), nil
 	}
 	var tiers []engine.Tier
 	for _, t := range s.Tiers {
