@@ -7,26 +7,41 @@ import (
 	"strings"
 )
 
+// builtins are the built-in backends, in the order of Builtins: each one's
+// name, the npm package that installs its CLI, and its spec.
+var builtins = []struct {
+	name, npm string
+	spec      func() cliSpec
+}{
+	{"claude", "@anthropic-ai/claude-code", claudeSpec},
+	{"codex", "@openai/codex", codexSpec},
+	{"copilot", "@github/copilot", copilotSpec},
+	{"gemini", "@google/gemini-cli", geminiSpec},
+	{"opencode", "opencode-ai", opencodeSpec},
+	{"qwen", "@qwen-code/qwen-code", qwenSpec},
+	{"kilo", "@kilocode/cli", kiloSpec},
+}
+
 // Builtins lists the built-in backends in the order jlgcli picks the first
 // installed one when none is configured: the five first proven, then the
 // others in the order they were added, so that installing one more CLI never
 // changes which one a user without a configured backend gets.
-var Builtins = []string{"claude", "codex", "copilot", "gemini", "opencode", "qwen", "kilo"}
-
-// npmPackages are the npm packages that install the built-in CLIs.
-var npmPackages = map[string]string{
-	"claude":   "@anthropic-ai/claude-code",
-	"codex":    "@openai/codex",
-	"copilot":  "@github/copilot",
-	"gemini":   "@google/gemini-cli",
-	"opencode": "opencode-ai",
-	"qwen":     "@qwen-code/qwen-code",
-	"kilo":     "@kilocode/cli",
-}
+var Builtins = func() []string {
+	names := make([]string, len(builtins))
+	for i, b := range builtins {
+		names[i] = b.name
+	}
+	return names
+}()
 
 // Package is the npm package that installs the CLI of the built-in backend
 // name; "" for any other name.
-func Package(name string) string { return npmPackages[name] }
+func Package(name string) string {
+	if i := slices.Index(Builtins, name); i >= 0 {
+		return builtins[i].npm
+	}
+	return ""
+}
 
 // InstallCommand is the command that installs the CLI of the built-in
 // backend name ("npm install -g PACKAGE"); "" for any other name.
@@ -39,21 +54,8 @@ func InstallCommand(name string) string {
 
 // builtinSpec returns the spec of a built-in backend.
 func builtinSpec(name string) (cliSpec, bool) {
-	switch name {
-	case "claude":
-		return claudeSpec(), true
-	case "codex":
-		return codexSpec(), true
-	case "copilot":
-		return copilotSpec(), true
-	case "gemini":
-		return geminiSpec(), true
-	case "opencode":
-		return opencodeSpec(), true
-	case "qwen":
-		return qwenSpec(), true
-	case "kilo":
-		return kiloSpec(), true
+	if i := slices.Index(Builtins, name); i >= 0 {
+		return builtins[i].spec(), true
 	}
 	return cliSpec{}, false
 }
