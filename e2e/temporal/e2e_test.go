@@ -27,7 +27,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
-var update = flag.Bool("update", false, "write the recorded workflow history for the replay test of internal/flow")
+var update = flag.Bool("update", false, "write the recorded workflow histories for the replay tests of internal/flow")
 
 // jlgcli is the binary under test, built once.
 var jlgcli string
@@ -633,6 +633,9 @@ func TestBatchConflictRunsAgain(t *testing.T) {
 	}
 	if got := w.git("", "--git-dir", w.remote, "log", "--format=%s", "main.."+branch); got != "feat: q\nfeat: p" {
 		t.Errorf("the batch's branch has the commits:\n%s", got)
+	}
+	if *update {
+		recordHistory(t, w, sum.RunID, filepath.Join("..", "..", "internal", "flow", "testdata", "batch-history.json"))
 	}
 }
 

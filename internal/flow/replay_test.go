@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
@@ -14,6 +15,19 @@ import (
 // by the end-to-end tests (e2e/temporal: go test -run TestTaskRunsOnWorkers
 // -update): a task done at its first attempt on a worker.
 const history = "testdata/task-history.json"
+
+// batchHistory is a batch's workflow history recorded from a real Temporal
+// server by the end-to-end tests (cd e2e/temporal && go test -count=1 -run
+// 'TestBatchConflictRunsAgain$' -update .): two sheets p and q run at once;
+// p lands; q's landing is refused (a conflict with p's change), so q runs
+// once more from the batch's branch as p left it (the child q-again) and
+// that run lands. It holds every command the batch workflow gives: the
+// prepare-batch activity, child task workflows, land activities.
+//
+// Record it again only for a new path of the workflow, behind
+// workflow.GetVersion, and keep this one: the workflow must replay both
+// (see the README, "Changing a workflow").
+const batchHistory = "testdata/batch-history.json"
 
 // TestReplayRecordedHistory: the workflow, as it is now, replays the
 // recorded history. A change that makes it decide or schedule differently
@@ -40,5 +54,35 @@ func TestReplayCatchesAChangedWorkflow(t *testing.T) {
 	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: TaskWorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, history); err == nil {
 		t.Fatal("a workflow that schedules other activities replayed the history")
+	}
+}
+
+// TestReplayRecordedBatchHistory: the batch workflow, as it is now, replays
+// the recorded history of a batch whose landing was refused once.
+func TestReplayRecordedBatchHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, batchHistory); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplayCatchesAChangedBatchWorkflow: the batch's replay test can fail:
+// a batch workflow that starts its tasks without preparing the batch's
+// branch does not replay the recorded history.
+func TestReplayCatchesAChangedBatchWorkflow(t *testing.T) {
+	changed := func(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
+		for _, tk := range in.Spec.Tasks {
+			cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: in.RunID + "-" + tk.ID, TaskQueue: in.Queue})
+			if err := workflow.ExecuteChildWorkflow(cctx, TaskWorkflowName, TaskInput{RunID: in.RunID + "-" + tk.ID}).Get(ctx, nil); err != nil {
+				return batch.Summary{}, err
+			}
+		}
+		return batch.Summary{}, nil
+	}
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: BatchWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, batchHistory); err == nil {
+		t.Fatal("a batch workflow that schedules other commands replayed the history")
 	}
 }
