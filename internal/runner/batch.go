@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/dag"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
@@ -106,35 +104,16 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 		"%s, the batch's base branch, is checked out in %s with uncommitted changes", spec.BaseBranch, repo.Dir)); err != nil {
 		return batch.Summary{}, err
 	}
-	var defaults []gate.Check
 	checked := map[string]bool{} // the CLIs checked already, by backend and environment
 	for i := range spec.Tasks {
 		t := &spec.Tasks[i]
 		t.Spec.Repo = repo.Dir
-		tiers, planner, bad := t.Spec.agents(bp.Parts)
+		_, _, bad, err := t.Spec.preflight(ctx, bp.Parts, checked, fmt.Sprintf("%s (%s): ", t.ID, t.File), BatchChecksHint)
+		if err != nil {
+			return batch.Summary{}, err
+		}
 		if bad != nil {
 			return batchFailure(*bad, t.ID), nil
-		}
-		all := tiers
-		if t.Spec.Plan && planner != nil {
-			all = append(slices.Clip(tiers), *planner)
-		}
-		all = slices.DeleteFunc(slices.Clone(all), func(tr engine.Tier) bool {
-			key := tr.Backend + "\x00" + strings.Join(tr.Env, "\x00")
-			seen := checked[key]
-			checked[key] = true
-			return seen
-		})
-		if st, details := engine.CheckTiers(ctx, all); st != "" {
-			return batchFailure(Failure(engine.Result{Status: st, ExitCode: st.ExitCode(), Details: details}), t.ID), nil
-		}
-		if len(t.Spec.Checks) == 0 {
-			if defaults == nil {
-				if defaults, err = DefaultChecks(repo.Dir, fmt.Sprintf("%s (%s): ", t.ID, t.File), BatchChecksHint); err != nil {
-					return batch.Summary{}, err
-				}
-			}
-			t.Spec.Checks = defaults
 		}
 	}
 	root, err := StateRoot(bp.Parts, repo.Dir, stateDir)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/cost"
@@ -53,23 +54,13 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 		return engine.TaskResult{}, err
 	}
 	s.Repo = repo.Dir
-	tiers, planner, bad := s.agents(p)
+	// Nothing is created for a task that cannot run.
+	tiers, planner, bad, err := s.preflight(ctx, p, nil, "", TaskChecksHint)
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
 	if bad != nil {
 		return *bad, nil
-	}
-	// Nothing is created for a task whose agents cannot run.
-	all := tiers
-	if s.Plan && planner != nil {
-		all = append(slices.Clip(tiers), *planner)
-	}
-	if st, details := engine.CheckTiers(ctx, all); st != "" {
-		return Failure(engine.Result{Status: st, ExitCode: st.ExitCode(), Backend: s.Tiers[0].Backend, Details: details, Text: details}), nil
-	}
-	// The gate: the configured checks, else what the project looks like.
-	if len(s.Checks) == 0 {
-		if s.Checks, err = DefaultChecks(repo.Dir, "", TaskChecksHint); err != nil {
-			return engine.TaskResult{}, err
-		}
 	}
 	dirty, err := repo.Dirty(ctx)
 	if err != nil {
@@ -150,6 +141,42 @@ func refuseChanges(ctx context.Context, repo *git.Repo, branch string, refusal e
 		return cmp.Or(err, refusal)
 	}
 	return nil
+}
+
+// preflight is what a task checks before anything is made for it, alone
+// or in a batch: its agents known and installed (with its planner's when
+// it plans; a backend in seen, by backend and environment, was checked
+// before and is not checked again; seen may be nil), and checks to judge
+// it with, its own or those the project in s.Repo calls for (DefaultChecks,
+// with who and hint). When its agents cannot run, bad says why; it is a
+// result, not an error.
+func (s *TaskSpec) preflight(ctx context.Context, p Parts, seen map[string]bool, who, hint string) (tiers []engine.Tier, planner *engine.Tier, bad *engine.TaskResult, err error) {
+	tiers, planner, bad = s.agents(p)
+	if bad != nil {
+		return nil, nil, bad, nil
+	}
+	all := tiers
+	if s.Plan && planner != nil {
+		all = append(slices.Clip(tiers), *planner)
+	}
+	if seen != nil {
+		all = slices.DeleteFunc(slices.Clone(all), func(tr engine.Tier) bool {
+			key := tr.Backend + "\x00" + strings.Join(tr.Env, "\x00")
+			checked := seen[key]
+			seen[key] = true
+			return checked
+		})
+	}
+	if st, details := engine.CheckTiers(ctx, all); st != "" {
+		r := Failure(engine.Result{Status: st, ExitCode: st.ExitCode(), Backend: s.Tiers[0].Backend, Details: details, Text: details})
+		return nil, nil, &r, nil
+	}
+	if len(s.Checks) == 0 {
+		if s.Checks, err = DefaultChecks(s.Repo, who, hint); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return tiers, planner, nil, nil
 }
 
 // Hints of a task's and a batch's refusal when no check can be detected.
