@@ -318,14 +318,14 @@ func (w *Activities) PrepareBatch(ctx context.Context, in PrepareInput) (string,
 	return base, nil
 }
 
-// Land brings a done task's squash commit onto the batch's branch: as it
-// is when the branch has not moved since the task started from it;
-// otherwise merged onto the branch's tip, refused when it conflicts, and
-// judged by the task's checks there before it lands, so that the branch
-// never receives a commit whose checks did not pass on exactly its tree.
-// The push is never forced. A refusal (conflict, checks failing) is a
-// landing with that status, for the run the batch makes from the branch as
-// it is now; a push the remote rejects is an error.
+// Land brings a done task's squash commit onto the batch's branch
+// (runner.LandTask, at the worker's clone of the remote): as it is when the
+// branch has not moved since the task started from it; otherwise merged
+// onto the branch's tip (git merge-tree), refused when it conflicts, and
+// judged by the task's checks there before it lands. The push is never
+// forced. A refusal (conflict, checks failing) is a landing with that
+// status, for the run the batch makes from the branch as it is now; a push
+// the remote rejects is an error.
 func (w *Activities) Land(ctx context.Context, in LandInput) (runner.Landing, error) {
 	ctx, end := w.start(ctx)
 	defer end()
@@ -338,58 +338,67 @@ func (w *Activities) Land(ctx context.Context, in LandInput) (runner.Landing, er
 		return runner.Landing{}, err
 	}
 	defer unlock()
+	return runner.LandTask(ctx, &cloneSite{c: c, in: in}, in.RunID, in.Branch, in.Spec, nil)
+}
+
+// cloneSite is a worker's clone of the remote, where a batch on Temporal
+// lands its tasks on the batch's branch.
+type cloneSite struct {
+	c  *git.Clone
+	in LandInput
+	// tip is the branch's tip on the remote, commit the change laid on it.
+	tip, commit string
+}
+
+func (s *cloneSite) Lay(ctx context.Context) (runner.Laid, error) {
+	c, in := s.c, s.in
 	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch, "+refs/heads/"+in.Ready+":refs/remotes/origin/"+in.Ready); err != nil {
-		return runner.Landing{}, gitError(ctx, err)
+		return runner.Laid{}, gitError(ctx, err)
 	}
 	tip, err := c.Rev(ctx, "refs/remotes/origin/"+in.Branch)
 	if err != nil {
-		return runner.Landing{}, gitError(ctx, err)
+		return runner.Laid{}, gitError(ctx, err)
 	}
 	squash, err := c.Rev(ctx, "refs/remotes/origin/"+in.Ready)
 	if err != nil {
-		return runner.Landing{}, gitError(ctx, err)
+		return runner.Laid{}, gitError(ctx, err)
 	}
-	l := runner.Landing{Regated: tip != in.SquashBase}
-	commit := squash
-	if l.Regated {
-		tree, conflicts, err := c.MergeTree(ctx, tip, squash)
-		if err != nil {
-			return runner.Landing{}, gitError(ctx, err)
-		}
-		if len(conflicts) > 0 {
-			l.Status = runner.LandConflict
-			l.Details = fmt.Sprintf("%s has moved since the task started and conflicts with it in %s", in.Branch, strings.Join(conflicts, ", "))
-			return l, nil
-		}
-		msg, err := c.Message(ctx, squash)
-		if err != nil {
-			return runner.Landing{}, gitError(ctx, err)
-		}
-		if commit, err = c.CommitOfTree(ctx, tree, msg, tip); err != nil {
-			return runner.Landing{}, gitError(ctx, err)
-		}
-		if len(in.Spec.Checks) > 0 {
-			wt, err := c.Checkout(ctx, in.RunID+"-land", "jlgcli/land-"+in.RunID, commit, tip)
-			if err != nil {
-				return runner.Landing{}, gitError(ctx, err)
-			}
-			rep := gate.Test(ctx, wt.Path, append(in.Spec.Env, runner.RunTag(in.RunID)), in.Spec.Checks, gate.TestOptions{Baseline: in.Baseline, Gaming: in.Spec.AntiGaming})
-			_ = wt.Remove(context.WithoutCancel(ctx))
-			if ctx.Err() != nil {
-				return runner.Landing{}, ctx.Err()
-			}
-			if !rep.OK() {
-				l.Status, l.Gate = runner.LandGateFailed, &rep
-				l.Details = fmt.Sprintf("the checks fail on the change laid on %s as it is now (%s): %s", in.Branch, tip[:min(len(tip), 10)], rep.Summary())
-				return l, nil
-			}
-		}
+	s.tip, s.commit = tip, squash
+	if tip == in.SquashBase {
+		return runner.Laid{Head: tip}, nil
 	}
-	if err := c.Push(ctx, commit+":refs/heads/"+in.Branch); err != nil {
-		return runner.Landing{}, gitError(ctx, err) // rejected: the branch moved under the batch
+	tree, conflicts, err := c.MergeTree(ctx, tip, squash)
+	if err != nil {
+		return runner.Laid{}, gitError(ctx, err)
 	}
-	l.Status, l.Commit = runner.LandMerged, commit
-	return l, nil
+	if len(conflicts) > 0 {
+		return runner.Laid{Conflict: fmt.Sprintf("%s has moved since the task started and conflicts with it in %s", in.Branch, strings.Join(conflicts, ", "))}, nil
+	}
+	msg, err := c.Message(ctx, squash)
+	if err != nil {
+		return runner.Laid{}, gitError(ctx, err)
+	}
+	if s.commit, err = c.CommitOfTree(ctx, tree, msg, tip); err != nil {
+		return runner.Laid{}, gitError(ctx, err)
+	}
+	return runner.Laid{Moved: true, Head: tip}, nil
+}
+
+func (s *cloneSite) Baseline() (*gate.Report, error) { return s.in.Baseline, nil }
+
+func (s *cloneSite) Checkout(ctx context.Context) (string, func(), error) {
+	wt, err := s.c.Checkout(ctx, s.in.RunID+"-land", "jlgcli/land-"+s.in.RunID, s.commit, s.tip)
+	if err != nil {
+		return "", nil, gitError(ctx, err)
+	}
+	return wt.Path, func() { _ = wt.Remove(context.WithoutCancel(ctx)) }, nil
+}
+
+func (s *cloneSite) Commit(ctx context.Context) (string, error) {
+	if err := s.c.Push(ctx, s.commit+":refs/heads/"+s.in.Branch); err != nil {
+		return "", gitError(ctx, err) // rejected: the branch moved under the batch
+	}
+	return s.commit, nil
 }
 
 // PushBase fast-forwards the base branch on the remote to the batch's

@@ -62,15 +62,99 @@ func AgainPrompt(task, first, base string, l Landing) string {
 	return prompt
 }
 
-// Land brings the branch of the done task run into the branch into as one
-// squash commit. When into has not moved since the task branched, the tree
-// that lands is the one the task's gate passed on. When it has moved, the
-// change is laid on into's head (git merge-tree), checked out aside, and
-// the task's checks run there, against the task's baseline: it lands only
-// if they pass, so that into never receives a commit whose gate did not
-// pass on exactly that tree. The caller serializes Land calls on one branch.
-// A refusal that is not the task's (the user's tree is dirty, files in the
-// way) is an error.
+// LandSite is where a done task's change lands, for LandTask: the user's
+// checkout (a local batch, Land) or a worker's clone of the remote (a batch
+// on Temporal, the land activity).
+type LandSite interface {
+	// Lay lays the task's change on the branch as it is now.
+	Lay(ctx context.Context) (Laid, error)
+	// Baseline is the task's gate baseline (nil: none), which the checks
+	// on a moved branch are judged against, as the task's gate was.
+	Baseline() (*gate.Report, error)
+	// Checkout checks out the change laid on the moved branch aside, for
+	// the checks to run there; remove removes it.
+	Checkout(ctx context.Context) (dir string, remove func(), err error)
+	// Commit lands the change laid on the branch and returns its commit.
+	Commit(ctx context.Context) (string, error)
+}
+
+// Laid is a task's change laid on the branch it lands on (LandSite.Lay).
+type Laid struct {
+	// Nothing: the change holds nothing new for the branch.
+	Nothing bool
+	// Landed is the commit of the change landed already (by a run stopped
+	// before it said so).
+	Landed string
+	// Conflict says how the change conflicts with the branch as it is
+	// now; "": it does not.
+	Conflict string
+	// Moved: the branch moved since the task branched from it; Head is
+	// its head now.
+	Moved bool
+	Head  string
+}
+
+// LandTask lands the done task run runID, whose settings are s, on branch
+// into at site; every landing of a task goes this way (Land, the land
+// activity of a batch on Temporal). When into has not moved since the task
+// branched, the tree that lands is the one the task's gate passed on. When
+// it has moved, the change is laid on into's head, refused when it
+// conflicts, checked out aside, and the task's checks run there against
+// its baseline: it lands only if they pass, so that into never receives a
+// commit whose checks did not pass on exactly that tree. moved, when not
+// nil, is told into's head before those checks run.
+func LandTask(ctx context.Context, site LandSite, runID, into string, s TaskSpec, moved func(head string)) (Landing, error) {
+	laid, err := site.Lay(ctx)
+	switch {
+	case err != nil:
+		return Landing{}, err
+	case laid.Nothing:
+		return Landing{Status: LandNothing}, nil
+	case laid.Conflict != "":
+		return Landing{Status: LandConflict, Regated: true, Details: laid.Conflict}, nil
+	case laid.Landed != "":
+		return Landing{Status: LandMerged, Commit: laid.Landed}, nil
+	}
+	l := Landing{Regated: laid.Moved}
+	if laid.Moved && len(s.Checks) > 0 {
+		if moved != nil {
+			moved(laid.Head)
+		}
+		dir, remove, err := site.Checkout(ctx)
+		if err != nil {
+			return Landing{}, err
+		}
+		baseline, err := site.Baseline()
+		if err != nil {
+			remove()
+			return Landing{}, err
+		}
+		env := append(slices.Clip(s.Env), RunTag(runID))
+		rep := gate.Test(ctx, dir, env, s.Checks, gate.TestOptions{Baseline: baseline, Gaming: s.AntiGaming})
+		remove()
+		if ctx.Err() != nil {
+			return Landing{}, ctx.Err()
+		}
+		l.Gate = &rep
+		if !rep.OK() {
+			l.Status = LandGateFailed
+			l.Details = fmt.Sprintf("the checks fail on the change laid on %s as it is now (%s): %s", into, shortSHA(laid.Head), rep.Summary())
+			return l, nil
+		}
+	}
+	c, err := site.Commit(ctx)
+	if err != nil {
+		return Landing{}, err
+	}
+	l.Status, l.Commit = LandMerged, c
+	return l, nil
+}
+
+// Land brings the branch of the done task run into the branch into of the
+// user's checkout as one squash commit (LandTask; git.Repo.PrepareSquash
+// lays the change with git merge-tree). The caller serializes Land calls
+// on one branch. A refusal that is not the task's (the user's tree is
+// dirty, files in the way) is an error.
 func Land(ctx context.Context, root string, res engine.TaskResult, into string, p Parts) (Landing, error) {
 	ctx = context.WithoutCancel(ctx) // a landing is never left half done
 	run, err := store.Open(root, res.RunID)
@@ -82,53 +166,57 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 	if err := settings(run, &s, p); err != nil {
 		return Landing{}, err
 	}
-	repo := &git.Repo{Dir: s.Repo}
-	sq, err := repo.PrepareSquash(ctx, into, s.Worktree.Branch, false, "")
+	site := &checkoutSite{repo: &git.Repo{Dir: s.Repo}, run: run, spec: s, res: res, into: into, p: p}
+	return LandTask(ctx, site, run.ID, into, s, func(head string) {
+		p.progress("%s moved since task %s branched: running its checks on its change laid on %s", into, run.ID, shortSHA(head))
+	})
+}
+
+// checkoutSite is the user's checkout, where a local batch lands its tasks.
+type checkoutSite struct {
+	repo *git.Repo
+	run  *store.Run
+	spec TaskSpec
+	res  engine.TaskResult
+	into string
+	p    Parts
+	sq   *git.Squash
+}
+
+func (c *checkoutSite) Lay(ctx context.Context) (Laid, error) {
+	sq, err := c.repo.PrepareSquash(ctx, c.into, c.spec.Worktree.Branch, false, "")
 	var refused *git.MergeRefusedError
 	switch {
 	case errors.Is(err, git.ErrNothingToMerge):
-		return Landing{Status: LandNothing}, nil
+		return Laid{Nothing: true}, nil
 	case errors.As(err, &refused) && refused.Reason == git.RefusedConflict:
-		return Landing{Status: LandConflict, Regated: true, Details: refused.Detail}, nil
+		return Laid{Conflict: refused.Detail}, nil
 	case err != nil:
-		return Landing{}, err
+		return Laid{}, err
 	}
-	if sq.Landed != "" { // landed already, by a run that was stopped before it said so
-		return Landing{Status: LandMerged, Commit: sq.Landed}, nil
-	}
-	l := Landing{Regated: sq.Moved}
-	if sq.Moved {
-		p.progress("%s moved since task %s branched: running its checks on its change laid on %s", into, run.ID, shortSHA(sq.Head))
-		dir := filepath.Join(filepath.Dir(s.Worktree.Path), run.ID+"-land")
-		remove, err := repo.CheckoutSquash(ctx, sq, dir)
-		if err != nil {
-			return Landing{}, fmt.Errorf("check out %s on %s: %w", s.Worktree.Branch, into, err)
-		}
-		baseline, err := s.loggedBaseline(run)
-		if err != nil {
-			_ = remove()
-			return Landing{}, err
-		}
-		env := append(slices.Clip(s.Env), RunTag(run.ID))
-		rep := gate.Test(ctx, dir, env, s.Checks, gate.TestOptions{Baseline: baseline, Gaming: s.AntiGaming})
-		if err := remove(); err != nil {
-			p.warn("remove %s: %v", dir, err)
-		}
-		l.Gate = &rep
-		if !rep.OK() {
-			l.Status = LandGateFailed
-			l.Details = fmt.Sprintf("the checks fail on the change laid on %s as it is now (%s): %s", into, shortSHA(sq.Head), rep.Summary())
-			return l, nil
-		}
-	}
-	msg := fmt.Sprintf("feat: %s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
-		engine.Subject(res.Task), res.Summary, res.RunID, s.Worktree.Branch)
-	c, err := repo.Land(ctx, sq, msg)
+	c.sq = sq
+	return Laid{Landed: sq.Landed, Moved: sq.Moved, Head: sq.Head}, nil
+}
+
+func (c *checkoutSite) Baseline() (*gate.Report, error) { return c.spec.loggedBaseline(c.run) }
+
+func (c *checkoutSite) Checkout(ctx context.Context) (string, func(), error) {
+	dir := filepath.Join(filepath.Dir(c.spec.Worktree.Path), c.run.ID+"-land")
+	remove, err := c.repo.CheckoutSquash(ctx, c.sq, dir)
 	if err != nil {
-		return Landing{}, err
+		return "", nil, fmt.Errorf("check out %s on %s: %w", c.spec.Worktree.Branch, c.into, err)
 	}
-	l.Status, l.Commit = LandMerged, c
-	return l, nil
+	return dir, func() {
+		if err := remove(); err != nil {
+			c.p.warn("remove %s: %v", dir, err)
+		}
+	}, nil
+}
+
+func (c *checkoutSite) Commit(ctx context.Context) (string, error) {
+	msg := fmt.Sprintf("feat: %s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
+		engine.Subject(c.res.Task), c.res.Summary, c.res.RunID, c.spec.Worktree.Branch)
+	return c.repo.Land(ctx, c.sq, msg)
 }
 
 // loggedBaseline is the gate's baseline the task recorded, nil when none.
