@@ -213,7 +213,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 				}
 				m.Merged(id, runner.AgainOutcome(*first, firstBranch, in.Branch, res, l))
 			case l.Landed():
-				m.Merged(id, batch.MergeOutcome{Status: batch.MergeMerged, Commit: l.Commit})
+				m.Merged(id, l.Outcome(in.Branch))
 			default:
 				// As `jlgcli batch` does: one more run from the batch's
 				// branch as it is now, told why, and one more landing.

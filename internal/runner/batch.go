@@ -435,11 +435,7 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 		return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}
 	}
 	if l.Landed() {
-		m := batch.MergeOutcome{Status: batch.MergeMerged, Commit: l.Commit}
-		if l.Status == LandNothing {
-			m.Details = "its branch holds no change for " + b.spec.BaseBranch + ": nothing was merged"
-		}
-		return m
+		return l.Outcome(b.spec.BaseBranch)
 	}
 	first := branchOf(res)
 	if ctx.Err() != nil {

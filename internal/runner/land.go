@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
@@ -47,6 +48,16 @@ const (
 
 // Landed reports whether the task's work is in the base branch.
 func (l Landing) Landed() bool { return l.Status == LandMerged || l.Status == LandNothing }
+
+// Outcome is the scheduler's outcome of a landing on into that landed (a
+// local batch's or one on Temporal).
+func (l Landing) Outcome(into string) batch.MergeOutcome {
+	m := batch.MergeOutcome{Status: batch.MergeMerged, Commit: l.Commit}
+	if l.Status == LandNothing {
+		m.Details = "its branch holds no change for " + into + ": nothing was merged"
+	}
+	return m
+}
 
 // AgainPrompt is the task given to the run a batch makes from its base as
 // it is now, when the change of the task's first run (on branch first)
