@@ -428,7 +428,7 @@ func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, erro
 	defer unlock()
 	tip := "refs/remotes/origin/" + in.Branch
 	ready := ReadyBranch(in.Branch)
-	squash, err := c.CommitTree(ctx, tip, "feat: "+engine.Subject(in.Task), in.Base)
+	squash, err := c.CommitTree(ctx, tip, runner.SquashSubject(in.Task), in.Base)
 	if err != nil {
 		return Finished{}, gitError(ctx, err)
 	}
@@ -466,7 +466,7 @@ func (w *Activities) openPR(ctx context.Context, c *git.Clone, in FinishInput, r
 		err = cerr
 	}
 	if err == nil {
-		url, err = runner.OpenPR(ctx, w.Parts, c.Dir, ready, in.BaseBranch, "feat: "+engine.Subject(in.Task), body.Name())
+		url, err = runner.OpenPR(ctx, w.Parts, c.Dir, ready, in.BaseBranch, runner.SquashSubject(in.Task), body.Name())
 	}
 	if err != nil {
 		return "", "the pull request was not opened: " + err.Error()

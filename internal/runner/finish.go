@@ -83,7 +83,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 	res.Git = info
 	writeReports(p, run, *res)
 	if s.PR && info.Pushed {
-		if url, err := OpenPR(ctx, p, s.Repo, wt.Branch, wt.BaseBranch, "feat: "+engine.Subject(res.Task), run.MarkdownReportPath()); err != nil {
+		if url, err := OpenPR(ctx, p, s.Repo, wt.Branch, wt.BaseBranch, SquashSubject(res.Task), run.MarkdownReportPath()); err != nil {
 			warn("pull request: %v", err)
 		} else {
 			info.PR = url
@@ -130,18 +130,28 @@ func OpenPR(ctx context.Context, p Parts, dir, head, base, title, body string) (
 	return url, nil
 }
 
+// SquashSubject is the subject of the squash commit of task, and the title
+// of its pull request.
+func SquashSubject(task string) string { return "feat: " + engine.Subject(task) }
+
+// squashMessage is the message of the squash commit of the done task res,
+// made on branch, that lands on its base branch.
+func squashMessage(res engine.TaskResult, branch string) string {
+	return fmt.Sprintf("%s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
+		SquashSubject(res.Task), res.Summary, res.RunID, branch)
+}
+
 // merge squash-merges a successful task into its base branch.
 func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.MergeInfo {
 	wt := s.Worktree
 	m := &engine.MergeInfo{Into: wt.BaseBranch}
 	if s.Merge == git.MergeNone {
 		m.Status = git.MergeSkipped
-		m.Command = fmt.Sprintf("git merge --squash %s && git commit -m %q", wt.Branch, "feat: "+engine.Subject(res.Task))
+		m.Command = fmt.Sprintf("git merge --squash %s && git commit -m %q", wt.Branch, SquashSubject(res.Task))
 		return m
 	}
 	repo := &git.Repo{Dir: s.Repo}
-	msg := fmt.Sprintf("feat: %s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
-		engine.Subject(res.Task), res.Summary, res.RunID, wt.Branch)
+	msg := squashMessage(*res, wt.Branch)
 	included := ""
 	if wt.DirtyIncluded {
 		included = wt.Base // the user's changes it took in, still in their tree

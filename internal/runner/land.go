@@ -225,9 +225,7 @@ func (c *checkoutSite) Checkout(ctx context.Context) (string, func(), error) {
 }
 
 func (c *checkoutSite) Commit(ctx context.Context) (string, error) {
-	msg := fmt.Sprintf("feat: %s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
-		engine.Subject(c.res.Task), c.res.Summary, c.res.RunID, c.spec.Worktree.Branch)
-	return c.repo.Land(ctx, c.sq, msg)
+	return c.repo.Land(ctx, c.sq, squashMessage(c.res, c.spec.Worktree.Branch))
 }
 
 // loggedBaseline is the gate's baseline the task recorded, nil when none.
