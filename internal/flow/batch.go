@@ -217,10 +217,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			default:
 				// As `jlgcli batch` does: one more run from the batch's
 				// branch as it is now, told why, and one more landing.
-				branch := "?"
-				if res.Git != nil {
-					branch = res.Git.Branch
-				}
+				branch := runner.BranchOf(res)
 				child(id, res.RunID+"-again", runner.AgainPrompt(byID[id].Prompt, branch, in.Branch, l), "", func(again engine.TaskResult, err error) {
 					switch {
 					case err != nil:

@@ -437,7 +437,7 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 	if l.Landed() {
 		return l.Outcome(b.spec.BaseBranch)
 	}
-	first := branchOf(res)
+	first := BranchOf(res)
 	if ctx.Err() != nil {
 		return batch.MergeOutcome{Status: batch.MergeInterrupted, Details: l.Details}
 	}
@@ -474,10 +474,10 @@ func AgainOutcome(l Landing, first, base string, again engine.TaskResult, l2 Lan
 	switch {
 	case again.Status != engine.StatusDone:
 		return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base (run %s) ended %s; the work is kept on branches %s and %s",
-			l.Details, again.RunID, again.Status, first, branchOf(again))}
+			l.Details, again.RunID, again.Status, first, BranchOf(again))}
 	case !l2.Landed():
 		return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base (run %s) did not land either: %s; the work is kept on branches %s and %s",
-			l.Details, again.RunID, l2.Details, first, branchOf(again))}
+			l.Details, again.RunID, l2.Details, first, BranchOf(again))}
 	}
 	return batch.MergeOutcome{Status: batch.MergeMerged, Commit: l2.Commit,
 		Details: fmt.Sprintf("merged from a second run (%s) started from %s after: %s", again.RunID, base, l.Details)}
@@ -513,7 +513,8 @@ func (b *batchRun) taskResult(id string, o batch.Outcome) (engine.TaskResult, er
 	return res, err
 }
 
-func branchOf(res engine.TaskResult) string {
+// BranchOf is the branch of the task run res, "?" when it has none.
+func BranchOf(res engine.TaskResult) string {
 	if res.Git != nil {
 		return res.Git.Branch
 	}
@@ -566,7 +567,7 @@ func BatchSummary(spec BatchSpec, runID string, graph *dag.Graph, res batch.Resu
 		}
 		if tr, err := lastRun(t); err == nil {
 			r.Attempts = len(tr.Attempts)
-			r.Branch = branchOf(tr)
+			r.Branch = BranchOf(tr)
 			if r.Branch == "?" {
 				r.Branch = ""
 			}
