@@ -58,7 +58,7 @@ type Start struct {
 	// BudgetUSD is the most the task can spend for the batch's budget to
 	// hold: what is left of it, less what the other running tasks are
 	// expected to cost. 0 when the batch has no budget. The runner should
-	// bound the task's own budget by it.
+	// bound the task's own budget by it (Cap).
 	BudgetUSD float64
 }
 
