@@ -118,9 +118,12 @@ type TaskProgress struct {
 // TaskOptions are the resolved settings of one task.
 type TaskOptions struct {
 	RunID string
-	Task  string
-	// Tiers are the developer tiers, cheapest first (at least one).
-	Tiers []Tier
+	// Policy is what the decisions depend on: the task, its developer
+	// tiers (cheapest first, at least one, with their agents), the budget
+	// (0: none), the time limit of the task's active time (0: none) and
+	// where a tier that takes over starts (default EscalateFromBase). The
+	// decisions are made with it as given.
+	Policy
 	// Plan asks Planner (or the first tier) for steps before developing.
 	Plan    bool
 	Planner *Tier
@@ -128,14 +131,8 @@ type TaskOptions struct {
 	Workspace Workspace
 	Tester    Tester
 	Loops     LoopChecker
-	// Budget bounds the task's cost in US dollars; 0: no budget.
-	Budget float64
 	// Prices estimate the cost of calls whose CLI reports none.
 	Prices cost.Table
-	// Timeout bounds the task's active time; 0: none.
-	Timeout time.Duration
-	// EscalateFrom is EscalateFromBase (default) or EscalateFromLast.
-	EscalateFrom EscalateFrom
 	// StallTimeout and MaxWait are as in Options.
 	StallTimeout time.Duration
 	MaxWait      time.Duration
@@ -293,7 +290,7 @@ func (t *task) run(ctx context.Context) {
 			t.end(StatusInterrupted, fmt.Sprintf("interrupted after %s", plural.N(t.st.Attempts, "attempt")), nil)
 			return
 		}
-		next, stop := t.policy().Begin(t.history(), time.Duration(t.elapsed())*time.Millisecond)
+		next, stop := t.o.Policy.Begin(t.history(), time.Duration(t.elapsed())*time.Millisecond)
 		if stop != nil {
 			t.stop = stop
 			return
@@ -302,20 +299,6 @@ func (t *task) run(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// policy is what the task's decisions depend on besides its history.
-func (t *task) policy() Policy { return t.o.Policy() }
-
-// Policy is what the decisions of the task o runs depend on besides its
-// history: the one place a Policy is made of a task's options (the
-// workflow's too, through runner.TaskSpec.Policy).
-func (o TaskOptions) Policy() Policy {
-	p := Policy{Task: o.Task, Tiers: o.Tiers, Budget: o.Budget, Timeout: o.Timeout, EscalateFrom: o.EscalateFrom}
-	if p.EscalateFrom == "" {
-		p.EscalateFrom = EscalateFromBase
-	}
-	return p
 }
 
 // history is the task as far as it went.
@@ -442,7 +425,7 @@ func (t *task) attempt(ctx context.Context, next Next) bool {
 	if !ok {
 		return false
 	}
-	d := t.policy().Decide(t.history(), a, det)
+	d := t.o.Policy.Decide(t.history(), a, det)
 	a.Action, a.Detection = d.Action, d.Detection
 	p := t.progress(a)
 	t.mu.Lock()

@@ -436,7 +436,7 @@ var startFiles = map[string]string{"a.go": "original content", "a_test.go": "the
 func newWorld(task string, tiers []tierSpec, judge func(map[string]string) gate.Report) *world {
 	w := &world{ws: newWS(startFiles), clock: newClock(), journal: &taskJournal{}, obs: &taskObs{}, agents: map[string]*devAgent{}}
 	w.tester = &fakeTester{ws: w.ws, judge: judge}
-	w.opts = TaskOptions{RunID: "run-1", Task: task, Workspace: w.ws, Tester: w.tester, Loops: detect.LoopDetector{},
+	w.opts = TaskOptions{RunID: "run-1", Policy: Policy{Task: task}, Workspace: w.ws, Tester: w.tester, Loops: detect.LoopDetector{},
 		Journal: w.journal, Observer: w.obs, Now: w.clock.Now, Sleep: w.clock.Sleep}
 	for _, s := range tiers {
 		a := &devAgent{ws: w.ws, replies: s.replies, avail: s.avail}

@@ -497,7 +497,7 @@ func (t *task) makePlan(ctx context.Context) bool {
 	if !ok {
 		return false
 	}
-	h, stop := t.policy().Planned(t.history(), p, steps)
+	h, stop := t.o.Policy.Planned(t.history(), p, steps)
 	t.mu.Lock()
 	t.st, t.planner, t.plan = h.State, h.Planner, h.Plan
 	t.mu.Unlock()

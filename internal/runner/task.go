@@ -338,31 +338,30 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 		loops.EmbeddingThreshold = e.Threshold
 	}
 	env := append(slices.Clip(s.Env), RunTag(runID))
-	o := s.decisions(prompt, tiers)
-	o.RunID, o.Workspace = runID, worktreeSpace{wt}
-	o.Tester = &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests}
-	o.Loops, o.Prices = loops, cost.DefaultTable().Merge(s.Prices)
-	o.StallTimeout, o.MaxWait = time.Duration(s.StallTimeoutMs)*time.Millisecond, time.Duration(s.MaxWaitMs)*time.Millisecond
-	o.Env = []string{RunTag(runID)}
-	return o
-}
-
-// decisions are the engine's options of the task that its decisions
-// depend on (engine.TaskOptions.Policy), with tiers as its tiers.
-func (s TaskSpec) decisions(task string, tiers []engine.Tier) engine.TaskOptions {
-	return engine.TaskOptions{Task: task, Tiers: tiers, Budget: s.BudgetUSD,
-		Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom}
-}
-
-// Policy is what the task's decisions depend on besides its history, as
-// the engine makes it of the task's options (the tiers without their
-// agents, which a workflow does not have).
-func (s TaskSpec) Policy(task string) engine.Policy {
-	var tiers []engine.Tier
-	for _, t := range s.Tiers {
-		tiers = append(tiers, t.tier(nil))
+	policy := s.Policy(prompt)
+	policy.Tiers = tiers // with their agents
+	return engine.TaskOptions{
+		RunID: runID, Policy: policy,
+		Workspace: worktreeSpace{wt},
+		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests},
+		Loops:     loops, Prices: cost.DefaultTable().Merge(s.Prices),
+		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
+		Env: []string{RunTag(runID)},
 	}
-	return s.decisions(task, tiers).Policy()
+}
+
+// Policy is what the task's decisions depend on besides its history: the
+// one place a Policy is made, for a task run here (with its tiers' agents
+// set by options) and for the workflow (tiers without agents).
+func (s TaskSpec) Policy(task string) engine.Policy {
+	p := engine.Policy{Task: task, Budget: s.BudgetUSD, Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom}
+	for _, t := range s.Tiers {
+		p.Tiers = append(p.Tiers, t.tier(nil))
+	}
+	if p.EscalateFrom == "" {
+		p.EscalateFrom = engine.EscalateFromBase
+	}
+	return p
 }
 
 // Attempt makes attempt next of the task whose history is h, in wt, as a
