@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
 type backendsOptions struct {
@@ -47,7 +48,7 @@ of each built-in backend (package).`,
 		if err != nil {
 			return err
 		}
-		reg := registry(stdio, cfg.Backends, cfg.EnvList())
+		reg := runs.Registry(cfg, stdio.base())
 		names := reg.Names()
 		rows := make([]backendRow, len(names))
 		var wg sync.WaitGroup

@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
@@ -26,11 +27,12 @@ import (
 // defaults that a sheet's front matter overrides, and the batch's own.
 type batchFlags struct {
 	task     taskFlags
-	picked   string // the backend picked when none is configured
 	failFast bool
 	dryRun   bool
 	budget   float64
-	base     string
+	// budgetSet: --budget was given.
+	budgetSet bool
+	base      string
 }
 
 func newBatchCmd(stdio *Stdio) *cobra.Command {
@@ -73,29 +75,27 @@ continues it. Exit 0 when every task is done, 3 when some are not.`),
 	fs.StringVar(&o.base, "base", "", "the branch tasks start from and merge into (default: the checked-out branch)")
 	o.task.registerTemporal(fs, "batch")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return runBatchCmd(cmd.Context(), stdio, cmd, o, args)
+		o.task.heartbeatSet = cmd.Flags().Changed("heartbeat-timeout")
+		o.budgetSet = cmd.Flags().Changed("budget")
+		return runBatchCmd(cmd.Context(), stdio, o, args)
 	}
 	return cmd
 }
 
-func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batchFlags, args []string) error {
-	if cmd.Flags().Changed("budget") && o.budget < 0 {
+func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string) error {
+	if o.budgetSet && o.budget < 0 {
 		return usagef("--budget must not be negative, not %g", o.budget)
 	}
-	flags := o.task.flags
-	cfg, err := loadConfig(stdio, flags)
+	c, err := loadLayers(stdio, o.task.flags)
 	if err != nil {
 		return err
 	}
+	cfg := c.Config
 	stdio.envValue = envValue(stdio, cfg)
 	say := stdio.reporter()
 	say.SetQuiet(cfg.Quiet)
 	sheets, warns, err := sheet.Load(args)
 	if err != nil {
-		var serr *sheet.Error
-		if errors.As(err, &serr) {
-			return &usageError{err}
-		}
 		return &usageError{err}
 	}
 	for _, w := range warns {
@@ -103,7 +103,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 	}
 
 	temporal := cfg.Temporal.Address != ""
-	if !temporal && (o.task.repoURL != "" || o.task.detach || cmd.Flags().Changed("heartbeat-timeout")) {
+	if !temporal && (o.task.repoURL != "" || o.task.detach || o.task.heartbeatSet) {
 		return usagef("--repo, --detach and --heartbeat-timeout are for a batch sent to a Temporal server (--temporal HOST:PORT)")
 	}
 	if !temporal && cfg.Merge == git.MergePush {
@@ -117,120 +117,29 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *batch
 		}
 		dir = repo.Dir
 	}
-	spec := runner.BatchSpec{Repo: dir, BaseBranch: o.base, Jobs: cfg.Jobs, FailFast: o.failFast, BudgetUSD: o.budget}
-	for _, s := range sheets {
-		t, err := sheetTask(stdio, o, flags, s, dir)
-		if err != nil {
-			return err
-		}
-		spec.Tasks = append(spec.Tasks, t)
+	plan, err := runs.PlanBatch(c, runs.Batch{Sheets: sheets, Repo: dir, Base: o.base, FailFast: o.failFast, BudgetUSD: o.budget, Plan: o.task.plan}, stdio.base())
+	var pick *runs.PickError
+	if errors.As(err, &pick) { // backend-missing (2) or backend-unknown (64), as for a task
+		say.Error(pick.Error())
+		return &exitError{code: pick.Result.ExitCode}
 	}
-	graph, err := runner.BatchGraph(spec.Tasks)
 	if err != nil {
-		return &usageError{err}
+		return err
 	}
+	spec := plan.Spec
 	if o.dryRun {
-		return printBatchPlan(stdio, spec, graph.Levels())
+		return printBatchPlan(stdio, spec, plan.Levels)
 	}
 	if temporal {
 		return runBatchTemporal(ctx, stdio, cfg, o, spec)
 	}
 	bp, closeBoard := batchParts(stdio, cfg.Quiet, len(spec.Tasks))
-	res, err := runner.StartBatch(ctx, spec, cfg.StateDir, bp)
+	res, err := runs.StartBatch(ctx, cfg, spec, bp)
 	closeBoard()
 	if err != nil {
 		return err
 	}
 	return reportBatch(stdio, cfg.JSON, res)
-}
-
-// sheetTask resolves one sheet: the configuration with the batch's flags,
-// then what the sheet's front matter sets (sheet.Apply), into a task spec.
-func sheetTask(stdio *Stdio, o *batchFlags, flags *config.Layer, s sheet.Sheet, repo string) (runner.BatchTask, error) {
-	var def sheet.Settings
-	if flags.Backend != nil {
-		def.Backend = *flags.Backend
-	}
-	if flags.Model != nil {
-		def.Model = *flags.Model
-	}
-	for _, t := range flags.Tiers {
-		v := t.Backend
-		if t.Model != "" {
-			v += ":" + t.Model
-		}
-		def.Tiers = append(def.Tiers, v)
-	}
-	if flags.Attempts != nil {
-		def.Attempts = *flags.Attempts
-	}
-	if flags.BudgetUSD != nil {
-		def.BudgetUSD = *flags.BudgetUSD
-	}
-	def.Checks = flags.ShellChecks
-	if flags.TimeoutMs != nil {
-		def.Timeout = time.Duration(*flags.TimeoutMs) * time.Millisecond
-	}
-	eff := s.Apply(def)
-	l := *flags
-	l.Name = s.File
-	l.Backend, l.Model, l.Tiers, l.Attempts, l.BudgetUSD, l.ShellChecks, l.TimeoutMs = nil, nil, nil, nil, nil, eff.Checks, nil
-	if eff.Backend != "" {
-		l.Backend = &eff.Backend
-	}
-	if eff.Model != "" {
-		l.Model = &eff.Model
-	}
-	for _, t := range eff.Tiers {
-		backend, model, _ := strings.Cut(t, ":")
-		if backend == "" {
-			return runner.BatchTask{}, usagef("%s: tier %q: want BACKEND[:MODEL]", s.File, t)
-		}
-		l.Tiers = append(l.Tiers, config.TierLayer{Name: config.TierName(t), Backend: backend, Model: model})
-	}
-	if s.Set&(sheet.FieldBackend|sheet.FieldModel) != 0 && len(eff.Tiers) == 0 {
-		// The sheet's backend or model is its one tier, over any [[tiers]].
-		name := eff.Backend
-		if eff.Model != "" {
-			name += ":" + eff.Model
-		}
-		l.Tiers = []config.TierLayer{{Name: config.TierName(name), Backend: eff.Backend, Model: eff.Model}}
-	}
-	if eff.Attempts > 0 {
-		l.Attempts = &eff.Attempts
-	}
-	if eff.BudgetUSD > 0 || flags.BudgetUSD != nil {
-		l.BudgetUSD = &eff.BudgetUSD
-	}
-	if eff.Timeout > 0 {
-		ms := eff.Timeout.Milliseconds()
-		l.TimeoutMs = &ms
-	}
-	if s.Has(sheet.FieldEditTests) {
-		l.EditTests = &s.EditTests
-	}
-	cfg, err := loadConfig(stdio, &l)
-	if err != nil {
-		return runner.BatchTask{}, err
-	}
-	spec := runner.TaskSpecOf(cfg, repo)
-	spec.Plan = o.task.plan
-	if len(spec.Tiers) == 1 && spec.Tiers[0].Backend == "" {
-		if o.picked == "" { // once for the batch, as loop and task pick
-			res, a := pickAgent(stdio, cfg, registry(stdio, cfg.Backends, cfg.EnvList()))
-			if a == nil { // backend-missing (2) or backend-unknown (64), as for a task
-				stdio.reporter().Error(fmt.Sprintf("%s: %s: %s", res.Status, s.File, res.Details))
-				return runner.BatchTask{}, &exitError{code: res.ExitCode}
-			}
-			o.picked = a.Name()
-		}
-		spec.Tiers[0].Backend, spec.Tiers[0].Name = o.picked, o.picked
-	}
-	deps := s.Depends
-	if deps == nil {
-		deps = []string{}
-	}
-	return runner.BatchTask{ID: s.ID, File: s.File, Title: s.Title, Depends: deps, DependsFrom: string(s.DependsFrom), Prompt: s.Body, Spec: spec}, nil
 }
 
 // batchParts are the parts of a batch run from the command line: on a

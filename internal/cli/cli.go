@@ -61,13 +61,19 @@ func (s *Stdio) getenv(k string) string {
 	return s.Getenv(k)
 }
 
+// base are the parts of the command line without live progress: the
+// environment and the reporter on stderr, as is.
+func (s *Stdio) base() runner.Parts {
+	return runner.Parts{Environ: s.Environ, Getenv: s.getenv, EnvValue: s.envValue, Say: s.reporter()}
+}
+
 // parts are the runtime parts of a run started from the command line: the
 // environment, a reporter on stderr, and live progress unless quiet. Only
 // the observers asked for are set.
 func (s *Stdio) parts(quiet, task, loop bool) runner.Parts {
 	say := s.reporter()
 	say.SetQuiet(quiet)
-	p := runner.Parts{Environ: s.Environ, Getenv: s.getenv, EnvValue: s.envValue, Say: say}
+	p := s.base()
 	screen := s.screen()
 	if !quiet && task {
 		l := ui.NewTaskLine(screen)

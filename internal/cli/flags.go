@@ -2,13 +2,12 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
 // keyFlag is the flag of a configuration key: what it is given goes
@@ -100,38 +99,22 @@ func keyError(cfg *config.Config, key, msg string) *config.Error { return cfg.Ke
 
 // loadConfig resolves the configuration for a command run in dir.
 func loadConfig(stdio *Stdio, flags *config.Layer) (*config.Config, error) {
-	user, err := config.LoadFile(config.UserFile(stdio.getenv))
-	if err != nil {
-		return nil, err
-	}
+	c, err := loadLayers(stdio, flags)
+	return c.Config, err
+}
+
+// loadLayers resolves the configuration for a command run in dir, with the
+// layers it was resolved from (runs.LoadConfig); an error of the flags
+// names the flag.
+func loadLayers(stdio *Stdio, flags *config.Layer) (runs.Config, error) {
 	dir, err := stdio.dir()
 	if err != nil {
-		return nil, err
+		return runs.Config{}, err
 	}
-	if flags != nil && flags.Cwd != nil {
-		dir = *flags.Cwd
-	}
-	project, err := config.LoadFile(config.FindProjectFile(dir))
-	if err != nil {
-		return nil, err
-	}
-	env, err := config.EnvLayer(stdio.getenv)
-	if err != nil {
-		return nil, err
-	}
-	c, err := config.Resolve(user, project, env, flags)
+	c, err := runs.LoadConfig(stdio.getenv, dir, flags)
 	var cerr *config.Error
 	if errors.As(err, &cerr) {
 		cerr.NameFlag()
 	}
-	if err != nil {
-		return nil, err
-	}
-	if c.Cwd == "" {
-		c.Cwd = dir
-	}
-	if fi, err := os.Stat(c.Cwd); err != nil || !fi.IsDir() {
-		return nil, keyError(c, "cwd", fmt.Sprintf("%s is not a directory", c.Cwd))
-	}
-	return c, nil
+	return c, err
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,9 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/proc"
-	"github.com/jlgcli/jlgcli/internal/runner"
-	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
 
@@ -61,12 +58,12 @@ stopped. PROMPT '-' reads stdin; -f reads a file.`)
 	}
 	bindKeys(cmd.Flags(), name, o.flags)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return runRun(cmd.Context(), stdio, cmd, o, args)
+		return runRun(cmd.Context(), stdio, o, args)
 	}
 	return cmd
 }
 
-func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions, args []string) error {
+func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) error {
 	prompt, err := readPrompt(stdio, o.promptFile, args)
 	if err != nil {
 		return err
@@ -76,8 +73,7 @@ func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions
 		return err
 	}
 
-	reg := registry(stdio, cfg.Backends, cfg.EnvList())
-	res, a := pickAgent(stdio, cfg, reg)
+	res, a := runs.Pick(cfg, stdio.base())
 	switch {
 	case a == nil:
 	case o.loop:
@@ -86,19 +82,17 @@ func runRun(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *runOptions
 		if c, ok := p.LoopObserver.(interface{ Close() }); ok {
 			defer c.Close()
 		}
-		if res, err = runner.StartLoop(ctx, runner.LoopSpecOf(cfg, a.Name()), a, prompt, cfg.StateDir, p); err != nil {
+		if res, err = runs.StartLoop(ctx, cfg, a, prompt, p); err != nil {
 			return err
 		}
 	default:
-		opts := runner.LoopSpecOf(cfg, a.Name()).Options(store.NewRunID(time.Now()), prompt)
-		opts.Once = true
-		opts.MaxWait = 0 // one call: a rate limit is reported, not waited for
 		var progress *ui.Progress
+		var obs engine.Observer
 		if !cfg.Quiet {
 			progress = newProgress(stdio)
-			opts.Observer = progress
+			obs = progress
 		}
-		res = engine.Run(ctx, a, opts)
+		res = runs.RunOnce(ctx, cfg, a, prompt, obs)
 		if progress != nil {
 			progress.Close()
 		}
@@ -132,54 +126,6 @@ func completionMode(s string) completion.Mode {
 		return completion.ModeMarker
 	}
 	return m
-}
-
-// pickAgent resolves the configured backend. With none configured it picks
-// the first installed built-in and says so. When no agent can be had, it
-// returns the result that says why.
-func pickAgent(stdio *Stdio, cfg *config.Config, reg *agent.Registry) (engine.Result, agent.Agent) {
-	name := cfg.Backend
-	res := engine.Result{Transcript: []engine.Entry{}}
-	if name == "" {
-		for _, b := range agent.Builtins {
-			if _, err := proc.LookPath(b, reg.Env); err == nil {
-				name = b
-				break
-			}
-		}
-		if name == "" {
-			res.Status = engine.StatusBackendMissing
-			res.ExitCode = engine.ExitBackendMissing
-			res.Details = "no backend configured and none of " + strings.Join(agent.Builtins, ", ") + " is installed"
-			res.Text = res.Details
-			return res, nil
-		}
-		if !cfg.Quiet {
-			stdio.reporter().Notice(fmt.Sprintf("no backend configured; using %s, the first installed of %s", name, strings.Join(agent.Builtins, ", ")))
-		}
-	}
-	a, err := reg.Get(name)
-	if err != nil {
-		res.Backend = name
-		res.Status = engine.StatusBackendUnknown
-		res.ExitCode = engine.StatusBackendUnknown.ExitCode()
-		res.Details = err.Error()
-		res.Text = res.Details
-		return res, nil
-	}
-	return res, a
-}
-
-// registry is the backends of cfg, over the environment agents start from:
-// jlgcli's own plus the configured [env] and --env, so that a PATH given
-// there is where the agent is looked for too.
-func registry(stdio *Stdio, commands map[string]agent.CommandSpec, extraEnv []string) *agent.Registry {
-	env := stdio.Environ
-	if env == nil {
-		env = os.Environ()
-	}
-	env = append(slices.Clip(env), extraEnv...)
-	return &agent.Registry{Commands: commands, Env: env}
 }
 
 // report prints the result: the reply (or the JSON object) on stdout, and on

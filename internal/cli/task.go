@@ -15,7 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
 // taskFlags are the inputs of `task`: its flags that are configuration
@@ -29,6 +29,8 @@ type taskFlags struct {
 	repoURL      string
 	detach       bool
 	heartbeat    time.Duration
+	// heartbeatSet: --heartbeat-timeout was given.
+	heartbeatSet bool
 }
 
 func newTaskCmd(stdio *Stdio) *cobra.Command {
@@ -60,7 +62,8 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 	fs.BoolVar(&o.includeDirty, "include-dirty", false, "bring the uncommitted changes of your tree in as the branch's first commit")
 	o.registerTemporal(fs, "task")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return runTaskCmd(cmd.Context(), stdio, cmd, o, args)
+		o.heartbeatSet = cmd.Flags().Changed("heartbeat-timeout")
+		return runTaskCmd(cmd.Context(), stdio, o, args)
 	}
 	return cmd
 }
@@ -81,7 +84,7 @@ func (o *taskFlags) registerDeveloper(fs *pflag.FlagSet, command string) {
 	fs.BoolVar(&o.plan, "plan", false, "ask a planner (config: [planner], else the first tier) for steps first")
 }
 
-func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFlags, args []string) error {
+func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) error {
 	prompt, err := readPrompt(stdio, o.promptFile, args)
 	if err != nil {
 		return err
@@ -95,30 +98,23 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, cmd *cobra.Command, o *taskFl
 		return runTaskTemporal(ctx, stdio, cfg, o, prompt)
 	}
 	switch {
-	case o.repoURL != "" || o.detach || cmd.Flags().Changed("heartbeat-timeout"):
+	case o.repoURL != "" || o.detach || o.heartbeatSet:
 		return usagef("--repo, --detach and --heartbeat-timeout are for a task sent to a Temporal server (--temporal HOST:PORT)")
 	case cfg.Merge == git.MergePush:
 		return keyError(cfg, "merge", "push is for a task sent to a Temporal server (--temporal); here: squash or none")
 	}
-	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+	s, failed, err := runs.TaskSpec(ctx, cfg, o.plan, stdio.base())
 	if err != nil {
 		return err
 	}
-	s := runner.TaskSpecOf(cfg, repo.Dir)
-	s.Plan = o.plan
-	// Pick the single tier's backend as loop does when none is configured.
-	if len(s.Tiers) == 1 && s.Tiers[0].Backend == "" {
-		res, a := pickAgent(stdio, cfg, registry(stdio, cfg.Backends, cfg.EnvList()))
-		if a == nil {
-			return reportTask(stdio, cfg.JSON, runner.Failure(res))
-		}
-		s.Tiers[0].Backend, s.Tiers[0].Name = a.Name(), a.Name()
+	if failed != nil {
+		return reportTask(stdio, cfg.JSON, *failed)
 	}
 	p := stdio.parts(cfg.Quiet, true, false)
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		defer c.Close()
 	}
-	res, err := runner.StartTask(ctx, runner.NewTask{Prompt: prompt, Spec: s, Base: o.base, IncludeDirty: o.includeDirty, StateDir: cfg.StateDir}, p)
+	res, err := runs.StartTask(ctx, cfg, runs.Task{Prompt: prompt, Spec: s, Base: o.base, IncludeDirty: o.includeDirty}, p)
 	if err != nil {
 		return err
 	}

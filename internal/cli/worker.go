@@ -69,7 +69,7 @@ func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurren
 		dir = filepath.Join(base, "jlgcli", "worker")
 	}
 	say := stdio.reporter()
-	have, err := workerBackends(ctx, stdio, registry(stdio, cfg.Backends, cfg.EnvList()), only)
+	have, err := workerBackends(ctx, stdio, runs.Registry(cfg, stdio.base()), only)
 	if err != nil {
 		return err
 	}

@@ -7,19 +7,19 @@ import (
 
 // Settings are the settings of a task that a sheet can override: the
 // batch's flags give the defaults, each sheet's front matter what differs.
+// A sheet's budget is no setting here: it is the task's, over the batch's
+// --task-budget, as its own configuration layer (runs.PlanBatch).
 type Settings struct {
 	// Backend and Model make one developer tier, Tiers several
 	// ("BACKEND[:MODEL]"); all empty: the configured backend.
 	Backend string
 	Model   string
 	Tiers   []string
-	// Attempts per tier and step; BudgetUSD the task's budget; Checks the
-	// gate's command lines; Timeout the task's time limit. Zero values:
-	// the configured ones.
-	Attempts  int
-	BudgetUSD float64
-	Checks    []string
-	Timeout   time.Duration
+	// Attempts per tier and step; Checks the gate's command lines; Timeout
+	// the task's time limit. Zero values: the configured ones.
+	Attempts int
+	Checks   []string
+	Timeout  time.Duration
 }
 
 // Apply returns def with what the sheet sets in its place, and nothing
@@ -46,9 +46,6 @@ func (s *Sheet) Apply(def Settings) Settings {
 	}
 	if s.Has(FieldAttempts) {
 		out.Attempts = s.Attempts
-	}
-	if s.Has(FieldBudget) {
-		out.BudgetUSD = s.BudgetUSD
 	}
 	if s.Has(FieldChecks) {
 		out.Checks = slices.Clone(s.Checks)

@@ -8,7 +8,7 @@ import (
 )
 
 func TestApply(t *testing.T) {
-	def := Settings{Backend: "claude", Model: "opus", Attempts: 3, BudgetUSD: 1, Checks: []string{"go test ./..."}, Timeout: 30 * time.Minute}
+	def := Settings{Backend: "claude", Model: "opus", Attempts: 3, Checks: []string{"go test ./..."}, Timeout: 30 * time.Minute}
 	tiered := Settings{Tiers: []string{"claude:haiku", "claude:opus"}, Attempts: 3}
 	for _, tt := range []struct {
 		name  string
@@ -19,13 +19,13 @@ func TestApply(t *testing.T) {
 		{"nothing set: the defaults", "", def, def},
 		{"keys set to what the default is are still set", "attempts: 3\n", def, def},
 		{"each key", "attempts: 1\nbudget: 0.25\nchecks: [make test]\ntimeout: 5m\n", def,
-			Settings{Backend: "claude", Model: "opus", Attempts: 1, BudgetUSD: 0.25, Checks: []string{"make test"}, Timeout: 5 * time.Minute}},
+			Settings{Backend: "claude", Model: "opus", Attempts: 1, Checks: []string{"make test"}, Timeout: 5 * time.Minute}},
 		{"tiers replace backend and model", "tiers: [codex, 'claude:sonnet']\n", def,
-			Settings{Tiers: []string{"codex", "claude:sonnet"}, Attempts: 3, BudgetUSD: 1, Checks: []string{"go test ./..."}, Timeout: 30 * time.Minute}},
+			Settings{Tiers: []string{"codex", "claude:sonnet"}, Attempts: 3, Checks: []string{"go test ./..."}, Timeout: 30 * time.Minute}},
 		{"a backend drops the default model", "backend: codex\n", def,
-			Settings{Backend: "codex", Attempts: 3, BudgetUSD: 1, Checks: []string{"go test ./..."}, Timeout: 30 * time.Minute}},
+			Settings{Backend: "codex", Attempts: 3, Checks: []string{"go test ./..."}, Timeout: 30 * time.Minute}},
 		{"a model keeps the default backend", "model: sonnet\n", def,
-			Settings{Backend: "claude", Model: "sonnet", Attempts: 3, BudgetUSD: 1, Checks: []string{"go test ./..."}, Timeout: 30 * time.Minute}},
+			Settings{Backend: "claude", Model: "sonnet", Attempts: 3, Checks: []string{"go test ./..."}, Timeout: 30 * time.Minute}},
 		{"a backend replaces the default tiers", "backend: gemini\nmodel: gemini-2.5-pro\n", tiered,
 			Settings{Backend: "gemini", Model: "gemini-2.5-pro", Attempts: 3}},
 		{"a model replaces the default tiers, on the configured backend", "model: sonnet\n", tiered,

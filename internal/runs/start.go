@@ -1,0 +1,83 @@
+package runs
+
+import (
+	"context"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// Each kind of run starts with a function of its own, not one Start taking
+// a spec of any kind: a loop, a task and a batch have results of their own
+// types (engine.Result, engine.TaskResult, batch.Summary) and parts of
+// their own (a batch's give each task its own), and what decides the spec
+// (Pick, TaskSpec, PlanBatch) comes first, so that a front end starts its
+// live display only for a run that starts.
+
+// RunOnce makes one call to agent a (Pick) with prompt and cfg's settings:
+// no run is kept, and a rate limit is reported, not waited for. obs follows
+// the call; nil: nobody.
+func RunOnce(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, obs engine.Observer) engine.Result {
+	opts := runner.LoopSpecOf(cfg, a.Name()).Options(store.NewRunID(time.Now()), prompt)
+	opts.Once = true
+	opts.MaxWait = 0
+	opts.Observer = obs
+	return engine.Run(ctx, a, opts)
+}
+
+// StartLoop runs a loop of agent a (Pick) on prompt with cfg's settings to
+// its end: a run kept under cfg's state directory, journaled, guarded and
+// resumable.
+func StartLoop(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, p runner.Parts) (engine.Result, error) {
+	return runner.StartLoop(ctx, runner.LoopSpecOf(cfg, a.Name()), a, prompt, cfg.StateDir, p)
+}
+
+// TaskSpec is the spec of a task with cfg in the git repository of cfg's
+// cwd, planned first when plan is set. A single tier without a backend
+// gets the one picked as a loop's is (Pick); when none can be had, the
+// result that says why is returned in place of the spec.
+func TaskSpec(ctx context.Context, cfg *config.Config, plan bool, p runner.Parts) (runner.TaskSpec, *engine.TaskResult, error) {
+	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+	if err != nil {
+		return runner.TaskSpec{}, nil, err
+	}
+	s := runner.TaskSpecOf(cfg, repo.Dir)
+	s.Plan = plan
+	if len(s.Tiers) == 1 && s.Tiers[0].Backend == "" {
+		res, a := Pick(cfg, p)
+		if a == nil {
+			r := runner.Failure(res)
+			return runner.TaskSpec{}, &r, nil
+		}
+		s.Tiers[0].Backend, s.Tiers[0].Name = a.Name(), a.Name()
+	}
+	return s, nil, nil
+}
+
+// Task is a task to start here with its spec (TaskSpec).
+type Task struct {
+	Prompt string
+	Spec   runner.TaskSpec
+	// Base is the ref the task branch starts from; "": HEAD.
+	Base string
+	// IncludeDirty brings the uncommitted changes of the user's tree in as
+	// the branch's first commit.
+	IncludeDirty bool
+}
+
+// StartTask runs the task t to its end as a run kept under cfg's state
+// directory (runner.StartTask).
+func StartTask(ctx context.Context, cfg *config.Config, t Task, p runner.Parts) (engine.TaskResult, error) {
+	return runner.StartTask(ctx, runner.NewTask{Prompt: t.Prompt, Spec: t.Spec, Base: t.Base, IncludeDirty: t.IncludeDirty, StateDir: cfg.StateDir}, p)
+}
+
+// StartBatch runs the batch of spec (PlanBatch) to its end as a run kept
+// under cfg's state directory (runner.StartBatch).
+func StartBatch(ctx context.Context, cfg *config.Config, spec runner.BatchSpec, bp runner.BatchParts) (batch.Summary, error) {
+	return runner.StartBatch(ctx, spec, cfg.StateDir, bp)
+}
