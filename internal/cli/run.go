@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
-	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -119,14 +118,6 @@ func reportLoop(stdio *Stdio, asJSON bool, res engine.Result) error {
 }
 
 func newProgress(stdio *Stdio) *ui.Progress { return ui.NewProgress(stdio.screen()) }
-
-func completionMode(s string) completion.Mode {
-	m, err := completion.ParseMode(s)
-	if err != nil {
-		return completion.ModeMarker
-	}
-	return m
-}
 
 // report prints the result: the reply (or the JSON object) on stdout, and on
 // stderr why a run that is not done stopped. It returns the exit error.
