@@ -95,6 +95,9 @@ func PlanBatch(c Config, b Batch, p runner.Parts) (BatchPlan, error) {
 // developer tiers, whose keys replace each other). A sheet's budget is the
 // task's, over --task-budget.
 func sheetLayer(flags *config.Layer, s sheet.Sheet) (*config.Layer, error) {
+	if flags == nil {
+		flags = &config.Layer{}
+	}
 	var def sheet.Settings
 	if flags.Backend != nil {
 		def.Backend = *flags.Backend
