@@ -83,11 +83,17 @@ type world struct {
 
 func newWorld(t testing.TB, extraEnv ...string) *world {
 	t.Helper()
+	return newWorldOn(t, nil, extraEnv...)
+}
+
+// newWorldOn is newWorld with a server made with opts.
+func newWorldOn(t testing.TB, opts []temporaltest.TestServerOption, extraEnv ...string) *world {
+	t.Helper()
 	var ts *temporaltest.TestServer
 	if tt, ok := t.(*testing.T); ok {
-		ts = temporaltest.NewServer(temporaltest.WithT(tt))
+		ts = temporaltest.NewServer(append(opts, temporaltest.WithT(tt))...)
 	} else {
-		ts = temporaltest.NewServer()
+		ts = temporaltest.NewServer(opts...)
 		t.Cleanup(ts.Stop)
 	}
 	w := &world{t: t, ts: ts, addr: ts.GetFrontendHostPort(), ns: ts.GetDefaultNamespace(), dir: t.TempDir()}

@@ -46,6 +46,8 @@ or killed, from its journal.`,
 		Args: cobra.ExactArgs(1),
 	}
 	o.register(cmd)
+	server := flagLayer() // how to connect to the server of a run on Temporal
+	bindKeys(cmd.Flags(), "report", server)
 	cmd.Flags().StringVar(&o.format, "format", "", "md, json or html (default md; --json is --format json)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write the report to `FILE`")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -58,7 +60,7 @@ or killed, from its journal.`,
 			return err
 		}
 		defer run.Close()
-		if err := runs.Refresh(cmd.Context(), run); err != nil {
+		if err := runs.Refresh(cmd.Context(), run, connect(stdio, server)); err != nil {
 			return err
 		}
 		var out []byte

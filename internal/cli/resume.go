@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,6 +65,7 @@ limits. A run that ended done is only printed.`,
 			bindKey(cmd.Flags(), k, k.Flag, "", "the value of a variable of the run's environment, KEY=VALUE, repeatable: jlgcli keeps only their names (default: [env] of the configuration, then the environment)", "", o.env)
 		}
 	}
+	bindKeys(cmd.Flags(), "resume", o.env) // how to connect to the server of a run on Temporal
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o.setLimits(cmd.Flags().Changed)
 		root, err := o.root(stdio)
@@ -87,12 +87,13 @@ limits. A run that ended done is only printed.`,
 			return p
 		}
 		rp := runs.ResumeParts{
-			Parts: stdio.parts(o.quiet, false, false),
-			Quiet: o.quiet,
-			Env:   func(dir string) (runner.EnvValue, error) { return o.envValue(stdio, dir) },
-			Task:  func() runner.Parts { return observed(stdio.parts(o.quiet, true, false)) },
-			Loop:  func() runner.Parts { return observed(stdio.parts(o.quiet, false, true)) },
-			Batch: func(total int) (runner.BatchParts, func()) { return batchParts(stdio, o.quiet, total) },
+			Parts:   stdio.parts(o.quiet, false, false),
+			Quiet:   o.quiet,
+			Env:     func(dir string) (runner.EnvValue, error) { return o.envValue(stdio, dir) },
+			Task:    func() runner.Parts { return observed(stdio.parts(o.quiet, true, false)) },
+			Loop:    func() runner.Parts { return observed(stdio.parts(o.quiet, false, true)) },
+			Batch:   func(total int) (runner.BatchParts, func()) { return batchParts(stdio, o.quiet, total) },
+			Connect: connect(stdio, o.env),
 		}
 		out, err := runs.Resume(cmd.Context(), root, args[0], o.limits, rp)
 		if err != nil {
@@ -122,10 +123,7 @@ limits. A run that ended done is only printed.`,
 // directory, sees it) and the environment what gives the run's recorded
 // environment names their values again.
 func (o *resumeOptions) envValue(stdio *Stdio, dir string) (runner.EnvValue, error) {
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && o.env.Cwd == nil {
-		o.env.Cwd = &dir
-	}
-	cfg, err := loadConfig(stdio, o.env)
+	cfg, err := runConfig(stdio, o.env, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -3,13 +3,16 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -47,6 +50,30 @@ func (f *storeFlags) open(stdio *Stdio, id string) (*store.Run, error) {
 		return nil, err
 	}
 	return runs.Open(root, id)
+}
+
+// connect is how to reach the server of a run on Temporal: as its record
+// says, each setting that the configuration (as the run's directory sees
+// it) or flags (the command's connection flags, bound with bindKeys) give
+// overriding the record's.
+func connect(stdio *Stdio, flags *config.Layer) runs.Connect {
+	return func(run *store.Run) (flow.Connection, error) {
+		cfg, err := runConfig(stdio, flags, run.Meta.Cwd)
+		if err != nil {
+			return flow.Connection{}, err
+		}
+		return flow.RunConnection(run.Meta.Temporal, run.ID, cfg, stdio.getenv), nil
+	}
+}
+
+// runConfig is the configuration as dir, the directory a run was started
+// in, sees it (when it still exists), with flags.
+func runConfig(stdio *Stdio, flags *config.Layer, dir string) (*config.Config, error) {
+	l := *flags
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && l.Cwd == nil {
+		l.Cwd = &dir
+	}
+	return loadConfig(stdio, &l)
 }
 
 type runsOptions struct {

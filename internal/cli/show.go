@@ -24,12 +24,14 @@ func newShowCmd(stdio *Stdio) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 	}
 	o.register(cmd)
+	server := flagLayer() // how to connect to the server of a run on Temporal
+	bindKeys(cmd.Flags(), "show", server)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		root, err := o.root(stdio)
 		if err != nil {
 			return err
 		}
-		st, err := runs.Show(cmd.Context(), root, args[0], stdio.parts(false, false, false))
+		st, err := runs.Show(cmd.Context(), root, args[0], stdio.parts(false, false, false), connect(stdio, server))
 		if err != nil {
 			return err
 		}

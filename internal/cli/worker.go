@@ -77,7 +77,7 @@ func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurren
 		say.Error("no agent backend is installed on this machine: the worker would take no attempt (see jlgcli backends)")
 		return &exitError{code: engine.ExitBackendMissing}
 	}
-	c, err := runs.Dial(ctx, t)
+	c, err := runs.Dial(ctx, flow.ConnectionOf(cfg, stdio.getenv))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -251,4 +252,45 @@ type Temporal struct {
 	// WorkerWait is how long an attempt waits for a worker that has its
 	// backend before the task fails (backend-missing).
 	WorkerWait time.Duration
+	// TLSCA, TLSCert and TLSKey are PEM files: the CA that signed the
+	// server's certificate ("": the system's roots), and the client's
+	// certificate and key for mutual TLS. TLSServerName is the name the
+	// server's certificate must have ("": the address's host). Any of them,
+	// or an API key, makes the connection TLS.
+	TLSCA, TLSCert, TLSKey, TLSServerName string
+	// APIKeyEnv names the environment variable that holds the API key, sent
+	// with every call as a bearer token (Temporal Cloud's API keys); "":
+	// none. The key itself is never in a file or a run's record.
+	APIKeyEnv string
+}
+
+// TemporalConnectionKeys are the keys of how a client connects to the
+// Temporal server, beyond its address and namespace: a run's record keeps
+// them (none is a secret), and the configuration overrides them
+// (OverTemporal).
+var TemporalConnectionKeys = []string{"temporal.tlsCa", "temporal.tlsCert", "temporal.tlsKey", "temporal.tlsServerName", "temporal.apiKeyEnv"}
+
+// OverTemporal is c with the Temporal server t, recorded by source (a
+// run's record): t's address, namespace and queue, and each of its
+// connection settings (TemporalConnectionKeys) unless c's files,
+// environment or flags set that key.
+func (c *Config) OverTemporal(t Temporal, source string) *Config {
+	o := *c
+	o.Sources = maps.Clone(c.Sources)
+	fields := func(t *Temporal) []*string {
+		return []*string{&t.TLSCA, &t.TLSCert, &t.TLSKey, &t.TLSServerName, &t.APIKeyEnv}
+	}
+	mine := fields(&c.Temporal)
+	for i, p := range fields(&t) {
+		if key := TemporalConnectionKeys[i]; c.Sources[key] != "default" && c.Sources[key] != "" {
+			*p = *mine[i]
+		} else {
+			o.Sources[key] = source
+		}
+	}
+	o.Temporal = t
+	for _, key := range []string{"temporal.address", "temporal.namespace", "temporal.taskQueue"} {
+		o.Sources[key] = source
+	}
+	return &o
 }

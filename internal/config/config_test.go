@@ -808,3 +808,75 @@ inline = { k = "v" }
 		t.Error(got)
 	}
 }
+
+// The [temporal] connection keys: files relative to their file's directory
+// (flags: to the current one), the environment's, flags over both; the
+// API key's variable is a name, refused without echoing what was given
+// (it may be the key); OverTemporal keeps what a run recorded unless a
+// layer set it.
+func TestTemporalConnectionKeys(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, filepath.Join(dir, "jlgcli.toml"), "[temporal]\ntlsCa = \"certs/ca.pem\"\ntlsCert = \"/abs/client.pem\"\ntlsKey = \"certs/key.pem\"\napiKeyEnv = \"TEMPORAL_API_KEY\"\n")
+	file, err := LoadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := EnvLayer(env(map[string]string{"JLGCLI_TEMPORAL_SERVER_NAME": "temporal.internal", "JLGCLI_TEMPORAL_KEY": "/env/key.pem"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := &Layer{Name: "flag"}
+	for _, k := range Table() {
+		if k.Flag == "temporal-api-key-env" {
+			if err := k.Parse(flags, "CLOUD_KEY"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c, err := Resolve(file, e, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Temporal{Namespace: DefaultTemporalNamespace, TaskQueue: DefaultTaskQueue, WorkerWait: DefaultWorkerWait,
+		TLSCA: filepath.Join(dir, "certs", "ca.pem"), TLSCert: "/abs/client.pem", TLSKey: "/env/key.pem", TLSServerName: "temporal.internal", APIKeyEnv: "CLOUD_KEY"}
+	if diff := cmp.Diff(want, c.Temporal); diff != "" {
+		t.Errorf("temporal (-want +got):\n%s", diff)
+	}
+	for key, src := range map[string]string{"temporal.tlsCa": p, "temporal.tlsKey": "environment", "temporal.tlsServerName": "environment", "temporal.apiKeyEnv": "flag"} {
+		if c.Sources[key] != src {
+			t.Errorf("%s from %q, want %q", key, c.Sources[key], src)
+		}
+	}
+	if v := c.Value("temporal.apiKeyEnv"); v != "CLOUD_KEY" {
+		t.Errorf("config prints apiKeyEnv %q", v)
+	}
+
+	// A run's record, under this configuration: what a layer set wins.
+	rec := Temporal{Address: "a:7233", Namespace: "ns", TaskQueue: "q", TLSCA: "/run/ca.pem", TLSCert: "/run/c.pem", TLSKey: "/run/k.pem"}
+	o := c.OverTemporal(rec, "run r1")
+	want = Temporal{Address: "a:7233", Namespace: "ns", TaskQueue: "q", TLSCA: filepath.Join(dir, "certs", "ca.pem"), TLSCert: "/abs/client.pem",
+		TLSKey: "/env/key.pem", TLSServerName: "temporal.internal", APIKeyEnv: "CLOUD_KEY"}
+	if diff := cmp.Diff(want, o.Temporal); diff != "" {
+		t.Errorf("over a record (-want +got):\n%s", diff)
+	}
+	d, err := Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = d.OverTemporal(rec, "run r1")
+	if diff := cmp.Diff(rec, o.Temporal); diff != "" || o.Sources["temporal.tlsCa"] != "run r1" || d.Sources["temporal.tlsCa"] != "default" {
+		t.Errorf("a record under the defaults (-want +got):\n%s\nsources %q, %q", diff, o.Sources["temporal.tlsCa"], d.Sources["temporal.tlsCa"])
+	}
+
+	for _, bad := range []string{"sk-live-1234.abcd", "1KEY", "MY-KEY"} {
+		_, err := Resolve(&Layer{Name: "flag", Temporal: &TemporalLayer{APIKeyEnv: &bad}})
+		var cerr *Error
+		if !errors.As(err, &cerr) || cerr.Key != "temporal.apiKeyEnv" || strings.Contains(err.Error(), bad) {
+			t.Errorf("apiKeyEnv %q: %v", bad, err)
+		}
+	}
+	_, err = LoadFile(write(t, filepath.Join(dir, "bad.toml"), "[temporal]\ntlsFile = \"x\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "tlsCa, tlsCert, tlsKey, tlsServerName, apiKeyEnv") {
+		t.Errorf("an unknown key of [temporal]: %v", err)
+	}
+}

@@ -99,10 +99,15 @@ type prematureFile struct {
 // TemporalLayer is the [temporal] table: the server that tasks are
 // submitted to (task/batch --temporal) and that workers serve.
 type TemporalLayer struct {
-	Address    *string `toml:"address"`
-	Namespace  *string `toml:"namespace"`
-	TaskQueue  *string `toml:"taskQueue"`
-	WorkerWait *string `toml:"workerWait"`
+	Address       *string `toml:"address"`
+	Namespace     *string `toml:"namespace"`
+	TaskQueue     *string `toml:"taskQueue"`
+	WorkerWait    *string `toml:"workerWait"`
+	TLSCA         *string `toml:"tlsCa"`
+	TLSCert       *string `toml:"tlsCert"`
+	TLSKey        *string `toml:"tlsKey"`
+	TLSServerName *string `toml:"tlsServerName"`
+	APIKeyEnv     *string `toml:"apiKeyEnv"`
 }
 
 // temporal is l's [temporal] table, made when absent.
@@ -209,7 +214,11 @@ func LoadFile(path string) (*Layer, error) {
 	}
 	l.Name = path
 	l.lines = lines
-	for _, p := range []*string{l.Cwd, l.StateDir, l.Checklist} {
+	paths := []*string{l.Cwd, l.StateDir, l.Checklist}
+	if t := l.Temporal; t != nil {
+		paths = append(paths, t.TLSCA, t.TLSCert, t.TLSKey)
+	}
+	for _, p := range paths {
 		if p != nil && *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(filepath.Dir(path), *p)
 		}
@@ -254,7 +263,7 @@ func knownHint(key []string) string {
 	case len(key) == 2 && key[0] == "planner":
 		return " (planner has: backend, model, env)"
 	case len(key) == 2 && key[0] == "temporal":
-		return " (temporal has: address, namespace, taskQueue, workerWait)"
+		return " (temporal has: address, namespace, taskQueue, workerWait, tlsCa, tlsCert, tlsKey, tlsServerName, apiKeyEnv)"
 	case len(key) == 2 && key[0] == "loopDetection":
 		return " (loopDetection has: similarity, sameErrorCount, embeddings)"
 	case len(key) == 3 && key[0] == "loopDetection" && key[1] == "embeddings":

@@ -54,6 +54,9 @@ type FlagUse struct{ Usage, Default string }
 // The commands of the flags.
 const (
 	cmdRun, cmdLoop, cmdTask, cmdBatch, cmdConfig, cmdWorker = "run", "loop", "task", "batch", "config", "worker"
+	// The commands that act on a run kept here: those of a run on
+	// Temporal dial its server.
+	cmdShow, cmdResume, cmdReport = "show", "resume", "report"
 )
 
 // on lists commands that show the flag as the key says.
@@ -79,6 +82,27 @@ var (
 	taskCmds   = []string{cmdTask, cmdBatch}
 	taskConfig = []string{cmdTask, cmdBatch, cmdConfig}
 )
+
+// dialing are the commands that have a flag of how to connect to the
+// Temporal server: those that submit, the worker, config, and those that
+// act on a run kept here, which by default connect as the run was
+// submitted (their usage says so).
+func dialing(key, usage string) map[string]FlagUse {
+	return with(on(cmdTask, cmdBatch, cmdWorker, cmdConfig),
+		FlagUse{Usage: usage + " (default: as the run was submitted; config: " + key + ")"}, cmdShow, cmdResume, cmdReport)
+}
+
+// temporalPath reads a file of the [temporal] table, made absolute (flags
+// are relative to the current directory); "" is none.
+func temporalPath(field func(*TemporalLayer) **string) func(*Layer, string) error {
+	return func(l *Layer, s string) error {
+		if s == "" {
+			*field(l.temporal()) = &s
+			return nil
+		}
+		return absPath(func(l *Layer) **string { return field(l.temporal()) })(l, s)
+	}
+}
 
 // keyTable is every key, in the order `jlgcli config` prints them.
 var keyTable = []Key{
@@ -385,6 +409,46 @@ var keyTable = []Key{
 		parse: duration(func(l *Layer) **string { return &l.temporal().WorkerWait }),
 		apply: durationKey(func(l *Layer) *string { return temporalOf(l).WorkerWait }, func(c *Config) *time.Duration { return &c.Temporal.WorkerWait }),
 		print: func(c *Config) string { return c.Temporal.WorkerWait.String() }},
+	{Name: "temporal.tlsCa", Flag: "temporal-ca", Env: "JLGCLI_TEMPORAL_CA", Kind: "string",
+		Commands: dialing("temporal.tlsCa", "PEM file of the CA that signed the Temporal server's certificate"),
+		Usage:    "PEM file of the CA that signed the Temporal server's certificate; sets TLS on (default: the system's CAs) (config: temporal.tlsCa)",
+		parse:    temporalPath(func(t *TemporalLayer) **string { return &t.TLSCA }),
+		apply:    scalar(func(l *Layer) *string { return temporalOf(l).TLSCA }, func(c *Config, v string) error { c.Temporal.TLSCA = v; return nil }),
+		print:    func(c *Config) string { return c.Temporal.TLSCA }},
+	{Name: "temporal.tlsCert", Flag: "temporal-cert", Env: "JLGCLI_TEMPORAL_CERT", Kind: "string",
+		Commands: dialing("temporal.tlsCert", "PEM file of the client certificate for mutual TLS"),
+		Usage:    "PEM file of the client certificate for mutual TLS, with --temporal-key; sets TLS on (config: temporal.tlsCert)",
+		parse:    temporalPath(func(t *TemporalLayer) **string { return &t.TLSCert }),
+		apply:    scalar(func(l *Layer) *string { return temporalOf(l).TLSCert }, func(c *Config, v string) error { c.Temporal.TLSCert = v; return nil }),
+		print:    func(c *Config) string { return c.Temporal.TLSCert }},
+	{Name: "temporal.tlsKey", Flag: "temporal-key", Env: "JLGCLI_TEMPORAL_KEY", Kind: "string",
+		Commands: dialing("temporal.tlsKey", "PEM file of the client certificate's private key"),
+		Usage:    "PEM file of the client certificate's private key, with --temporal-cert (config: temporal.tlsKey)",
+		parse:    temporalPath(func(t *TemporalLayer) **string { return &t.TLSKey }),
+		apply:    scalar(func(l *Layer) *string { return temporalOf(l).TLSKey }, func(c *Config, v string) error { c.Temporal.TLSKey = v; return nil }),
+		print:    func(c *Config) string { return c.Temporal.TLSKey }},
+	{Name: "temporal.tlsServerName", Flag: "temporal-server-name", Env: "JLGCLI_TEMPORAL_SERVER_NAME", Kind: "string",
+		Commands: dialing("temporal.tlsServerName", "the name the Temporal server's certificate must have"),
+		Usage:    "the name the Temporal server's certificate must have; sets TLS on (default: the host of the address) (config: temporal.tlsServerName)",
+		parse:    func(l *Layer, s string) error { l.temporal().TLSServerName = &s; return nil },
+		apply: scalar(func(l *Layer) *string { return temporalOf(l).TLSServerName }, func(c *Config, v string) error {
+			c.Temporal.TLSServerName = strings.TrimSpace(v)
+			return nil
+		}),
+		print: func(c *Config) string { return c.Temporal.TLSServerName }},
+	{Name: "temporal.apiKeyEnv", Flag: "temporal-api-key-env", Env: "JLGCLI_TEMPORAL_API_KEY_ENV", Kind: "string",
+		Commands: dialing("temporal.apiKeyEnv", "the environment variable that holds the Temporal API key"),
+		Usage:    "the NAME of the environment variable that holds the Temporal API key (Temporal Cloud); sets TLS on (config: temporal.apiKeyEnv)",
+		parse:    func(l *Layer, s string) error { l.temporal().APIKeyEnv = &s; return nil },
+		apply: scalar(func(l *Layer) *string { return temporalOf(l).APIKeyEnv }, func(c *Config, v string) error {
+			if v != "" && !validEnvName(v) {
+				// Not quoted: it may be the key itself, given by mistake.
+				return fmt.Errorf("is not an environment variable name (letters, digits, _): give the name of the variable that holds the API key, never the key")
+			}
+			c.Temporal.APIKeyEnv = v
+			return nil
+		}),
+		print: func(c *Config) string { return c.Temporal.APIKeyEnv }},
 	// attempts is a flag only: it overrides the attempts of every tier.
 	{Flag: "attempts", Kind: "int", Default: strconv.Itoa(DefaultAttempts), Commands: on(taskCmds...),
 		Usage: "attempts per tier and step (config: attempts of each [[tiers]])",

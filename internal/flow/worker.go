@@ -2,54 +2,13 @@ package flow
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"log/slog"
-	"net"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
-
-// DialTimeout bounds the connection to the server.
-const DialTimeout = 5 * time.Second
-
-// ErrNoServer is a Temporal server that cannot be reached.
-var ErrNoServer = errors.New("no Temporal server")
-
-// Dial connects to the Temporal server at address, or says within
-// DialTimeout that there is none there.
-func Dial(ctx context.Context, address, namespace string, logger *slog.Logger) (client.Client, error) {
-	if address == "" {
-		return nil, fmt.Errorf("%w: no address (--temporal HOST:PORT, or temporal.address in the configuration)", ErrNoServer)
-	}
-	if _, _, err := net.SplitHostPort(address); err != nil {
-		return nil, fmt.Errorf("%w at %q: the address is not HOST:PORT", ErrNoServer, address)
-	}
-	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
-	defer cancel()
-	if namespace == "" {
-		namespace = "default"
-	}
-	opts := client.Options{HostPort: address, Namespace: namespace}
-	if logger != nil {
-		opts.Logger = log.NewStructuredLogger(logger)
-	}
-	c, err := client.DialContext(ctx, opts)
-	if err != nil {
-		msg := err.Error()
-		if ctx.Err() != nil {
-			msg = fmt.Sprintf("nothing answered within %s", DialTimeout)
-		}
-		return nil, fmt.Errorf("%w at %s (namespace %s): %s", ErrNoServer, address, namespace, strings.TrimSpace(msg))
-	}
-	return c, nil
-}
 
 // WorkerOptions are a worker's settings.
 type WorkerOptions struct {

@@ -36,6 +36,8 @@ type ResumeParts struct {
 	// Batch makes the parts of a resumed batch of total tasks, and what
 	// ends them once the batch stops.
 	Batch func(total int) (runner.BatchParts, func())
+	// Connect is how to reach the server of a run on Temporal.
+	Connect Connect
 }
 
 // task makes the parts of a resumed task, env their EnvValue.

@@ -48,7 +48,7 @@ func killedBatch(t *testing.T) string {
 
 func TestShowBatchWithARunningTask(t *testing.T) {
 	root := killedBatch(t)
-	st, err := Show(context.Background(), root, batchID[:20], runner.Parts{})
+	st, err := Show(context.Background(), root, batchID[:20], runner.Parts{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestShowBatchWithARunningTask(t *testing.T) {
 
 func TestShowUnknownRunIsAUsageError(t *testing.T) {
 	root := t.TempDir()
-	_, err := Show(context.Background(), root, "2026", runner.Parts{})
+	_, err := Show(context.Background(), root, "2026", runner.Parts{}, nil)
 	var u *runner.UsageError
 	if !errors.As(err, &u) || !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("err = %v, want a usage error of a run not found", err)

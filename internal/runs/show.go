@@ -45,15 +45,16 @@ func (s State) OutputPath(iteration int) string {
 }
 
 // Show reads run id (or a unique prefix of it) under the state root root:
-// a run on Temporal is brought up to date from its server first (Refresh).
-// p says what is noticed on the way (a journal repaired).
-func Show(ctx context.Context, root, id string, p runner.Parts) (State, error) {
+// a run on Temporal is brought up to date from its server first (Refresh),
+// reached through connect. p says what is noticed on the way (a journal
+// repaired).
+func Show(ctx context.Context, root, id string, p runner.Parts, connect Connect) (State, error) {
 	run, err := Open(root, id)
 	if err != nil {
 		return State{}, err
 	}
 	defer run.Close()
-	if err := Refresh(ctx, run); err != nil {
+	if err := Refresh(ctx, run, connect); err != nil {
 		return State{}, err
 	}
 	st := State{ID: run.ID, Dir: run.Dir, Meta: run.Meta}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -44,17 +45,33 @@ type Submission struct {
 	Plan bool
 }
 
-// Dial connects to the Temporal server t: the one place where jlgcli dials
+// Dial connects to the Temporal server of conn (flow.ConnectionOf a
+// configuration, or a Connect of a run): the one place where jlgcli dials
 // one.
-func Dial(ctx context.Context, t config.Temporal) (client.Client, error) {
-	return flow.Dial(ctx, t.Address, t.Namespace, nil)
+func Dial(ctx context.Context, conn flow.Connection) (client.Client, error) {
+	return flow.Dial(ctx, conn, nil)
 }
 
-// serverOf is the server a run on Temporal was submitted to, as its record
-// keeps it.
-func serverOf(run *store.Run) config.Temporal {
-	t := run.Meta.Temporal
-	return config.Temporal{Address: t.Address, Namespace: t.Namespace, TaskQueue: t.Queue}
+// Connect is how to reach the Temporal server that a run kept here was
+// submitted to: as its record says, each setting that the configuration or
+// flags give overriding the record's (flow.RunConnection). nil: as the
+// record says, with the environment's API key.
+type Connect func(run *store.Run) (flow.Connection, error)
+
+// connection is how to reach run's server through connect.
+func (connect Connect) connection(run *store.Run) (flow.Connection, error) {
+	if connect != nil {
+		return connect(run)
+	}
+	return flow.RunConnection(run.Meta.Temporal, run.ID, &config.Config{}, os.Getenv), nil
+}
+
+// getenv is p's Getenv, else the environment's.
+func getenv(p runner.Parts) func(string) string {
+	if p.Getenv != nil {
+		return p.Getenv
+	}
+	return os.Getenv
 }
 
 // SubmitTask sends a task of prompt, with the settings of cfg, to the
@@ -85,7 +102,7 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 		return "", nil, err
 	}
 	t := cfg.Temporal
-	c, err := Dial(ctx, t)
+	c, err := Dial(ctx, flow.ConnectionOf(cfg, getenv(p)))
 	if err != nil {
 		return "", nil, err
 	}
@@ -211,7 +228,7 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 	}
 	spec.BaseBranch, spec.Repo = base, url
 	t := cfg.Temporal
-	c, err := Dial(ctx, t)
+	c, err := Dial(ctx, flow.ConnectionOf(cfg, getenv(p)))
 	if err != nil {
 		return "", nil, err
 	}
@@ -281,9 +298,8 @@ func recordRun(p runner.Parts, cfg *config.Config, id, command, backend, prompt 
 	if err != nil {
 		return nil, err
 	}
-	t := cfg.Temporal
 	run, err := store.Create(root, id, store.Meta{Command: command, Backend: backend, Prompt: prompt, Options: data, Cwd: cfg.Cwd,
-		Temporal: &store.Temporal{Address: t.Address, Namespace: t.Namespace, Queue: t.TaskQueue}})
+		Temporal: flow.Recorded(cfg.Temporal)})
 	if err != nil {
 		return nil, fmt.Errorf("record run %s: %w", id, err)
 	}
@@ -341,7 +357,7 @@ func saveBatch(run *store.Run, sum batch.Summary) error {
 // server, unless its report already says it ended: the result of a run
 // that ended, or where a running one stands (status running). A run made
 // here is left as it is.
-func Refresh(ctx context.Context, run *store.Run) error {
+func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 	if run.Meta.Temporal == nil {
 		return nil
 	}
@@ -357,8 +373,12 @@ func Refresh(ctx context.Context, run *store.Run) error {
 		}
 		return err
 	}
-	t := serverOf(run)
-	c, err := Dial(ctx, t)
+	t := run.Meta.Temporal
+	conn, err := connect.connection(run)
+	if err != nil {
+		return err
+	}
+	c, err := Dial(ctx, conn)
 	if err != nil {
 		return err
 	}
@@ -418,8 +438,12 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 		}
 		return out, err
 	}
-	t := serverOf(run)
-	c, err := Dial(ctx, t)
+	t := run.Meta.Temporal
+	conn, err := rp.Connect.connection(run)
+	if err != nil {
+		return out, err
+	}
+	c, err := Dial(ctx, conn)
 	if err != nil {
 		return out, err
 	}

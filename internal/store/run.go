@@ -83,11 +83,17 @@ type Meta struct {
 	Temporal *Temporal `json:"temporal,omitempty"`
 }
 
-// Temporal is the server a run was submitted to.
+// Temporal is the server a run was submitted to, and how jlgcli connected
+// to it: no secret (the API key's variable, never the key).
 type Temporal struct {
-	Address   string `json:"address"`
-	Namespace string `json:"namespace"`
-	Queue     string `json:"queue"`
+	Address       string `json:"address"`
+	Namespace     string `json:"namespace"`
+	Queue         string `json:"queue"`
+	TLSCA         string `json:"tlsCa,omitempty"`
+	TLSCert       string `json:"tlsCert,omitempty"`
+	TLSKey        string `json:"tlsKey,omitempty"`
+	TLSServerName string `json:"tlsServerName,omitempty"`
+	APIKeyEnv     string `json:"apiKeyEnv,omitempty"`
 }
 
 // Event is one line of events.jsonl. The store reads only Type and
