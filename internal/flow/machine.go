@@ -16,9 +16,10 @@ import (
 // hold the machine's only slot while attempts of another backend wait: so
 // a reservation is free while the machine has room, and none is given
 // while as many attempts as allowed are under way. The worker then stops
-// taking attempts when it is full, and other workers get them. Pollers that
-// were already waiting can still each receive an attempt at the moment
-// the machine fills: such an attempt waits for a place on the machine
+// taking attempts when it is full, and other workers get them. Each
+// backend polls with one poller, and a poll that was already waiting can
+// still receive an attempt at the moment the machine fills (at most one
+// per other backend): such an attempt waits for a place on the machine
 // (gate), heartbeating, so that no more than the allowed number of agents
 // ever run at once.
 type machine struct {

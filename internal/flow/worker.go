@@ -69,7 +69,7 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 		if err != nil {
 			return err
 		}
-		w := worker.New(c, AttemptQueue(o.Queue, b), worker.Options{Tuner: tuner,
+		w := worker.New(c, AttemptQueue(o.Queue, b), worker.Options{Tuner: tuner, MaxConcurrentActivityTaskPollers: 1,
 			WorkerStopTimeout: o.StopTimeout, DisableWorkflowWorker: true})
 		w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
 		w.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
