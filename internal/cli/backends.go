@@ -1,32 +1,14 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
-	"sync"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
-	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 type backendsOptions struct {
 	json bool
-}
-
-type backendRow struct {
-	Name      string       `json:"name"`
-	Installed bool         `json:"installed"`
-	Path      string       `json:"path,omitempty"`
-	Version   string       `json:"version,omitempty"`
-	Status    agent.Status `json:"status"`
-	Details   string       `json:"details,omitempty"`
-	// Package is the npm package that installs a built-in backend's CLI.
-	Package string `json:"package,omitempty"`
-	// Note warns of what will make an installed CLI's calls fail here.
-	Note string `json:"note,omitempty"`
 }
 
 func newBackendsCmd(stdio *Stdio) *cobra.Command {
@@ -48,61 +30,11 @@ of each built-in backend (package).`,
 		if err != nil {
 			return err
 		}
-		reg := runs.Registry(cfg, stdio.base())
-		names := reg.Names()
-		rows := make([]backendRow, len(names))
-		var wg sync.WaitGroup
-		for i, name := range names {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				a, err := reg.Get(name)
-				if err != nil {
-					rows[i] = backendRow{Name: name, Status: agent.Missing, Details: err.Error()}
-					return
-				}
-				av := a.Check(cmd.Context())
-				rows[i] = backendRow{Name: name, Installed: av.Status != agent.Missing, Path: av.Path, Version: av.Version, Status: av.Status,
-					Details: av.Details, Note: av.Note, Package: agent.Package(name)}
-			}()
-		}
-		wg.Wait()
+		rows := runs.Backends(cmd.Context(), cfg, stdio.base())
 		if o.json {
-			enc := json.NewEncoder(stdio.Out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(rows)
+			return printJSON(stdio, rows)
 		}
-		tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "BACKEND\tINSTALLED\tVERSION\tSTATUS\tPATH")
-		for _, r := range rows {
-			installed := "no"
-			if r.Installed {
-				installed = "yes"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, installed, dash(r.Version), r.Status, dash(r.Path))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		for _, r := range rows {
-			switch {
-			case r.Status == agent.Missing && r.Package != "":
-				fmt.Fprintf(stdio.Out, "%s: not installed; install it with: %s\n", r.Name, agent.InstallCommand(r.Name))
-			case r.Details != "" && r.Status != agent.Missing:
-				fmt.Fprintf(stdio.Out, "%s: %s\n", r.Name, r.Details)
-			}
-			if r.Note != "" {
-				fmt.Fprintf(stdio.Out, "%s: note: %s\n", r.Name, r.Note)
-			}
-		}
-		return nil
+		return view.Backends(stdio.Out, rows)
 	}
 	return cmd
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

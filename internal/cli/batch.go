@@ -3,24 +3,20 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 	"github.com/jlgcli/jlgcli/internal/ui"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // batchFlags are the inputs of `batch`: the developer flags of `task`, the
@@ -91,7 +87,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 		return err
 	}
 	cfg := c.Config
-	stdio.envValue = envValue(stdio, cfg)
+	stdio.envValue = cfg.EnvValue(stdio.getenv)
 	say := stdio.reporter()
 	say.SetQuiet(cfg.Quiet)
 	sheets, warns, err := sheet.Load(args)
@@ -128,7 +124,8 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 	}
 	spec := plan.Spec
 	if o.dryRun {
-		return printBatchPlan(stdio, spec, plan.Levels)
+		view.BatchPlan(stdio.Out, spec, plan.Levels)
+		return nil
 	}
 	if temporal {
 		return runBatchTemporal(ctx, stdio, cfg, o, spec)
@@ -176,59 +173,6 @@ func batchParts(stdio *Stdio, quiet bool, total int) (bp runner.BatchParts, clos
 	return bp, func() {}
 }
 
-// printBatchPlan prints what a batch would run, level by level.
-func printBatchPlan(stdio *Stdio, spec runner.BatchSpec, levels [][]string) error {
-	byID := map[string]runner.BatchTask{}
-	for _, t := range spec.Tasks {
-		byID[t.ID] = t
-	}
-	base := spec.BaseBranch
-	if base == "" {
-		base = "the checked-out branch"
-	}
-	w := stdio.Out
-	fmt.Fprintf(w, "batch of %s, %d at a time, each merged into %s\n", plural.N(len(spec.Tasks), "task"), spec.Jobs, base)
-	order := 0
-	for i, ids := range levels {
-		fmt.Fprintf(w, "\nlevel %d:\n", i)
-		for _, id := range ids {
-			order++
-			t := byID[id]
-			fmt.Fprintf(w, "  %d. %s (%s): %s\n", order, t.ID, t.File, t.Title)
-			if len(t.Depends) > 0 {
-				from := ""
-				if t.DependsFrom == string(sheet.FromBody) {
-					from = " (from the sheet's dependency lines)"
-				}
-				fmt.Fprintf(w, "     depends on: %s%s\n", strings.Join(t.Depends, ", "), from)
-			}
-			var tiers []string
-			for _, tr := range t.Spec.Tiers {
-				s := tr.Backend
-				if tr.Model != "" {
-					s += ":" + tr.Model
-				}
-				tiers = append(tiers, fmt.Sprintf("%s ×%d", s, tr.Attempts))
-			}
-			fmt.Fprintf(w, "     tiers: %s\n", strings.Join(tiers, " → "))
-			var checks []string
-			for _, c := range t.Spec.Checks {
-				checks = append(checks, c.Name)
-			}
-			if len(checks) == 0 {
-				checks = []string{"the detected defaults"}
-			}
-			fmt.Fprintf(w, "     checks: %s\n", strings.Join(checks, "; "))
-			budget := "none"
-			if t.Spec.BudgetUSD > 0 {
-				budget = fmt.Sprintf("$%.2f", t.Spec.BudgetUSD)
-			}
-			fmt.Fprintf(w, "     budget: %s, timeout: %s\n", budget, time.Duration(t.Spec.TimeoutMs)*time.Millisecond)
-		}
-	}
-	return nil
-}
-
 // reportBatch prints a batch's result: the JSON object, or a table on
 // stdout; why it is not done on stderr.
 func reportBatch(stdio *Stdio, asJSON bool, res batch.Summary) error {
@@ -237,50 +181,13 @@ func reportBatch(stdio *Stdio, asJSON bool, res batch.Summary) error {
 			return err
 		}
 	} else {
-		printBatchTable(stdio, res)
+		view.BatchTable(stdio.Out, res)
 	}
 	if res.Status != string(batch.BatchDone) {
-		msg := fmt.Sprintf("%s: %d of %s done", res.Status, doneTasks(res), plural.N(len(res.Tasks), "task"))
-		if res.Details != "" {
-			msg += "; " + res.Details
-		}
-		stdio.reporter().Notice(msg)
+		stdio.reporter().Notice(view.BatchStopped(res))
 	}
 	if res.ExitCode == 0 {
 		return nil
 	}
 	return &exitError{code: res.ExitCode}
-}
-
-func doneTasks(res batch.Summary) int {
-	n := 0
-	for _, t := range res.Tasks {
-		if t.Status == string(batch.StatusDone) {
-			n++
-		}
-	}
-	return n
-}
-
-// printBatchTable lists a batch's tasks.
-func printBatchTable(stdio *Stdio, res batch.Summary) {
-	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tCOST\tDURATION\tRUN\tCOMMIT")
-	for _, t := range res.Tasks {
-		run, commit := "-", "-"
-		if t.RunID != nil {
-			run = *t.RunID
-		}
-		if t.Commit != nil {
-			commit = shortSHA(*t.Commit)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Attempts, cost.Amount(t.CostUSD, t.CostKnown, false),
-			(time.Duration(t.DurationMs) * time.Millisecond).Round(time.Second), run, commit)
-	}
-	_ = tw.Flush()
-	for _, t := range res.Tasks {
-		if t.Status != string(batch.StatusDone) && t.Details != "" {
-			fmt.Fprintf(stdio.Out, "%s: %s\n", t.ID, t.Details)
-		}
-	}
 }

@@ -40,7 +40,7 @@ type Stdio struct {
 	Dir string
 
 	// envValue gives the values of a run's recorded environment names
-	// (see envValue); nil: the environment's.
+	// (config.Config.EnvValue); nil: the environment's.
 	envValue runner.EnvValue
 
 	say *ui.Reporter // every message on Err goes through it

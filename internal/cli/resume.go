@@ -127,5 +127,5 @@ func (o *resumeOptions) envValue(stdio *Stdio, dir string) (runner.EnvValue, err
 	if err != nil {
 		return nil, err
 	}
-	return envValue(stdio, cfg), nil
+	return cfg.EnvValue(stdio.getenv), nil
 }

@@ -6,16 +6,16 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // runOptions are the inputs of `run` and `loop`.
@@ -107,12 +107,7 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 func reportLoop(stdio *Stdio, asJSON bool, res engine.Result) error {
 	err := report(stdio, asJSON, res)
 	if !asJSON && res.RunID != "" {
-		it := "iterations"
-		if res.Iterations == 1 {
-			it = "iteration"
-		}
-		stdio.reporter().Progress(fmt.Sprintf("run %s ended %s after %d %s · %s · %s", res.RunID, res.Status, res.Iterations, it,
-			cost.Phrase(res.CostUSD, res.CostKnown, false), (time.Duration(res.DurationMs) * time.Millisecond).Round(100*time.Millisecond)))
+		stdio.reporter().Progress(view.LoopEnd(res))
 	}
 	return err
 }
@@ -135,7 +130,7 @@ func report(stdio *Stdio, asJSON bool, res engine.Result) error {
 	}
 	if res.Status != engine.StatusDone {
 		say.Notice(fmt.Sprintf("%s: %s", res.Status, res.Details))
-		if h := statusHint(res); h != "" {
+		if h := taskreport.Hint(res); h != "" {
 			say.Hint(h)
 		}
 	}
@@ -146,47 +141,6 @@ func report(stdio *Stdio, asJSON bool, res engine.Result) error {
 		return nil
 	}
 	return &exitError{code: res.ExitCode}
-}
-
-// statusHint says what to do about a run that stopped for a reason the
-// user can fix: the hint of the last agent failure that has one
-// (agent.Failure.Hint), else that of the status.
-func statusHint(res engine.Result) string {
-	for i := len(res.Transcript) - 1; i >= 0; i-- {
-		if f := res.Transcript[i].Failure; f != nil && f.Hint != "" {
-			return f.Hint
-		}
-	}
-	switch res.Status {
-	case engine.StatusBackendMissing:
-		return missingHint(res.Backend)
-	case engine.StatusBackendUnauthenticated:
-		return "log in with the agent CLI itself, or set its API key in the environment (see 'jlgcli backends')"
-	case engine.StatusBackendUnknown:
-		return "define it under [backends." + res.Backend + "] in jlgcli.toml, or pick a known backend"
-	case engine.StatusMaxIterations:
-		if res.GateFailed {
-			return "the agent claimed done but a guard refused it (details above); fix that, or resume with a higher --max-iterations"
-		}
-		return "raise --max-iterations, or check that the agent ends its reply with the marker line"
-	case engine.StatusInvalidJSON:
-		return `in json mode the agent must end with a JSON object such as {"status":"done","summary":"..."}`
-	}
-	return ""
-}
-
-// missingHint says what to install when the agent CLI of backend is not
-// installed: its npm package for a built-in one, Claude Code's (the first
-// that jlgcli picks) when no backend was named.
-func missingHint(backend string) string {
-	if backend == "" {
-		return "install an agent CLI, e.g. Claude Code: " + agent.InstallCommand(agent.Builtins[0]) +
-			" (Node.js 22 or later), or configure a backend; 'jlgcli backends' lists each one's package"
-	}
-	if c := agent.InstallCommand(backend); c != "" {
-		return "install it with: " + c + " (Node.js 22 or later), or choose another backend with -b; 'jlgcli backends' lists each one's package"
-	}
-	return "install the agent CLI, or choose another backend with -b (see 'jlgcli backends')"
 }
 
 // readPrompt takes the prompt from the argument, stdin ("-") or a file.

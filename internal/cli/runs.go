@@ -2,20 +2,17 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // storeFlags locate the runs.
@@ -113,47 +110,9 @@ whole id). The title is the first line of the prompt (cut in the table; whole in
 		if o.json {
 			return printJSON(stdio, list)
 		}
-		tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE\tTITLE")
-		for _, r := range list {
-			live := "no"
-			if r.Live {
-				live = "yes"
-			}
-			command := r.Command
-			if r.Parent != "" {
-				command += "<" + batchShort(r.Parent) // a task of batch r.Parent
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, command, r.Status, r.Backend, r.Iterations,
-				cost.Amount(r.CostUSD, r.CostKnown, false),
-				(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), live,
-				cut(r.Title, runsTitleWidth))
-		}
-		return tw.Flush()
+		return view.Runs(stdio.Out, list)
 	}
 	return cmd
-}
-
-// runsTitleWidth bounds the TITLE column of runs, the last one, so that a
-// long prompt does not wrap the table.
-const runsTitleWidth = 24
-
-// cut is s cut to n runes, "…" ending it when it was longer.
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// batchShort is the random part of a run id (the 8 hex digits after the
-// time), enough to tell a task's batch among the runs listed.
-func batchShort(id string) string {
-	if _, after, ok := strings.Cut(id, "-"); ok {
-		return after
-	}
-	return id
 }
 
 func printJSON(stdio *Stdio, v any) error {

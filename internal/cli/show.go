@@ -1,17 +1,10 @@
 package cli
 
 import (
-	"fmt"
-	"text/tabwriter"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/jlgcli/jlgcli/internal/cost"
-	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 func newShowCmd(stdio *Stdio) *cobra.Command {
@@ -37,126 +30,21 @@ func newShowCmd(stdio *Stdio) *cobra.Command {
 		}
 		switch st.Meta.Command {
 		case "task":
-			return showTask(stdio, o.json, st)
+			if o.json {
+				return printJSON(stdio, *st.Task)
+			}
+			return view.ShowTask(stdio.Out, st)
 		case "batch":
-			return showBatch(stdio, o.json, st)
+			if o.json {
+				return printJSON(stdio, view.ShownBatch(st))
+			}
+			view.ShowBatch(stdio.Out, st)
+			return nil
 		}
-		return showLoop(stdio, o.json, st)
+		if o.json {
+			return printJSON(stdio, *st.Loop)
+		}
+		return view.ShowLoop(stdio.Out, st)
 	}
 	return cmd
-}
-
-// showLoop prints a loop (or a single run): its result, and each
-// iteration's reply with the file that holds its raw output.
-func showLoop(stdio *Stdio, asJSON bool, st runs.State) error {
-	res := *st.Loop
-	if asJSON {
-		return printJSON(stdio, res)
-	}
-	status := string(res.Status)
-	if res.Status == engine.StatusRunning && !st.Live {
-		status += " (not live: killed; 'jlgcli resume " + st.ID + "' continues it)"
-	}
-	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "run\t%s\n", st.ID)
-	fmt.Fprintf(tw, "command\t%s\n", st.Meta.Command)
-	fmt.Fprintf(tw, "backend\t%s\n", st.Meta.Backend)
-	fmt.Fprintf(tw, "status\t%s\n", status)
-	if res.Details != "" {
-		fmt.Fprintf(tw, "details\t%s\n", res.Details)
-	}
-	fmt.Fprintf(tw, "iterations\t%d\n", res.Iterations)
-	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
-	fmt.Fprintf(tw, "cost\t%s\n", cost.Amount(res.CostUSD, res.CostKnown, false))
-	fmt.Fprintf(tw, "tokens\t%d in, %d out\n", res.InputTokens, res.OutputTokens)
-	fmt.Fprintf(tw, "started\t%s\n", st.Meta.StartedAt.Local().Format(time.RFC3339))
-	fmt.Fprintf(tw, "directory\t%s\n", st.Dir)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, e := range res.Transcript {
-		fmt.Fprintf(stdio.Out, "\n--- iteration %d (%s, %s)\n", e.Iteration, e.StartedAt, time.Duration(e.DurationMs)*time.Millisecond)
-		if e.Failure != nil {
-			fmt.Fprintf(stdio.Out, "failure: %s: %s\n", e.Failure.Kind, e.Failure.Message)
-		}
-		fmt.Fprintf(stdio.Out, "output: %s\n%s\n", st.OutputPath(e.Iteration), e.Response)
-	}
-	return nil
-}
-
-// showTask prints a task run: its result, and each attempt with the refs
-// that keep the tree it started from and the one it left.
-func showTask(stdio *Stdio, asJSON bool, st runs.State) error {
-	res := *st.Task
-	if asJSON {
-		return printJSON(stdio, res)
-	}
-	status := string(res.Status)
-	switch {
-	case res.Status == engine.StatusRunning && st.Meta.Temporal != nil:
-		status += " (on the workers of " + st.Meta.Temporal.Address + "; 'jlgcli resume " + st.ID + "' follows it)"
-	case res.Status == engine.StatusRunning && !st.Live:
-		status += " (not live: killed; 'jlgcli resume " + st.ID + "' continues it)"
-	}
-	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "run\t%s\n", st.ID)
-	fmt.Fprintf(tw, "command\ttask\n")
-	if t := st.Meta.Temporal; t != nil {
-		fmt.Fprintf(tw, "temporal\t%s (namespace %s, queue %s)\n", t.Address, t.Namespace, t.Queue)
-	}
-	fmt.Fprintf(tw, "task\t%s\n", engine.Subject(st.Meta.Prompt))
-	fmt.Fprintf(tw, "status\t%s\n", status)
-	if res.Details != "" {
-		fmt.Fprintf(tw, "details\t%s\n", res.Details)
-	}
-	fmt.Fprintf(tw, "attempts\t%d\n", len(res.Attempts))
-	fmt.Fprintf(tw, "cost\t%s of $%.2f\n", cost.Amount(res.CostUSD, res.CostKnown, res.CostEstimated), res.BudgetUSD)
-	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
-	if g := res.Git; g != nil {
-		fmt.Fprintf(tw, "branch\t%s\n", g.Branch)
-		if g.Merge != nil {
-			fmt.Fprintf(tw, "merge\t%s %s\n", g.Merge.Status, shortSHA(g.Merge.Commit))
-		}
-	} else if st.Worktree.Branch != "" {
-		fmt.Fprintf(tw, "branch\t%s\n", st.Worktree.Branch)
-		fmt.Fprintf(tw, "worktree\t%s\n", st.Worktree.Path)
-	}
-	fmt.Fprintf(tw, "directory\t%s\n", st.Dir)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(res.Attempts) == 0 {
-		return nil
-	}
-	refs := git.RefPrefix + st.ID + "/"
-	fmt.Fprintf(stdio.Out, "\nattempts (restore one with: git checkout %s<N>-result -- .)\n", refs)
-	tw = tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "N\tSTEP\tTIER\tGATE\tACTION\tCOST\tBEFORE\tAFTER")
-	for _, a := range res.Attempts {
-		step := "-"
-		if a.Step > 0 {
-			step = fmt.Sprint(a.Step)
-		}
-		action := a.Action
-		if a.Detection != nil {
-			action += " (" + a.Detection.Names() + ")"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s%d\t%s%d-result\n", a.Number, step, a.Tier, a.Gate.Status, action, cost.Amount(a.CostUSD, a.CostKnown, a.CostEstimated),
-			refs, a.Number, refs, a.Number)
-	}
-	return tw.Flush()
-}
-
-// showBatch prints a batch run: its tasks with their runs and statuses.
-func showBatch(stdio *Stdio, asJSON bool, st runs.State) error {
-	res := *st.Batch
-	if res.Status == store.Running && !st.Live {
-		res.Status += " (not live: killed; 'jlgcli resume " + st.ID + "' continues it)"
-	}
-	if asJSON {
-		return printJSON(stdio, res)
-	}
-	fmt.Fprintf(stdio.Out, "run      %s\ncommand  batch\nstatus   %s\ncost     %s\n\n", st.ID, res.Status, cost.Amount(res.CostUSD, res.CostKnown, false))
-	printBatchTable(stdio, res)
-	return nil
 }

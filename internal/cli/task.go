@@ -10,12 +10,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/plural"
+	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // taskFlags are the inputs of `task`: its flags that are configuration
@@ -93,7 +93,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 	if err != nil {
 		return err
 	}
-	stdio.envValue = envValue(stdio, cfg)
+	stdio.envValue = cfg.EnvValue(stdio.getenv)
 	if cfg.Temporal.Address != "" {
 		return runTaskTemporal(ctx, stdio, cfg, o, prompt)
 	}
@@ -129,12 +129,12 @@ func reportTask(stdio *Stdio, asJSON bool, res engine.TaskResult) error {
 			return err
 		}
 	} else {
-		printTaskSummary(stdio, res)
+		view.TaskSummary(stdio.Out, res)
 	}
 	if res.Status != engine.StatusDone {
 		say := stdio.reporter()
 		say.Notice(fmt.Sprintf("%s: %s", res.Status, res.Details))
-		if h := taskHint(res); h != "" {
+		if h := taskreport.TaskHint(res); h != "" {
 			say.Hint(h)
 		}
 	}
@@ -142,72 +142,4 @@ func reportTask(stdio *Stdio, asJSON bool, res engine.TaskResult) error {
 		return nil
 	}
 	return &exitError{code: res.ExitCode}
-}
-
-// taskHint says what to do about a task that stopped for a reason the user
-// can fix: the agent's own failure hint (agent.Failure.Hint) of the last
-// attempt that had one, else the hint of the status.
-func taskHint(res engine.TaskResult) string {
-	for i := len(res.Attempts) - 1; i >= 0; i-- {
-		if f := res.Attempts[i].Failure; f != nil && f.Hint != "" {
-			return f.Hint
-		}
-	}
-	return statusHint(engine.Result{Status: res.Status, Backend: res.Backend})
-}
-
-func printTaskSummary(stdio *Stdio, res engine.TaskResult) {
-	w := stdio.Out
-	if res.Summary != "" {
-		fmt.Fprintln(w, res.Summary)
-	}
-	for _, t := range res.Tiers {
-		if t.Attempts == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "  tier %s: %s, %s, %s\n", t.Name, plural.N(t.Attempts, "attempt"), cost.Phrase(t.CostUSD, t.CostKnown, t.CostEstimated), t.Outcome)
-	}
-	for _, d := range res.Detections {
-		fmt.Fprintf(w, "  loop %s (attempts %s, tier %s): %s\n", d.Names(), joinInts(d.Attempts), d.Tier, d.Action)
-	}
-	g := res.Git
-	if g == nil {
-		return
-	}
-	switch {
-	case g.Merge != nil && g.Merge.Status == git.MergeFastForwarded:
-		fmt.Fprintf(w, "committed on %s, fast-forwarded to %s\n", g.Merge.Into, shortSHA(g.Merge.Commit))
-	case g.Merge != nil && g.Merge.Status == git.MergeMerged:
-		fmt.Fprintf(w, "merged into %s as %s (branch %s keeps the attempts)\n", g.Merge.Into, shortSHA(g.Merge.Commit), g.Branch)
-	case g.Merge != nil && g.Merge.Command != "":
-		fmt.Fprintf(w, "branch %s passed the checks; not merged (%s). To merge:\n  %s\n", g.Branch, orText(g.Merge.Reason, string(g.Merge.Status)), g.Merge.Command)
-	case g.Discarded:
-		fmt.Fprintf(w, "no attempt ran: branch %s and its worktree were removed (nothing to keep)\n", g.Branch)
-	case g.WIP != "":
-		fmt.Fprintf(w, "manual intervention required: review branch %s (WIP commit %s); attempts under %s\n", g.Branch, shortSHA(g.WIP), g.Refs)
-	default:
-		fmt.Fprintf(w, "branch %s; attempts under %s\n", g.Branch, g.Refs)
-	}
-}
-
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}
-
-func joinInts(ns []int) string {
-	var s []string
-	for _, n := range ns {
-		s = append(s, fmt.Sprint(n))
-	}
-	return strings.Join(s, ",")
-}
-
-func shortSHA(s string) string {
-	if len(s) > 10 {
-		return s[:10]
-	}
-	return s
 }

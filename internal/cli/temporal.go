@@ -9,6 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // submission is how task's and batch's flags send a run to Temporal, base
@@ -34,7 +35,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 		return nil
 	}
 	if g := res.Git; g != nil && g.Merge != nil && g.Merge.Commit != "" {
-		stdio.reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", shortSHA(g.Merge.Commit), flow.ReadyBranch(g.Branch)))
+		stdio.reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", view.ShortSHA(g.Merge.Commit), flow.ReadyBranch(g.Branch)))
 	}
 	return reportTask(stdio, cfg.JSON, *res)
 }
@@ -48,11 +49,7 @@ func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *
 		if cfg.Quiet {
 			return
 		}
-		line := fmt.Sprintf("[%s] %s", tr.ID, tr.Status)
-		if tr.Details != "" {
-			line += ": " + tr.Details
-		}
-		say.Notice(line)
+		say.Notice(view.TaskChanged(tr))
 	}
 	id, sum, err := runs.SubmitBatch(ctx, cfg, o.task.submission(o.base), spec, changed, stdio.parts(cfg.Quiet, false, false))
 	if err != nil {

@@ -1,0 +1,106 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/runs"
+)
+
+// titleWidth bounds the TITLE column of Runs, the last one, so that a long
+// prompt does not wrap the table.
+const titleWidth = 24
+
+// Runs writes the runs as `jlgcli runs` lists them, one row each: a task
+// of a batch reads task<XXXXXXXX (the end of the batch's id), the title is
+// cut to its column.
+func Runs(w io.Writer, list []runs.Run) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE\tTITLE")
+	for _, r := range list {
+		command := r.Command
+		if r.Parent != "" {
+			command += "<" + batchShort(r.Parent) // a task of batch r.Parent
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, command, r.Status, r.Backend, r.Iterations,
+			cost.Amount(r.CostUSD, r.CostKnown, false),
+			(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live),
+			cut(r.Title, titleWidth))
+	}
+	return tw.Flush()
+}
+
+// Backends writes the backends as `jlgcli backends` lists them: a table,
+// then under it how to install a missing built-in one, why one cannot be
+// used, and what will make its calls fail.
+func Backends(w io.Writer, rows []runs.Backend) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tINSTALLED\tVERSION\tSTATUS\tPATH")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, yesNo(r.Installed), dash(r.Version), r.Status, dash(r.Path))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		switch {
+		case r.Status == agent.Missing && r.Package != "":
+			fmt.Fprintf(w, "%s: not installed; install it with: %s\n", r.Name, agent.InstallCommand(r.Name))
+		case r.Details != "" && r.Status != agent.Missing:
+			fmt.Fprintf(w, "%s: %s\n", r.Name, r.Details)
+		}
+		if r.Note != "" {
+			fmt.Fprintf(w, "%s: note: %s\n", r.Name, r.Note)
+		}
+	}
+	return nil
+}
+
+// Config writes the settings as `jlgcli config` prints them: a table,
+// "-" for an empty value.
+func Config(w io.Writer, settings []config.Setting) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	for _, s := range settings {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, dash(s.Value), s.Source)
+	}
+	return tw.Flush()
+}
+
+// cut is s cut to n runes, "…" ending it when it was longer.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// batchShort is the random part of a run id (the 8 hex digits after the
+// time), enough to tell a task's batch among the runs listed.
+func batchShort(id string) string {
+	if _, after, ok := strings.Cut(id, "-"); ok {
+		return after
+	}
+	return id
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,194 @@
+// Package view renders runs and their results as the plain text the
+// command line prints on stdout: a task's summary, a batch's table and its
+// plan, the show of one run, the list of runs, the backends and the
+// configuration. Each function writes to the io.Writer it is given from
+// plain values (results, rows, states); it reads no file and asks nothing
+// of the runtime. The reports of a task and of a batch (Markdown, HTML,
+// JSON), the stats and the hints are package report's.
+//
+// It is a package of its own, above runs, because what it renders is
+// runs' and runner's values (runs.State, runs.Run, runner.BatchSpec),
+// while package report sits below them (runner writes a task's report).
+package view
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/sheet"
+)
+
+// TaskSummary writes what a task did: its summary, each tier that made
+// attempts, the loops detected, and where its work is.
+func TaskSummary(w io.Writer, res engine.TaskResult) {
+	if res.Summary != "" {
+		fmt.Fprintln(w, res.Summary)
+	}
+	for _, t := range res.Tiers {
+		if t.Attempts == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  tier %s: %s, %s, %s\n", t.Name, plural.N(t.Attempts, "attempt"), cost.Phrase(t.CostUSD, t.CostKnown, t.CostEstimated), t.Outcome)
+	}
+	for _, d := range res.Detections {
+		fmt.Fprintf(w, "  loop %s (attempts %s, tier %s): %s\n", d.Names(), joinInts(d.Attempts), d.Tier, d.Action)
+	}
+	g := res.Git
+	if g == nil {
+		return
+	}
+	switch {
+	case g.Merge != nil && g.Merge.Status == git.MergeFastForwarded:
+		fmt.Fprintf(w, "committed on %s, fast-forwarded to %s\n", g.Merge.Into, ShortSHA(g.Merge.Commit))
+	case g.Merge != nil && g.Merge.Status == git.MergeMerged:
+		fmt.Fprintf(w, "merged into %s as %s (branch %s keeps the attempts)\n", g.Merge.Into, ShortSHA(g.Merge.Commit), g.Branch)
+	case g.Merge != nil && g.Merge.Command != "":
+		fmt.Fprintf(w, "branch %s passed the checks; not merged (%s). To merge:\n  %s\n", g.Branch, orText(g.Merge.Reason, string(g.Merge.Status)), g.Merge.Command)
+	case g.Discarded:
+		fmt.Fprintf(w, "no attempt ran: branch %s and its worktree were removed (nothing to keep)\n", g.Branch)
+	case g.WIP != "":
+		fmt.Fprintf(w, "manual intervention required: review branch %s (WIP commit %s); attempts under %s\n", g.Branch, ShortSHA(g.WIP), g.Refs)
+	default:
+		fmt.Fprintf(w, "branch %s; attempts under %s\n", g.Branch, g.Refs)
+	}
+}
+
+// LoopEnd is the line that says how a loop went: its run id, status,
+// iterations, cost and duration.
+func LoopEnd(res engine.Result) string {
+	return fmt.Sprintf("run %s ended %s after %s · %s · %s", res.RunID, res.Status, plural.N(res.Iterations, "iteration"),
+		cost.Phrase(res.CostUSD, res.CostKnown, false), (time.Duration(res.DurationMs) * time.Millisecond).Round(100*time.Millisecond))
+}
+
+// BatchTable writes a batch's tasks, one row each, then why each task that
+// is not done stopped.
+func BatchTable(w io.Writer, res batch.Summary) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tCOST\tDURATION\tRUN\tCOMMIT")
+	for _, t := range res.Tasks {
+		run, commit := "-", "-"
+		if t.RunID != nil {
+			run = *t.RunID
+		}
+		if t.Commit != nil {
+			commit = ShortSHA(*t.Commit)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Attempts, cost.Amount(t.CostUSD, t.CostKnown, false),
+			(time.Duration(t.DurationMs) * time.Millisecond).Round(time.Second), run, commit)
+	}
+	_ = tw.Flush()
+	for _, t := range res.Tasks {
+		if t.Status != string(batch.StatusDone) && t.Details != "" {
+			fmt.Fprintf(w, "%s: %s\n", t.ID, t.Details)
+		}
+	}
+}
+
+// BatchStopped is the line that says how far a batch that is not done
+// went: its status, how many of its tasks are done, and why.
+func BatchStopped(res batch.Summary) string {
+	done := 0
+	for _, t := range res.Tasks {
+		if t.Status == string(batch.StatusDone) {
+			done++
+		}
+	}
+	msg := fmt.Sprintf("%s: %d of %s done", res.Status, done, plural.N(len(res.Tasks), "task"))
+	if res.Details != "" {
+		msg += "; " + res.Details
+	}
+	return msg
+}
+
+// TaskChanged is the line that says a batch's task has a new status.
+func TaskChanged(t batch.TaskSummary) string {
+	line := fmt.Sprintf("[%s] %s", t.ID, t.Status)
+	if t.Details != "" {
+		line += ": " + t.Details
+	}
+	return line
+}
+
+// BatchPlan writes what a batch would run, level by level: each task with
+// its sheet, dependencies, tiers, checks, budget and timeout.
+func BatchPlan(w io.Writer, spec runner.BatchSpec, levels [][]string) {
+	byID := map[string]runner.BatchTask{}
+	for _, t := range spec.Tasks {
+		byID[t.ID] = t
+	}
+	base := spec.BaseBranch
+	if base == "" {
+		base = "the checked-out branch"
+	}
+	fmt.Fprintf(w, "batch of %s, %d at a time, each merged into %s\n", plural.N(len(spec.Tasks), "task"), spec.Jobs, base)
+	order := 0
+	for i, ids := range levels {
+		fmt.Fprintf(w, "\nlevel %d:\n", i)
+		for _, id := range ids {
+			order++
+			t := byID[id]
+			fmt.Fprintf(w, "  %d. %s (%s): %s\n", order, t.ID, t.File, t.Title)
+			if len(t.Depends) > 0 {
+				from := ""
+				if t.DependsFrom == string(sheet.FromBody) {
+					from = " (from the sheet's dependency lines)"
+				}
+				fmt.Fprintf(w, "     depends on: %s%s\n", strings.Join(t.Depends, ", "), from)
+			}
+			var tiers []string
+			for _, tr := range t.Spec.Tiers {
+				s := tr.Backend
+				if tr.Model != "" {
+					s += ":" + tr.Model
+				}
+				tiers = append(tiers, fmt.Sprintf("%s ×%d", s, tr.Attempts))
+			}
+			fmt.Fprintf(w, "     tiers: %s\n", strings.Join(tiers, " → "))
+			var checks []string
+			for _, c := range t.Spec.Checks {
+				checks = append(checks, c.Name)
+			}
+			if len(checks) == 0 {
+				checks = []string{"the detected defaults"}
+			}
+			fmt.Fprintf(w, "     checks: %s\n", strings.Join(checks, "; "))
+			budget := "none"
+			if t.Spec.BudgetUSD > 0 {
+				budget = fmt.Sprintf("$%.2f", t.Spec.BudgetUSD)
+			}
+			fmt.Fprintf(w, "     budget: %s, timeout: %s\n", budget, time.Duration(t.Spec.TimeoutMs)*time.Millisecond)
+		}
+	}
+}
+
+// ShortSHA is a commit's id cut to 10 hex digits.
+func ShortSHA(s string) string {
+	if len(s) > 10 {
+		return s[:10]
+	}
+	return s
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func joinInts(ns []int) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, fmt.Sprint(n))
+	}
+	return strings.Join(s, ",")
+}
