@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,11 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jlgcli/jlgcli/internal/batch"
-	"github.com/jlgcli/jlgcli/internal/engine"
-	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // reportFormats are the values of report --format.
@@ -55,27 +51,17 @@ or killed, from its journal.`,
 		if err != nil {
 			return err
 		}
-		run, err := o.open(stdio, args[0])
+		root, err := o.root(stdio)
 		if err != nil {
 			return err
 		}
-		defer run.Close()
-		if err := runs.Refresh(cmd.Context(), run, connect(stdio, server)); err != nil {
-			return err
+		out, err := runs.Report(cmd.Context(), root, args[0], format, stdio.parts(false, false, false), connect(stdio, server))
+		var nr *runs.NoReportError
+		if errors.As(err, &nr) {
+			return &hintError{err, "'jlgcli show " + nr.ID + "' prints where its tasks stand"}
 		}
-		var out []byte
-		switch run.Meta.Command {
-		case "task":
-			if out, err = taskReport(stdio, run, format); err != nil {
-				return err
-			}
-		case "batch":
-			if out, err = batchReport(run, format); err != nil {
-				return err
-			}
-		default:
-			return &hintError{usagef("run %s is a %s run, not a task: it has no task report", run.ID, commandName(run.Meta.Command)),
-				"'jlgcli show " + run.ID + "' prints it"}
+		if err != nil {
+			return err
 		}
 		if o.output == "" {
 			_, err = stdio.Out.Write(out)
@@ -95,43 +81,6 @@ or killed, from its journal.`,
 		return nil
 	}
 	return cmd
-}
-
-// taskReport is a task run's report in format.
-func taskReport(stdio *Stdio, run *store.Run, format string) ([]byte, error) {
-	res, err := runs.TaskResult(run, stdio.parts(false, false, false))
-	if err != nil {
-		return nil, err
-	}
-	r := taskreport.New(res)
-	switch format {
-	case "json":
-		return r.JSON()
-	case "html":
-		return []byte(r.HTML()), nil
-	}
-	return []byte(r.Markdown()), nil
-}
-
-// batchReport is a batch run's report in format, from the result it wrote
-// when it stopped.
-func batchReport(run *store.Run, format string) ([]byte, error) {
-	var res batch.Summary
-	found, err := run.ReadReport(&res)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, &hintError{fmt.Errorf("batch %s has no report yet: it has not stopped", run.ID), "'jlgcli show " + run.ID + "' prints where its tasks stand"}
-	}
-	switch format {
-	case "json":
-		data, err := json.MarshalIndent(res, "", "  ")
-		return append(data, '\n'), err
-	case "html":
-		return []byte(taskreport.BatchHTML(res)), nil
-	}
-	return []byte(taskreport.BatchMarkdown(res)), nil
 }
 
 // resolveFormat is the format asked for: --format, --json, or the
@@ -169,14 +118,6 @@ func (o *reportOptions) resolveFormat(cmd *cobra.Command) (string, error) {
 	return "md", nil
 }
 
-// commandName names a run's command for a message.
-func commandName(c string) string {
-	if c == "" {
-		return "unknown"
-	}
-	return c
-}
-
 type statsOptions struct {
 	storeFlags
 	since string
@@ -210,16 +151,10 @@ or an RFC 3339 time).`,
 		if err != nil {
 			return err
 		}
-		idx, err := store.OpenIndex(root)
+		s, err := runs.TaskStats(root, since)
 		if err != nil {
 			return err
 		}
-		defer idx.Close()
-		rows, err := idx.List(store.Filter{Command: "task", Since: since})
-		if err != nil {
-			return err
-		}
-		s := taskreport.Stats(taskRows(rows))
 		if o.json {
 			return printJSON(stdio, s)
 		}
@@ -239,18 +174,4 @@ func parseSince(s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, usagef("invalid --since %q: want a date (2006-01-02) or an RFC 3339 time (2006-01-02T15:04:05Z07:00)", s)
-}
-
-// taskRows are the index rows as report.TaskRow.
-func taskRows(rows []store.RunRow) []taskreport.TaskRow {
-	out := make([]taskreport.TaskRow, len(rows))
-	for i, r := range rows {
-		tr := taskreport.TaskRow{ID: r.ID, Status: r.Status, Iterations: r.Iterations, CostUSD: r.CostUSD,
-			CostKnown: r.CostKnown, DurationMs: r.DurationMs, StartedAt: r.StartedAt}
-		for _, t := range r.Tiers {
-			tr.Tiers = append(tr.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, Passed: t.Passed})
-		}
-		out[i] = tr
-	}
-	return out
 }

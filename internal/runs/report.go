@@ -1,0 +1,101 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/report"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// NoReportError is a batch that has no report yet: it has not stopped.
+type NoReportError struct{ ID string }
+
+func (e *NoReportError) Error() string {
+	return fmt.Sprintf("batch %s has no report yet: it has not stopped", e.ID)
+}
+
+// Report is the final report of run id (a whole id or a unique prefix)
+// in format: "json", "html", else Markdown. A task's is made from the
+// result it wrote when it stopped, or, for a task still going or killed,
+// from its journal (TaskResult, saying on p.Say what it repaired); a
+// batch's from the summary it wrote when it stopped (else a
+// *NoReportError). A run of another kind has none: a *runner.UsageError.
+// A run on Temporal is brought up to date first, reached through connect.
+func Report(ctx context.Context, root, id, format string, p runner.Parts, connect Connect) ([]byte, error) {
+	run, err := Open(root, id)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	if err := Refresh(ctx, run, connect); err != nil {
+		return nil, err
+	}
+	switch run.Meta.Command {
+	case "task":
+		res, err := TaskResult(run, p)
+		if err != nil {
+			return nil, err
+		}
+		r := report.New(res)
+		switch format {
+		case "json":
+			return r.JSON()
+		case "html":
+			return []byte(r.HTML()), nil
+		}
+		return []byte(r.Markdown()), nil
+	case "batch":
+		var res batch.Summary
+		found, err := run.ReadReport(&res)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, &NoReportError{ID: run.ID}
+		}
+		switch format {
+		case "json":
+			data, err := json.MarshalIndent(res, "", "  ")
+			return append(data, '\n'), err
+		case "html":
+			return []byte(report.BatchHTML(res)), nil
+		}
+		return []byte(report.BatchMarkdown(res)), nil
+	}
+	command := run.Meta.Command
+	if command == "" {
+		command = "unknown"
+	}
+	return nil, &runner.UsageError{Err: fmt.Errorf("run %s is a %s run, not a task: it has no task report", run.ID, command),
+		Hint: "'jlgcli show " + run.ID + "' prints it"}
+}
+
+// TaskStats are the metrics across the task runs under root started at or
+// after since (zero: all), those still running left out (report.Stats).
+func TaskStats(root string, since time.Time) (report.Summary, error) {
+	idx, err := store.OpenIndex(root)
+	if err != nil {
+		return report.Summary{}, err
+	}
+	defer idx.Close()
+	rows, err := idx.List(store.Filter{Command: "task", Since: since})
+	if err != nil {
+		return report.Summary{}, err
+	}
+	out := make([]report.TaskRow, len(rows))
+	for i, r := range rows {
+		tr := report.TaskRow{ID: r.ID, Status: r.Status, Iterations: r.Iterations, CostUSD: r.CostUSD,
+			CostKnown: r.CostKnown, DurationMs: r.DurationMs, StartedAt: r.StartedAt}
+		for _, t := range r.Tiers {
+			tr.Tiers = append(tr.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, Passed: t.Passed})
+		}
+		out[i] = tr
+	}
+	return report.Stats(out), nil
+}
