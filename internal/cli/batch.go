@@ -173,21 +173,7 @@ func batchParts(stdio *Stdio, quiet bool, total int) (bp runner.BatchParts, clos
 	return bp, func() {}
 }
 
-// reportBatch prints a batch's result: the JSON object, or a table on
-// stdout; why it is not done on stderr.
+// reportBatch prints a batch's result (view.BatchResult).
 func reportBatch(stdio *Stdio, asJSON bool, res batch.Summary) error {
-	if asJSON {
-		if err := printJSON(stdio, res); err != nil {
-			return err
-		}
-	} else {
-		view.BatchTable(stdio.Out, res)
-	}
-	if res.Status != string(batch.BatchDone) {
-		stdio.reporter().Notice(view.BatchStopped(res))
-	}
-	if res.ExitCode == 0 {
-		return nil
-	}
-	return &exitError{code: res.ExitCode}
+	return exit(view.BatchResult(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
 }

@@ -119,6 +119,15 @@ type exitError struct{ code int }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// exit ends a command once its result is printed: err, the printing's,
+// else the result's exit code.
+func exit(err error, code int) error {
+	if err != nil || code == 0 {
+		return err
+	}
+	return &exitError{code: code}
+}
+
 // hintError carries a line telling the user what to do.
 type hintError struct {
 	err  error

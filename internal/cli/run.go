@@ -9,10 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
@@ -102,45 +100,16 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 	return report(stdio, cfg.JSON, res)
 }
 
-// reportLoop reports a loop's result (report), then, on stderr, its run id
-// and how it went in one line (left out with -q and --json).
+// reportLoop prints a loop's result (view.LoopResult).
 func reportLoop(stdio *Stdio, asJSON bool, res engine.Result) error {
-	err := report(stdio, asJSON, res)
-	if !asJSON && res.RunID != "" {
-		stdio.reporter().Progress(view.LoopEnd(res))
-	}
-	return err
+	return exit(view.LoopResult(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
 }
 
 func newProgress(stdio *Stdio) *ui.Progress { return ui.NewProgress(stdio.screen()) }
 
-// report prints the result: the reply (or the JSON object) on stdout, and on
-// stderr why a run that is not done stopped. It returns the exit error.
+// report prints a run's result (view.Result).
 func report(stdio *Stdio, asJSON bool, res engine.Result) error {
-	if asJSON {
-		if err := printJSON(stdio, res); err != nil {
-			return err
-		}
-	} else if res.Text != "" && (len(res.Transcript) > 0 || res.Status == engine.StatusInterrupted) {
-		fmt.Fprintln(stdio.Out, strings.TrimRight(res.Text, "\n"))
-	}
-	say := stdio.reporter()
-	if res.Status == engine.StatusDone && res.Details != "" && !asJSON {
-		say.Notice("note: " + res.Details)
-	}
-	if res.Status != engine.StatusDone {
-		say.Notice(fmt.Sprintf("%s: %s", res.Status, res.Details))
-		if h := taskreport.Hint(res); h != "" {
-			say.Hint(h)
-		}
-	}
-	if res.Truncated && !asJSON {
-		say.Notice(fmt.Sprintf("the reply was longer than %d MiB; only its tail was kept", agent.MaxReplyBytes>>20))
-	}
-	if res.ExitCode == 0 {
-		return nil
-	}
-	return &exitError{code: res.ExitCode}
+	return exit(view.Result(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
 }
 
 // readPrompt takes the prompt from the argument, stdin ("-") or a file.

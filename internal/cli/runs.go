@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"strings"
 
@@ -115,8 +114,4 @@ whole id). The title is the first line of the prompt (cut in the table; whole in
 	return cmd
 }
 
-func printJSON(stdio *Stdio, v any) error {
-	enc := json.NewEncoder(stdio.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func printJSON(stdio *Stdio, v any) error { return view.JSON(stdio.Out, v) }

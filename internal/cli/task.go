@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/git"
-	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
@@ -121,25 +119,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 	return reportTask(stdio, cfg.JSON, res)
 }
 
-// reportTask prints a task's result: the JSON object, or a summary on
-// stdout, and why a task that is not done stopped on stderr.
+// reportTask prints a task's result (view.TaskResult).
 func reportTask(stdio *Stdio, asJSON bool, res engine.TaskResult) error {
-	if asJSON {
-		if err := printJSON(stdio, res); err != nil {
-			return err
-		}
-	} else {
-		view.TaskSummary(stdio.Out, res)
-	}
-	if res.Status != engine.StatusDone {
-		say := stdio.reporter()
-		say.Notice(fmt.Sprintf("%s: %s", res.Status, res.Details))
-		if h := taskreport.TaskHint(res); h != "" {
-			say.Hint(h)
-		}
-	}
-	if res.ExitCode == 0 {
-		return nil
-	}
-	return &exitError{code: res.ExitCode}
+	return exit(view.TaskResult(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
 }
