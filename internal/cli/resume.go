@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -9,6 +8,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 type resumeOptions struct {
@@ -99,20 +99,14 @@ limits. A run that ended done is only printed.`,
 		if err != nil {
 			return err
 		}
+		if out.Done {
+			stdio.reporter().Notice(view.NothingToResume(out.Kind, out.ID))
+		}
 		switch out.Kind {
 		case "task":
-			if out.Done {
-				stdio.reporter().Notice(fmt.Sprintf("task %s is already done; nothing to resume", out.ID))
-			}
 			return reportTask(stdio, o.json, out.Task)
 		case "batch":
-			if out.Done {
-				stdio.reporter().Notice(fmt.Sprintf("batch %s is already done; nothing to resume", out.ID))
-			}
 			return reportBatch(stdio, o.json, out.Batch)
-		}
-		if out.Done {
-			stdio.reporter().Notice(fmt.Sprintf("run %s is already done; nothing to resume", out.ID))
 		}
 		return reportLoop(stdio, o.json, out.Loop)
 	}

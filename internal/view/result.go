@@ -170,6 +170,15 @@ func BatchPlan(w io.Writer, spec runner.BatchSpec, levels [][]string) {
 	}
 }
 
+// NothingToResume is the line that says a run of kind (its command) has
+// ended done and that resume has nothing to do.
+func NothingToResume(kind, id string) string {
+	if kind != "task" && kind != "batch" {
+		kind = "run"
+	}
+	return fmt.Sprintf("%s %s is already done; nothing to resume", kind, id)
+}
+
 // ShortSHA is a commit's id cut to 10 hex digits.
 func ShortSHA(s string) string {
 	if len(s) > 10 {
