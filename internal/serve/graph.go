@@ -1,0 +1,169 @@
+package serve
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+// Sizes of the drawings, in SVG units (pixels at 100%).
+const (
+	nodeW, nodeH   = 150, 28
+	colGap, rowGap = 50, 12
+	chartLabel     = 130 // the task ids left of the bars
+	chartW         = 560 // the bars' width
+	chartRow       = 22
+)
+
+// graph is a batch's DAG laid out by level: a column per level, its tasks
+// one under the other, an edge from each dependency to its dependent.
+type graph struct {
+	W, H  int
+	Nodes []node
+	Edges []edge
+}
+
+type node struct {
+	X, Y    int
+	ID      string
+	Status  string
+	RunID   string
+	Details string
+}
+
+type edge struct {
+	Path string
+	// Status is the dependency's: an edge from a task not done is drawn
+	// dashed.
+	Status string
+}
+
+func graphOf(b batch.Summary) *graph {
+	g := &graph{}
+	at := map[string]node{}
+	rows := map[int]int{}
+	levels := 0
+	for _, t := range b.Tasks {
+		n := node{X: t.Level * (nodeW + colGap), Y: rows[t.Level] * (nodeH + rowGap), ID: t.ID, Status: t.Status, Details: t.Details}
+		if t.RunID != nil {
+			n.RunID = *t.RunID
+		}
+		rows[t.Level]++
+		levels = max(levels, t.Level+1)
+		at[t.ID] = n
+		g.Nodes = append(g.Nodes, n)
+	}
+	for _, t := range b.Tasks {
+		to := at[t.ID]
+		for _, d := range t.DependsOn {
+			from, ok := at[d]
+			if !ok {
+				continue
+			}
+			x1, y1 := from.X+nodeW, from.Y+nodeH/2
+			x2, y2 := to.X, to.Y+nodeH/2
+			mid := (x1 + x2) / 2
+			g.Edges = append(g.Edges, edge{Path: fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, mid, y1, mid, y2, x2, y2), Status: from.Status})
+		}
+	}
+	most := 0
+	for _, n := range rows {
+		most = max(most, n)
+	}
+	g.W = max(levels*(nodeW+colGap)-colGap, nodeW) + 2
+	g.H = max(most*(nodeH+rowGap)-rowGap, nodeH) + 2
+	return g
+}
+
+// chart is a batch's Gantt: a bar per task that started, from its start to
+// its end (now, for a running task), with its attempts inside coloured by
+// tier.
+type chart struct {
+	W, H  int
+	Label int
+	Rows  []chartRowData
+	Span  string
+	Ticks []tick
+}
+
+type chartRowData struct {
+	Y        int
+	ID       string
+	RunID    string
+	Status   string
+	X, W     int
+	Attempts []segment
+}
+
+type segment struct {
+	X, Y, W int
+	Tier    int
+	Title   string
+}
+
+type tick struct {
+	X    int
+	Text string
+}
+
+func chartOf(b batch.Summary, tasks map[string]*engine.TaskResult, now time.Time) *chart {
+	type bar struct {
+		t          batch.TaskSummary
+		start, end time.Time
+	}
+	var bars []bar
+	begin, end := b.StartedAt, b.StartedAt
+	for _, t := range b.Tasks {
+		if t.StartedAt == nil || t.StartedAt.IsZero() {
+			continue
+		}
+		s := *t.StartedAt
+		e := s.Add(time.Duration(t.DurationMs) * time.Millisecond)
+		if t.Status == string(batch.StatusRunning) && now.After(e) {
+			e = now
+		}
+		if begin.IsZero() || s.Before(begin) {
+			begin = s
+		}
+		if e.After(end) {
+			end = e
+		}
+		bars = append(bars, bar{t, s, e})
+	}
+	if len(bars) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(bars, func(a, b bar) int { return a.start.Compare(b.start) })
+	span := end.Sub(begin)
+	if span <= 0 {
+		span = time.Second
+	}
+	x := func(t time.Time) int { return chartLabel + int(float64(chartW)*float64(t.Sub(begin))/float64(span)) }
+	c := &chart{W: chartLabel + chartW + 2, H: len(bars)*chartRow + 20, Label: chartLabel, Span: span.Round(time.Second).String()}
+	for i, br := range bars {
+		row := chartRowData{Y: i * chartRow, ID: br.t.ID, Status: br.t.Status, X: x(br.start), W: max(x(br.end)-x(br.start), 2)}
+		if br.t.RunID != nil {
+			row.RunID = *br.t.RunID
+		}
+		if res := tasks[br.t.ID]; res != nil {
+			for _, a := range res.Attempts {
+				s := a.StartedAt
+				e := s.Add(time.Duration(a.DurationMs) * time.Millisecond)
+				if a.DurationMs == 0 && br.t.Status == string(batch.StatusRunning) {
+					e = now
+				}
+				row.Attempts = append(row.Attempts, segment{X: x(s), Y: row.Y, W: max(x(e)-x(s), 2), Tier: a.TierIndex % 4,
+					Title: fmt.Sprintf("attempt %d, tier %s: gate %s, %s", a.Number, a.Tier, a.Gate.Status, a.Action)})
+			}
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	for i := 0; i <= 4; i++ {
+		at := begin.Add(span * time.Duration(i) / 4)
+		c.Ticks = append(c.Ticks, tick{X: x(at), Text: at.Local().Format("15:04:05")})
+	}
+	return c
+}

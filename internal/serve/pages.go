@@ -1,0 +1,246 @@
+package serve
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// pages are the board's HTML templates.
+type pages struct {
+	t map[string]*template.Template
+}
+
+var funcs = template.FuncMap{
+	"cost": func(usd float64, known bool) string { return cost.Amount(usd, known, false) },
+	"ms": func(ms int64) string {
+		return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+	},
+	"when":   func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"status": statusClass,
+	"short": func(s string) string {
+		if len(s) > 10 {
+			return s[:10]
+		}
+		return s
+	},
+	"subject": engine.Subject,
+	"diff":    diffLines,
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+}
+
+func loadPages() (*pages, error) {
+	p := &pages{t: map[string]*template.Template{}}
+	for _, name := range []string{"runs", "run", "login"} {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html")
+		if err != nil {
+			return nil, err
+		}
+		p.t[name] = t
+	}
+	return p, nil
+}
+
+// render writes the page name with data; a fragment request (?fragment=1,
+// what the pages ask for when an event arrives) gets the live part only.
+func (p *pages) render(w http.ResponseWriter, code int, name string, data any) {
+	p.renderPart(w, code, name, "layout.html", data)
+}
+
+func (p *pages) renderPart(w http.ResponseWriter, code int, name, part string, data any) {
+	var b bytes.Buffer
+	if err := p.t[name].ExecuteTemplate(&b, part, data); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(b.Bytes())
+}
+
+func (p *pages) serve(w http.ResponseWriter, r *http.Request, name string, data any) {
+	if r.URL.Query().Get("fragment") != "" {
+		p.renderPart(w, http.StatusOK, name, "live", data)
+		return
+	}
+	p.render(w, http.StatusOK, name, data)
+}
+
+type loginData struct {
+	Next  string
+	Wrong bool
+}
+
+// statusClass is the colour class of a status.
+func statusClass(s string) string {
+	s, _, _ = strings.Cut(s, " ")
+	switch s {
+	case "done":
+		return "ok"
+	case "running":
+		return "run"
+	case "pending", "waiting", "blocked", "unmerged":
+		return "wait"
+	case "interrupted", "timeout", "rate-limited", "incomplete":
+		return "stop"
+	}
+	return "bad"
+}
+
+// filterRows keeps the rows of status and kind ("" for any).
+func filterRows(rows []store.RunRow, status, kind string) []store.RunRow {
+	out := []store.RunRow{}
+	for _, r := range rows {
+		if (status == "" || r.Status == status) && (kind == "" || r.Command == kind) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// rowsDigest changes whenever a run of rows moves.
+func rowsDigest(rows []store.RunRow) string {
+	h := sha256.New()
+	for _, r := range rows {
+		fmt.Fprintf(h, "%s %s %d %v %v %d\n", r.ID, r.Status, r.Iterations, r.CostUSD, r.Live, r.UpdatedAt.UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+type runsData struct {
+	Rows         []store.RunRow
+	Status, Kind string
+	Statuses     []string
+	Kinds        []string
+	Total        int
+	Error        string
+}
+
+func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
+	rows, err := s.src.List(r.Context())
+	d := runsData{Status: r.URL.Query().Get("status"), Kind: r.URL.Query().Get("kind"), Kinds: []string{"loop", "task", "batch", "run"}}
+	if err != nil {
+		d.Error = err.Error()
+	}
+	seen := map[string]bool{}
+	for _, row := range rows {
+		if !seen[row.Status] {
+			seen[row.Status] = true
+			d.Statuses = append(d.Statuses, row.Status)
+		}
+	}
+	slices.Sort(d.Statuses)
+	d.Total = len(rows)
+	d.Rows = filterRows(rows, d.Status, d.Kind)
+	s.pages.serve(w, r, "runs", d)
+}
+
+// runData is what a run's page shows.
+type runData struct {
+	Run
+	Status   string
+	Details  string
+	CostUSD  float64
+	Known    bool
+	Duration int64
+	// CanStop and CanResume say which actions the page offers.
+	CanStop, CanResume bool
+	// Columns is a batch's board; Graph its DAG; Chart its Gantt.
+	Columns []column
+	Graph   *graph
+	Chart   *chart
+}
+
+type column struct {
+	Name  string
+	Tasks []batch.TaskSummary
+}
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
+	run, err := s.src.Show(r.Context(), r.PathValue("id"))
+	if err != nil {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		http.Error(w, err.Error(), statusOf(err))
+		return
+	}
+	d := runData{Run: run}
+	switch {
+	case run.Task != nil:
+		t := run.Task
+		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = string(t.Status), t.Details, t.CostUSD, t.CostKnown, t.DurationMs
+	case run.Batch != nil:
+		b := run.Batch
+		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = b.Status, b.Details, b.CostUSD, b.CostKnown, b.DurationMs
+		d.Columns = boardOf(*b)
+		d.Graph = graphOf(*b)
+		d.Chart = chartOf(*b, run.Tasks, time.Now())
+	case run.Loop != nil:
+		l := run.Loop
+		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = string(l.Status), l.Details, l.CostUSD, l.CostKnown, l.DurationMs
+	}
+	running := strings.HasPrefix(d.Status, "running")
+	d.CanStop = running && run.Live
+	d.CanResume = !run.Live && d.Status != "done"
+	s.pages.serve(w, r, "run", d)
+}
+
+// boardOf sorts a batch's tasks into the board's columns.
+func boardOf(b batch.Summary) []column {
+	cols := []column{{Name: "waiting"}, {Name: "running"}, {Name: "done"}, {Name: "failed"}, {Name: "blocked"}}
+	for _, t := range b.Tasks {
+		i := 3
+		switch batch.Status(t.Status) {
+		case batch.StatusPending:
+			i = 0
+		case batch.StatusRunning, batch.StatusUnmerged:
+			i = 1
+		case batch.StatusDone:
+			i = 2
+		case batch.StatusBlocked:
+			i = 4
+		}
+		cols[i].Tasks = append(cols[i].Tasks, t)
+	}
+	return cols
+}
+
+// diffLine is a line of a diff with its colour class.
+type diffLine struct {
+	Class, Text string
+}
+
+// diffLines classes each line of a unified diff.
+func diffLines(diff string) []diffLine {
+	var out []diffLine
+	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
+		c := ""
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "diff "), strings.HasPrefix(l, "index "):
+			c = "dh"
+		case strings.HasPrefix(l, "@@"):
+			c = "dk"
+		case strings.HasPrefix(l, "+"):
+			c = "da"
+		case strings.HasPrefix(l, "-"):
+			c = "dd"
+		}
+		out = append(out, diffLine{Class: c, Text: l})
+	}
+	return out
+}

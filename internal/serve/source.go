@@ -1,0 +1,84 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// Source is what the server reads and does: the runtime (package runs)
+// over one state directory. Its values are the CLI's --json objects, so
+// that the API mirrors the command line.
+type Source interface {
+	// List returns the runs, newest first (as runs --json).
+	List(ctx context.Context) ([]store.RunRow, error)
+	// Show returns one run's state (as show --json); id is any name of a
+	// run the command line takes.
+	Show(ctx context.Context, id string) (Run, error)
+	// Follow calls fn with each line of run id's journal from the byte
+	// offset from on, as it is written, until the run has ended, ctx is
+	// done or fn fails.
+	Follow(ctx context.Context, id string, from int64, fn func(Event) error) error
+	// Output calls fn with what the agent of run id's running attempt or
+	// iteration writes, from the byte offset from of its output on, as it
+	// is written, until that call ends or ctx is done.
+	Output(ctx context.Context, id string, from int64, fn func(Chunk) error) error
+	// Stop stops a running run as Ctrl-C does; Resume starts a stopped
+	// one again, in a process of its own. Both return what happened, in
+	// a sentence.
+	Stop(ctx context.Context, id string) (string, error)
+	Resume(ctx context.Context, id string) (string, error)
+}
+
+// Run is one run as show sees it: what every run has, and the result of
+// its kind (show --json's object).
+type Run struct {
+	ID        string
+	Command   string
+	Title     string
+	Parent    string
+	Live      bool
+	StartedAt time.Time
+	// Temporal is the address of the server the run is on ("" for a run
+	// made here).
+	Temporal string
+
+	Loop  *engine.Result
+	Task  *engine.TaskResult
+	Batch *batch.Summary
+	// Tasks are a batch's task runs that have one, by task id: their
+	// attempts are drawn in the batch's chart.
+	Tasks map[string]*engine.TaskResult
+}
+
+// Object is what show --json prints of the run.
+func (r Run) Object() any {
+	switch {
+	case r.Task != nil:
+		return r.Task
+	case r.Batch != nil:
+		return r.Batch
+	case r.Loop != nil:
+		return r.Loop
+	}
+	return struct{}{}
+}
+
+// Event is one line of a run's journal: Offset is where the next line
+// begins (the SSE id that resumes after it).
+type Event struct {
+	Offset int64
+	Line   json.RawMessage
+}
+
+// Chunk is output of an agent: Offset is where the next chunk begins;
+// Call names the attempt or iteration it belongs to.
+type Chunk struct {
+	Call   int
+	Offset int64
+	Data   []byte
+}
