@@ -142,7 +142,7 @@ func chartOf(b batch.Summary, tasks map[string]*engine.TaskResult, now time.Time
 		span = time.Second
 	}
 	x := func(t time.Time) int { return chartLabel + int(float64(chartW)*float64(t.Sub(begin))/float64(span)) }
-	c := &chart{W: chartLabel + chartW + 2, H: len(bars)*chartRow + 20, Label: chartLabel, Span: span.Round(time.Second).String()}
+	c := &chart{W: chartLabel + chartW + 60, H: len(bars)*chartRow + 20, Label: chartLabel, Span: span.Round(time.Second).String()}
 	for i, br := range bars {
 		row := chartRowData{Y: i * chartRow, ID: br.t.ID, Status: br.t.Status, X: x(br.start), W: max(x(br.end)-x(br.start), 2)}
 		if br.t.RunID != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -36,6 +37,7 @@ var funcs = template.FuncMap{
 		return s
 	},
 	"subject": engine.Subject,
+	"n":       plural.N,
 	"diff":    diffLines,
 	"deref": func(s *string) string {
 		if s == nil {
