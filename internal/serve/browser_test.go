@@ -14,7 +14,9 @@ import (
 // browser starts a real headless Chromium (Debian's chromium) for the
 // test; the test is skipped when there is none, unless
 // JLGCLI_REQUIRE_BROWSER is set (CI), where it fails.
-func browser(t *testing.T) context.Context {
+func browser(t *testing.T) context.Context { return benchBrowser(t) }
+
+func benchBrowser(t testing.TB) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {

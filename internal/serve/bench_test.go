@@ -1,0 +1,100 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// bigBatch is a source whose one run is a batch of n tasks in ten levels,
+// each task depending on one of the level before, with three attempts
+// each for the tasks that started.
+type bigBatch struct {
+	fakeSource
+	run Run
+}
+
+func newBigBatch(n int) *bigBatch {
+	id := "20261125T100000Z-bbbbbbbb"
+	sum := &batch.Summary{RunID: id, Status: "running", StartedAt: t0}
+	tasks := map[string]*engine.TaskResult{}
+	statuses := []string{"done", "done", "running", "pending", "failed", "blocked"}
+	for i := range n {
+		level := i * 10 / n
+		t := batch.TaskSummary{ID: fmt.Sprintf("task-%03d", i), Title: fmt.Sprintf("Write part %d of the thing", i), Status: statuses[i%len(statuses)],
+			Level: level, DependsOn: []string{}, Attempts: 3, RunID: ptr(fmt.Sprintf("20261125T1001%02dZ-aaaa%04d", i%60, i))}
+		if level > 0 {
+			t.DependsOn = []string{fmt.Sprintf("task-%03d", i-n/10)}
+		}
+		if t.Status != "pending" && t.Status != "blocked" {
+			start := t0.Add(time.Duration(i) * 20 * time.Second)
+			t.StartedAt, t.DurationMs = &start, 90000
+			res := &engine.TaskResult{}
+			for a := range 3 {
+				res.Attempts = append(res.Attempts, engine.Attempt{Number: a + 1, TierIndex: a / 2, Tier: "t", StartedAt: start.Add(time.Duration(a) * 30 * time.Second), DurationMs: 28000})
+			}
+			tasks[t.ID] = res
+		}
+		sum.Tasks = append(sum.Tasks, t)
+	}
+	return &bigBatch{run: Run{ID: id, Command: "batch", Live: true, StartedAt: t0, Batch: sum, Tasks: tasks}}
+}
+
+func (b *bigBatch) Show(context.Context, string) (Run, error)   { return b.run, nil }
+func (b *bigBatch) List(context.Context) ([]store.RunRow, error) { return nil, nil }
+
+// BenchmarkBatchPage200: the server's side of the page of a batch of 200
+// tasks (board, DAG, chart, table).
+func BenchmarkBatchPage200(b *testing.B) {
+	s, err := New(newBigBatch(200), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	b.ReportAllocs()
+	var size int64
+	for b.Loop() {
+		resp, err := http.Get(ts.URL + "/runs/20261125T100000Z-bbbbbbbb")
+		if err != nil {
+			b.Fatal(err)
+		}
+		size, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	b.ReportMetric(float64(size)/1024, "KiB/page")
+}
+
+// BenchmarkBatchPage200FirstPaint: the first contentful paint of that page
+// in a real headless Chromium, from navigation start.
+func BenchmarkBatchPage200FirstPaint(b *testing.B) {
+	s, err := New(newBigBatch(200), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	b.Cleanup(ts.Close) // after the browser's own cleanup: its streams are closed first
+	ctx := benchBrowser(b)
+	var total float64
+	for b.Loop() {
+		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/runs/20261125T100000Z-bbbbbbbb"), chromedp.WaitVisible(chromedp.CSS(`svg.gantt`))); err != nil {
+			b.Fatal(err)
+		}
+		fcp, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`performance.getEntriesByName("first-contentful-paint")[0].startTime`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += fcp
+	}
+	b.ReportMetric(total/float64(b.N), "ms-first-paint")
+}
