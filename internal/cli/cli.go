@@ -235,6 +235,7 @@ any command configured under [backends.NAME] in jlgcli.toml.`),
 		newStatsCmd(stdio),
 		newConfigCmd(stdio),
 		newBackendsCmd(stdio),
+		newServeCmd(stdio),
 		exitCodesHelp(),
 	)
 	// Unknown commands and wrong argument counts are usage errors too.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
 // bigBatch is a source whose one run is a batch of n tasks in ten levels,
@@ -50,8 +50,8 @@ func newBigBatch(n int) *bigBatch {
 	return &bigBatch{run: Run{ID: id, Command: "batch", Live: true, StartedAt: t0, Batch: sum, Tasks: tasks}}
 }
 
-func (b *bigBatch) Show(context.Context, string) (Run, error)   { return b.run, nil }
-func (b *bigBatch) List(context.Context) ([]store.RunRow, error) { return nil, nil }
+func (b *bigBatch) Show(context.Context, string) (Run, error) { return b.run, nil }
+func (b *bigBatch) List(context.Context) ([]runs.Run, error)  { return nil, nil }
 
 // BenchmarkBatchPage200: the server's side of the page of a batch of 200
 // tasks (board, DAG, chart, table).

@@ -15,7 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/plural"
-	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
 // pages are the board's HTML templates.
@@ -93,7 +93,7 @@ type loginData struct {
 func statusClass(s string) string {
 	s, _, _ = strings.Cut(s, " ")
 	switch s {
-	case "done":
+	case "done", "pass", "passed":
 		return "ok"
 	case "running":
 		return "run"
@@ -106,8 +106,8 @@ func statusClass(s string) string {
 }
 
 // filterRows keeps the rows of status and kind ("" for any).
-func filterRows(rows []store.RunRow, status, kind string) []store.RunRow {
-	out := []store.RunRow{}
+func filterRows(rows []runs.Run, status, kind string) []runs.Run {
+	out := []runs.Run{}
 	for _, r := range rows {
 		if (status == "" || r.Status == status) && (kind == "" || r.Command == kind) {
 			out = append(out, r)
@@ -117,7 +117,7 @@ func filterRows(rows []store.RunRow, status, kind string) []store.RunRow {
 }
 
 // rowsDigest changes whenever a run of rows moves.
-func rowsDigest(rows []store.RunRow) string {
+func rowsDigest(rows []runs.Run) string {
 	h := sha256.New()
 	for _, r := range rows {
 		fmt.Fprintf(h, "%s %s %d %v %v %d\n", r.ID, r.Status, r.Iterations, r.CostUSD, r.Live, r.UpdatedAt.UnixNano())
@@ -126,7 +126,7 @@ func rowsDigest(rows []store.RunRow) string {
 }
 
 type runsData struct {
-	Rows         []store.RunRow
+	Rows         []runs.Run
 	Status, Kind string
 	Statuses     []string
 	Kinds        []string

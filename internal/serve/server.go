@@ -357,3 +357,21 @@ func (s *Server) apiChanges(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// Serve serves h on ln until ctx is done, then ends the streams under way
+// (their requests' contexts are ctx's) and shuts down.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shut)
+	return nil
+}

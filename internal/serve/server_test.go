@@ -14,6 +14,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -28,11 +29,11 @@ var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 
 func ptr[T any](v T) *T { return &v }
 
-func (f *fakeSource) List(context.Context) ([]store.RunRow, error) {
-	return []store.RunRow{
-		{ID: "20261125T100000Z-bbbbbbbb", Command: "batch", Status: "running", Title: "2 task sheets", Live: true, StartedAt: t0},
-		{ID: "20261125T100001Z-aaaa0001", Command: "task", Status: "done", Title: "write a", Parent: "20261125T100000Z-bbbbbbbb", StartedAt: t0},
-		{ID: "20261125T090000Z-cccccccc", Command: "loop", Status: "interrupted", Title: "say hi", StartedAt: t0},
+func (f *fakeSource) List(context.Context) ([]runs.Run, error) {
+	return []runs.Run{
+		{RunRow: store.RunRow{ID: "20261125T100000Z-bbbbbbbb", Command: "batch", Status: "running", Title: "2 task sheets", Live: true, StartedAt: t0}},
+		{RunRow: store.RunRow{ID: "20261125T100001Z-aaaa0001", Command: "task", Status: "done", Title: "write a", Parent: "20261125T100000Z-bbbbbbbb", StartedAt: t0}},
+		{RunRow: store.RunRow{ID: "20261125T090000Z-cccccccc", Command: "loop", Status: "interrupted", Title: "say hi", StartedAt: t0}},
 	}, nil
 }
 
@@ -81,7 +82,9 @@ func (f *fakeSource) Stop(_ context.Context, id string) (string, error) {
 	return "stopping run " + id, nil
 }
 
-func (f *fakeSource) Resume(_ context.Context, id string) (string, error) { return "resuming " + id, nil }
+func (f *fakeSource) Resume(_ context.Context, id string) (string, error) {
+	return "resuming " + id, nil
+}
 
 func newTest(t *testing.T, token string) (*fakeSource, *httptest.Server) {
 	t.Helper()

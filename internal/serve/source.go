@@ -7,7 +7,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
 // Source is what the server reads and does: the runtime (package runs)
@@ -15,7 +15,7 @@ import (
 // that the API mirrors the command line.
 type Source interface {
 	// List returns the runs, newest first (as runs --json).
-	List(ctx context.Context) ([]store.RunRow, error)
+	List(ctx context.Context) ([]runs.Run, error)
 	// Show returns one run's state (as show --json); id is any name of a
 	// run the command line takes.
 	Show(ctx context.Context, id string) (Run, error)

@@ -1,0 +1,349 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+)
+
+// slowAgent is a developer that takes a while, then writes the file its
+// task names (task-<id>) with a two-line change, and says so.
+const slowAgent = `#!/bin/sh
+n=$(grep -o 'task-[a-z]*' | head -1)
+sleep "${JLGCLI_TEST_SLEEP:-2}"
+printf 'first line of %s\nsecond line\n' "$n" > "$n.txt"
+echo "wrote $n.txt"
+`
+
+// world is a git repository with a command backend "fake" (slowAgent),
+// and the jlgcli binary built from this module.
+type world struct {
+	t   *testing.T
+	dir string
+	exe string
+	env []string
+}
+
+var built string
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds jlgcli and runs real batches")
+	}
+	if built == "" {
+		exe := filepath.Join(os.TempDir(), fmt.Sprintf("jlgcli-serve-test-%d", os.Getpid()))
+		cmd := exec.Command("go", "build", "-o", exe, "./cmd/jlgcli")
+		cmd.Dir = filepath.Join("..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build jlgcli: %v\n%s", err, out)
+		}
+		built = exe
+	}
+	w := &world{t: t, dir: t.TempDir(), exe: built}
+	agent := filepath.Join(w.dir, "agent.sh")
+	if err := os.WriteFile(agent, []byte(slowAgent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(w.dir, "config"), "XDG_STATE_HOME="+filepath.Join(w.dir, "state"),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+		"GIT_CONFIG_NOSYSTEM=1", "JLGCLI_SERVE_TOKEN=")
+	repo := w.path("repo")
+	w.write("repo/jlgcli.toml", fmt.Sprintf("backend = \"fake\"\n[backends.fake]\ncommand = [\"sh\", %q]\nprompt = \"stdin\"\n", agent))
+	w.write("repo/README.md", "a project\n")
+	w.write("repo/.gitignore", ".jlgcli/\n")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "initial"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = repo, w.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return w
+}
+
+func (w *world) path(rel string) string { return filepath.Join(w.dir, rel) }
+
+func (w *world) write(rel, text string) {
+	w.t.Helper()
+	p := w.path(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// start starts jlgcli with args in the repository; it is killed at the end.
+func (w *world) start(env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	w.t.Helper()
+	cmd := exec.Command(w.exe, args...)
+	cmd.Dir, cmd.Env = w.path("repo"), append(w.env, env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_, _ = cmd.Process.Wait()
+	})
+	return cmd, &out
+}
+
+// serve starts `jlgcli serve` with extra args and returns its URL.
+func (w *world) serve(args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command(w.exe, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Dir, cmd.Env = w.path("repo"), w.env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = cmd.Wait()
+	})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		re := regexp.MustCompile(`on (http://\S+/) `)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-urls:
+		return u
+	case <-time.After(30 * time.Second):
+		w.t.Fatal("jlgcli serve did not say where it listens")
+	}
+	return ""
+}
+
+func getJSON(t *testing.T, url string, v any, hdr ...string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if v != nil && resp.StatusCode == 200 {
+		if err := json.Unmarshal(data, v); err != nil {
+			t.Fatalf("%s: %v\n%s", url, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+// waitFor polls cond every 200ms until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestBoardOfARunningBatch: jlgcli serve over a batch of three scripted
+// tasks (b depends on a) while it runs, in a real Chromium: the API lists
+// the batch and streams its events; the batch page shows every task, the
+// DAG and the board, and a task moves from running to done on the open
+// page without a reload; a task's page shows its attempt's diff.
+func TestBoardOfARunningBatch(t *testing.T) {
+	w := newWorld(t)
+	w.write("repo/sheets/a.md", "---\nid: a\nchecks: [\"true\"]\n---\n# task-a\nWrite task-a.\n")
+	w.write("repo/sheets/b.md", "---\nid: b\ndepends: [a]\nchecks: [\"true\"]\n---\n# task-b\nWrite task-b.\n")
+	w.write("repo/sheets/c.md", "---\nid: c\nchecks: [\"true\"]\n---\n# task-c\nWrite task-c.\n")
+	batch, out := w.start([]string{"JLGCLI_TEST_SLEEP=4"}, "batch", "-j", "2", "--json", "sheets")
+	url := w.serve()
+
+	var list []struct {
+		ID, Command, Status string
+		Live                bool
+	}
+	batchID := ""
+	waitFor(t, 30*time.Second, "the batch in /api/runs", func() bool {
+		getJSON(t, url+"api/runs", &list)
+		for _, r := range list {
+			if r.Command == "batch" {
+				batchID = r.ID
+			}
+		}
+		return batchID != ""
+	})
+
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+batchID), chromedp.WaitVisible(chromedp.CSS(`svg.dag`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.loadedOnce = true`)); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("svg.dag g.node").length`))
+	if err != nil || nodes != 3 {
+		t.Errorf("the DAG has %d nodes (%v), want 3", nodes, err)
+	}
+	screenshot(t, ctx, "batch-running")
+	// a moves to the board's done column on the page as it is: no reload
+	// (the mark set on the page stays).
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`section[data-col="done"] article[data-task="a"]`))); err != nil {
+		t.Fatalf("task a never showed done on the open page: %v", err)
+	}
+	kept, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.loadedOnce === true`))
+	if err != nil || !kept {
+		t.Errorf("the page was reloaded to show a done (%v)", err)
+	}
+	if err := batch.Wait(); err != nil {
+		t.Fatalf("the batch: %v\n%s", err, out)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`section[data-col="done"] article[data-task="b"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-col="done"] article[data-task="c"]`))); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "batch-done")
+
+	// The API: the batch as show --json, and its events as SSE.
+	var sum struct {
+		Status string
+		Tasks  []struct {
+			ID, Status string
+			RunID      *string `json:"runId"`
+		}
+	}
+	if code := getJSON(t, url+"api/runs/"+batchID, &sum); code != 200 || sum.Status != "done" || len(sum.Tasks) != 3 {
+		t.Fatalf("GET /api/runs/%s: %d %+v", batchID, code, sum)
+	}
+	resp, err := http.Get(url + "api/runs/" + batchID + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "text/event-stream" || !bytes.Contains(events, []byte("\nid: ")) || !bytes.Contains(events, []byte("event: end")) {
+		t.Errorf("events of a finished batch:\n%s", events)
+	}
+
+	// The runs page, and a task's page with its attempt's diff.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`table.runs`))); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("table.runs tbody tr").length`))
+	if rows != 4 {
+		t.Errorf("the runs page lists %d runs, want the batch and its 3 tasks", rows)
+	}
+	screenshot(t, ctx, "runs")
+	taskRun := *sum.Tasks[0].RunID
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+taskRun), chromedp.WaitReady(chromedp.CSS(`details#attempt-1`)),
+		chromedp.Click(chromedp.CSS(`details#attempt-1 summary`)), chromedp.WaitVisible(chromedp.CSS(`pre.diff span.da`))); err != nil {
+		t.Fatalf("the diff of task a's attempt: %v", err)
+	}
+	added, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("pre.diff").innerText`))
+	if !strings.Contains(added, "+first line of task-a") {
+		t.Errorf("the diff shows:\n%s", added)
+	}
+	screenshot(t, ctx, "task")
+}
+
+// TestStopThroughTheAPI: a loop stopped through POST /api/runs/ID/stop
+// ends as on Ctrl-C: exit 130, status interrupted; the page then offers
+// Resume, which starts it again in a process of its own.
+func TestStopThroughTheAPI(t *testing.T) {
+	w := newWorld(t)
+	loop, out := w.start([]string{"JLGCLI_TEST_SLEEP=30"}, "loop", "--max-iterations", "3", "Write task-x")
+	url := w.serve()
+	var list []struct {
+		ID   string
+		Live bool
+	}
+	waitFor(t, 30*time.Second, "the loop, live", func() bool {
+		getJSON(t, url+"api/runs", &list)
+		return len(list) == 1 && list[0].Live
+	})
+	id := list[0].ID
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+id), chromedp.WaitVisible(chromedp.CSS(`button[data-act$="/stop"]`)),
+		chromedp.Click(chromedp.CSS(`button[data-act$="/stop"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#message.ok`))); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("message").innerText`))
+	if !strings.Contains(msg, "interrupted") {
+		t.Errorf("the page says %q", msg)
+	}
+	err := loop.Wait()
+	if code := loop.ProcessState.ExitCode(); code != engine.ExitInterrupted {
+		t.Fatalf("the loop exited %d (%v), want 130\n%s", code, err, out)
+	}
+	var res engine.Result
+	if getJSON(t, url+"api/runs/"+id, &res); res.Status != engine.StatusInterrupted {
+		t.Errorf("status %s after stop", res.Status)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`button[data-act$="/resume"]`))); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "loop-stopped")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[data-act$="/resume"]`)), chromedp.WaitVisible(chromedp.CSS(`#message.ok`))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the loop resumed, live", func() bool {
+		getJSON(t, url+"api/runs", &list)
+		return len(list) == 1 && list[0].Live
+	})
+	resp, err := http.Post(url+"api/runs/"+id+"/stop", "", nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("stop the resumed loop: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
+
+// TestTokenOffLoopback: off loopback, serve refuses to start without a
+// token; with one, a request without it gets 401 and with it the runs.
+func TestTokenOffLoopback(t *testing.T) {
+	w := newWorld(t)
+	cmd := exec.Command(w.exe, "serve", "--addr", "0.0.0.0:0")
+	cmd.Dir, cmd.Env = w.path("repo"), w.env
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != engine.ExitUsage || !strings.Contains(string(out), "token") {
+		t.Fatalf("serve off loopback without a token: %v\n%s", err, out)
+	}
+	w.env = append(w.env, "JLGCLI_SERVE_TOKEN=s3cret")
+	url := w.serve("--addr", "0.0.0.0:0")
+	url = strings.Replace(url, "0.0.0.0", "127.0.0.1", 1)
+	url = strings.Replace(url, "[::]", "127.0.0.1", 1)
+	if code := getJSON(t, url+"api/runs", nil); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d, want 401", code)
+	}
+	if code := getJSON(t, url+"api/runs", nil, "Authorization", "Bearer s3cret"); code != 200 {
+		t.Errorf("the token: %d, want 200", code)
+	}
+}

@@ -1,0 +1,183 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// Runtime is the Source of the runs kept under one state root, through
+// package runs: the same reading and acting as the command line's.
+type Runtime struct {
+	Root string
+	// Connect reaches the server of a run on Temporal (nil: as the run's
+	// record says).
+	Connect runs.Connect
+	// Exe is the jlgcli that resumes a run in a process of its own;
+	// "": this one. Env is its environment (nil: this process's).
+	Exe string
+	Env []string
+}
+
+// httpError gives an error of the runtime its status: a run not found 404,
+// a request the run refuses (a usage error) 400.
+func httpError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrEmptyID):
+		return &StatusError{Code: http.StatusNotFound, Err: err}
+	case runner.IsUsage(err), errors.Is(err, store.ErrAmbiguous):
+		return &StatusError{Code: http.StatusBadRequest, Err: err}
+	}
+	return err
+}
+
+func (r *Runtime) List(ctx context.Context) ([]runs.Run, error) {
+	list, err := runs.List(r.Root, store.Filter{})
+	return list, httpError(err)
+}
+
+func (r *Runtime) Show(ctx context.Context, id string) (Run, error) {
+	st, err := runs.Show(ctx, r.Root, id, runner.Parts{}, r.Connect)
+	if err != nil {
+		return Run{}, httpError(err)
+	}
+	out := Run{ID: st.ID, Command: st.Meta.Command, Title: st.Meta.Prompt, Parent: st.Meta.Parent, Live: st.Live,
+		StartedAt: st.Meta.StartedAt, Loop: st.Loop, Task: st.Task, Batch: st.Batch}
+	if t := st.Meta.Temporal; t != nil {
+		out.Temporal = t.Address
+	}
+	if st.Batch != nil {
+		// Each task's attempts, for the chart; a running task's start and
+		// attempts so far, which the batch's own record has only once
+		// the task ends.
+		out.Tasks = map[string]*engine.TaskResult{}
+		for i := range st.Batch.Tasks {
+			t := &st.Batch.Tasks[i]
+			if t.RunID == nil {
+				continue
+			}
+			run, err := store.Open(r.Root, *t.RunID)
+			if err != nil {
+				continue
+			}
+			res, err := runs.TaskResult(run, runner.Parts{})
+			if t.StartedAt == nil {
+				at := run.Meta.StartedAt
+				t.StartedAt = &at
+			}
+			run.Close()
+			if err == nil {
+				out.Tasks[t.ID] = &res
+				if t.Status == string(batch.StatusRunning) {
+					t.Attempts = len(res.Attempts)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (r *Runtime) Follow(ctx context.Context, id string, from int64, fn func(Event) error) error {
+	return httpError(runs.Follow(ctx, r.Root, id, runs.FollowOptions{From: from, NoOutput: true}, func(e runs.Event) error {
+		return fn(Event{Offset: e.Next, Line: e.Line})
+	}))
+}
+
+func (r *Runtime) Output(ctx context.Context, id string, _ int64, fn func(Chunk) error) error {
+	return httpError(runs.Follow(ctx, r.Root, id, runs.FollowOptions{}, func(e runs.Event) error {
+		if e.Kind != runs.KindOutput {
+			return nil
+		}
+		return fn(Chunk{Call: e.N, Offset: e.Next, Data: e.Output})
+	}))
+}
+
+func (r *Runtime) Stop(ctx context.Context, id string) (string, error) {
+	run, err := runs.Stop(ctx, r.Root, id)
+	if err != nil {
+		return "", httpError(err)
+	}
+	return fmt.Sprintf("run %s stopped: %s; resume continues it", run.ID, run.Status), nil
+}
+
+// Resume starts `jlgcli resume` of the run in a process of its own (its
+// own session: it goes on if the server stops), and says so once the run
+// is live again, or why the resume ended at once.
+func (r *Runtime) Resume(ctx context.Context, id string) (string, error) {
+	st, err := runs.Show(ctx, r.Root, id, runner.Parts{}, r.Connect)
+	if err != nil {
+		return "", httpError(err)
+	}
+	switch {
+	case st.Live:
+		return "", &StatusError{Code: http.StatusBadRequest, Err: fmt.Errorf("run %s is running", st.ID)}
+	case st.Status == string(engine.StatusDone):
+		return "", &StatusError{Code: http.StatusBadRequest, Err: fmt.Errorf("run %s is done: nothing to resume", st.ID)}
+	}
+	exe := r.Exe
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return "", err
+		}
+	}
+	log, err := os.OpenFile(filepath.Join(st.Dir, "resume.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer log.Close()
+	cmd := exec.Command(exe, "resume", "--quiet", "--state-dir", r.Root, st.ID)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = st.Meta.Cwd, r.Env, log, log
+	if fi, err := os.Stat(cmd.Dir); err != nil || !fi.IsDir() {
+		cmd.Dir = r.Root
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(5 * time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			if err != nil {
+				return "", &StatusError{Code: http.StatusBadRequest, Err: fmt.Errorf("resume of run %s ended at once (%v): %s", st.ID, err, lastLine(log.Name()))}
+			}
+			return fmt.Sprintf("run %s was resumed and ended", st.ID), nil
+		case <-tick.C:
+			if run, err := store.Open(r.Root, st.ID); err == nil {
+				live := run.Live()
+				run.Close()
+				if live {
+					return fmt.Sprintf("run %s resumed (process %d)", st.ID, cmd.Process.Pid), nil
+				}
+			}
+		case <-deadline:
+			return fmt.Sprintf("run %s is being resumed (process %d)", st.ID, cmd.Process.Pid), nil
+		}
+	}
+}
+
+// lastLine is the last line of the file at path that says something.
+func lastLine(path string) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	return lines[len(lines)-1]
+}
