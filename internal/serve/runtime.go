@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -66,6 +67,7 @@ func (r *Runtime) Show(ctx context.Context, id string) (Run, error) {
 		// attempts so far, which the batch's own record has only once
 		// the task ends.
 		out.Tasks = map[string]*engine.TaskResult{}
+		withGraph(st.Batch, st.Meta.Options)
 		for i := range st.Batch.Tasks {
 			t := &st.Batch.Tasks[i]
 			if t.RunID == nil {
@@ -171,6 +173,39 @@ func (r *Runtime) Resume(ctx context.Context, id string) (string, error) {
 			}
 		case <-deadline:
 			return fmt.Sprintf("run %s is being resumed (process %d)", st.ID, cmd.Process.Pid), nil
+		}
+	}
+}
+
+// withGraph gives the tasks of sum their dependencies and levels from the
+// batch's spec (options, its record's) where sum has none: a batch that
+// has not ended has them only there.
+func withGraph(sum *batch.Summary, options []byte) {
+	var spec runner.BatchSpec
+	if json.Unmarshal(options, &spec) != nil {
+		return
+	}
+	g, err := runner.BatchGraph(spec.Tasks)
+	if err != nil {
+		return
+	}
+	level := map[string]int{}
+	for i, ids := range g.Levels() {
+		for _, id := range ids {
+			level[id] = i
+		}
+	}
+	deps := map[string][]string{}
+	for _, t := range spec.Tasks {
+		deps[t.ID] = t.Depends
+	}
+	for i := range sum.Tasks {
+		t := &sum.Tasks[i]
+		if len(t.DependsOn) == 0 && len(deps[t.ID]) > 0 {
+			t.DependsOn = deps[t.ID]
+		}
+		if t.Level == 0 {
+			t.Level = level[t.ID]
 		}
 	}
 }
