@@ -236,6 +236,7 @@ any command configured under [backends.NAME] in jlgcli.toml.`),
 		newConfigCmd(stdio),
 		newBackendsCmd(stdio),
 		newServeCmd(stdio),
+		newLogsCmd(stdio),
 		exitCodesHelp(),
 	)
 	// Unknown commands and wrong argument counts are usage errors too.

@@ -311,3 +311,29 @@ func readLines(path string, from int64) ([]line, int64, error) {
 		off, data = ln.Next, data[i+1:]
 	}
 }
+
+// LastOutput is the raw output log of the newest agent call of run id
+// under root (its iteration or attempt N, and the file); found is false
+// when no call has written one yet.
+func LastOutput(root, id string) (n int, path string, found bool, err error) {
+	run, err := Open(root, id)
+	if err != nil {
+		return 0, "", false, err
+	}
+	defer run.Close()
+	n, err = newestOutput(run.OutputDir())
+	if err != nil || n < 0 {
+		return 0, "", false, err
+	}
+	return n, run.OutputPath(n), true, nil
+}
+
+// Live reports whether a process runs run id under root now.
+func Live(root, id string) bool {
+	run, err := store.Open(root, id)
+	if err != nil {
+		return false
+	}
+	defer run.Close()
+	return run.Live()
+}
