@@ -10,6 +10,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 type logsOptions struct {
@@ -93,7 +94,7 @@ func completeRuns(stdio *Stdio) func(*cobra.Command, []string, string) ([]string
 		var out []string
 		for _, r := range list {
 			if strings.HasPrefix(r.ID, prefix) {
-				out = append(out, r.ID+"\t"+r.Command+" "+r.Status+": "+cut(r.Title, 40))
+				out = append(out, r.ID+"\t"+r.Command+" "+r.Status+": "+view.Cut(r.Title, 40))
 			}
 		}
 		if strings.HasPrefix("last", prefix) && len(list) > 0 {

@@ -39,7 +39,8 @@ attempts. -o writes it to a file instead of stdout; without --format its extensi
 
 The report is made from the result the task wrote when it stopped, or, for a run still going
 or killed, from its journal.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeRuns(stdio),
 	}
 	o.register(cmd)
 	server := flagLayer() // how to connect to the server of a run on Temporal

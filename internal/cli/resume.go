@@ -45,13 +45,14 @@ func newResumeCmd(stdio *Stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resume RUN",
 		Short: "Continue a stopped or killed run exactly where it stopped",
-		Long: `Continue a run (its id, or a unique prefix) where it stopped: its iteration count, the
+		Long: `Continue a run (its id, a unique prefix or suffix, or 'last') where it stopped: its iteration count, the
 time it used against its timeout, its cost, its no-progress count, its agent session and its
 next prompt are those the journal recorded. An iteration that was cut short is made again;
 none is counted twice. Time while the run was not running is not counted. The run goes on
 with the settings it was started with; --max-iterations, --timeout and --max-wait raise its
 limits. A run that ended done is only printed.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeRuns(stdio),
 	}
 	o.register(cmd)
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")

@@ -281,14 +281,22 @@ func resolveID(root, id string) (string, error) {
 		return "", err
 	}
 	if id == Last {
-		slices.Sort(names)
-		for _, n := range slices.Backward(names) {
+		// Ids are made to the second: two runs started in one second are
+		// told apart by their start time.
+		newest, at := "", time.Time{}
+		for _, n := range names {
 			r, err := openDir(RunDir(root, n), n)
-			if err == nil && r.Meta.Parent == "" {
-				return n, nil
+			if err != nil || r.Meta.Parent != "" {
+				continue
+			}
+			if t := r.Meta.StartedAt; newest == "" || t.After(at) || t.Equal(at) && n > newest {
+				newest, at = n, t
 			}
 		}
-		return "", fmt.Errorf("%w: no run yet, so no %q (in %s)", ErrNotFound, id, filepath.Join(root, runsDirName))
+		if newest == "" {
+			return "", fmt.Errorf("%w: no run yet, so no %q (in %s)", ErrNotFound, id, filepath.Join(root, runsDirName))
+		}
+		return newest, nil
 	}
 	var found []string
 	for _, n := range names {

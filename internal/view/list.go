@@ -31,7 +31,7 @@ func Runs(w io.Writer, list []runs.Run) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, command, r.Status, r.Backend, r.Iterations,
 			cost.Amount(r.CostUSD, r.CostKnown, false),
 			(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live),
-			cut(r.Title, titleWidth))
+			Cut(r.Title, titleWidth))
 	}
 	return tw.Flush()
 }
@@ -73,8 +73,8 @@ func Config(w io.Writer, settings []config.Setting) error {
 	return tw.Flush()
 }
 
-// cut is s cut to n runes, "…" ending it when it was longer.
-func cut(s string, n int) string {
+// Cut is s cut to n runes, "…" ending it when it was longer.
+func Cut(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
