@@ -232,8 +232,11 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, do func(context.Con
 	}{msg})
 }
 
+// sender sends one server-sent event.
+type sender func(id, event string, data []byte) error
+
 // sse starts an event stream on w; ok is false when w cannot stream.
-func sse(w http.ResponseWriter) (send func(id, event string, data []byte) error, ok bool) {
+func sse(w http.ResponseWriter) (send sender, ok bool) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -278,32 +281,32 @@ func from(r *http.Request) int64 {
 }
 
 // apiEvents streams a run's journal as it is written: each line is an
-// event whose id is the offset after it; the stream ends with an "end"
-// event once the run has ended.
+// event whose id is the offset after it.
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if _, err := s.src.Show(r.Context(), id); err != nil {
-		fail(w, err)
-		return
-	}
-	send, ok := sse(w)
-	if !ok {
-		return
-	}
-	err := s.src.Follow(r.Context(), id, from(r), func(e Event) error {
-		return send(strconv.FormatInt(e.Offset, 10), "", e.Line)
+	s.stream(w, r, func(id string, send sender) error {
+		return s.src.Follow(r.Context(), id, from(r), func(e Event) error {
+			return send(strconv.FormatInt(e.Offset, 10), "", e.Line)
+		})
 	})
-	if r.Context().Err() == nil {
-		msg := "ended"
-		if err != nil {
-			msg = err.Error()
-		}
-		_ = send("", "end", []byte(msg))
-	}
 }
 
 // apiOutput streams the running attempt's agent output as it grows.
 func (s *Server) apiOutput(w http.ResponseWriter, r *http.Request) {
+	s.stream(w, r, func(id string, send sender) error {
+		return s.src.Output(r.Context(), id, from(r), func(c Chunk) error {
+			data, _ := json.Marshal(struct {
+				Call int    `json:"call"`
+				Text string `json:"text"`
+			}{c.Call, string(c.Data)})
+			return send(strconv.FormatInt(c.Offset, 10), "", data)
+		})
+	})
+}
+
+// stream answers a stream of run {id}'s events, which follow sends; it
+// ends with an "end" event (its data: why, when following failed) once
+// follow returns, unless the client left.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, follow func(id string, send sender) error) {
 	id := r.PathValue("id")
 	if _, err := s.src.Show(r.Context(), id); err != nil {
 		fail(w, err)
@@ -313,13 +316,7 @@ func (s *Server) apiOutput(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	err := s.src.Output(r.Context(), id, from(r), func(c Chunk) error {
-		data, _ := json.Marshal(struct {
-			Call int    `json:"call"`
-			Text string `json:"text"`
-		}{c.Call, string(c.Data)})
-		return send(strconv.FormatInt(c.Offset, 10), "", data)
-	})
+	err := follow(id, send)
 	if r.Context().Err() == nil {
 		msg := "ended"
 		if err != nil {

@@ -100,7 +100,19 @@ func newTest(t *testing.T, token string) (*fakeSource, *httptest.Server) {
 
 func get(t *testing.T, ts *httptest.Server, path string, hdr ...string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+	return do(t, ts, http.MethodGet, path, hdr...)
+}
+
+func post(t *testing.T, ts *httptest.Server, path string, hdr ...string) (int, string) {
+	t.Helper()
+	return do(t, ts, http.MethodPost, path, hdr...)
+}
+
+// do makes a request of ts with the headers hdr (name, value, …) and
+// returns its status and body.
+func do(t *testing.T, ts *httptest.Server, method, path string, hdr ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, ts.URL+path, nil)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -138,21 +150,6 @@ func TestAPI(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"text":"hello"`) {
 		t.Errorf("output: %d %s", code, body)
 	}
-}
-
-func post(t *testing.T, ts *httptest.Server, path string, hdr ...string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+path, nil)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 func TestActions(t *testing.T) {
