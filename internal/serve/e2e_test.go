@@ -231,6 +231,19 @@ func TestBoardOfARunningBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "batch-done")
+	// Readable at 700 px: nothing wider than the window but what scrolls
+	// in its own box (tables, the drawings).
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(700, 900)); err != nil {
+		t.Fatal(err)
+	}
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil || wide > 700 {
+		t.Errorf("at 700 px the page is %d px wide (%v)", wide, err)
+	}
+	screenshot(t, ctx, "batch-done-700px")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 900)); err != nil {
+		t.Fatal(err)
+	}
 
 	// The API: the batch as show --json, and its events as SSE.
 	var sum struct {
