@@ -146,7 +146,11 @@ var conformanceCases = []conformanceCase{
 	{
 		name:   "server-error",
 		prompt: "Say hello.",
-		script: func(string) Script { return Script{Fault(500).Forever()} },
+		// Retry-After 1s: opencode and kilo sleep it out before each of
+		// their 5 retries; without it they back off 2+4+8+16+32 s, which
+		// on a loaded machine (kilo alone takes 20 s to start) outlasted the
+		// case's 3 minutes.
+		script: func(string) Script { return Script{Fault(500, RetryAfter(time.Second)).Forever()} },
 		check:  func(t *testing.T, r *run) { wantFailed(t, r) },
 	},
 }

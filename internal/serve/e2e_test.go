@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -162,6 +163,17 @@ func getJSON(t *testing.T, url string, v any, hdr ...string) int {
 	return resp.StatusCode
 }
 
+// click clicks the element of selector in the page itself: a node the
+// test held could be replaced meanwhile by the page's refresh of its live
+// part.
+func click(t *testing.T, ctx context.Context, selector string) {
+	t.Helper()
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const b = document.querySelector(`+"`"+selector+"`"+`); if (!b) return false; b.click(); return true })()`))
+	if err != nil || !ok {
+		t.Fatalf("click %s: %v (found: %v)", selector, err, ok)
+	}
+}
+
 // waitFor polls cond every 200ms until it holds or d passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -276,8 +288,16 @@ func TestBoardOfARunningBatch(t *testing.T) {
 	}
 	screenshot(t, ctx, "runs")
 	taskRun := *sum.Tasks[0].RunID
-	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+taskRun), chromedp.WaitReady(chromedp.CSS(`details#attempt-1`)),
-		chromedp.Click(chromedp.CSS(`details#attempt-1 summary`)), chromedp.WaitVisible(chromedp.CSS(`pre.diff span.da`))); err != nil {
+	// The page may fetch its live part again at any moment (its event
+	// stream replays the journal): open the attempt by its id, which a
+	// refresh keeps open, rather than through a node that may be replaced.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+taskRun), chromedp.WaitReady(chromedp.CSS(`details#attempt-1`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("attempt-1").open = true`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`pre.diff span.da`))); err != nil {
 		t.Fatalf("the diff of task a's attempt: %v", err)
 	}
 	added, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("pre.diff").innerText`))
@@ -304,9 +324,11 @@ func TestStopThroughTheAPI(t *testing.T) {
 	})
 	id := list[0].ID
 	ctx := browser(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+id), chromedp.WaitVisible(chromedp.CSS(`button[data-act$="/stop"]`)),
-		chromedp.Click(chromedp.CSS(`button[data-act$="/stop"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#message.ok`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+id), chromedp.WaitVisible(chromedp.CSS(`button[data-act$="/stop"]`))); err != nil {
+		t.Fatal(err)
+	}
+	click(t, ctx, `button[data-act$="/stop"]`)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#message.ok`))); err != nil {
 		t.Fatal(err)
 	}
 	msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("message").innerText`))
@@ -325,7 +347,11 @@ func TestStopThroughTheAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "loop-stopped")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[data-act$="/resume"]`)), chromedp.WaitVisible(chromedp.CSS(`#message.ok`))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.getElementById("message").className = "msg", true)`)); err != nil {
+		t.Fatal(err)
+	}
+	click(t, ctx, `button[data-act$="/resume"]`)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#message.ok`))); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the loop resumed, live", func() bool {

@@ -7,6 +7,7 @@
   "use strict";
   var live = document.getElementById("live");
   var timer = null;
+  var shown = null; // the live part last fetched
 
   function refresh() {
     timer = null;
@@ -15,6 +16,8 @@
     fetch(location.pathname + location.search + sep + "fragment=1", { credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
       .then(function (html) {
+        if (html === shown) { return; }
+        shown = html;
         live.innerHTML = html;
         open.forEach(function (id) { var d = document.getElementById(id); if (d) { d.open = true; } });
         document.body.dataset.updated = String(Date.now());
