@@ -237,6 +237,7 @@ any command configured under [backends.NAME] in jlgcli.toml.`),
 		newBackendsCmd(stdio),
 		newServeCmd(stdio),
 		newLogsCmd(stdio),
+		newStopCmd(stdio),
 		exitCodesHelp(),
 	)
 	// Unknown commands and wrong argument counts are usage errors too.

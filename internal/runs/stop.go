@@ -29,7 +29,7 @@ import (
 // returns the run as List shows it then. A run that no process runs, or
 // that runs on a Temporal server, is a runner.UsageError.
 func Stop(ctx context.Context, root, id string) (Run, error) {
-	run, err := store.Open(root, id)
+	run, err := Open(root, id)
 	if err != nil {
 		return Run{}, err
 	}

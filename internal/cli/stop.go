@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/runs"
+)
+
+func newStopCmd(stdio *Stdio) *cobra.Command {
+	o := &storeFlags{}
+	cmd := &cobra.Command{
+		Use:   "stop RUN",
+		Short: "Stop a run from any terminal, as Ctrl-C stops it: resumable",
+		Long: strings.TrimSpace(`
+Stop RUN (its id, a unique prefix or suffix of it, or 'last') as Ctrl-C in its terminal
+would: its agent is stopped, its state checkpointed, its status is interrupted, the
+command that runs it exits 130, and 'jlgcli resume RUN' continues it. A task that a
+running batch started stops alone: the batch goes on with its other tasks, leaves those
+that depend on it unstarted, and 'jlgcli resume BATCH' runs it later. stop returns when
+the run has stopped; a run that is not running is a usage error (exit 64).`),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeRuns(stdio),
+	}
+	o.register(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		root, err := o.root(stdio)
+		if err != nil {
+			return err
+		}
+		run, err := runs.Stop(cmd.Context(), root, args[0])
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return printJSON(stdio, run)
+		}
+		fmt.Fprintf(stdio.Out, "stopped %s run %s: %s\n", run.Command, run.ID, run.Status)
+		if run.Parent != "" {
+			stdio.reporter().Hint("its batch goes on without it; 'jlgcli resume " + run.Parent + "' runs it later")
+		} else {
+			stdio.reporter().Hint("'jlgcli resume " + run.ID + "' continues it")
+		}
+		return nil
+	}
+	return cmd
+}
