@@ -166,3 +166,16 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// A task that a batch started is continued by resuming the batch: its
+// stop notice names the batch, not the task's own run.
+func TestStoppedTaskNamesItsBatch(t *testing.T) {
+	for _, c := range []struct{ parent, want string }{
+		{"", "task T stopped (interrupted); continue it with: jlgcli resume T"},
+		{"B", "task T stopped (interrupted); continue it with its batch: jlgcli resume B"},
+	} {
+		if got := stoppedTask("T", c.parent, engine.StatusInterrupted); got != c.want {
+			t.Errorf("stoppedTask(parent %q) = %q, want %q", c.parent, got, c.want)
+		}
+	}
+}
