@@ -146,7 +146,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 func batchParts(stdio *Stdio, quiet bool, total int) (bp runner.BatchParts, close func()) {
 	say := stdio.reporter()
 	say.SetQuiet(quiet)
-	bp = runner.BatchParts{Parts: runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, EnvValue: stdio.envValue, Say: say}}
+	bp = runner.BatchParts{Parts: runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, EnvValue: stdio.envValue, Say: say, Hooks: stdio.hooks()}}
 	task := func(id string, w io.Writer, obs engine.TaskObserver) runner.Parts {
 		return runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, EnvValue: stdio.envValue, Say: ui.NewReporter(w, quiet), TaskObserver: obs}
 	}

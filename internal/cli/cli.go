@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/ui"
@@ -44,6 +45,24 @@ type Stdio struct {
 	envValue runner.EnvValue
 
 	say *ui.Reporter // every message on Err goes through it
+
+	hooksMade bool
+	hookd     *hooks.Dispatcher // the configuration's hooks; nil: none
+}
+
+// hooks are the hooks of the configuration, made once; nil when there are
+// none (or the configuration cannot be read: the command says why).
+func (s *Stdio) hooks() *hooks.Dispatcher {
+	if s.hooksMade {
+		return s.hookd
+	}
+	s.hooksMade = true
+	cfg, err := loadConfig(s, nil)
+	if err != nil || len(cfg.Hooks) == 0 {
+		return nil
+	}
+	s.hookd = &hooks.Dispatcher{Hooks: cfg.Hooks, Timeout: cfg.HookTimeout, Environ: s.Environ, Warn: s.reporter().Warn}
+	return s.hookd
 }
 
 // reporter is the one writer of jlgcli's messages on Err.
@@ -74,6 +93,7 @@ func (s *Stdio) parts(quiet, task, loop bool) runner.Parts {
 	say := s.reporter()
 	say.SetQuiet(quiet)
 	p := s.base()
+	p.Hooks = s.hooks()
 	screen := s.screen()
 	if !quiet && task {
 		l := ui.NewTaskLine(screen)
@@ -146,6 +166,7 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	err := root.ExecuteContext(ctx)
+	stdio.hookd.Wait() // the hooks under way, each within its time limit
 	code := ExitCode(err)
 	if err != nil && !isExitError(err) {
 		say := stdio.reporter()

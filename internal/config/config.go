@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 )
 
 // ProjectFile is the name of the project configuration file.
@@ -131,6 +132,12 @@ type Config struct {
 	Jobs int
 	// Temporal is the server tasks are submitted to and workers serve.
 	Temporal Temporal
+	// Hooks are told of the runs' events (hooks.Dispatcher), each within
+	// HookTimeout. Notify: a run of over a minute that ends rings the
+	// terminal and notifies the desktop.
+	Hooks       []hooks.Hook
+	HookTimeout time.Duration
+	Notify      bool
 	// Sources says where each key's value came from.
 	Sources map[string]string
 }

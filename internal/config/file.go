@@ -10,6 +10,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/jlgcli/jlgcli/internal/hooks"
 )
 
 // Layer is one source of settings; nil fields are not set by it.
@@ -59,6 +61,10 @@ type Layer struct {
 	PR            *bool                         `toml:"pr"`
 	Jobs          *int                          `toml:"jobs"`
 	Temporal      *TemporalLayer                `toml:"temporal"`
+	// Hooks are the [[hooks]]: those of every layer add up.
+	Hooks       []hooks.Hook `toml:"hooks"`
+	HookTimeout *string      `toml:"hookTimeout"`
+	Notify      *bool        `toml:"notify"`
 
 	// lines are the lines of the file's keys (see keyLines).
 	lines map[string]int
@@ -258,6 +264,8 @@ func knownHint(key []string) string {
 		return " (prematureStop has: enabled, phrases, negations)"
 	case len(key) == 3 && key[0] == "backends":
 		return " (a backend has: command, prompt)"
+	case len(key) == 2 && key[0] == "hooks":
+		return " (a hook has: on, command, url)"
 	case len(key) == 2 && key[0] == "tiers":
 		return " (a tier has: name, backend, model, env, attempts)"
 	case len(key) == 2 && key[0] == "planner":

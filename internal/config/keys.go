@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
@@ -449,6 +450,21 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return c.Temporal.APIKeyEnv }},
+	{Name: "hooks", print: func(c *Config) string {
+		var hs []string
+		for _, h := range c.Hooks {
+			hs = append(hs, h.String()+" on "+strings.Join(h.On, ","))
+		}
+		return strings.Join(hs, "; ")
+	}},
+	{Name: "hookTimeout", Lined: true, Env: "JLGCLI_HOOK_TIMEOUT", Kind: "duration", Default: hooks.DefaultTimeout.String(),
+		parse: duration(func(l *Layer) **string { return &l.HookTimeout }),
+		apply: durationKey(func(l *Layer) *string { return l.HookTimeout }, func(c *Config) *time.Duration { return &c.HookTimeout }),
+		print: func(c *Config) string { return c.HookTimeout.String() }},
+	{Name: "notify", Lined: true, Env: "JLGCLI_NOTIFY", Kind: "bool", Default: "true",
+		parse: boolean(func(l *Layer) **bool { return &l.Notify }),
+		apply: scalar(func(l *Layer) *bool { return l.Notify }, func(c *Config, v bool) error { c.Notify = v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(c.Notify) }},
 	// attempts is a flag only: it overrides the attempts of every tier.
 	{Flag: "attempts", Kind: "int", Default: strconv.Itoa(DefaultAttempts), Commands: on(taskCmds...),
 		Usage: "attempts per tier and step (config: attempts of each [[tiers]])",

@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 )
 
 // Resolve applies the layers in order over the defaults and validates the
@@ -39,6 +40,8 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		Commit:          git.CommitBranch,
 		Merge:           git.MergeSquash,
 		Jobs:            DefaultJobs,
+		HookTimeout:     hooks.DefaultTimeout,
+		Notify:          true,
 		Temporal:        Temporal{Namespace: DefaultTemporalNamespace, TaskQueue: DefaultTaskQueue, WorkerWait: DefaultWorkerWait},
 		Sources:         map[string]string{},
 	}
@@ -131,6 +134,15 @@ func (c *Config) apply(l *Layer) error {
 			c.Checks = append(c.Checks, Check{Name: sh, Shell: sh, Timeout: DefaultCheckTimeout})
 		}
 		set("checks")
+	}
+	for i, h := range l.Hooks {
+		if key, msg := h.Check(); key != "" {
+			e := &Error{Source: l.Name, Key: fmt.Sprintf("hooks[%d].%s", i, key), Msg: msg}
+			e.Line = l.line(e.Key)
+			return e
+		}
+		c.Hooks = append(c.Hooks, h)
+		set("hooks")
 	}
 	if p := l.Premature; p != nil {
 		if p.Enabled != nil {

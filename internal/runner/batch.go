@@ -34,7 +34,11 @@ type BatchParts struct {
 
 func (bp BatchParts) task(id string) Parts {
 	if bp.ForTask != nil {
-		return bp.ForTask(id)
+		p := bp.ForTask(id)
+		if p.Hooks == nil {
+			p.Hooks = bp.Hooks // the batch's tasks tell the batch's hooks
+		}
+		return p
 	}
 	p := bp.Parts
 	p.TaskObserver, p.LoopObserver = nil, nil
@@ -292,6 +296,7 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	if out.Status == string(batch.BatchInterrupted) || out.Status == string(batch.BatchIncomplete) {
 		bp.notice("batch %s stopped (%s); continue it with: jlgcli resume %s", run.ID, out.Status, run.ID)
 	}
+	b.j.hooks.batchEnded(out)
 	return out, nil
 }
 
@@ -310,6 +315,7 @@ func (b *batchRun) observe(e batch.Event) {
 		b.tasks[e.Task.ID] = e.Task
 		b.mu.Unlock()
 		b.checkpoint(store.Running)
+		b.j.hooks.batchTask(e)
 	}
 	if b.bp.Observer != nil {
 		b.bp.Observer(e)

@@ -11,11 +11,19 @@ import (
 // journal keeps a run in its store directory and the index: the engine's
 // Journal and TaskJournal.
 type journal struct {
-	run *store.Run
-	idx *store.Index // nil when the index could not be opened
+	run   *store.Run
+	idx   *store.Index // nil when the index could not be opened
+	hooks hookRun
 }
 
-func (j journal) Record(ev engine.Event) error { return j.run.Append(ev) }
+// Record appends ev to the journal, then tells the hooks of it.
+func (j journal) Record(ev engine.Event) error {
+	if err := j.run.Append(ev); err != nil {
+		return err
+	}
+	j.hooks.recorded(ev)
+	return nil
+}
 
 func (j journal) Checkpoint(cp engine.Checkpoint) error { return j.checkpoint(cp) }
 
@@ -56,7 +64,7 @@ func openJournal(p Parts, root string, run *store.Run) journal {
 		p.warn("run index: %v (the run is kept; 'jlgcli runs' rebuilds the index)", err)
 		idx = nil
 	}
-	return journal{run: run, idx: idx}
+	return journal{run: run, idx: idx, hooks: hookRun{d: p.Hooks, run: run}}
 }
 
 // Events reads a run's journal as engine events; repair, when not nil, says

@@ -254,5 +254,6 @@ func (s LoopSpec) run(ctx context.Context, p Parts, a agent.Agent, run *store.Ru
 	if Resumable(res.Status) {
 		p.notice("run %s stopped (%s); continue it with: jlgcli resume %s", run.ID, res.Status, run.ID)
 	}
+	j.hooks.loopEnded(res)
 	return res, nil
 }

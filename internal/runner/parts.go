@@ -8,6 +8,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 )
 
 // Reporter is how a run talks to the user on the side of its result.
@@ -37,6 +38,9 @@ type Parts struct {
 	// iterations; nil: nobody.
 	TaskObserver engine.TaskObserver
 	LoopObserver engine.Observer
+	// Hooks are told of the run's events (its start, end, waits, a
+	// task's attempts, a batch's tasks); nil: nobody.
+	Hooks *hooks.Dispatcher
 }
 
 func (p Parts) progress(format string, a ...any) {

@@ -322,6 +322,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	if Resumable(res.Status) || res.Status == engine.StatusBudgetExceeded {
 		p.notice("%s", stoppedTask(run.ID, run.Meta.Parent, res.Status))
 	}
+	j.hooks.taskEnded(res)
 	return res, nil
 }
 

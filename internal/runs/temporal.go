@@ -124,11 +124,14 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 		return id, nil, nil
 	}
 	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
+	hooks := runner.HooksOf(p, run) // they fire here, on the side that follows the run
+	hooks.Started()
 	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, p.TaskObserver, time.Second)
 	closeObserver(p.TaskObserver)
 	if err := followed(ctx, p, "task", id, err, run, func() error { return saveTask(run, res) }); err != nil {
 		return id, nil, err
 	}
+	hooks.TaskEnded(res)
 	return id, &res, nil
 }
 
@@ -249,10 +252,13 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 		return id, nil, nil
 	}
 	say(p).Notice(fmt.Sprintf("batch %s of %s submitted to %s (queue %s); its branch on %s: %s", id, plural.N(len(spec.Tasks), "task"), t.Address, t.TaskQueue, url, in.Branch))
+	hooks := runner.HooksOf(p, run) // they fire here, on the side that follows the run
+	hooks.Started()
 	sum, err := flow.FollowBatch(ctx, c, id, changed, time.Second)
 	if err := followed(ctx, p, "batch", id, err, run, func() error { return saveBatch(run, sum) }); err != nil {
 		return id, nil, err
 	}
+	hooks.BatchEnded(sum)
 	return id, &sum, nil
 }
 
