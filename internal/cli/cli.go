@@ -259,6 +259,7 @@ any command configured under [backends.NAME] in jlgcli.toml.`),
 		newServeCmd(stdio),
 		newLogsCmd(stdio),
 		newStopCmd(stdio),
+		newHooksCmd(stdio),
 		exitCodesHelp(),
 	)
 	// Unknown commands and wrong argument counts are usage errors too.

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,8 +67,9 @@ func (h Hook) Takes(event string) bool {
 	return slices.Contains(h.On, "*") || slices.Contains(h.On, event)
 }
 
-// String names h without what a URL hides in its path (a webhook's
-// secret): "command notify-send", "url https://hooks.slack.com/…".
+// String names h on one line, without what a URL hides in its path (a
+// webhook's secret): "command notify-send jlgcli", "url
+// https://hooks.slack.com/…".
 func (h Hook) String() string {
 	if h.URL != "" {
 		u, err := url.Parse(h.URL)
@@ -80,7 +82,18 @@ func (h Hook) String() string {
 		}
 		return s
 	}
-	return "command " + strings.Join(h.Command, " ")
+	args := make([]string, len(h.Command))
+	for i, a := range h.Command {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\") {
+			a = strconv.Quote(a)
+		}
+		args[i] = a
+	}
+	s := strings.Join(args, " ")
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:79]) + "…"
+	}
+	return "command " + s
 }
 
 // Check says what is wrong with h, "" when nothing.
@@ -391,4 +404,29 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// Sample is an example of event, as `jlgcli hooks test` sends it: run
+// "sample", with every field the event has.
+func Sample(event string) Event {
+	now := time.Now().UTC()
+	e := Event{Event: event, RunID: "sample", Command: "task", Status: "running", Time: now, Title: "A sample task",
+		Text: "jlgcli hooks test: a sample " + event + " event"}
+	switch event {
+	case RunEnded:
+		e.Status, e.ExitCode, e.CostUSD, e.DurationMs = "done", Int(0), Float(0.42), Int64(90_000)
+		e.Branch, e.Commit = "jlgcli/a-sample-task", "0123456789abcdef0123456789abcdef01234567"
+	case TaskAttempt, TaskEscalated:
+		e.Attempt, e.Tier, e.Gate, e.Action = 1, "fast", "fail", "retry"
+		if event == TaskEscalated {
+			e.Action = "escalate"
+		}
+	case BatchTaskEnded:
+		e.Command, e.BatchID, e.TaskID, e.Status, e.ExitCode = "batch", "sample", "a", "done", Int(0)
+	case RunWaiting:
+		e.ResetAt = Time(now.Add(10 * time.Minute))
+	case RunNeedsAttention:
+		e.Status, e.ExitCode, e.Reason = "budget-exceeded", Int(7), "its budget is spent: raise it and resume"
+	}
+	return e
 }

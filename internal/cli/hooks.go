@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/plural"
+)
+
+func newHooksCmd(stdio *Stdio) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hooks",
+		Short: "The hooks of the configuration ([[hooks]]): try them",
+		Args:  cobra.NoArgs,
+	}
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	cmd.AddCommand(newHooksTestCmd(stdio))
+	return cmd
+}
+
+func newHooksTestCmd(stdio *Stdio) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "test [EVENT]",
+		Short: "Send a sample event to every hook that takes it and say what each answered",
+		Long: strings.TrimSpace(`
+Send a sample EVENT (default run.ended; one of ` + strings.Join(hooks.Events, ", ") + `) to every
+hook of the configuration that takes it, as a run would, and print what each answered: the first
+line of a command's output, a webhook's HTTP status. Exit 1 when one failed.`),
+		Args:      cobra.MaximumNArgs(1),
+		ValidArgs: hooks.Events,
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		event := hooks.RunEnded
+		if len(args) == 1 {
+			event = args[0]
+		}
+		if event == "*" || !hooks.Known(event) {
+			return usagef("unknown event %q: want one of %s", event, strings.Join(hooks.Events, ", "))
+		}
+		cfg, err := loadConfig(stdio, nil)
+		if err != nil {
+			return err
+		}
+		d := &hooks.Dispatcher{Hooks: cfg.Hooks, Timeout: cfg.HookTimeout, Environ: stdio.Environ}
+		answers := d.Send(cmd.Context(), hooks.Sample(event))
+		failed := 0
+		for _, a := range answers {
+			if a.Err != nil {
+				failed++
+			}
+		}
+		if asJSON {
+			if answers == nil {
+				answers = []hooks.Answer{}
+			}
+			if err := printJSON(stdio, answers); err != nil {
+				return err
+			}
+		} else {
+			if len(answers) == 0 {
+				stdio.reporter().Notice(fmt.Sprintf("no hook takes %s (%d in the configuration)", event, len(cfg.Hooks)))
+			}
+			for _, a := range answers {
+				verdict := "ok"
+				if a.Err != nil {
+					verdict = "failed: " + a.Error
+				} else if a.Reply != "" {
+					verdict += ": " + a.Reply
+				}
+				fmt.Fprintf(stdio.Out, "hook %d (%s): %s (%d ms, %s)\n", a.Hook+1, a.Name, verdict, a.Ms, plural.N(a.Tries, "attempt"))
+			}
+		}
+		if failed > 0 {
+			return exit(nil, engine.ExitError)
+		}
+		return nil
+	}
+	return cmd
+}
