@@ -50,18 +50,27 @@ type Stdio struct {
 	hookd     *hooks.Dispatcher // the configuration's hooks; nil: none
 }
 
-// hooks are the hooks of the configuration, made once; nil when there are
-// none (or the configuration cannot be read: the command says why).
+// hooks are the hooks of the configuration, with the desktop notification
+// when stderr is a terminal (unless notify = false), made once; nil when
+// there are none (or the configuration cannot be read: the command says
+// why).
 func (s *Stdio) hooks() *hooks.Dispatcher {
 	if s.hooksMade {
 		return s.hookd
 	}
 	s.hooksMade = true
 	cfg, err := loadConfig(s, nil)
-	if err != nil || len(cfg.Hooks) == 0 {
+	if err != nil {
 		return nil
 	}
-	s.hookd = &hooks.Dispatcher{Hooks: cfg.Hooks, Timeout: cfg.HookTimeout, Environ: s.Environ, Warn: s.reporter().Warn}
+	var desktop *hooks.Desktop
+	if cfg.Notify && s.ErrIsTerminal {
+		desktop = &hooks.Desktop{Bell: s.Err}
+	}
+	if len(cfg.Hooks) == 0 && desktop == nil {
+		return nil
+	}
+	s.hookd = &hooks.Dispatcher{Hooks: cfg.Hooks, Timeout: cfg.HookTimeout, Environ: s.Environ, Warn: s.reporter().Warn, Desktop: desktop}
 	return s.hookd
 }
 

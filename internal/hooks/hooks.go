@@ -199,6 +199,9 @@ type Dispatcher struct {
 	// Backoff is the wait before a webhook's second try, doubled before
 	// each next; 0: half a second.
 	Backoff time.Duration
+	// Desktop, when set, rings and notifies the desktop when a long run
+	// ends (a hook of its own, run.ended only).
+	Desktop *Desktop
 
 	mu     sync.Mutex
 	warned map[int]bool
@@ -235,11 +238,29 @@ func (d *Dispatcher) Notify(e Event, failed func(Answer)) <-chan struct{} {
 			d.warn(a)
 		}()
 	}
+	if d.Desktop.takes(e) {
+		wg.Add(1)
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), d.timeout())
+			defer cancel()
+			_ = d.Desktop.notify(ctx, e) // a notification that fails is no news
+		}()
+	}
 	go func() {
 		wg.Wait()
 		close(done)
 	}()
 	return done
+}
+
+func (d *Dispatcher) timeout() time.Duration {
+	if d.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return d.Timeout
 }
 
 // Send sends e to each hook that takes it and waits for their answers, in
@@ -291,10 +312,7 @@ func (d *Dispatcher) warn(a Answer) {
 
 // send sends e to hook i, h, within the time limit.
 func (d *Dispatcher) send(ctx context.Context, i int, h Hook, e Event) Answer {
-	timeout := d.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := d.timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	body, err := json.Marshal(e)
