@@ -49,7 +49,9 @@ func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurren
 	if err != nil {
 		return err
 	}
-	err = runs.Serve(ctx, cfg, runs.Worker{Concurrency: concurrency, Only: only}, stdio.parts(true, false, false))
+	p := stdio.parts(true, false, false)
+	p.Hooks = nil // the hooks of a run on Temporal fire on the side that submitted it
+	err = runs.Serve(ctx, cfg, runs.Worker{Concurrency: concurrency, Only: only}, p)
 	var be *runs.BackendError
 	if errors.As(err, &be) {
 		stdio.reporter().Error(be.Msg)
