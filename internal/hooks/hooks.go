@@ -342,7 +342,7 @@ func (d *Dispatcher) run(ctx context.Context, argv []string, body []byte) (strin
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = d.Environ
 	cmd.Stdin = bytes.NewReader(body)
-	var out bytes.Buffer
+	var out capped
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -356,6 +356,18 @@ func (d *Dispatcher) run(ctx context.Context, argv []string, body []byte) (strin
 		return reply, err
 	}
 	return reply, nil
+}
+
+// capped keeps the first 64 KiB written to it (a hook's answer is its
+// first line) and drops the rest: a hook that floods its output costs no
+// memory.
+type capped struct{ bytes.Buffer }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := 64<<10 - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // post POSTs body to u, again after a growing wait when it fails for a
