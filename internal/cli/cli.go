@@ -31,6 +31,9 @@ type Stdio struct {
 	// ErrIsTerminal tells whether Err is a terminal (live status line,
 	// unless TERM=dumb).
 	ErrIsTerminal bool
+	// OutIsTerminal tells whether Out is a terminal (show --follow
+	// redraws in place there, unless TERM=dumb).
+	OutIsTerminal bool
 	// ErrWidth is Err's width in cells, read at each redraw; nil: 80.
 	ErrWidth func() int
 	// Getenv reads the environment; nil: os.Getenv.

@@ -25,6 +25,7 @@ func Run() int {
 		Out:           os.Stdout,
 		Err:           os.Stderr,
 		ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+		OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
 	}
 	if stdio.ErrIsTerminal {
 		stdio.ErrWidth = ui.TermWidth(os.Stderr)

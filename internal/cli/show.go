@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -83,10 +84,10 @@ func showState(w io.Writer, st runs.State, asJSON, compact bool) error {
 }
 
 // followShow shows a run, then again each time its journal is written
-// (at most every 300ms), until it ends: on a terminal (stderr's, the live
-// region's) each view replaces the last; else they follow one another.
+// (at most every 300ms), until it ends: when stdout is a terminal each view
+// replaces the last; else they follow one another.
 func followShow(ctx context.Context, stdio *Stdio, root string, asJSON bool, show func(context.Context, io.Writer, bool) (string, error)) error {
-	inPlace := stdio.screen().Live && !asJSON
+	inPlace := ui.IsLive(stdio.OutIsTerminal, stdio.getenv("TERM")) && !asJSON
 	var last []byte
 	draw := func() (string, error) {
 		var b bytes.Buffer
