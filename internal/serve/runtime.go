@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,6 +32,47 @@ type Runtime struct {
 	// "": this one. Env is its environment (nil: this process's).
 	Exe string
 	Env []string
+
+	mu sync.Mutex
+	// ended are the results of the batch tasks' runs that are done, by run
+	// id: they do not change, so a batch's page, fetched again at each
+	// event, does not read their journals again.
+	ended map[string]endedTask
+}
+
+// endedTask is a batch's task run that ended: its result and its start.
+type endedTask struct {
+	res     *engine.TaskResult
+	started time.Time
+}
+
+// taskResult is the result of a batch's task run id (nil when it cannot be
+// read), and when it started.
+func (r *Runtime) taskResult(id string) (*engine.TaskResult, time.Time) {
+	r.mu.Lock()
+	e, ok := r.ended[id]
+	r.mu.Unlock()
+	if ok {
+		return e.res, e.started
+	}
+	run, err := store.Open(r.Root, id)
+	if err != nil {
+		return nil, time.Time{}
+	}
+	defer run.Close()
+	got, err := runs.TaskResult(run, runner.Parts{})
+	if err != nil {
+		return nil, run.Meta.StartedAt
+	}
+	if got.Status == engine.StatusDone && !run.Live() { // a task that stopped otherwise may be resumed: read again
+		r.mu.Lock()
+		if r.ended == nil {
+			r.ended = map[string]endedTask{}
+		}
+		r.ended[id] = endedTask{&got, run.Meta.StartedAt}
+		r.mu.Unlock()
+	}
+	return &got, run.Meta.StartedAt
 }
 
 // httpError gives an error of the runtime its status: a run not found 404,
@@ -73,18 +115,12 @@ func (r *Runtime) Show(ctx context.Context, id string) (Run, error) {
 			if t.RunID == nil {
 				continue
 			}
-			run, err := store.Open(r.Root, *t.RunID)
-			if err != nil {
-				continue
+			res, started := r.taskResult(*t.RunID)
+			if t.StartedAt == nil && !started.IsZero() {
+				t.StartedAt = &started
 			}
-			res, err := runs.TaskResult(run, runner.Parts{})
-			if t.StartedAt == nil {
-				at := run.Meta.StartedAt
-				t.StartedAt = &at
-			}
-			run.Close()
-			if err == nil {
-				out.Tasks[t.ID] = &res
+			if res != nil {
+				out.Tasks[t.ID] = res
 				if t.Status == string(batch.StatusRunning) {
 					t.Attempts = len(res.Attempts)
 				}
