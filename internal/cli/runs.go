@@ -39,15 +39,6 @@ func (f *storeFlags) root(stdio *Stdio) (string, error) {
 	return runner.StateRoot(stdio.parts(true, false, false), cfg.Cwd, override)
 }
 
-// open opens run id under the state root (runs.Open).
-func (f *storeFlags) open(stdio *Stdio, id string) (*store.Run, error) {
-	root, err := f.root(stdio)
-	if err != nil {
-		return nil, err
-	}
-	return runs.Open(root, id)
-}
-
 // connect is how to reach the server of a run on Temporal: as its record
 // says, each setting that the configuration (as the run's directory sees
 // it) or flags (the command's connection flags, bound with bindKeys) give
