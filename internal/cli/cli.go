@@ -51,9 +51,13 @@ type Stdio struct {
 
 	hooksMade bool
 	hookd     *hooks.Dispatcher // the configuration's hooks; nil: none
+	// cfg is the configuration the command resolved with its flags (the
+	// first it resolved), where its hooks are read; nil before.
+	cfg *config.Config
 }
 
-// hooks are the hooks of the configuration, with the desktop notification
+// hooks are the hooks of the configuration (the command's, --cwd's project
+// file included, once it is resolved), with the desktop notification
 // when stderr is a terminal (unless notify = false), made once; nil when
 // there are none (or the configuration cannot be read: the command says
 // why).
@@ -62,9 +66,12 @@ func (s *Stdio) hooks() *hooks.Dispatcher {
 		return s.hookd
 	}
 	s.hooksMade = true
-	cfg, err := loadConfig(s, nil)
-	if err != nil {
-		return nil
+	cfg := s.cfg
+	if cfg == nil {
+		var err error
+		if cfg, err = loadConfig(s, nil); err != nil {
+			return nil
+		}
 	}
 	var desktop *hooks.Desktop
 	if cfg.Notify && s.ErrIsTerminal {

@@ -116,5 +116,8 @@ func loadLayers(stdio *Stdio, flags *config.Layer) (runs.Config, error) {
 	if errors.As(err, &cerr) {
 		cerr.NameFlag()
 	}
+	if err == nil && flags != nil && stdio.cfg == nil {
+		stdio.cfg = c.Config // the command's own: its --cwd's project file
+	}
 	return c, err
 }
