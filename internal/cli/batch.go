@@ -3,19 +3,16 @@ package cli
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/sheet"
-	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -130,47 +127,13 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 	if temporal {
 		return runBatchTemporal(ctx, stdio, cfg, o, spec)
 	}
-	bp, closeBoard := batchParts(stdio, cfg.Quiet, len(spec.Tasks))
+	bp, closeBoard := stdio.hooked().BatchParts(cfg.Quiet, len(spec.Tasks))
 	res, err := runs.StartBatch(ctx, cfg, spec, bp)
 	closeBoard()
 	if err != nil {
 		return err
 	}
 	return reportBatch(stdio, cfg.JSON, res)
-}
-
-// batchParts are the parts of a batch run from the command line: on a
-// terminal a board (a live line per running task and a summary line),
-// elsewhere one line per event; each task's messages and attempts after its
-// id. close ends the board.
-func batchParts(stdio *Stdio, quiet bool, total int) (bp runner.BatchParts, close func()) {
-	say := stdio.reporter()
-	say.SetQuiet(quiet)
-	bp = runner.BatchParts{Parts: runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, EnvValue: stdio.envValue, Say: say, Hooks: stdio.hooks()}}
-	task := func(id string, w io.Writer, obs engine.TaskObserver) runner.Parts {
-		return runner.Parts{Environ: stdio.Environ, Getenv: stdio.getenv, EnvValue: stdio.envValue, Say: ui.NewReporter(w, quiet), TaskObserver: obs}
-	}
-	if screen := stdio.screen(); !quiet && screen.Live {
-		board := ui.NewBatchBoard(screen, total)
-		say.Attach(board)
-		bp.Observer = board.Event
-		bp.ForTask = func(id string) runner.Parts { return task(id, board.Writer(id), board.Task(id)) }
-		return bp, func() { board.Close(); say.Attach(nil) }
-	}
-	err := ui.NewLockedWriter(stdio.Err)
-	log := ui.NewScreen(err, false, nil) // its lines carry the time
-	lines := ui.NewBatchLines(log.W, total)
-	bp.ForTask = func(id string) runner.Parts {
-		var obs engine.TaskObserver
-		if !quiet {
-			obs = lines.Observe(id, ui.NewPrefixedTaskLine(log, id))
-		}
-		return task(id, ui.PrefixWriter(err, id), obs)
-	}
-	if !quiet {
-		bp.Observer = lines.Event
-	}
-	return bp, func() {}
 }
 
 // reportBatch prints a batch's result (view.BatchResult).

@@ -99,42 +99,29 @@ func (s *Stdio) getenv(k string) string {
 	return s.Getenv(k)
 }
 
+// term is Err as a run started from the command line reports to it
+// (ui.Terminal), without the hooks.
+func (s *Stdio) term() ui.Terminal {
+	return ui.Terminal{Say: s.reporter(), Err: s.Err, Live: ui.IsLive(s.ErrIsTerminal, s.getenv("TERM")), Width: s.ErrWidth,
+		Environ: s.Environ, Getenv: s.getenv, EnvValue: s.envValue}
+}
+
 // base are the parts of the command line without live progress: the
 // environment and the reporter on stderr, as is.
-func (s *Stdio) base() runner.Parts {
-	return runner.Parts{Environ: s.Environ, Getenv: s.getenv, EnvValue: s.envValue, Say: s.reporter()}
-}
+func (s *Stdio) base() runner.Parts { return s.term().Base() }
 
-// parts are the runtime parts of a run started from the command line: the
-// environment, a reporter on stderr, and live progress unless quiet. Only
-// the observers asked for are set.
+// parts are the runtime parts of a run started from the command line
+// (ui.Terminal.Parts), with the configuration's hooks.
 func (s *Stdio) parts(quiet, task, loop bool) runner.Parts {
-	say := s.reporter()
-	say.SetQuiet(quiet)
-	p := s.base()
-	p.Hooks = s.hooks()
-	screen := s.screen()
-	if !quiet && task {
-		l := ui.NewTaskLine(screen)
-		p.TaskObserver = l
-		if screen.Live {
-			say.Attach(l)
-		}
-	}
-	if !quiet && loop {
-		l := ui.NewProgress(screen)
-		p.LoopObserver = l
-		if screen.Live {
-			say.Attach(l)
-		}
-	}
-	return p
+	return s.hooked().Parts(quiet, task, loop)
 }
 
-// screen is Err as the progress lines see it: live on a terminal (not
-// TERM=dumb), a log otherwise.
-func (s *Stdio) screen() ui.Screen {
-	return ui.NewScreen(s.Err, ui.IsLive(s.ErrIsTerminal, s.getenv("TERM")), s.ErrWidth)
+// hooked is term with the configuration's hooks: a batch's parts are
+// hooked().BatchParts.
+func (s *Stdio) hooked() ui.Terminal {
+	t := s.term()
+	t.Hooks = s.hooks()
+	return t
 }
 
 func (s *Stdio) dir() (string, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -73,18 +74,14 @@ limits. A run that ended done is only printed.`,
 		if err != nil {
 			return err
 		}
-		var closers []func() // the live lines, ended once the result is printed
+		var started []runner.Parts // their live lines end once the result is printed
 		defer func() {
-			for _, c := range closers {
-				c()
+			for _, p := range started {
+				ui.Close(p)
 			}
 		}()
 		observed := func(p runner.Parts) runner.Parts {
-			for _, obs := range []any{p.TaskObserver, p.LoopObserver} {
-				if c, ok := obs.(interface{ Close() }); ok {
-					closers = append(closers, c.Close)
-				}
-			}
+			started = append(started, p)
 			return p
 		}
 		rp := runs.ResumeParts{
@@ -93,7 +90,7 @@ limits. A run that ended done is only printed.`,
 			Env:     func(dir string) (runner.EnvValue, error) { return o.envValue(stdio, dir) },
 			Task:    func() runner.Parts { return observed(stdio.parts(o.quiet, true, false)) },
 			Loop:    func() runner.Parts { return observed(stdio.parts(o.quiet, false, true)) },
-			Batch:   func(total int) (runner.BatchParts, func()) { return batchParts(stdio, o.quiet, total) },
+			Batch:   func(total int) (runner.BatchParts, func()) { return stdio.hooked().BatchParts(o.quiet, total) },
 			Connect: connect(stdio, o.env),
 		}
 		out, err := runs.Resume(cmd.Context(), root, args[0], o.limits, rp)

@@ -76,9 +76,7 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 	case o.loop:
 		// A loop is a persistent run: journaled, resumable, guarded.
 		p := stdio.parts(cfg.Quiet, false, true)
-		if c, ok := p.LoopObserver.(interface{ Close() }); ok {
-			defer c.Close()
-		}
+		defer ui.Close(p)
 		if res, err = runs.StartLoop(ctx, cfg, a, prompt, p); err != nil {
 			return err
 		}
@@ -86,7 +84,7 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 		var progress *ui.Progress
 		var obs engine.Observer
 		if !cfg.Quiet {
-			progress = newProgress(stdio)
+			progress = ui.NewProgress(stdio.term().Screen())
 			obs = progress
 		}
 		res = runs.RunOnce(ctx, cfg, a, prompt, obs)
@@ -104,8 +102,6 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 func reportLoop(stdio *Stdio, asJSON bool, res engine.Result) error {
 	return exit(view.LoopResult(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
 }
-
-func newProgress(stdio *Stdio) *ui.Progress { return ui.NewProgress(stdio.screen()) }
 
 // report prints a run's result (view.Result).
 func report(stdio *Stdio, asJSON bool, res engine.Result) error {

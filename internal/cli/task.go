@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -109,9 +110,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 		return reportTask(stdio, cfg.JSON, *failed)
 	}
 	p := stdio.parts(cfg.Quiet, true, false)
-	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
-		defer c.Close()
-	}
+	defer ui.Close(p)
 	res, err := runs.StartTask(ctx, cfg, runs.Task{Prompt: prompt, Spec: s, Base: o.base, IncludeDirty: o.includeDirty}, p)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -23,9 +24,7 @@ func (o *taskFlags) submission(base string) runs.Submission {
 // (--detach).
 func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *taskFlags, prompt string) error {
 	p := stdio.parts(cfg.Quiet, true, false)
-	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
-		defer c.Close()
-	}
+	defer ui.Close(p)
 	id, res, err := runs.SubmitTask(ctx, cfg, o.submission(o.base), prompt, p)
 	if err != nil {
 		return err

@@ -1,67 +1,16 @@
 package cli
 
-import (
-	"runtime/debug"
-	"strings"
-)
+import "github.com/jlgcli/jlgcli/internal/buildinfo"
 
 // Version and Commit name the build. A release sets them with
 // -ldflags "-X github.com/jlgcli/jlgcli/internal/cli.Version=v1.2.3
 // -X github.com/jlgcli/jlgcli/internal/cli.Commit=abc123"; when they are
 // not set, the Go toolchain's build information says what was built (see
-// buildVersion).
+// buildinfo.Name).
 var (
 	Version = ""
 	Commit  = ""
 )
 
 // version is what `jlgcli --version` prints.
-func version() string {
-	info, _ := debug.ReadBuildInfo()
-	return buildVersion(Version, Commit, info)
-}
-
-// buildVersion names a build: the version set by -ldflags, else the module's
-// version from info (that of `go install …@v1.2.3`, or the pseudo-version Go
-// stamps from the checkout), else "dev"; then the commit set by -ldflags,
-// else info's VCS revision (12 hex digits, "-dirty" when the tree had
-// changes), and the commit's time. info may be nil.
-func buildVersion(version, commit string, info *debug.BuildInfo) string {
-	var rev, when string
-	modified := false
-	if info != nil {
-		if version == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-			version = info.Main.Version
-		}
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.time":
-				when = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-	}
-	if version == "" {
-		version = "dev"
-	}
-	if commit == "" && rev != "" {
-		commit = rev[:min(len(rev), 12)]
-		if modified {
-			commit += "-dirty"
-		}
-	}
-	var about []string
-	if commit != "" {
-		about = append(about, "commit "+commit)
-	}
-	if when != "" {
-		about = append(about, when)
-	}
-	if len(about) == 0 {
-		return version
-	}
-	return version + " (" + strings.Join(about, ", ") + ")"
-}
+func version() string { return buildinfo.Read(Version, Commit) }
