@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -38,40 +35,7 @@ Ctrl-C); each call's output starts after a line on stderr naming it.`),
 		if err != nil {
 			return err
 		}
-		n, path, found, err := runs.LastOutput(root, args[0])
-		if err != nil {
-			return err
-		}
-		say := stdio.reporter()
-		if o.follow && !runs.Live(root, args[0]) {
-			o.follow = false // nothing more will be written: as without -f
-		}
-		if !o.follow {
-			if !found {
-				say.Notice("no agent call of this run has written anything yet")
-				return nil
-			}
-			say.Notice(fmt.Sprintf("output of call %d (%s)", n, path))
-			f, err := os.Open(path)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			_, err = io.Copy(stdio.Out, f)
-			return err
-		}
-		shown := -1
-		return runs.Follow(cmd.Context(), root, args[0], runs.FollowOptions{}, func(e runs.Event) error {
-			if e.Kind != runs.KindOutput {
-				return nil
-			}
-			if e.N != shown {
-				say.Notice(fmt.Sprintf("output of call %d", e.N))
-				shown = e.N
-			}
-			_, err := stdio.Out.Write(e.Output)
-			return err
-		})
+		return view.Logs(cmd.Context(), stdio.Out, stdio.reporter(), root, args[0], o.follow)
 	}
 	return cmd
 }
@@ -91,15 +55,6 @@ func completeRuns(stdio *Stdio) func(*cobra.Command, []string, string) ([]string
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		var out []string
-		for _, r := range list {
-			if strings.HasPrefix(r.ID, prefix) {
-				out = append(out, r.ID+"\t"+r.Command+" "+r.Status+": "+view.Cut(r.Title, 40))
-			}
-		}
-		if strings.HasPrefix("last", prefix) && len(list) > 0 {
-			out = append(out, "last\tthe newest run")
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return view.Completions(list, prefix), cobra.ShellCompDirectiveNoFileComp
 	}
 }

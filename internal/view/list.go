@@ -73,6 +73,22 @@ func Config(w io.Writer, settings []config.Setting) error {
 	return tw.Flush()
 }
 
+// Completions are the shell's completions of a run id that starts with
+// prefix among list (newest first): each id with its command, status and
+// title, then "last" when there is a run.
+func Completions(list []runs.Run, prefix string) []string {
+	var out []string
+	for _, r := range list {
+		if strings.HasPrefix(r.ID, prefix) {
+			out = append(out, r.ID+"\t"+r.Command+" "+r.Status+": "+Cut(r.Title, 40))
+		}
+	}
+	if strings.HasPrefix("last", prefix) && len(list) > 0 {
+		out = append(out, "last\tthe newest run")
+	}
+	return out
+}
+
 // Cut is s cut to n runes, "…" ending it when it was longer.
 func Cut(s string, n int) string {
 	r := []rune(s)

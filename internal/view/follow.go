@@ -1,0 +1,126 @@
+package view
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/runs"
+)
+
+// State writes st as show prints it: text, or the JSON object
+// (compact: on one line).
+func State(w io.Writer, st runs.State, asJSON, compact bool) error {
+	var obj any
+	switch st.Meta.Command {
+	case "task":
+		obj = *st.Task
+	case "batch":
+		obj = ShownBatch(st)
+	default:
+		obj = *st.Loop
+	}
+	switch {
+	case asJSON && compact:
+		return json.NewEncoder(w).Encode(obj)
+	case asJSON:
+		return JSON(w, obj)
+	case st.Meta.Command == "task":
+		return ShowTask(w, st)
+	case st.Meta.Command == "batch":
+		ShowBatch(w, st)
+		return nil
+	}
+	return ShowLoop(w, st)
+}
+
+// Follow writes a run's view made by show (compact: JSON on one line; it
+// returns the run's id) on w, then again each time its journal under root
+// is written (at most every 300ms) and it changed, until the run ends:
+// when live (w takes cursor codes) each text view replaces the last; else
+// they follow one another, a blank line between two texts.
+func Follow(ctx context.Context, w io.Writer, root string, live, asJSON bool, show func(context.Context, io.Writer, bool) (string, error)) error {
+	inPlace := live && !asJSON
+	var last []byte
+	draw := func() (string, error) {
+		var b bytes.Buffer
+		id, err := show(ctx, &b, true)
+		if err != nil || bytes.Equal(b.Bytes(), last) {
+			return id, err
+		}
+		first := last == nil
+		last = b.Bytes()
+		if inPlace {
+			_, err = io.WriteString(w, "\x1b[H\x1b[2J")
+		} else if !asJSON && !first {
+			_, err = io.WriteString(w, "\n")
+		}
+		if err == nil {
+			_, err = w.Write(last)
+		}
+		return id, err
+	}
+	id, err := draw()
+	if err != nil {
+		return err
+	}
+	var drawn time.Time
+	err = runs.Follow(ctx, root, id, runs.FollowOptions{NoOutput: true}, func(runs.Event) error {
+		if time.Since(drawn) < 300*time.Millisecond {
+			return nil
+		}
+		drawn = time.Now()
+		_, err := draw()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = draw() // as it ended
+	return err
+}
+
+// Logs writes on w the raw output of the newest agent call of run id under
+// root (the one under way, else the last made), after a notice on say
+// naming it. With follow, while the run is live, it goes on writing it as
+// the agent writes it, and the next calls' after it, each after a notice,
+// until the run ends.
+func Logs(ctx context.Context, w io.Writer, say Say, root, id string, follow bool) error {
+	n, path, found, err := runs.LastOutput(root, id)
+	if err != nil {
+		return err
+	}
+	if follow && !runs.Live(root, id) {
+		follow = false // nothing more will be written: as without -f
+	}
+	if !follow {
+		if !found {
+			say.Notice("no agent call of this run has written anything yet")
+			return nil
+		}
+		say.Notice(fmt.Sprintf("output of call %d (%s)", n, path))
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	}
+	shown := -1
+	return runs.Follow(ctx, root, id, runs.FollowOptions{}, func(e runs.Event) error {
+		if e.Kind != runs.KindOutput {
+			return nil
+		}
+		if e.N != shown {
+			say.Notice(fmt.Sprintf("output of call %d", e.N))
+			shown = e.N
+		}
+		_, err := w.Write(e.Output)
+		return err
+	})
+}
