@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/hooks"
-	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 func newHooksCmd(stdio *Stdio) *cobra.Command {
@@ -49,34 +48,10 @@ line of a command's output, a webhook's HTTP status. Exit 1 when one failed.`),
 		}
 		d := &hooks.Dispatcher{Hooks: cfg.Hooks, Timeout: cfg.HookTimeout, Environ: stdio.Environ}
 		answers := d.Send(cmd.Context(), hooks.Sample(event))
-		failed := 0
-		for _, a := range answers {
-			if a.Err != nil {
-				failed++
-			}
+		if err := view.HookAnswers(stdio.Out, stdio.reporter(), asJSON, event, len(cfg.Hooks), answers); err != nil {
+			return err
 		}
-		if asJSON {
-			if answers == nil {
-				answers = []hooks.Answer{}
-			}
-			if err := printJSON(stdio, answers); err != nil {
-				return err
-			}
-		} else {
-			if len(answers) == 0 {
-				stdio.reporter().Notice(fmt.Sprintf("no hook takes %s (%d in the configuration)", event, len(cfg.Hooks)))
-			}
-			for _, a := range answers {
-				verdict := "ok"
-				if a.Err != nil {
-					verdict = "failed: " + a.Error
-				} else if a.Reply != "" {
-					verdict += ": " + a.Reply
-				}
-				fmt.Fprintf(stdio.Out, "hook %d (%s): %s (%d ms, %s)\n", a.Hook+1, a.Name, verdict, a.Ms, plural.N(a.Tries, "attempt"))
-			}
-		}
-		if failed > 0 {
+		if hooks.Failed(answers) > 0 {
 			return exit(nil, engine.ExitError)
 		}
 		return nil

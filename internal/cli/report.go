@@ -3,18 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/runs"
 )
-
-// reportFormats are the values of report --format.
-var reportFormats = []string{"md", "json", "html"}
 
 type reportOptions struct {
 	storeFlags
@@ -48,9 +42,9 @@ or killed, from its journal.`,
 	cmd.Flags().StringVar(&o.format, "format", "", "md, json or html (default md; --json is --format json)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "write the report to `FILE`")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		format, err := o.resolveFormat(cmd)
+		format, err := runs.ReportFormat(o.format, cmd.Flags().Changed("format"), o.json, o.output)
 		if err != nil {
-			return err
+			return &usageError{err}
 		}
 		root, err := o.root(stdio)
 		if err != nil {
@@ -68,55 +62,9 @@ or killed, from its journal.`,
 			_, err = stdio.Out.Write(out)
 			return err
 		}
-		path := o.output
-		if !filepath.IsAbs(path) {
-			dir, err := stdio.dir()
-			if err != nil {
-				return err
-			}
-			path = filepath.Join(dir, path)
-		}
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			return fmt.Errorf("write the report: %w", err)
-		}
-		return nil
+		return runs.WriteReport(stdio.dir, o.output, out)
 	}
 	return cmd
-}
-
-// resolveFormat is the format asked for: --format, --json, or the
-// extension of -o.
-func (o *reportOptions) resolveFormat(cmd *cobra.Command) (string, error) {
-	allowed := strings.Join(reportFormats, ", ")
-	f := strings.ToLower(o.format)
-	if f == "markdown" {
-		f = "md"
-	}
-	if cmd.Flags().Changed("format") {
-		valid := false
-		for _, a := range reportFormats {
-			valid = valid || f == a
-		}
-		if !valid {
-			return "", usagef("invalid --format %q: want one of %s", o.format, allowed)
-		}
-	}
-	if o.json {
-		if f != "" && f != "json" {
-			return "", usagef("--json and --format %s disagree: give one of them", o.format)
-		}
-		return "json", nil
-	}
-	if f != "" {
-		return f, nil
-	}
-	switch strings.ToLower(filepath.Ext(o.output)) {
-	case ".json":
-		return "json", nil
-	case ".html", ".htm":
-		return "html", nil
-	}
-	return "md", nil
 }
 
 type statsOptions struct {

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -54,21 +52,7 @@ Ctrl-C stops the server; the runs go on.`),
 			return err
 		}
 		src := &serve.Runtime{Root: root, Connect: connect(stdio, flagLayer()), Env: stdio.Environ}
-		h, err := serve.New(src, serve.Options{Token: token})
-		if err != nil {
-			return err
-		}
-		ln, err := net.Listen("tcp", o.addr)
-		if err != nil {
-			return usagef("--addr: %v", err)
-		}
-		say := stdio.reporter()
-		url := "http://" + ln.Addr().String() + "/"
-		say.Notice(fmt.Sprintf("serving the runs of %s on %s (Ctrl-C stops)", root, url))
-		if token != "" {
-			say.Notice(fmt.Sprintf("every request needs the token: a browser gives it once at %slogin; scripts send Authorization: Bearer TOKEN", url))
-		}
-		return serve.Serve(cmd.Context(), ln, h)
+		return serve.ListenAndServe(cmd.Context(), o.addr, src, serve.Options{Token: token}, stdio.reporter().Notice)
 	}
 	return cmd
 }

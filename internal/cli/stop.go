@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 func newStopCmd(stdio *Stdio) *cobra.Command {
@@ -37,12 +37,7 @@ the run has stopped; a run that is not running is a usage error (exit 64).`),
 		if o.json {
 			return printJSON(stdio, run)
 		}
-		fmt.Fprintf(stdio.Out, "stopped %s run %s: %s\n", run.Command, run.ID, run.Status)
-		if run.Parent != "" {
-			stdio.reporter().Hint("its batch goes on without it; 'jlgcli resume " + run.Parent + "' runs it later")
-		} else {
-			stdio.reporter().Hint("'jlgcli resume " + run.ID + "' continues it")
-		}
+		view.Stopped(stdio.Out, stdio.reporter(), run)
 		return nil
 	}
 	return cmd

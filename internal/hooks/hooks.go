@@ -184,6 +184,17 @@ type Answer struct {
 	Ms    int64 `json:"ms"`
 }
 
+// Failed counts the answers of hooks that failed.
+func Failed(answers []Answer) int {
+	n := 0
+	for _, a := range answers {
+		if a.Err != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // Dispatcher sends events to hooks.
 type Dispatcher struct {
 	Hooks []Hook

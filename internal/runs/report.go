@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -74,6 +77,62 @@ func Report(ctx context.Context, root, id, format string, p runner.Parts, connec
 	}
 	return nil, &runner.UsageError{Err: fmt.Errorf("run %s is a %s run, not a task: it has no task report", run.ID, command),
 		Hint: "'jlgcli show " + run.ID + "' prints it"}
+}
+
+// ReportFormats are the formats of a report (Report).
+var ReportFormats = []string{"md", "json", "html"}
+
+// ReportFormat is the format of a report asked for: format when given (one of
+// ReportFormats, any case; "markdown" is "md"), "json" when asJSON (a format
+// given must then be json), else the one the extension of output (the
+// file it is written to) names, else "md". A format it does not know, or
+// one that asJSON contradicts, is an error.
+func ReportFormat(format string, given, asJSON bool, output string) (string, error) {
+	f := strings.ToLower(format)
+	if f == "markdown" {
+		f = "md"
+	}
+	if given {
+		valid := false
+		for _, a := range ReportFormats {
+			valid = valid || f == a
+		}
+		if !valid {
+			return "", fmt.Errorf("invalid --format %q: want one of %s", format, strings.Join(ReportFormats, ", "))
+		}
+	}
+	if asJSON {
+		if f != "" && f != "json" {
+			return "", fmt.Errorf("--json and --format %s disagree: give one of them", format)
+		}
+		return "json", nil
+	}
+	if f != "" {
+		return f, nil
+	}
+	switch strings.ToLower(filepath.Ext(output)) {
+	case ".json":
+		return "json", nil
+	case ".html", ".htm":
+		return "html", nil
+	}
+	return "md", nil
+}
+
+// WriteReport writes a report, out, to the file path: when path is
+// relative, in the directory that dir gives.
+func WriteReport(dir func() (string, error), path string, out []byte) error {
+	if !filepath.IsAbs(path) {
+		d, err := dir()
+		if err != nil {
+			return err
+		}
+		path = filepath.Join(d, path)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		return fmt.Errorf("write the report: %w", err)
+	}
+	return nil
 }
 
 // TaskStats are the metrics across the task runs under root started at or

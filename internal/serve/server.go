@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/runner"
 )
 
 //go:embed assets
@@ -353,6 +355,26 @@ func (s *Server) apiChanges(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 		}
 	}
+}
+
+// ListenAndServe serves the board of src on addr (Serve) until ctx is
+// done, once notice is told where, and that the token is needed when
+// opt has one. An address it cannot listen on is a *runner.UsageError.
+func ListenAndServe(ctx context.Context, addr string, src *Runtime, opt Options, notice func(string)) error {
+	h, err := New(src, opt)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &runner.UsageError{Err: fmt.Errorf("--addr: %v", err)}
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	notice(fmt.Sprintf("serving the runs of %s on %s (Ctrl-C stops)", src.Root, url))
+	if opt.Token != "" {
+		notice(fmt.Sprintf("every request needs the token: a browser gives it once at %slogin; scripts send Authorization: Bearer TOKEN", url))
+	}
+	return Serve(ctx, ln, h)
 }
 
 // Serve serves h on ln until ctx is done, then ends the streams under way

@@ -73,6 +73,17 @@ func Config(w io.Writer, settings []config.Setting) error {
 	return tw.Flush()
 }
 
+// Stopped writes that run stopped (stop) on w, and on say how to go on
+// with it: resume it, or, for a batch's task, its batch.
+func Stopped(w io.Writer, say Say, run runs.Run) {
+	fmt.Fprintf(w, "stopped %s run %s: %s\n", run.Command, run.ID, run.Status)
+	if run.Parent != "" {
+		say.Hint("its batch goes on without it; 'jlgcli resume " + run.Parent + "' runs it later")
+	} else {
+		say.Hint("'jlgcli resume " + run.ID + "' continues it")
+	}
+}
+
 // Completions are the shell's completions of a run id that starts with
 // prefix among list (newest first): each id with its command, status and
 // title, then "last" when there is a run.
