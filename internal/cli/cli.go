@@ -73,14 +73,11 @@ func (s *Stdio) hooks() *hooks.Dispatcher {
 			return nil
 		}
 	}
-	var desktop *hooks.Desktop
-	if cfg.Notify && s.ErrIsTerminal {
-		desktop = &hooks.Desktop{Bell: s.Err}
+	var terminal io.Writer // rings the bell at a long run's end
+	if s.ErrIsTerminal {
+		terminal = s.Err
 	}
-	if len(cfg.Hooks) == 0 && desktop == nil {
-		return nil
-	}
-	s.hookd = &hooks.Dispatcher{Hooks: cfg.Hooks, Timeout: cfg.HookTimeout, Environ: s.Environ, Warn: s.reporter().Warn, Desktop: desktop}
+	s.hookd = cfg.Dispatcher(s.Environ, s.reporter().Warn, terminal)
 	return s.hookd
 }
 

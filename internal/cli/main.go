@@ -1,12 +1,7 @@
 package cli
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"golang.org/x/term"
 
@@ -30,20 +25,7 @@ func Run() int {
 	if stdio.ErrIsTerminal {
 		stdio.ErrWidth = ui.TermWidth(os.Stderr)
 	}
-	say := stdio.reporter()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	go func() {
-		sig := <-sigs
-		cancel(fmt.Errorf("%w by %v", errInterrupted, sig))
-		<-sigs
-		proc.KillAll()
-		say.Notice("second signal: agent killed, exiting now")
-		os.Exit(engine.ExitInterrupted)
-	}()
+	ctx, cancel := proc.Interruptible(stdio.reporter().Notice, engine.ExitInterrupted)
+	defer cancel()
 	return Main(ctx, os.Args[1:], stdio)
 }
-
-var errInterrupted = errors.New("interrupted")

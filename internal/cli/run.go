@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,7 +58,7 @@ stopped. PROMPT '-' reads stdin; -f reads a file.`)
 }
 
 func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) error {
-	prompt, err := readPrompt(stdio, o.promptFile, args)
+	prompt, err := runs.ReadPrompt(stdio.In, o.promptFile, args)
 	if err != nil {
 		return err
 	}
@@ -106,38 +103,4 @@ func reportLoop(stdio *Stdio, asJSON bool, res engine.Result) error {
 // report prints a run's result (view.Result).
 func report(stdio *Stdio, asJSON bool, res engine.Result) error {
 	return exit(view.Result(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
-}
-
-// readPrompt takes the prompt from the argument, stdin ("-") or a file.
-func readPrompt(stdio *Stdio, file string, args []string) (string, error) {
-	var (
-		data []byte
-		err  error
-	)
-	switch {
-	case file != "" && len(args) > 0:
-		return "", usagef("give the prompt as an argument or with --prompt-file, not both")
-	case file != "":
-		data, err = os.ReadFile(file)
-		if err != nil {
-			return "", usagef("--prompt-file: %v", err)
-		}
-	case len(args) == 0:
-		return "", usagef("missing PROMPT (give '-' to read it from stdin, or --prompt-file FILE)")
-	case args[0] == "-":
-		if stdio.In == nil {
-			return "", usagef("no stdin to read the prompt from")
-		}
-		data, err = io.ReadAll(stdio.In)
-		if err != nil {
-			return "", fmt.Errorf("read prompt from stdin: %w", err)
-		}
-	default:
-		data = []byte(args[0])
-	}
-	p := string(data)
-	if strings.TrimSpace(p) == "" {
-		return "", usagef("the prompt is empty")
-	}
-	return p, nil
 }

@@ -84,7 +84,7 @@ func (o *taskFlags) registerDeveloper(fs *pflag.FlagSet, command string) {
 }
 
 func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) error {
-	prompt, err := readPrompt(stdio, o.promptFile, args)
+	prompt, err := runs.ReadPrompt(stdio.In, o.promptFile, args)
 	if err != nil {
 		return err
 	}

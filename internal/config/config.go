@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"sort"
 	"strconv"
@@ -240,6 +241,21 @@ func (e *Error) NameFlag() {
 
 // EnvList returns the configured extra environment as sorted KEY=VALUE pairs.
 func (c *Config) EnvList() []string { return envList(c.Env) }
+
+// Dispatcher tells c's hooks of a run's events, agents' commands started
+// in environ, warn told of a hook that failed; with the desktop
+// notification on terminal (nil: none) unless notify = false. nil when
+// there is neither.
+func (c *Config) Dispatcher(environ []string, warn func(string), terminal io.Writer) *hooks.Dispatcher {
+	var desktop *hooks.Desktop
+	if c.Notify && terminal != nil {
+		desktop = &hooks.Desktop{Bell: terminal}
+	}
+	if len(c.Hooks) == 0 && desktop == nil {
+		return nil
+	}
+	return &hooks.Dispatcher{Hooks: c.Hooks, Timeout: c.HookTimeout, Environ: environ, Warn: warn, Desktop: desktop}
+}
 
 func envList(env map[string]string) []string {
 	out := make([]string, 0, len(env))
