@@ -26,11 +26,11 @@ of each built-in backend (package).`,
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print an array of objects")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		cfg, err := loadConfig(stdio, nil)
+		cfg, err := stdio.LoadConfig(nil)
 		if err != nil {
 			return err
 		}
-		rows := runs.Backends(cmd.Context(), cfg, stdio.base())
+		rows := runs.Backends(cmd.Context(), cfg, stdio.Base())
 		if o.json {
 			return printJSON(stdio, rows)
 		}

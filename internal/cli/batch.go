@@ -79,13 +79,13 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 	if o.budgetSet && o.budget < 0 {
 		return usagef("--budget must not be negative, not %g", o.budget)
 	}
-	c, err := loadLayers(stdio, o.task.flags)
+	c, err := stdio.LoadLayers(o.task.flags)
 	if err != nil {
 		return err
 	}
 	cfg := c.Config
-	stdio.envValue = cfg.EnvValue(stdio.getenv)
-	say := stdio.reporter()
+	stdio.UseEnv(cfg)
+	say := stdio.Reporter()
 	say.SetQuiet(cfg.Quiet)
 	sheets, warns, err := sheet.Load(args)
 	if err != nil {
@@ -110,7 +110,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 		}
 		dir = repo.Dir
 	}
-	plan, err := runs.PlanBatch(c, runs.Batch{Sheets: sheets, Repo: dir, Base: o.base, FailFast: o.failFast, BudgetUSD: o.budget, Plan: o.task.plan}, stdio.base())
+	plan, err := runs.PlanBatch(c, runs.Batch{Sheets: sheets, Repo: dir, Base: o.base, FailFast: o.failFast, BudgetUSD: o.budget, Plan: o.task.plan}, stdio.Base())
 	var pick *runs.PickError
 	if errors.As(err, &pick) { // backend-missing (2) or backend-unknown (64), as for a task
 		say.Error(pick.Error())
@@ -127,7 +127,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 	if temporal {
 		return runBatchTemporal(ctx, stdio, cfg, o, spec)
 	}
-	bp, closeBoard := stdio.hooked().BatchParts(cfg.Quiet, len(spec.Tasks))
+	bp, closeBoard := stdio.Hooked().BatchParts(cfg.Quiet, len(spec.Tasks))
 	res, err := runs.StartBatch(ctx, cfg, spec, bp)
 	closeBoard()
 	if err != nil {
@@ -138,5 +138,5 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 
 // reportBatch prints a batch's result (view.BatchResult).
 func reportBatch(stdio *Stdio, asJSON bool, res batch.Summary) error {
-	return exit(view.BatchResult(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
+	return exit(view.BatchResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

@@ -6,127 +6,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/console"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
-	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
-	"github.com/jlgcli/jlgcli/internal/ui"
 )
 
 // Stdio is the world a command sees: its streams and environment, injected
-// so that tests can supply their own.
-type Stdio struct {
-	In  io.Reader
-	Out io.Writer
-	Err io.Writer
-	// ErrIsTerminal tells whether Err is a terminal (live status line,
-	// unless TERM=dumb).
-	ErrIsTerminal bool
-	// OutIsTerminal tells whether Out is a terminal (show --follow
-	// redraws in place there, unless TERM=dumb).
-	OutIsTerminal bool
-	// ErrWidth is Err's width in cells, read at each redraw; nil: 80.
-	ErrWidth func() int
-	// Getenv reads the environment; nil: os.Getenv.
-	Getenv func(string) string
-	// Environ is the environment agents start from; nil: os.Environ().
-	Environ []string
-	// Dir is the working directory; "": the process's own.
-	Dir string
-
-	// envValue gives the values of a run's recorded environment names
-	// (config.Config.EnvValue); nil: the environment's.
-	envValue runner.EnvValue
-
-	say *ui.Reporter // every message on Err goes through it
-
-	hooksMade bool
-	hookd     *hooks.Dispatcher // the configuration's hooks; nil: none
-	// cfg is the configuration the command resolved with its flags (the
-	// first it resolved), where its hooks are read; nil before.
-	cfg *config.Config
-}
-
-// hooks are the hooks of the configuration (the command's, --cwd's project
-// file included, once it is resolved), with the desktop notification
-// when stderr is a terminal (unless notify = false), made once; nil when
-// there are none (or the configuration cannot be read: the command says
-// why).
-func (s *Stdio) hooks() *hooks.Dispatcher {
-	if s.hooksMade {
-		return s.hookd
-	}
-	s.hooksMade = true
-	cfg := s.cfg
-	if cfg == nil {
-		var err error
-		if cfg, err = loadConfig(s, nil); err != nil {
-			return nil
-		}
-	}
-	var terminal io.Writer // rings the bell at a long run's end
-	if s.ErrIsTerminal {
-		terminal = s.Err
-	}
-	s.hookd = cfg.Dispatcher(s.Environ, s.reporter().Warn, terminal)
-	return s.hookd
-}
-
-// reporter is the one writer of jlgcli's messages on Err.
-func (s *Stdio) reporter() *ui.Reporter {
-	if s.say == nil {
-		s.say = ui.NewReporter(s.Err, false)
-	}
-	return s.say
-}
-
-func (s *Stdio) getenv(k string) string {
-	if s.Getenv == nil {
-		return os.Getenv(k)
-	}
-	return s.Getenv(k)
-}
-
-// term is Err as a run started from the command line reports to it
-// (ui.Terminal), without the hooks.
-func (s *Stdio) term() ui.Terminal {
-	return ui.Terminal{Say: s.reporter(), Err: s.Err, Live: ui.IsLive(s.ErrIsTerminal, s.getenv("TERM")), Width: s.ErrWidth,
-		Environ: s.Environ, Getenv: s.getenv, EnvValue: s.envValue}
-}
-
-// base are the parts of the command line without live progress: the
-// environment and the reporter on stderr, as is.
-func (s *Stdio) base() runner.Parts { return s.term().Base() }
-
-// parts are the runtime parts of a run started from the command line
-// (ui.Terminal.Parts), with the configuration's hooks.
-func (s *Stdio) parts(quiet, task, loop bool) runner.Parts {
-	return s.hooked().Parts(quiet, task, loop)
-}
-
-// hooked is term with the configuration's hooks: a batch's parts are
-// hooked().BatchParts.
-func (s *Stdio) hooked() ui.Terminal {
-	t := s.term()
-	t.Hooks = s.hooks()
-	return t
-}
-
-func (s *Stdio) dir() (string, error) {
-	if s.Dir != "" {
-		return s.Dir, nil
-	}
-	return os.Getwd()
-}
+// so that tests can supply their own (console.Stdio).
+type Stdio = console.Stdio
 
 // usageError is a mistake in how jlgcli was called: exit 64.
 type usageError struct{ err error }
@@ -169,10 +64,10 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	err := root.ExecuteContext(ctx)
-	stdio.hookd.Wait() // the hooks under way, each within its time limit
+	stdio.WaitHooks() // the hooks under way, each within its time limit
 	code := ExitCode(err)
 	if err != nil && !isExitError(err) {
-		say := stdio.reporter()
+		say := stdio.Reporter()
 		say.Error(err.Error())
 		var h *hintError
 		var ru *runner.UsageError

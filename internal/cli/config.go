@@ -28,7 +28,7 @@ to see their effect; --json prints an object.`,
 	o.flags = flagLayer()
 	bindKeys(cmd.Flags(), "config", o.flags)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		cfg, err := loadConfig(stdio, o.flags)
+		cfg, err := stdio.LoadConfig(o.flags)
 		if err != nil {
 			return err
 		}

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"errors"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
 // keyFlag is the flag of a configuration key: what it is given goes
@@ -96,28 +94,3 @@ func flagLayer() *config.Layer { return &config.Layer{Name: "flag"} }
 // keyError is a value of key that the command cannot take, naming where it
 // came from (config.Config.KeyError).
 func keyError(cfg *config.Config, key, msg string) *config.Error { return cfg.KeyError(key, msg) }
-
-// loadConfig resolves the configuration for a command run in dir.
-func loadConfig(stdio *Stdio, flags *config.Layer) (*config.Config, error) {
-	c, err := loadLayers(stdio, flags)
-	return c.Config, err
-}
-
-// loadLayers resolves the configuration for a command run in dir, with the
-// layers it was resolved from (runs.LoadConfig); an error of the flags
-// names the flag.
-func loadLayers(stdio *Stdio, flags *config.Layer) (runs.Config, error) {
-	dir, err := stdio.dir()
-	if err != nil {
-		return runs.Config{}, err
-	}
-	c, err := runs.LoadConfig(stdio.getenv, dir, flags)
-	var cerr *config.Error
-	if errors.As(err, &cerr) {
-		cerr.NameFlag()
-	}
-	if err == nil && flags != nil && stdio.cfg == nil {
-		stdio.cfg = c.Config // the command's own: its --cwd's project file
-	}
-	return c, err
-}

@@ -42,13 +42,13 @@ line of a command's output, a webhook's HTTP status. Exit 1 when one failed.`),
 		if event == "*" || !hooks.Known(event) {
 			return usagef("unknown event %q: want one of %s", event, strings.Join(hooks.Events, ", "))
 		}
-		cfg, err := loadConfig(stdio, nil)
+		cfg, err := stdio.LoadConfig(nil)
 		if err != nil {
 			return err
 		}
 		d := &hooks.Dispatcher{Hooks: cfg.Hooks, Timeout: cfg.HookTimeout, Environ: stdio.Environ}
 		answers := d.Send(cmd.Context(), hooks.Sample(event))
-		if err := view.HookAnswers(stdio.Out, stdio.reporter(), asJSON, event, len(cfg.Hooks), answers); err != nil {
+		if err := view.HookAnswers(stdio.Out, stdio.Reporter(), asJSON, event, len(cfg.Hooks), answers); err != nil {
 			return err
 		}
 		if hooks.Failed(answers) > 0 {

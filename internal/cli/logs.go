@@ -35,7 +35,7 @@ Ctrl-C); each call's output starts after a line on stderr naming it.`),
 		if err != nil {
 			return err
 		}
-		return view.Logs(cmd.Context(), stdio.Out, stdio.reporter(), root, args[0], o.follow)
+		return view.Logs(cmd.Context(), stdio.Out, stdio.Reporter(), root, args[0], o.follow)
 	}
 	return cmd
 }

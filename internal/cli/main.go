@@ -25,7 +25,7 @@ func Run() int {
 	if stdio.ErrIsTerminal {
 		stdio.ErrWidth = ui.TermWidth(os.Stderr)
 	}
-	ctx, cancel := proc.Interruptible(stdio.reporter().Notice, engine.ExitInterrupted)
+	ctx, cancel := proc.Interruptible(stdio.Reporter().Notice, engine.ExitInterrupted)
 	defer cancel()
 	return Main(ctx, os.Args[1:], stdio)
 }

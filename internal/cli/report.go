@@ -50,7 +50,7 @@ or killed, from its journal.`,
 		if err != nil {
 			return err
 		}
-		out, err := runs.Report(cmd.Context(), root, args[0], format, stdio.parts(false, false, false), connect(stdio, server))
+		out, err := runs.Report(cmd.Context(), root, args[0], format, stdio.Parts(false, false, false), stdio.Connect(server))
 		var nr *runs.NoReportError
 		if errors.As(err, &nr) {
 			return &hintError{err, "'jlgcli show " + nr.ID + "' prints where its tasks stand"}
@@ -62,7 +62,7 @@ or killed, from its journal.`,
 			_, err = stdio.Out.Write(out)
 			return err
 		}
-		return runs.WriteReport(stdio.dir, o.output, out)
+		return runs.WriteReport(stdio.WorkDir, o.output, out)
 	}
 	return cmd
 }

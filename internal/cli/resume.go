@@ -85,20 +85,20 @@ limits. A run that ended done is only printed.`,
 			return p
 		}
 		rp := runs.ResumeParts{
-			Parts:   stdio.parts(o.quiet, false, false),
+			Parts:   stdio.Parts(o.quiet, false, false),
 			Quiet:   o.quiet,
 			Env:     func(dir string) (runner.EnvValue, error) { return o.envValue(stdio, dir) },
-			Task:    func() runner.Parts { return observed(stdio.parts(o.quiet, true, false)) },
-			Loop:    func() runner.Parts { return observed(stdio.parts(o.quiet, false, true)) },
-			Batch:   func(total int) (runner.BatchParts, func()) { return stdio.hooked().BatchParts(o.quiet, total) },
-			Connect: connect(stdio, o.env),
+			Task:    func() runner.Parts { return observed(stdio.Parts(o.quiet, true, false)) },
+			Loop:    func() runner.Parts { return observed(stdio.Parts(o.quiet, false, true)) },
+			Batch:   func(total int) (runner.BatchParts, func()) { return stdio.Hooked().BatchParts(o.quiet, total) },
+			Connect: stdio.Connect(o.env),
 		}
 		out, err := runs.Resume(cmd.Context(), root, args[0], o.limits, rp)
 		if err != nil {
 			return err
 		}
 		if out.Done {
-			stdio.reporter().Notice(view.NothingToResume(out.Kind, out.ID))
+			stdio.Reporter().Notice(view.NothingToResume(out.Kind, out.ID))
 		}
 		switch out.Kind {
 		case "task":
@@ -115,9 +115,9 @@ limits. A run that ended done is only printed.`,
 // directory, sees it) and the environment what gives the run's recorded
 // environment names their values again.
 func (o *resumeOptions) envValue(stdio *Stdio, dir string) (runner.EnvValue, error) {
-	cfg, err := runConfig(stdio, o.env, dir)
+	cfg, err := stdio.RunConfig(o.env, dir)
 	if err != nil {
 		return nil, err
 	}
-	return cfg.EnvValue(stdio.getenv), nil
+	return cfg.EnvValue(stdio.Env), nil
 }

@@ -62,17 +62,17 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(stdio, o.flags)
+	cfg, err := stdio.LoadConfig(o.flags)
 	if err != nil {
 		return err
 	}
 
-	res, a := runs.Pick(cfg, stdio.base())
+	res, a := runs.Pick(cfg, stdio.Base())
 	switch {
 	case a == nil:
 	case o.loop:
 		// A loop is a persistent run: journaled, resumable, guarded.
-		p := stdio.parts(cfg.Quiet, false, true)
+		p := stdio.Parts(cfg.Quiet, false, true)
 		defer ui.Close(p)
 		if res, err = runs.StartLoop(ctx, cfg, a, prompt, p); err != nil {
 			return err
@@ -81,7 +81,7 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 		var progress *ui.Progress
 		var obs engine.Observer
 		if !cfg.Quiet {
-			progress = ui.NewProgress(stdio.term().Screen())
+			progress = ui.NewProgress(stdio.Term().Screen())
 			obs = progress
 		}
 		res = runs.RunOnce(ctx, cfg, a, prompt, obs)
@@ -97,10 +97,10 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 
 // reportLoop prints a loop's result (view.LoopResult).
 func reportLoop(stdio *Stdio, asJSON bool, res engine.Result) error {
-	return exit(view.LoopResult(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
+	return exit(view.LoopResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }
 
 // report prints a run's result (view.Result).
 func report(stdio *Stdio, asJSON bool, res engine.Result) error {
-	return exit(view.Result(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
+	return exit(view.Result(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/flow"
-	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/view"
@@ -25,43 +21,9 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
 }
 
-// root finds the state root as a loop started here would, with the
-// configuration's stateDir unless --state-dir is given.
-func (f *storeFlags) root(stdio *Stdio) (string, error) {
-	cfg, err := loadConfig(stdio, nil)
-	if err != nil {
-		return "", err
-	}
-	override := f.stateDir
-	if override == "" {
-		override = cfg.StateDir
-	}
-	return runner.StateRoot(stdio.parts(true, false, false), cfg.Cwd, override)
-}
-
-// connect is how to reach the server of a run on Temporal: as its record
-// says, each setting that the configuration (as the run's directory sees
-// it) or flags (the command's connection flags, bound with bindKeys) give
-// overriding the record's.
-func connect(stdio *Stdio, flags *config.Layer) runs.Connect {
-	return func(run *store.Run) (flow.Connection, error) {
-		cfg, err := runConfig(stdio, flags, run.Meta.Cwd)
-		if err != nil {
-			return flow.Connection{}, err
-		}
-		return flow.RunConnection(run.Meta.Temporal, run.ID, cfg, stdio.getenv), nil
-	}
-}
-
-// runConfig is the configuration as dir, the directory a run was started
-// in, sees it (when it still exists), with flags.
-func runConfig(stdio *Stdio, flags *config.Layer, dir string) (*config.Config, error) {
-	l := *flags
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && l.Cwd == nil {
-		l.Cwd = &dir
-	}
-	return loadConfig(stdio, &l)
-}
+// root is where runs are kept: --state-dir, else as a loop started here
+// would keep them (console.Stdio.StateRoot).
+func (f *storeFlags) root(stdio *Stdio) (string, error) { return stdio.StateRoot(f.stateDir) }
 
 type runsOptions struct {
 	storeFlags

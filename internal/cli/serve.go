@@ -41,7 +41,7 @@ Ctrl-C stops the server; the runs go on.`),
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		token := o.token
 		if token == "" {
-			token = stdio.getenv("JLGCLI_SERVE_TOKEN")
+			token = stdio.Env("JLGCLI_SERVE_TOKEN")
 		}
 		if serve.NeedsToken(o.addr) && token == "" {
 			return &hintError{usagef("--addr %s is not a loopback address: the board needs a token there", o.addr),
@@ -51,8 +51,8 @@ Ctrl-C stops the server; the runs go on.`),
 		if err != nil {
 			return err
 		}
-		src := &serve.Runtime{Root: root, Connect: connect(stdio, flagLayer()), Env: stdio.Environ}
-		return serve.ListenAndServe(cmd.Context(), o.addr, src, serve.Options{Token: token}, stdio.reporter().Notice)
+		src := &serve.Runtime{Root: root, Connect: stdio.Connect(flagLayer()), Env: stdio.Environ}
+		return serve.ListenAndServe(cmd.Context(), o.addr, src, serve.Options{Token: token}, stdio.Reporter().Notice)
 	}
 	return cmd
 }

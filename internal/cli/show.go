@@ -39,7 +39,7 @@ in place, else one view after the other (with --json, one object per line).`,
 			return err
 		}
 		show := func(ctx context.Context, w io.Writer, compact bool) (string, error) {
-			st, err := runs.Show(ctx, root, args[0], stdio.parts(false, false, false), connect(stdio, server))
+			st, err := runs.Show(ctx, root, args[0], stdio.Parts(false, false, false), stdio.Connect(server))
 			if err != nil {
 				return "", err
 			}
@@ -49,7 +49,7 @@ in place, else one view after the other (with --json, one object per line).`,
 			_, err := show(cmd.Context(), stdio.Out, false)
 			return err
 		}
-		return view.Follow(cmd.Context(), stdio.Out, root, ui.IsLive(stdio.OutIsTerminal, stdio.getenv("TERM")), o.json, show)
+		return view.Follow(cmd.Context(), stdio.Out, root, ui.IsLive(stdio.OutIsTerminal, stdio.Env("TERM")), o.json, show)
 	}
 	return cmd
 }

@@ -37,7 +37,7 @@ the run has stopped; a run that is not running is a usage error (exit 64).`),
 		if o.json {
 			return printJSON(stdio, run)
 		}
-		view.Stopped(stdio.Out, stdio.reporter(), run)
+		view.Stopped(stdio.Out, stdio.Reporter(), run)
 		return nil
 	}
 	return cmd

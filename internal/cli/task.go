@@ -88,11 +88,11 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(stdio, o.flags)
+	cfg, err := stdio.LoadConfig(o.flags)
 	if err != nil {
 		return err
 	}
-	stdio.envValue = cfg.EnvValue(stdio.getenv)
+	stdio.UseEnv(cfg)
 	if cfg.Temporal.Address != "" {
 		return runTaskTemporal(ctx, stdio, cfg, o, prompt)
 	}
@@ -102,14 +102,14 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 	case cfg.Merge == git.MergePush:
 		return keyError(cfg, "merge", "push is for a task sent to a Temporal server (--temporal); here: squash or none")
 	}
-	s, failed, err := runs.TaskSpec(ctx, cfg, o.plan, stdio.base())
+	s, failed, err := runs.TaskSpec(ctx, cfg, o.plan, stdio.Base())
 	if err != nil {
 		return err
 	}
 	if failed != nil {
 		return reportTask(stdio, cfg.JSON, *failed)
 	}
-	p := stdio.parts(cfg.Quiet, true, false)
+	p := stdio.Parts(cfg.Quiet, true, false)
 	defer ui.Close(p)
 	res, err := runs.StartTask(ctx, cfg, runs.Task{Prompt: prompt, Spec: s, Base: o.base, IncludeDirty: o.includeDirty}, p)
 	if err != nil {
@@ -120,5 +120,5 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 
 // reportTask prints a task's result (view.TaskResult).
 func reportTask(stdio *Stdio, asJSON bool, res engine.TaskResult) error {
-	return exit(view.TaskResult(stdio.Out, stdio.reporter(), asJSON, res), res.ExitCode)
+	return exit(view.TaskResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

@@ -23,7 +23,7 @@ func (o *taskFlags) submission(base string) runs.Submission {
 // its result once followed to its end (runs.SubmitTask), or only its id
 // (--detach).
 func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *taskFlags, prompt string) error {
-	p := stdio.parts(cfg.Quiet, true, false)
+	p := stdio.Parts(cfg.Quiet, true, false)
 	defer ui.Close(p)
 	id, res, err := runs.SubmitTask(ctx, cfg, o.submission(o.base), prompt, p)
 	if err != nil {
@@ -34,7 +34,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 		return nil
 	}
 	if g := res.Git; g != nil && g.Merge != nil && g.Merge.Commit != "" {
-		stdio.reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", view.ShortSHA(g.Merge.Commit), flow.ReadyBranch(g.Branch)))
+		stdio.Reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", view.ShortSHA(g.Merge.Commit), flow.ReadyBranch(g.Branch)))
 	}
 	return reportTask(stdio, cfg.JSON, *res)
 }
@@ -43,14 +43,14 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 // prints its result once followed to its end (runs.SubmitBatch), with a
 // line for each task whose status changes, or only its id (--detach).
 func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *batchFlags, spec runner.BatchSpec) error {
-	say := stdio.reporter()
+	say := stdio.Reporter()
 	changed := func(tr batch.TaskSummary) {
 		if cfg.Quiet {
 			return
 		}
 		say.Notice(view.TaskChanged(tr))
 	}
-	id, sum, err := runs.SubmitBatch(ctx, cfg, o.task.submission(o.base), spec, changed, stdio.parts(cfg.Quiet, false, false))
+	id, sum, err := runs.SubmitBatch(ctx, cfg, o.task.submission(o.base), spec, changed, stdio.Parts(cfg.Quiet, false, false))
 	if err != nil {
 		return err
 	}

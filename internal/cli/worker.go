@@ -45,16 +45,16 @@ worker; none is left half-recorded (an attempt is recorded once it has pushed).`
 }
 
 func runWorker(ctx context.Context, stdio *Stdio, flags *config.Layer, concurrency int, only []string) error {
-	cfg, err := loadConfig(stdio, flags)
+	cfg, err := stdio.LoadConfig(flags)
 	if err != nil {
 		return err
 	}
-	p := stdio.parts(true, false, false)
+	p := stdio.Parts(true, false, false)
 	p.Hooks = nil // the hooks of a run on Temporal fire on the side that submitted it
 	err = runs.Serve(ctx, cfg, runs.Worker{Concurrency: concurrency, Only: only}, p)
 	var be *runs.BackendError
 	if errors.As(err, &be) {
-		stdio.reporter().Error(be.Msg)
+		stdio.Reporter().Error(be.Msg)
 		return &exitError{code: be.Code}
 	}
 	return err

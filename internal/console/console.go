@@ -1,0 +1,200 @@
+// Package console is the world a command of jlgcli's command line runs
+// in (Stdio): its streams, environment and working directory, the
+// configuration it resolves, the hooks of that configuration, where its
+// runs are kept, and the runtime parts of the runs it starts, which report
+// on stderr (package ui). It parses no flag: the command line gives it
+// their values.
+package console
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/ui"
+)
+
+// Stdio is the world a command sees: its streams and environment, injected
+// so that tests can supply their own.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// ErrIsTerminal tells whether Err is a terminal (live status line,
+	// unless TERM=dumb).
+	ErrIsTerminal bool
+	// OutIsTerminal tells whether Out is a terminal (show --follow
+	// redraws in place there, unless TERM=dumb).
+	OutIsTerminal bool
+	// ErrWidth is Err's width in cells, read at each redraw; nil: 80.
+	ErrWidth func() int
+	// Getenv reads the environment; nil: os.Getenv.
+	Getenv func(string) string
+	// Environ is the environment agents start from; nil: os.Environ().
+	Environ []string
+	// Dir is the working directory; "": the process's own.
+	Dir string
+
+	// envValue gives the values of a run's recorded environment names
+	// (config.Config.EnvValue); nil: the environment's.
+	envValue runner.EnvValue
+
+	say *ui.Reporter // every message on Err goes through it
+
+	hooksMade bool
+	hookd     *hooks.Dispatcher // the configuration's hooks; nil: none
+	// cfg is the configuration the command resolved with its flags (the
+	// first it resolved), where its hooks are read; nil before.
+	cfg *config.Config
+}
+
+// Hooks are the hooks of the configuration (the command's, --cwd's project
+// file included, once it is resolved), with the desktop notification
+// when stderr is a terminal (unless notify = false), made once; nil when
+// there are none (or the configuration cannot be read: the command says
+// why).
+func (s *Stdio) Hooks() *hooks.Dispatcher {
+	if s.hooksMade {
+		return s.hookd
+	}
+	s.hooksMade = true
+	cfg := s.cfg
+	if cfg == nil {
+		var err error
+		if cfg, err = s.LoadConfig(nil); err != nil {
+			return nil
+		}
+	}
+	var terminal io.Writer // rings the bell at a long run's end
+	if s.ErrIsTerminal {
+		terminal = s.Err
+	}
+	s.hookd = cfg.Dispatcher(s.Environ, s.Reporter().Warn, terminal)
+	return s.hookd
+}
+
+// WaitHooks waits for the hooks under way, each within its time limit.
+func (s *Stdio) WaitHooks() { s.hookd.Wait() }
+
+// Reporter is the one writer of jlgcli's messages on Err.
+func (s *Stdio) Reporter() *ui.Reporter {
+	if s.say == nil {
+		s.say = ui.NewReporter(s.Err, false)
+	}
+	return s.say
+}
+
+// Env reads the environment variable k (Getenv).
+func (s *Stdio) Env(k string) string {
+	if s.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return s.Getenv(k)
+}
+
+// WorkDir is the working directory (Dir).
+func (s *Stdio) WorkDir() (string, error) {
+	if s.Dir != "" {
+		return s.Dir, nil
+	}
+	return os.Getwd()
+}
+
+// UseEnv makes cfg (with the environment) give the values of the
+// recorded environment names of the runs started from now on.
+func (s *Stdio) UseEnv(cfg *config.Config) { s.envValue = cfg.EnvValue(s.Env) }
+
+// Term is Err as a run started from the command line reports to it
+// (ui.Terminal), without the hooks.
+func (s *Stdio) Term() ui.Terminal {
+	return ui.Terminal{Say: s.Reporter(), Err: s.Err, Live: ui.IsLive(s.ErrIsTerminal, s.Env("TERM")), Width: s.ErrWidth,
+		Environ: s.Environ, Getenv: s.Env, EnvValue: s.envValue}
+}
+
+// Base are the parts of the command line without live progress: the
+// environment and the reporter on stderr, as is.
+func (s *Stdio) Base() runner.Parts { return s.Term().Base() }
+
+// Parts are the runtime parts of a run started from the command line
+// (ui.Terminal.Parts), with the configuration's hooks.
+func (s *Stdio) Parts(quiet, task, loop bool) runner.Parts {
+	return s.Hooked().Parts(quiet, task, loop)
+}
+
+// Hooked is Term with the configuration's hooks: a batch's parts are
+// Hooked().BatchParts.
+func (s *Stdio) Hooked() ui.Terminal {
+	t := s.Term()
+	t.Hooks = s.Hooks()
+	return t
+}
+
+// LoadConfig resolves the configuration for a command run in the working
+// directory, with its flags (nil: none) on top (LoadLayers).
+func (s *Stdio) LoadConfig(flags *config.Layer) (*config.Config, error) {
+	c, err := s.LoadLayers(flags)
+	return c.Config, err
+}
+
+// LoadLayers resolves the configuration for a command run in the working
+// directory, with the layers it was resolved from (runs.LoadConfig); an
+// error of the flags names the flag. The first one resolved with flags is
+// the command's: its hooks are read there.
+func (s *Stdio) LoadLayers(flags *config.Layer) (runs.Config, error) {
+	dir, err := s.WorkDir()
+	if err != nil {
+		return runs.Config{}, err
+	}
+	c, err := runs.LoadConfig(s.Env, dir, flags)
+	var cerr *config.Error
+	if errors.As(err, &cerr) {
+		cerr.NameFlag()
+	}
+	if err == nil && flags != nil && s.cfg == nil {
+		s.cfg = c.Config // the command's own: its --cwd's project file
+	}
+	return c, err
+}
+
+// StateRoot finds the state root as a loop started here would: stateDir,
+// else the configuration's.
+func (s *Stdio) StateRoot(stateDir string) (string, error) {
+	cfg, err := s.LoadConfig(nil)
+	if err != nil {
+		return "", err
+	}
+	if stateDir == "" {
+		stateDir = cfg.StateDir
+	}
+	return runner.StateRoot(s.Parts(true, false, false), cfg.Cwd, stateDir)
+}
+
+// Connect is how to reach the server of a run on Temporal: as its record
+// says, each setting that the configuration (as the run's directory sees
+// it) or flags (the command's connection flags) give overriding the
+// record's.
+func (s *Stdio) Connect(flags *config.Layer) runs.Connect {
+	return func(run *store.Run) (flow.Connection, error) {
+		cfg, err := s.RunConfig(flags, run.Meta.Cwd)
+		if err != nil {
+			return flow.Connection{}, err
+		}
+		return flow.RunConnection(run.Meta.Temporal, run.ID, cfg, s.Env), nil
+	}
+}
+
+// RunConfig is the configuration as dir, the directory a run was started
+// in, sees it (when it still exists), with flags.
+func (s *Stdio) RunConfig(flags *config.Layer, dir string) (*config.Config, error) {
+	l := *flags
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() && l.Cwd == nil {
+		l.Cwd = &dir
+	}
+	return s.LoadConfig(&l)
+}
