@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // Stdio is the world a command sees: its streams and environment, injected
@@ -204,15 +205,9 @@ func flagError(cmd *cobra.Command, err error) error {
 }
 
 func exitCodesHelp() *cobra.Command {
-	var b strings.Builder
-	for _, row := range engine.ExitCodes {
-		fmt.Fprintf(&b, "%3d  %-24s %s\n", row.Code, row.Name, row.Meaning)
-	}
-	b.WriteString("other                         the agent exited non-zero: its code is passed through\n")
-	b.WriteString("                              (an API error the agent reported with status 0 gives 1)")
 	return &cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of jlgcli and what they mean",
-		Long:  b.String(),
+		Long:  view.ExitCodes(),
 	}
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/config"
@@ -32,18 +30,7 @@ to see their effect; --json prints an object.`,
 		if err != nil {
 			return err
 		}
-		return printConfig(stdio, cfg, o.flags.JSON != nil && *o.flags.JSON)
+		return view.Config(stdio.Out, cfg.Settings(), o.flags.JSON != nil && *o.flags.JSON)
 	}
 	return cmd
-}
-
-func printConfig(stdio *Stdio, cfg *config.Config, asJSON bool) error {
-	settings := cfg.Settings()
-	if asJSON {
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false) // "<redacted>" as it is
-		return enc.Encode(settings)
-	}
-	return view.Config(stdio.Out, settings)
 }

@@ -97,16 +97,8 @@ limits. A run that ended done is only printed.`,
 		if err != nil {
 			return err
 		}
-		if out.Done {
-			stdio.Reporter().Notice(view.NothingToResume(out.Kind, out.ID))
-		}
-		switch out.Kind {
-		case "task":
-			return reportTask(stdio, o.json, out.Task)
-		case "batch":
-			return reportBatch(stdio, o.json, out.Batch)
-		}
-		return reportLoop(stdio, o.json, out.Loop)
+		code, err := view.Resumed(stdio.Out, stdio.Reporter(), o.json, out)
+		return exit(err, code)
 	}
 	return cmd
 }

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
@@ -63,8 +65,14 @@ func Backends(w io.Writer, rows []runs.Backend) error {
 }
 
 // Config writes the settings as `jlgcli config` prints them: a table,
-// "-" for an empty value.
-func Config(w io.Writer, settings []config.Setting) error {
+// "-" for an empty value; or a JSON array, "<redacted>" as it is.
+func Config(w io.Writer, settings []config.Setting, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // "<redacted>" as it is
+		return enc.Encode(settings)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 	for _, s := range settings {
@@ -82,6 +90,18 @@ func Stopped(w io.Writer, say Say, run runs.Run) {
 	} else {
 		say.Hint("'jlgcli resume " + run.ID + "' continues it")
 	}
+}
+
+// ExitCodes is the table of jlgcli's exit codes and what they mean
+// (engine.ExitCodes), then what an agent's own code becomes.
+func ExitCodes() string {
+	var b strings.Builder
+	for _, row := range engine.ExitCodes {
+		fmt.Fprintf(&b, "%3d  %-24s %s\n", row.Code, row.Name, row.Meaning)
+	}
+	b.WriteString("other                         the agent exited non-zero: its code is passed through\n")
+	b.WriteString("                              (an API error the agent reported with status 0 gives 1)")
+	return b.String()
 }
 
 // Completions are the shell's completions of a run id that starts with

@@ -24,6 +24,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 )
 
@@ -168,6 +169,22 @@ func BatchPlan(w io.Writer, spec runner.BatchSpec, levels [][]string) {
 			fmt.Fprintf(w, "     budget: %s, timeout: %s\n", budget, time.Duration(t.Spec.TimeoutMs)*time.Millisecond)
 		}
 	}
+}
+
+// Resumed writes the result of a resume: the line that says that nothing
+// was resumed when the run had ended done (NothingToResume), then the
+// run's result as its kind writes it. code is the result's exit code.
+func Resumed(w io.Writer, say Say, asJSON bool, out runs.Resumed) (code int, err error) {
+	if out.Done {
+		say.Notice(NothingToResume(out.Kind, out.ID))
+	}
+	switch out.Kind {
+	case "task":
+		return out.Task.ExitCode, TaskResult(w, say, asJSON, out.Task)
+	case "batch":
+		return out.Batch.ExitCode, BatchResult(w, say, asJSON, out.Batch)
+	}
+	return out.Loop.ExitCode, LoopResult(w, say, asJSON, out.Loop)
 }
 
 // NothingToResume is the line that says a run of kind (its command) has
