@@ -10,9 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/sheet"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -87,12 +85,9 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 	stdio.UseEnv(cfg)
 	say := stdio.Reporter()
 	say.SetQuiet(cfg.Quiet)
-	sheets, warns, err := sheet.Load(args)
+	sheets, err := runs.LoadSheets(args, say.Warn)
 	if err != nil {
-		return &usageError{err}
-	}
-	for _, w := range warns {
-		say.Warn(w.String())
+		return err
 	}
 
 	temporal := cfg.Temporal.Address != ""
@@ -102,13 +97,9 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 	if !temporal && cfg.Merge == git.MergePush {
 		return keyError(cfg, "merge", "push is for a batch sent to a Temporal server (--temporal); here: squash or none")
 	}
-	dir := ""
-	if !temporal {
-		repo, err := runner.OpenRepo(ctx, cfg.Cwd)
-		if err != nil {
-			return err
-		}
-		dir = repo.Dir
+	dir, err := runs.BatchRepo(ctx, cfg)
+	if err != nil {
+		return err
 	}
 	plan, err := runs.PlanBatch(c, runs.Batch{Sheets: sheets, Repo: dir, Base: o.base, FailFast: o.failFast, BudgetUSD: o.budget, Plan: o.task.plan}, stdio.Base())
 	var pick *runs.PickError

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -89,12 +88,9 @@ or an RFC 3339 time).`,
 	o.register(cmd)
 	cmd.Flags().StringVar(&o.since, "since", "", "only runs started at or after `DATE` (2006-01-02 or RFC 3339)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		var since time.Time
-		if o.since != "" {
-			var err error
-			if since, err = parseSince(o.since); err != nil {
-				return err
-			}
+		since, err := runs.ParseSince(o.since)
+		if err != nil {
+			return err
 		}
 		root, err := o.root(stdio)
 		if err != nil {
@@ -111,16 +107,4 @@ or an RFC 3339 time).`,
 		return err
 	}
 	return cmd
-}
-
-// parseSince reads --since: a date (midnight, local time) or an RFC 3339
-// time.
-func parseSince(s string) (time.Time, error) {
-	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, usagef("invalid --since %q: want a date (2006-01-02) or an RFC 3339 time (2006-01-02T15:04:05Z07:00)", s)
 }

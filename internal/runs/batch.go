@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -25,6 +26,34 @@ type Batch struct {
 	BudgetUSD float64
 	// Plan asks each task's planner for steps first.
 	Plan bool
+}
+
+// LoadSheets loads the task sheets that paths name (sheet.Load), telling
+// warn what is amiss in them; one that cannot be read or parsed is a
+// *runner.UsageError.
+func LoadSheets(paths []string, warn func(string)) ([]sheet.Sheet, error) {
+	sheets, warns, err := sheet.Load(paths)
+	if err != nil {
+		return nil, &runner.UsageError{Err: err}
+	}
+	for _, w := range warns {
+		warn(w.String())
+	}
+	return sheets, nil
+}
+
+// BatchRepo is the repository the tasks of a batch with cfg run in: that
+// of cfg's cwd; "" for a batch sent to a Temporal server (its workers
+// clone the remote).
+func BatchRepo(ctx context.Context, cfg *config.Config) (string, error) {
+	if cfg.Temporal.Address != "" {
+		return "", nil
+	}
+	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+	if err != nil {
+		return "", err
+	}
+	return repo.Dir, nil
 }
 
 // BatchPlan is a batch resolved: its spec, and the levels of its

@@ -135,6 +135,22 @@ func WriteReport(dir func() (string, error), path string, out []byte) error {
 	return nil
 }
 
+// ParseSince reads the start of the runs that TaskStats counts: a date
+// (midnight, local time) or an RFC 3339 time; "": the zero time (all).
+// Anything else is a *runner.UsageError.
+func ParseSince(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usagef("invalid --since %q: want a date (2006-01-02) or an RFC 3339 time (2006-01-02T15:04:05Z07:00)", s)
+}
+
 // TaskStats are the metrics across the task runs under root started at or
 // after since (zero: all), those still running left out (report.Stats).
 func TaskStats(root string, since time.Time) (report.Summary, error) {
