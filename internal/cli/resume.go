@@ -75,11 +75,7 @@ limits. A run that ended done is only printed.`,
 			return err
 		}
 		var started []runner.Parts // their live lines end once the result is printed
-		defer func() {
-			for _, p := range started {
-				ui.Close(p)
-			}
-		}()
+		defer func() { ui.Close(started...) }()
 		observed := func(p runner.Parts) runner.Parts {
 			started = append(started, p)
 			return p

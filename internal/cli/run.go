@@ -8,6 +8,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
@@ -78,16 +79,12 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 			return err
 		}
 	default:
-		var progress *ui.Progress
-		var obs engine.Observer
+		var p runner.Parts // its live line only
 		if !cfg.Quiet {
-			progress = ui.NewProgress(stdio.Term().Screen())
-			obs = progress
+			p.LoopObserver = ui.NewProgress(stdio.Term().Screen())
 		}
-		res = runs.RunOnce(ctx, cfg, a, prompt, obs)
-		if progress != nil {
-			progress.Close()
-		}
+		res = runs.RunOnce(ctx, cfg, a, prompt, p.LoopObserver)
+		ui.Close(p)
 	}
 	if o.loop {
 		return reportLoop(stdio, cfg.JSON, res)

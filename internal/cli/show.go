@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -38,18 +37,11 @@ in place, else one view after the other (with --json, one object per line).`,
 		if err != nil {
 			return err
 		}
-		show := func(ctx context.Context, w io.Writer, compact bool) (string, error) {
-			st, err := runs.Show(ctx, root, args[0], stdio.Parts(false, false, false), stdio.Connect(server))
-			if err != nil {
-				return "", err
-			}
-			return st.ID, view.State(w, st, o.json, compact)
+		state := func(ctx context.Context) (runs.State, error) {
+			return runs.Show(ctx, root, args[0], stdio.Parts(false, false, false), stdio.Connect(server))
 		}
-		if !o.follow {
-			_, err := show(cmd.Context(), stdio.Out, false)
-			return err
-		}
-		return view.Follow(cmd.Context(), stdio.Out, root, ui.IsLive(stdio.OutIsTerminal, stdio.Env("TERM")), o.json, show)
+		live := ui.IsLive(stdio.OutIsTerminal, stdio.Env("TERM"))
+		return view.Show(cmd.Context(), stdio.Out, root, o.json, o.follow, live, state)
 	}
 	return cmd
 }

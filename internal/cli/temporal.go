@@ -43,13 +43,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 // prints its result once followed to its end (runs.SubmitBatch), with a
 // line for each task whose status changes, or only its id (--detach).
 func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *batchFlags, spec runner.BatchSpec) error {
-	say := stdio.Reporter()
-	changed := func(tr batch.TaskSummary) {
-		if cfg.Quiet {
-			return
-		}
-		say.Notice(view.TaskChanged(tr))
-	}
+	changed := func(tr batch.TaskSummary) { stdio.Reporter().Progress(view.TaskChanged(tr)) } // left out when quiet
 	id, sum, err := runs.SubmitBatch(ctx, cfg, o.task.submission(o.base), spec, changed, stdio.Parts(cfg.Quiet, false, false))
 	if err != nil {
 		return err

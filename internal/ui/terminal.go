@@ -63,11 +63,14 @@ func (t Terminal) Parts(quiet, task, loop bool) runner.Parts {
 	return p
 }
 
-// Close ends the live lines of p (Parts): their last frame is drawn.
-func Close(p runner.Parts) {
-	for _, obs := range []any{p.TaskObserver, p.LoopObserver} {
-		if c, ok := obs.(interface{ Close() }); ok {
-			c.Close()
+// Close ends the live lines of each of ps (Parts): their last frame is
+// drawn.
+func Close(ps ...runner.Parts) {
+	for _, p := range ps {
+		for _, obs := range []any{p.TaskObserver, p.LoopObserver} {
+			if c, ok := obs.(interface{ Close() }); ok {
+				c.Close()
+			}
 		}
 	}
 }

@@ -38,12 +38,24 @@ func State(w io.Writer, st runs.State, asJSON, compact bool) error {
 	return ShowLoop(w, st)
 }
 
-// Follow writes a run's view made by show (compact: JSON on one line; it
-// returns the run's id) on w, then again each time its journal under root
-// is written (at most every 300ms) and it changed, until the run ends:
-// when live (w takes cursor codes) each text view replaces the last; else
-// they follow one another, a blank line between two texts.
-func Follow(ctx context.Context, w io.Writer, root string, live, asJSON bool, show func(context.Context, io.Writer, bool) (string, error)) error {
+// Show writes on w the state of a run that state gives (runs.Show) as
+// show prints it (State). With follow it writes it again each time the
+// run's journal under root is written (at most every 300ms) and it
+// changed, until the run ends: when live (w takes cursor codes) each text
+// view replaces the last; else they follow one another, a blank line
+// between two texts, a JSON object on each line.
+func Show(ctx context.Context, w io.Writer, root string, asJSON, follow, live bool, state func(context.Context) (runs.State, error)) error {
+	show := func(ctx context.Context, w io.Writer, compact bool) (string, error) {
+		st, err := state(ctx)
+		if err != nil {
+			return "", err
+		}
+		return st.ID, State(w, st, asJSON, compact)
+	}
+	if !follow {
+		_, err := show(ctx, w, false)
+		return err
+	}
 	inPlace := live && !asJSON
 	var last []byte
 	draw := func() (string, error) {
