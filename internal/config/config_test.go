@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 )
 
 func write(t *testing.T, path, content string) string {
@@ -878,5 +879,27 @@ func TestTemporalConnectionKeys(t *testing.T) {
 	_, err = LoadFile(write(t, filepath.Join(dir, "bad.toml"), "[temporal]\ntlsFile = \"x\"\n"))
 	if err == nil || !strings.Contains(err.Error(), "tlsCa, tlsCert, tlsKey, tlsServerName, apiKeyEnv") {
 		t.Errorf("an unknown key of [temporal]: %v", err)
+	}
+}
+
+// The configuration's hooks dispatch with the desktop notification only
+// on a terminal and unless notify = false; with neither, there is none.
+func TestDispatcher(t *testing.T) {
+	var term strings.Builder
+	c := &Config{Notify: true}
+	if d := c.Dispatcher(nil, nil, nil); d != nil {
+		t.Errorf("no hook, no terminal: %+v, want none", d)
+	}
+	if d := c.Dispatcher(nil, nil, &term); d == nil || d.Desktop == nil || d.Desktop.Bell != &term {
+		t.Errorf("notify on a terminal: %+v, want the desktop notification", d)
+	}
+	c.Notify = false
+	if d := c.Dispatcher(nil, nil, &term); d != nil {
+		t.Errorf("notify = false: %+v, want none", d)
+	}
+	c.Hooks = []hooks.Hook{{On: []string{"*"}, Command: []string{"true"}}}
+	c.HookTimeout = time.Second
+	if d := c.Dispatcher([]string{"A=1"}, nil, &term); d == nil || d.Desktop != nil || len(d.Hooks) != 1 || d.Timeout != time.Second || d.Environ[0] != "A=1" {
+		t.Errorf("hooks: %+v", d)
 	}
 }

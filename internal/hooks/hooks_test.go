@@ -121,3 +121,13 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestFailedCountsTheFailures(t *testing.T) {
+	answers := []Answer{{Hook: 0}, {Hook: 1, Err: io.EOF}, {Hook: 2, Err: io.ErrUnexpectedEOF}}
+	if got := Failed(answers); got != 2 {
+		t.Errorf("Failed = %d, want 2", got)
+	}
+	if got := Failed(nil); got != 0 {
+		t.Errorf("Failed(nil) = %d", got)
+	}
+}

@@ -1,12 +1,15 @@
 package view
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -56,8 +59,106 @@ func TestLoopEnd(t *testing.T) {
 	}
 }
 
-type lines struct{ notices []string }
+type lines struct{ notices, hints []string }
 
 func (l *lines) Progress(string)   {}
 func (l *lines) Notice(msg string) { l.notices = append(l.notices, msg) }
-func (l *lines) Hint(string)       {}
+func (l *lines) Hint(msg string)   { l.hints = append(l.hints, msg) }
+
+// A run id completes among the runs with its command, status and title;
+// "last" when there is a run.
+func TestCompletions(t *testing.T) {
+	list := []runs.Run{{RunRow: store.RunRow{ID: "20261125-abcdef01", Command: "task", Status: "done", Title: "fix it"}},
+		{RunRow: store.RunRow{ID: "20261124-12345678", Command: "loop", Status: "failed", Title: "other"}}}
+	got := Completions(list, "20261125")
+	if len(got) != 1 || got[0] != "20261125-abcdef01\ttask done: fix it" {
+		t.Errorf("Completions(2026125) = %q", got)
+	}
+	if got := Completions(list, "la"); len(got) != 1 || !strings.HasPrefix(got[0], "last\t") {
+		t.Errorf("Completions(la) = %q", got)
+	}
+	if got := Completions(nil, ""); len(got) != 0 {
+		t.Errorf("Completions with no run = %q", got)
+	}
+}
+
+// A task stopped in a batch says to resume the batch; another run, itself.
+func TestStopped(t *testing.T) {
+	var out strings.Builder
+	say := &lines{}
+	Stopped(&out, say, runs.Run{RunRow: store.RunRow{ID: "t1", Command: "task", Status: "interrupted", Parent: "b1"}})
+	Stopped(&out, say, runs.Run{RunRow: store.RunRow{ID: "l1", Command: "loop", Status: "interrupted"}})
+	if want := "stopped task run t1: interrupted\nstopped loop run l1: interrupted\n"; out.String() != want {
+		t.Errorf("Stopped wrote %q, want %q", out.String(), want)
+	}
+	if len(say.hints) != 2 || !strings.Contains(say.hints[0], "resume b1") || !strings.Contains(say.hints[1], "resume l1") {
+		t.Errorf("Stopped hinted %q", say.hints)
+	}
+}
+
+// hooks test writes a line per answer, and says so when no hook took the
+// event; its JSON is an array, empty rather than null.
+func TestHookAnswers(t *testing.T) {
+	var out strings.Builder
+	say := &lines{}
+	answers := []hooks.Answer{{Hook: 0, Name: "notify", Reply: "200 OK", Tries: 1, Ms: 12},
+		{Hook: 1, Name: "script", Err: errors.New("exit 1"), Error: "exit 1", Tries: 2, Ms: 30}}
+	if err := HookAnswers(&out, say, false, "run.ended", 2, answers); err != nil {
+		t.Fatal(err)
+	}
+	want := "hook 1 (notify): ok: 200 OK (12 ms, 1 attempt)\nhook 2 (script): failed: exit 1 (30 ms, 2 attempts)\n"
+	if out.String() != want {
+		t.Errorf("HookAnswers wrote %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	if err := HookAnswers(&out, say, true, "run.ended", 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "[]\n" {
+		t.Errorf("HookAnswers JSON of none = %q", out.String())
+	}
+	out.Reset()
+	HookAnswers(&out, say, false, "run.ended", 3, nil)
+	if len(say.notices) != 1 || say.notices[0] != "no hook takes run.ended (3 in the configuration)" {
+		t.Errorf("HookAnswers said %q", say.notices)
+	}
+}
+
+// resume of a run that had ended done says so, then prints its result;
+// the exit code is the result's.
+func TestResumed(t *testing.T) {
+	var out strings.Builder
+	say := &lines{}
+	code, err := Resumed(&out, say, true, runs.Resumed{Kind: "task", ID: "t1", Done: true, Task: engine.TaskResult{Status: engine.StatusDone}})
+	if err != nil || code != 0 {
+		t.Fatalf("Resumed = %d, %v", code, err)
+	}
+	if len(say.notices) != 1 || say.notices[0] != "task t1 is already done; nothing to resume" {
+		t.Errorf("Resumed said %q", say.notices)
+	}
+	code, _ = Resumed(&out, say, true, runs.Resumed{Kind: "batch", ID: "b1", Batch: batch.Summary{Status: "failed", ExitCode: 3}})
+	if code != 3 {
+		t.Errorf("Resumed batch exit code = %d, want 3", code)
+	}
+}
+
+// config --json keeps "<redacted>" as it is.
+func TestConfigJSON(t *testing.T) {
+	var out strings.Builder
+	if err := Config(&out, []config.Setting{{Key: "env.TOKEN", Value: "<redacted>", Source: "flag"}}, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"<redacted>"`) {
+		t.Errorf("Config JSON = %q", out.String())
+	}
+}
+
+// The exit codes' help lists every code of the contract.
+func TestExitCodes(t *testing.T) {
+	got := ExitCodes()
+	for _, row := range engine.ExitCodes {
+		if !strings.Contains(got, row.Name) {
+			t.Errorf("ExitCodes lacks %s:\n%s", row.Name, got)
+		}
+	}
+}

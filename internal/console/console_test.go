@@ -1,0 +1,82 @@
+package console
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jlgcli/jlgcli/internal/config"
+)
+
+// stdio is a world with no user file and no JLGCLI_* variable, working
+// in dir.
+func stdio(t *testing.T, dir string) *Stdio {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": home, "XDG_STATE_HOME": home}
+	var err strings.Builder
+	return &Stdio{Err: &err, Dir: dir, Getenv: func(k string) string { return env[k] }}
+}
+
+// project is a directory whose jlgcli.toml has one hook.
+func project(t *testing.T) string {
+	dir := t.TempDir()
+	toml := "[[hooks]]\non = [\"*\"]\ncommand = [\"true\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "jlgcli.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// The hooks are those of the configuration that the command resolved with
+// its flags (--cwd's project file), not the working directory's.
+func TestHooksOfTheCommandsConfiguration(t *testing.T) {
+	proj := project(t)
+	s := stdio(t, t.TempDir())
+	if _, err := s.LoadConfig(&config.Layer{Name: "flag", Cwd: &proj}); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Hooks(); d == nil || len(d.Hooks) != 1 {
+		t.Errorf("Hooks = %+v, want the project file's one hook", d)
+	}
+	if s := stdio(t, t.TempDir()); s.Hooks() != nil {
+		t.Errorf("Hooks with no configured hook: %+v, want none", s.Hooks())
+	}
+}
+
+// A run's configuration is read as its directory sees it, when that
+// directory still exists.
+func TestRunConfig(t *testing.T) {
+	proj := project(t)
+	s := stdio(t, t.TempDir())
+	cfg, err := s.RunConfig(&config.Layer{Name: "flag"}, proj)
+	if err != nil || len(cfg.Hooks) != 1 {
+		t.Fatalf("RunConfig(project) = %+v, %v; want its hook", cfg, err)
+	}
+	cfg, err = s.RunConfig(&config.Layer{Name: "flag"}, filepath.Join(proj, "gone"))
+	if err != nil || len(cfg.Hooks) != 0 {
+		t.Errorf("RunConfig(gone) = %+v, %v; want the working directory's", cfg, err)
+	}
+}
+
+// --state-dir is where the runs are kept; else the configuration's.
+func TestStateRoot(t *testing.T) {
+	s := stdio(t, t.TempDir())
+	want := filepath.Join(t.TempDir(), "state")
+	if got, err := s.StateRoot(want); err != nil || got != want {
+		t.Errorf("StateRoot(%s) = %q, %v", want, got, err)
+	}
+	if got, err := s.StateRoot(""); err != nil || got == want || got == "" {
+		t.Errorf("StateRoot() = %q, %v; want the default", got, err)
+	}
+}
+
+// A flag's bad value names the flag, not the key behind it.
+func TestLoadConfigNamesTheFlag(t *testing.T) {
+	s := stdio(t, t.TempDir())
+	gone := filepath.Join(t.TempDir(), "gone")
+	_, err := s.LoadConfig(&config.Layer{Name: "flag", Cwd: &gone})
+	if err == nil || !strings.Contains(err.Error(), "--cwd") {
+		t.Errorf("LoadConfig(--cwd gone) = %v, want an error naming --cwd", err)
+	}
+}
