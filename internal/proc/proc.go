@@ -48,6 +48,11 @@ type Cmd struct {
 	// StallTimeout, when positive, stops the group when the process has
 	// printed nothing (on stdout or stderr) for that long.
 	StallTimeout time.Duration
+	// Stop, when set, asks the process to stop in place of the SIGTERM to
+	// its group, given the leader's pid: for a sandboxed command, whose
+	// processes live in a session of their own. SIGKILL to the group after
+	// the grace is unchanged.
+	Stop func(pid int)
 }
 
 // Result is how a process ended.
@@ -119,7 +124,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	defer live.Delete(pgid)
 	p.feed(c.Stdin)
 
-	w := &watchdog{pgid: pgid, grace: grace, stall: c.StallTimeout, lastOutput: &p.lastOutput, exited: make(chan struct{})}
+	w := &watchdog{pgid: pgid, grace: grace, stop: c.Stop, stall: c.StallTimeout, lastOutput: &p.lastOutput, exited: make(chan struct{})}
 	go w.watch(ctx)
 
 	waitErr := cmd.Wait()
@@ -260,6 +265,7 @@ type watchdog struct {
 	stall      time.Duration // 0: no stall watch
 	lastOutput *atomic.Int64
 	exited     chan struct{} // closed when the leader has exited
+	stop       func(pid int) // Cmd.Stop
 
 	mu               sync.Mutex
 	stopped, stalled bool
@@ -288,7 +294,11 @@ func (w *watchdog) watch(ctx context.Context) {
 			}
 		}
 	}
-	_ = syscall.Kill(-w.pgid, syscall.SIGTERM)
+	if w.stop != nil {
+		w.stop(w.pgid)
+	} else {
+		_ = syscall.Kill(-w.pgid, syscall.SIGTERM)
+	}
 	t := time.NewTimer(w.grace)
 	defer t.Stop()
 	select {
