@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // stderrKeep bounds the standard error kept for classification.
@@ -82,7 +83,11 @@ func (a *cliAgent) Check(ctx context.Context) Availability {
 	}
 	av := Availability{Status: Available, Path: path}
 	if a.spec.note != nil {
-		av.Note = a.spec.note(baseEnv(a.env))
+		env := baseEnv(a.env)
+		if sandbox.From(ctx) != nil {
+			env = append(env, "IS_SANDBOX=1") // as the sandbox sets it for every call
+		}
+		av.Note = a.spec.note(env)
 	}
 	out, err := quickOutput(ctx, a.env, path, "--version")
 	v, ok := parseVersion(out)
@@ -128,11 +133,12 @@ func (a *cliAgent) Run(ctx context.Context, req Request) (Response, error) {
 	}
 	env := append(baseEnv(a.env), req.Env...)
 	env = append(env, inv.Env...)
-	return runParsed(ctx, append([]string{a.spec.bin}, inv.Args...), env, req, inv.Stdin, a.spec.newParser())
+	return runParsed(ctx, a.spec.name, append([]string{a.spec.bin}, inv.Args...), env, req, inv.Stdin, a.spec.newParser())
 }
 
-// runParsed runs one call and feeds its output to p.
-func runParsed(ctx context.Context, argv, env []string, req Request, stdin *string, p streamParser) (Response, error) {
+// runParsed runs one call of the CLI name ("" for a command backend) and
+// feeds its output to p. The call is confined when ctx carries a sandbox.
+func runParsed(ctx context.Context, name string, argv, env []string, req Request, stdin *string, p streamParser) (Response, error) {
 	stderr := proc.NewTail(stderrKeep)
 	var sink io.Writer = &proc.Lines{Max: lineMax, Fn: p.Line}
 	if w, ok := p.(io.Writer); ok {
@@ -165,6 +171,16 @@ func runParsed(ctx context.Context, argv, env []string, req Request, stdin *stri
 	c := proc.Cmd{Argv: argv, Dir: req.Dir, Env: env, Stdout: stdout, Stderr: errOut, StallTimeout: req.StallTimeout}
 	if stdin != nil {
 		c.Stdin = strings.NewReader(*stdin)
+	}
+	if box := sandbox.From(ctx); box != nil {
+		n := needs(name, env)
+		n.Hosts = append(n.Hosts, endpoints(name, env)...)
+		confined, release, err := box.Agent(c, n)
+		if err != nil {
+			return Response{}, err
+		}
+		defer release()
+		c = confined
 	}
 	res, err := proc.Run(ctx, c)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // Bounds of what is kept of a check's output.
@@ -164,13 +165,19 @@ func runObserved(ctx context.Context, dir string, env []string, c Check, observe
 
 	cctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	pr, err := proc.Run(cctx, proc.Cmd{
-		Argv:   c.argv(),
-		Dir:    dir,
-		Env:    env,
-		Stdout: stdout,
-		Stderr: stderr,
-	})
+	pc := proc.Cmd{Argv: c.argv(), Dir: dir, Env: env, Stdout: stdout, Stderr: stderr}
+	var release func()
+	var err error
+	if box := sandbox.From(ctx); box != nil && len(pc.Argv) > 0 {
+		pc, release, err = box.Check(pc)
+	}
+	var pr proc.Result
+	if err == nil {
+		pr, err = proc.Run(cctx, pc)
+	}
+	if release != nil {
+		release()
+	}
 	outLines.Flush()
 	errLines.Flush()
 	if observe != nil {

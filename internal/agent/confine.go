@@ -1,0 +1,122 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/sandbox"
+)
+
+// needs is what each built-in CLI needs in a sandbox (sandbox.Needs): the
+// directories and files it keeps its state and credentials in, as its
+// environment places them, and its default API hosts. Endpoints the
+// environment or the CLI's configuration name are added by endpoints.
+func needs(name string, env []string) sandbox.Needs {
+	get := func(k string) string { return lookupEnv(env, k) }
+	or := func(v, def string) string {
+		if v != "" {
+			return v
+		}
+		return def
+	}
+	xdg := func(k, def string) string { return or(get(k), "~/"+def) }
+	switch name {
+	case "claude":
+		dir := or(get("CLAUDE_CONFIG_DIR"), "~/.claude")
+		return sandbox.Needs{Dirs: []string{dir}, Files: []string{"~/.claude.json", filepath.Join(dir, ".claude.json")},
+			Hosts: []string{"api.anthropic.com", "console.anthropic.com", "claude.ai", "platform.claude.com"}}
+	case "codex":
+		return sandbox.Needs{Dirs: []string{or(get("CODEX_HOME"), "~/.codex")},
+			Hosts: []string{"api.openai.com", "chatgpt.com", "auth.openai.com"}}
+	case "copilot":
+		return sandbox.Needs{Dirs: []string{or(get("COPILOT_HOME"), "~/.copilot")},
+			Hosts: []string{"api.githubcopilot.com", "*.githubcopilot.com", "api.github.com", "github.com", "copilot-proxy.githubusercontent.com"}}
+	case "gemini":
+		return sandbox.Needs{Dirs: []string{filepath.Join(or(get("GEMINI_CLI_HOME"), "~"), ".gemini")},
+			Hosts: []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "www.googleapis.com"}}
+	case "qwen":
+		return sandbox.Needs{Dirs: []string{or(get("QWEN_HOME"), "~/.qwen")},
+			Hosts: []string{"dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "chat.qwen.ai", "portal.qwen.ai"}}
+	case "opencode", "kilo":
+		var dirs []string
+		for _, d := range [][2]string{{"XDG_DATA_HOME", ".local/share"}, {"XDG_CONFIG_HOME", ".config"}, {"XDG_CACHE_HOME", ".cache"}, {"XDG_STATE_HOME", ".local/state"}} {
+			dirs = append(dirs, filepath.Join(xdg(d[0], d[1]), name))
+		}
+		hosts := []string{"opencode.ai", "models.dev"}
+		if name == "kilo" {
+			hosts = []string{"kilo.ai", "*.kilo.ai", "api.kilocode.ai", "models.dev"}
+		}
+		return sandbox.Needs{Dirs: dirs, Hosts: hosts}
+	}
+	return sandbox.Needs{}
+}
+
+// urlVar are the variables that name an API endpoint (ANTHROPIC_BASE_URL,
+// OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL, COPILOT_PROVIDER_BASE_URL, ...).
+var urlVar = regexp.MustCompile(`(_BASE_URL|_API_URL|_API_BASE|_ENDPOINT)$`)
+
+// configURL finds the base URLs in a CLI's configuration text: opencode's
+// and kilo's "baseURL" (JSON), codex's base_url (TOML).
+var configURL = regexp.MustCompile(`(?:"baseURL"\s*:\s*"|base_url\s*=\s*")([^"]+)"`)
+
+// endpoints are the API endpoints a call's environment and its CLI's
+// configuration files name, for the sandbox's network.
+func endpoints(name string, env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case urlVar.MatchString(k) && strings.Contains(v, "://"):
+			out = append(out, v)
+		case strings.HasSuffix(k, "_CONFIG_CONTENT"):
+			out = append(out, configURLs(v)...)
+		}
+	}
+	home := lookupEnv(env, "HOME")
+	var files []string
+	switch name {
+	case "codex":
+		dir := lookupEnv(env, "CODEX_HOME")
+		if dir == "" && home != "" {
+			dir = filepath.Join(home, ".codex")
+		}
+		files = append(files, filepath.Join(dir, "config.toml"))
+	case "opencode", "kilo":
+		dir := lookupEnv(env, "XDG_CONFIG_HOME")
+		if dir == "" && home != "" {
+			dir = filepath.Join(home, ".config")
+		}
+		for _, f := range []string{name + ".json", name + ".jsonc", "config.json", "opencode.json", "opencode.jsonc"} {
+			files = append(files, filepath.Join(dir, name, f))
+		}
+		if f := lookupEnv(env, strings.ToUpper(name)+"_CONFIG"); f != "" {
+			files = append(files, f)
+		}
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			out = append(out, configURLs(string(b))...)
+		}
+	}
+	return out
+}
+
+func configURLs(text string) []string {
+	var out []string
+	for _, m := range configURL.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// lookupEnv is the last value of k in env ("" when absent).
+func lookupEnv(env []string, k string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
