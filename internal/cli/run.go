@@ -83,8 +83,11 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 		if !cfg.Quiet {
 			p.LoopObserver = ui.NewProgress(stdio.Term().Screen())
 		}
-		res = runs.RunOnce(ctx, cfg, a, prompt, p.LoopObserver)
+		res, err = runs.RunOnce(ctx, cfg, a, prompt, p.LoopObserver, stdio.Base())
 		ui.Close(p)
+		if err != nil {
+			return err
+		}
 	}
 	if o.loop {
 		return reportLoop(stdio, cfg.JSON, res)

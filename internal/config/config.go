@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"io"
 	"maps"
 	"sort"
@@ -133,6 +134,8 @@ type Config struct {
 	Jobs int
 	// Temporal is the server tasks are submitted to and workers serve.
 	Temporal Temporal
+	// Sandbox is how agents and checks are confined.
+	Sandbox sandbox.Config
 	// Hooks are told of the runs' events (hooks.Dispatcher), each within
 	// HookTimeout. Notify: a run of over a minute that ends rings the
 	// terminal and notifies the desktop.

@@ -61,6 +61,7 @@ type Layer struct {
 	PR            *bool                         `toml:"pr"`
 	Jobs          *int                          `toml:"jobs"`
 	Temporal      *TemporalLayer                `toml:"temporal"`
+	Sandbox       *SandboxLayer                 `toml:"sandbox"`
 	// Hooks are the [[hooks]]: those of every layer add up.
 	Hooks       []hooks.Hook `toml:"hooks"`
 	HookTimeout *string      `toml:"hookTimeout"`
@@ -114,6 +115,34 @@ type TemporalLayer struct {
 	TLSKey        *string `toml:"tlsKey"`
 	TLSServerName *string `toml:"tlsServerName"`
 	APIKeyEnv     *string `toml:"apiKeyEnv"`
+}
+
+// SandboxLayer is the [sandbox] table: how agents and checks are confined.
+// Its lists add up over the layers.
+type SandboxLayer struct {
+	Mode          *string  `toml:"mode"`
+	DenyRead      []string `toml:"denyRead"`
+	AllowRead     []string `toml:"allowRead"`
+	AllowWrite    []string `toml:"allowWrite"`
+	AllowHosts    []string `toml:"allowHosts"`
+	ChecksNetwork *bool    `toml:"checksNetwork"`
+	Caches        *bool    `toml:"caches"`
+}
+
+// sandbox is l's [sandbox] table, made when absent.
+func (l *Layer) sandbox() *SandboxLayer {
+	if l.Sandbox == nil {
+		l.Sandbox = &SandboxLayer{}
+	}
+	return l.Sandbox
+}
+
+// sandboxOf is l's [sandbox] table, empty when absent.
+func sandboxOf(l *Layer) SandboxLayer {
+	if l.Sandbox == nil {
+		return SandboxLayer{}
+	}
+	return *l.Sandbox
 }
 
 // temporal is l's [temporal] table, made when absent.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"maps"
 	"math"
 	"path/filepath"
@@ -450,6 +451,40 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return c.Temporal.APIKeyEnv }},
+	{Name: "sandbox.mode", Flag: "sandbox", Env: "JLGCLI_SANDBOX", Kind: "string", Default: string(sandbox.Auto), Commands: on(everyCmd...),
+		Usage: "confine agents and checks in an OS sandbox: auto (when bubblewrap can), on (refuse to run unconfined) or off (config: sandbox.mode)",
+		parse: func(l *Layer, s string) error {
+			if _, err := sandbox.ParseMode(s); err != nil {
+				return err
+			}
+			l.sandbox().Mode = &s
+			return nil
+		},
+		apply: scalar(func(l *Layer) *string { return sandboxOf(l).Mode }, func(c *Config, v string) error {
+			m, err := sandbox.ParseMode(v)
+			c.Sandbox.Mode = m
+			return err
+		}),
+		print: func(c *Config) string { return string(c.Sandbox.Mode) }},
+	{Name: "sandbox.denyRead", apply: sandboxList(func(l SandboxLayer) []string { return l.DenyRead }, func(c *Config) *[]string { return &c.Sandbox.DenyRead }, sandbox.CheckPath),
+		print: func(c *Config) string { return strings.Join(c.Sandbox.DenyRead, ", ") }},
+	{Name: "sandbox.allowRead", apply: sandboxList(func(l SandboxLayer) []string { return l.AllowRead }, func(c *Config) *[]string { return &c.Sandbox.AllowRead }, sandbox.CheckPath),
+		print: func(c *Config) string { return strings.Join(c.Sandbox.AllowRead, ", ") }},
+	{Name: "sandbox.allowWrite", Env: "JLGCLI_SANDBOX_ALLOW_WRITE",
+		parse: func(l *Layer, s string) error {
+			l.sandbox().AllowWrite = filepath.SplitList(s)
+			return nil
+		},
+		apply: sandboxList(func(l SandboxLayer) []string { return l.AllowWrite }, func(c *Config) *[]string { return &c.Sandbox.AllowWrite }, sandbox.CheckPath),
+		print: func(c *Config) string { return strings.Join(c.Sandbox.AllowWrite, ", ") }},
+	{Name: "sandbox.allowHosts", apply: sandboxList(func(l SandboxLayer) []string { return l.AllowHosts }, func(c *Config) *[]string { return &c.Sandbox.AllowHosts }, sandbox.CheckHost),
+		print: func(c *Config) string { return strings.Join(c.Sandbox.AllowHosts, ", ") }},
+	{Name: "sandbox.checksNetwork", Kind: "bool", Default: "true",
+		apply: scalar(func(l *Layer) *bool { return sandboxOf(l).ChecksNetwork }, func(c *Config, v bool) error { c.Sandbox.ChecksOffline = !v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(!c.Sandbox.ChecksOffline) }},
+	{Name: "sandbox.caches", Kind: "bool", Default: "true",
+		apply: scalar(func(l *Layer) *bool { return sandboxOf(l).Caches }, func(c *Config, v bool) error { c.Sandbox.NoCaches = !v; return nil }),
+		print: func(c *Config) string { return strconv.FormatBool(!c.Sandbox.NoCaches) }},
 	{Name: "hooks", print: func(c *Config) string {
 		var hs []string
 		for _, h := range c.Hooks {
@@ -571,6 +606,24 @@ func absPath(field func(*Layer) **string) func(*Layer, string) error {
 		}
 		*field(l) = &a
 		return nil
+	}
+}
+
+// sandboxList adds a layer's list of the [sandbox] table to the
+// configuration's, each entry checked.
+func sandboxList(get func(SandboxLayer) []string, dst func(*Config) *[]string, check func(string) error) func(*Config, *Layer) (bool, error) {
+	return func(c *Config, l *Layer) (bool, error) {
+		v := get(sandboxOf(l))
+		if v == nil {
+			return false, nil
+		}
+		for _, e := range v {
+			if err := check(e); err != nil {
+				return true, err
+			}
+		}
+		*dst(c) = append(*dst(c), v...)
+		return true, nil
 	}
 }
 

@@ -141,6 +141,11 @@ func LandTask(ctx context.Context, site LandSite, runID, into string, s TaskSpec
 			return Landing{}, err
 		}
 		env := append(slices.Clip(s.Env), RunTag(runID))
+		ctx, _, err := Confine(ctx, s.Sandbox, Parts{}, "", "")
+		if err != nil {
+			remove()
+			return Landing{}, err
+		}
 		rep := gate.Test(ctx, dir, env, s.Checks, gate.TestOptions{Baseline: baseline, Gaming: s.AntiGaming})
 		remove()
 		if ctx.Err() != nil {

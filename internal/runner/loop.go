@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"os"
 	"slices"
 	"time"
@@ -41,6 +42,7 @@ type LoopSpec struct {
 	Baseline        bool               `json:"baseline,omitempty"`
 	Checklist       string             `json:"checklist,omitempty"`
 	Premature       config.Premature   `json:"premature"`
+	Sandbox         sandbox.Config     `json:"sandbox,omitempty"`
 }
 
 // LoopSpecOf makes the spec of a loop of backend from the configuration.
@@ -51,6 +53,7 @@ func LoopSpecOf(cfg *config.Config, backend string) LoopSpec {
 		CompletionMode: string(cfg.CompletionMode), Marker: cfg.Marker, NoProgressLimit: cfg.NoProgressLimit,
 		StallTimeoutMs: cfg.StallTimeout.Milliseconds(), MaxWaitMs: cfg.MaxWait.Milliseconds(),
 		Session: cfg.Session, Handoff: cfg.Handoff, Baseline: cfg.Baseline, Checklist: cfg.Checklist, Premature: cfg.Premature,
+		Sandbox: cfg.Sandbox,
 	}
 	if c, ok := cfg.Backends[backend]; ok {
 		s.Command = &c
@@ -122,9 +125,13 @@ func StartLoop(ctx context.Context, s LoopSpec, a agent.Agent, prompt, stateDir 
 	if err != nil {
 		return engine.Result{}, err
 	}
+	ctx, confined, err := Confine(ctx, s.Sandbox, p, root, s.Cwd)
+	if err != nil {
+		return engine.Result{}, err
+	}
 	opts, _ := json.Marshal(s.Recorded())
 	id := store.NewRunID(time.Now())
-	run, err := store.Create(root, id, store.Meta{Command: "loop", Backend: a.Name(), Prompt: prompt, Options: opts, Cwd: s.Cwd})
+	run, err := store.Create(root, id, store.Meta{Command: "loop", Backend: a.Name(), Prompt: prompt, Options: opts, Cwd: s.Cwd, Sandbox: &confined})
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("create run: %w", err)
 	}
@@ -175,6 +182,10 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 		s.Handoff = true
 	}
 	limits.applyLoop(&s)
+	ctx, _, err = Confine(ctx, s.Sandbox, p, root, s.Cwd)
+	if err != nil {
+		return engine.Result{}, false, err
+	}
 	var commands map[string]agent.CommandSpec
 	if s.Command != nil {
 		commands = map[string]agent.CommandSpec{s.Backend: *s.Command}

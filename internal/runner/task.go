@@ -87,6 +87,10 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
+	ctx, confined, err := Confine(ctx, s.Sandbox, p, root, "")
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
 	// The run is recorded with the worktree it will have before git makes
 	// it: a kill while it is made leaves a run that owns what git made,
 	// and its resume makes it whole (git.Worktree.Reopen).
@@ -101,7 +105,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	s.Worktree = *wt
 	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
 	opts, _ := json.Marshal(s.Recorded())
-	run, err := store.Create(root, id, store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir, Parent: t.Parent})
+	run, err := store.Create(root, id, store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir, Parent: t.Parent, Sandbox: &confined})
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create run: %w", err)
 	}
@@ -247,6 +251,10 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 		return engine.TaskResult{}, false, err
 	}
 	limits.ApplyTask(&s)
+	ctx, _, err = Confine(ctx, s.Sandbox, p, root, "")
+	if err != nil {
+		return engine.TaskResult{}, false, err
+	}
 	st := j.Resume.State
 	var cp engine.TaskCheckpoint
 	if run.ReadCheckpoint(&cp) == nil && cp.State.Attempts == st.Attempts && cp.State.ElapsedMs > st.ElapsedMs {
@@ -375,6 +383,10 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	if bad != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
 	}
+	ctx, _, err := Confine(ctx, s.Sandbox, p, "", "")
+	if err != nil {
+		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}}
+	}
 	return engine.RunAttempt(ctx, s.options(p, runID, task, wt, baseline, tiers), h, next)
 }
 
@@ -385,6 +397,10 @@ func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, w
 	tiers, planner, bad := s.agents(p)
 	if bad != nil {
 		return engine.Attempt{}, nil, 0, &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}
+	}
+	ctx, _, err := Confine(ctx, s.Sandbox, p, "", "")
+	if err != nil {
+		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}
 	}
 	o := s.options(p, runID, task, wt, nil, tiers)
 	o.Plan, o.Planner = true, planner
@@ -404,6 +420,10 @@ func (s TaskSpec) PlannerBackend() string {
 
 // Baseline is how the checks fare on the tree in dir before any change.
 func (s TaskSpec) Baseline(ctx context.Context, runID, dir string) *gate.Report {
+	ctx, _, err := Confine(ctx, s.Sandbox, Parts{}, "", "")
+	if err != nil {
+		return nil
+	}
 	return gate.BaselineReport(ctx, dir, append(slices.Clip(s.Env), RunTag(runID)), s.Checks)
 }
 

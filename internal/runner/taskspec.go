@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
@@ -43,6 +44,9 @@ type TaskSpec struct {
 	// Worktree and DirtyLeftOut are set when the task starts.
 	Worktree     git.Worktree `json:"worktree"`
 	DirtyLeftOut bool         `json:"dirtyLeftOut,omitempty"`
+	// Sandbox is how its agents and checks are confined, here and on a
+	// worker.
+	Sandbox sandbox.Config `json:"sandbox,omitempty"`
 }
 
 // TierSpec is one developer tier (or the planner) of a task.
@@ -62,7 +66,7 @@ func TaskSpecOf(cfg *config.Config, repo string) TaskSpec {
 		MaxWaitMs: cfg.MaxWait.Milliseconds(), BudgetUSD: cfg.BudgetUSD, Prices: cfg.Prices, EscalateFrom: cfg.EscalateFrom,
 		AntiGaming: cfg.AntiGaming, EditTests: cfg.EditTests, Similarity: cfg.LoopDetection.Similarity, SameErrors: cfg.LoopDetection.SameErrorCount,
 		Embeddings: cfg.LoopDetection.Embeddings, Commit: cfg.Commit, Merge: cfg.Merge, Push: cfg.Push, PR: cfg.PR,
-		Commands: cfg.Backends}
+		Commands: cfg.Backends, Sandbox: cfg.Sandbox}
 	s.TimeoutMs = cfg.Timeout.Milliseconds()
 	if cfg.Sources["timeoutMs"] == "default" {
 		s.TimeoutMs = engine.DefaultTaskTimeout.Milliseconds()

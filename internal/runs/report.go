@@ -46,6 +46,9 @@ func Report(ctx context.Context, root, id, format string, p runner.Parts, connec
 			return nil, err
 		}
 		r := report.New(res)
+		if sb := run.Meta.Sandbox; sb != nil {
+			r.Sandbox = sb.String()
+		}
 		switch format {
 		case "json":
 			return r.JSON()

@@ -22,12 +22,16 @@ import (
 // RunOnce makes one call to agent a (Pick) with prompt and cfg's settings:
 // no run is kept, and a rate limit is reported, not waited for. obs follows
 // the call; nil: nobody.
-func RunOnce(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, obs engine.Observer) engine.Result {
+func RunOnce(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, obs engine.Observer, p runner.Parts) (engine.Result, error) {
+	ctx, _, err := runner.Confine(ctx, cfg.Sandbox, p, "", cfg.Cwd)
+	if err != nil {
+		return engine.Result{}, err
+	}
 	opts := runner.LoopSpecOf(cfg, a.Name()).Options(store.NewRunID(time.Now()), prompt)
 	opts.Once = true
 	opts.MaxWait = 0
 	opts.Observer = obs
-	return engine.Run(ctx, a, opts)
+	return engine.Run(ctx, a, opts), nil
 }
 
 // StartLoop runs a loop of agent a (Pick) on prompt with cfg's settings to

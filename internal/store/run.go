@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"io"
 	"io/fs"
 	"os"
@@ -81,6 +82,8 @@ type Meta struct {
 	// runs: show, report and resume ask the server. Options then hold the
 	// workflow's input.
 	Temporal *Temporal `json:"temporal,omitempty"`
+	// Sandbox is the confinement its agents and checks had when it started.
+	Sandbox *sandbox.Record `json:"sandbox,omitempty"`
 }
 
 // Temporal is the server a run was submitted to, and how jlgcli connected
