@@ -291,6 +291,9 @@ svg text.tiername { text-anchor: middle; font-weight: 600; }
 {{- if .Backend}}
 <tr><th>Backend</th><td><code>{{.Backend}}</code></td></tr>
 {{- end}}
+{{- if .Sandbox}}
+<tr><th>Sandbox</th><td>{{.Sandbox}}</td></tr>
+{{- end}}
 <tr><th>Started</th><td>{{.Started}}</td></tr>
 <tr><th>Attempts</th><td>{{.Attempts}}</td></tr>
 <tr><th>Duration</th><td>{{.Duration}}</td></tr>

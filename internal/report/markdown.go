@@ -44,6 +44,9 @@ func (r Report) mdSummary(p printer) {
 	if r.Backend != "" {
 		row("Backend", mdCode(r.Backend, true))
 	}
+	if r.Sandbox != "" {
+		row("Sandbox", mdText(r.Sandbox))
+	}
 	row("Started", when(r.StartedAt))
 	row("Attempts", mdText(r.attemptsLine()))
 	row("Duration", duration(r.DurationMs))

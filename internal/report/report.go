@@ -42,6 +42,10 @@ type Report struct {
 	RunID    string `json:"run_id"`
 	Task     string `json:"task"`
 	Backend  string `json:"backend,omitempty"`
+	// Sandbox is the confinement its agents and checks had
+	// (sandbox.Record's line: "bubblewrap 0.8.0", "off (unconfined, as
+	// asked)", "none (why)"); "" for a run that recorded none.
+	Sandbox string `json:"sandbox,omitempty"`
 	// Details says why the task stopped, in the engine's words.
 	Details string `json:"details,omitempty"`
 	// Failure is the agent's failure that stopped the task, if any.

@@ -31,6 +31,9 @@ func ShowLoop(w io.Writer, st runs.State) error {
 	fmt.Fprintf(tw, "run\t%s\n", st.ID)
 	fmt.Fprintf(tw, "command\t%s\n", st.Meta.Command)
 	fmt.Fprintf(tw, "backend\t%s\n", st.Meta.Backend)
+	if sb := st.Meta.Sandbox; sb != nil {
+		fmt.Fprintf(tw, "sandbox\t%s\n", sb)
+	}
 	fmt.Fprintf(tw, "status\t%s\n", status)
 	if res.Details != "" {
 		fmt.Fprintf(tw, "details\t%s\n", res.Details)
@@ -73,6 +76,9 @@ func ShowTask(w io.Writer, st runs.State) error {
 		fmt.Fprintf(tw, "temporal\t%s (namespace %s, queue %s)\n", t.Address, t.Namespace, t.Queue)
 	}
 	fmt.Fprintf(tw, "task\t%s\n", engine.Subject(st.Meta.Prompt))
+	if sb := st.Meta.Sandbox; sb != nil {
+		fmt.Fprintf(tw, "sandbox\t%s\n", sb)
+	}
 	fmt.Fprintf(tw, "status\t%s\n", status)
 	if res.Details != "" {
 		fmt.Fprintf(tw, "details\t%s\n", res.Details)
