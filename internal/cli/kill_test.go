@@ -44,6 +44,9 @@ func killEnv(t *testing.T, work string) []string {
 		"FAKEAGENT_SCRIPT=" + filepath.Join(work, "agent.script"),
 		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
 		"TMPDIR=" + os.TempDir(),
+		// The fake agent's records are in work, outside its working
+		// directory (as setupScript says).
+		"JLGCLI_SANDBOX_ALLOW_WRITE=" + work,
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/cli"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // hangGuard bounds every wait of the harness: it stops a stuck test, it does
@@ -40,6 +41,7 @@ func TestMain(m *testing.M) {
 		"jlgcli":    func() { armLandKill(); os.Exit(cli.Run()) },
 		"fakeagent": func() { os.Exit(fakeAgent(os.Args[1:])) },
 		"memcheck":  func() { os.Exit(memcheck(os.Args[1:])) },
+		"hostile":   func() { os.Exit(hostileAgent()) },
 	})
 }
 
@@ -82,6 +84,11 @@ func setupScript(env *testscript.Env) error {
 	env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, "xdg"))
 	env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(env.WorkDir, "agent.script"))
+	// Agents run confined wherever the machine can (sandbox auto): the fake
+	// agent's records (calls/, the script's count, marks) are in $WORK,
+	// outside the agent's working directory, so $WORK is writable to it.
+	// The sandbox's own scripts clear it.
+	env.Setenv("JLGCLI_SANDBOX_ALLOW_WRITE", env.WorkDir)
 	for _, d := range []string{"home", "xdg"} {
 		if err := os.MkdirAll(filepath.Join(env.WorkDir, d), 0o755); err != nil {
 			return err
@@ -104,6 +111,15 @@ func scriptCondition(cond string) (bool, error) {
 	if cond == "root" {
 		return os.Geteuid() == 0, nil
 	}
+	if cond == "sandbox" {
+		// CI sets JLGCLI_REQUIRE_SANDBOX=1: there, a machine that cannot
+		// confine fails the scripts instead of skipping them.
+		_, why := sandbox.Available()
+		if why != "" && os.Getenv("JLGCLI_REQUIRE_SANDBOX") == "1" {
+			return false, fmt.Errorf("JLGCLI_REQUIRE_SANDBOX=1 but %s", why)
+		}
+		return why == "", nil
+	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
@@ -116,6 +132,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"mkfile":    cmdMkfile,
 	"grabenv":   cmdGrabenv,
 	"waitfile":  cmdWaitfile,
+	"listen":    cmdListen,
 }
 
 // exitcode [-stdin FILE] N program [args...]
@@ -296,7 +313,7 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 func scriptEnv(ts *testscript.TestScript) []string {
 	env := []string{"PWD=" + ts.MkAbs(".")}
 	for _, k := range []string{"WORK", "PATH", "HOME", "XDG_CONFIG_HOME", "FAKEAGENT_SCRIPT", "TMPDIR", "GORACE", "GOCOVERDIR",
-		"JLGCLI_BACKEND", "JLGCLI_MAX_ITERATIONS", "JLGCLI_TIMEOUT", "JLGCLI_COMPLETION", "JLGCLI_NO_PROGRESS_LIMIT"} {
+		"JLGCLI_BACKEND", "JLGCLI_MAX_ITERATIONS", "JLGCLI_TIMEOUT", "JLGCLI_COMPLETION", "JLGCLI_NO_PROGRESS_LIMIT", "JLGCLI_SANDBOX", "JLGCLI_SANDBOX_ALLOW_WRITE"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/cli"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	ms "github.com/jlgcli/jlgcli/internal/modelserver"
 )
 
@@ -257,6 +258,7 @@ func testLoopWrite(t *testing.T, b backend) {
 	if err != nil || string(got) != content {
 		t.Errorf("out.txt in --cwd = %q, %v; want %q", got, err, content)
 	}
+	o.wantConfined(t)
 	o.wantUsage(t, b, 100+200+300+400, 10+20+5+6)
 	turns := o.srv.TurnRequests()
 	if len(turns) != 4 {
@@ -739,6 +741,27 @@ func (o *outcome) wantStatus(t *testing.T, status string) {
 	t.Helper()
 	if o.res.Status != status {
 		t.Errorf("status %q, want %q (details %q)", o.res.Status, status, o.res.Details)
+	}
+}
+
+// wantConfined checks that the loop's agent ran in the sandbox wherever the
+// machine can confine (sandbox auto, the default): its run records it.
+func (o *outcome) wantConfined(t *testing.T) {
+	t.Helper()
+	tool, why := sandbox.Available()
+	if why != "" {
+		if os.Getenv("JLGCLI_REQUIRE_SANDBOX") == "1" {
+			t.Errorf("JLGCLI_REQUIRE_SANDBOX=1 but %s", why)
+		}
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(o.stateHome, "jlgcli", "runs", o.res.RunID, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct{ Sandbox *sandbox.Record }
+	if err := json.Unmarshal(b, &meta); err != nil || meta.Sandbox == nil || !meta.Sandbox.Confined || meta.Sandbox.Tool != tool {
+		t.Errorf("the run's sandbox is %+v (%v), want confined by %s", meta.Sandbox, err, tool)
 	}
 }
 
