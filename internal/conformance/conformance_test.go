@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/cli"
-	"github.com/jlgcli/jlgcli/internal/sandbox"
 	ms "github.com/jlgcli/jlgcli/internal/modelserver"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // hangGuard bounds a jlgcli call: it stops a stuck test, it does not
