@@ -106,7 +106,10 @@ func newWorldOn(t testing.TB, opts []temporaltest.TestServerOption, extraEnv ...
 	must(t, os.WriteFile(filepath.Join(cfg, "config.toml"), []byte(fmt.Sprintf("[backends.fake]\ncommand = [\"sh\", %q]\nprompt = \"stdin\"\n[backends.other]\ncommand = [\"true\"]\n", agent)), 0o644))
 	w.env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(w.dir, "config"), "XDG_STATE_HOME="+filepath.Join(w.dir, "state"),
 		"JLGCLI_E2E_CALLS="+w.calls, "GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.com",
-		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com", "GIT_CONFIG_NOSYSTEM=1")
+		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com", "GIT_CONFIG_NOSYSTEM=1",
+		// The agents run confined on the workers (the submitted task's
+		// sandbox, auto): the calls they record are outside their worktree.
+		"JLGCLI_SANDBOX_ALLOW_WRITE="+w.dir)
 	w.env = append(w.env, extraEnv...)
 
 	seed := filepath.Join(w.dir, "seed")

@@ -47,6 +47,8 @@ func needs(name string, env []string) sandbox.Needs {
 		hosts := []string{"opencode.ai", "models.dev"}
 		if name == "kilo" {
 			hosts = []string{"kilo.ai", "*.kilo.ai", "api.kilocode.ai", "models.dev"}
+			// Kilo's own command policy, which it writes at every run.
+			dirs = append(dirs, filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "kilo-sandbox-policy"))
 		}
 		return sandbox.Needs{Dirs: dirs, Hosts: hosts}
 	}
