@@ -73,6 +73,9 @@ func setupScript(env *testscript.Env) error {
 		}
 	}
 	env.Setenv("PATH", path)
+	// TESTBIN holds the registered programs only: a PATH of it alone has
+	// no bubblewrap (sandbox_missing.txtar).
+	env.Setenv("TESTBIN", filepath.Dir(fake))
 	// GO_BIN is where the go command is, for scripts that work on a Go
 	// project ("env PATH=$GO_BIN:$PATH").
 	if g, err := exec.LookPath("go"); err == nil {

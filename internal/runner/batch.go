@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"strings"
 	"sync"
 	"time"
@@ -109,9 +110,19 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 		return batch.Summary{}, err
 	}
 	checked := map[string]bool{} // the CLIs checked already, by backend and environment
+	var confined *sandbox.Record // the first task's, for the batch's record
 	for i := range spec.Tasks {
 		t := &spec.Tasks[i]
 		t.Spec.Repo = repo.Dir
+		// A sandbox asked for and not to be had stops the batch before
+		// anything is made.
+		_, rec, err := Confine(ctx, t.Spec.Sandbox, bp.Parts, "", "")
+		if err != nil {
+			return batch.Summary{}, err
+		}
+		if confined == nil {
+			confined = &rec
+		}
 		_, _, bad, err := t.Spec.preflight(ctx, bp.Parts, checked, fmt.Sprintf("%s (%s): ", t.ID, t.File), BatchChecksHint)
 		if err != nil {
 			return batch.Summary{}, err
@@ -131,7 +142,7 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 		ids[i] = t.ID
 	}
 	run, err := store.Create(root, id, store.Meta{Command: "batch", Backend: spec.Tasks[0].Spec.Tiers[0].Backend,
-		Prompt: fmt.Sprintf("%s: %s", plural.N(len(ids), "task"), strings.Join(ids, ", ")), Options: opts, Cwd: repo.Dir})
+		Prompt: fmt.Sprintf("%s: %s", plural.N(len(ids), "task"), strings.Join(ids, ", ")), Options: opts, Cwd: repo.Dir, Sandbox: confined})
 	if err != nil {
 		return batch.Summary{}, fmt.Errorf("create run: %w", err)
 	}
