@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,8 @@ type streamWant struct {
 	FailureKind  string  `json:"failureKind"`
 	HTTPStatus   int     `json:"httpStatus"`
 	ResetAt      string  `json:"resetAt"` // RFC 3339, UTC; "" for none
+	// Windows are the subscription windows reported: "kind used% resetsAt".
+	Windows []string `json:"windows,omitempty"`
 }
 
 func wantOf(r Response) streamWant {
@@ -53,6 +56,9 @@ func wantOf(r Response) streamWant {
 		OutputTokens: r.Usage.OutputTokens,
 		CostUSD:      r.Usage.CostUSD,
 		CostKnown:    r.Usage.CostKnown,
+	}
+	for _, win := range r.Windows {
+		w.Windows = append(w.Windows, fmt.Sprintf("%s %g%% %s %s", win.Kind, win.Used*100, win.ResetsAt.UTC().Format(time.RFC3339), win.Status))
 	}
 	if f := r.Failure; f != nil {
 		w.FailureKind = string(f.Kind)

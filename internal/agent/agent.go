@@ -58,6 +58,9 @@ type Response struct {
 	SessionID string `json:"sessionId,omitempty"`
 	// Usage is what the call consumed, as far as the CLI tells.
 	Usage Usage `json:"usage"`
+	// Windows are the subscription windows the call reported, the last
+	// report of each kind; none when the CLI reports none (see Window).
+	Windows []Window `json:"windows,omitempty"`
 	// ExitCode is the agent process's exit code (128+signal when killed).
 	ExitCode int `json:"exitCode"`
 	// Failure is set when the call failed; nil means it succeeded.

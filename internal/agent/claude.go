@@ -55,6 +55,7 @@ type claudeParser struct {
 	session   string
 	result    *claudeResult
 	rateLimit *Failure
+	windows   []Window
 	other     otherLines // non-JSON lines, for classification
 }
 
@@ -86,8 +87,10 @@ func (p *claudeParser) Line(line []byte, cut bool) {
 			} `json:"content"`
 		} `json:"message"`
 		RateLimitInfo struct {
-			Status   string          `json:"status"`
-			ResetsAt json.RawMessage `json:"resetsAt"`
+			Status        string          `json:"status"`
+			ResetsAt      json.RawMessage `json:"resetsAt"`
+			RateLimitType string          `json:"rateLimitType"`
+			Utilization   *float64        `json:"utilization"`
 		} `json:"rate_limit_info"`
 	}
 	if _, ok := eventType(line); !ok {
@@ -112,6 +115,10 @@ func (p *claudeParser) Line(line []byte, cut bool) {
 			p.text.set(strings.Join(parts, "\n"), cut)
 		}
 	case "rate_limit_event":
+		info := ev.RateLimitInfo
+		if w, ok := claudeWindow(info.Status, info.RateLimitType, info.Utilization, info.ResetsAt); ok {
+			p.windows = SetWindow(p.windows, w)
+		}
 		if st := strings.ToLower(ev.RateLimitInfo.Status); st == "rejected" || st == "exceeded" {
 			p.rateLimit = &Failure{Kind: FailRateLimit, Message: "rate limit " + st, HTTPStatus: 429, ResetAt: parseTime(ev.RateLimitInfo.ResetsAt)}
 		}
@@ -125,7 +132,7 @@ func (p *claudeParser) Line(line []byte, cut bool) {
 }
 
 func (p *claudeParser) Finish(end callEnd) Response {
-	r := Response{SessionID: p.session}
+	r := Response{SessionID: p.session, Windows: p.windows}
 	p.text.fill(&r)
 	res := p.result
 	if res != nil {
