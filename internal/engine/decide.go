@@ -249,6 +249,7 @@ func cloneState(st TaskState) TaskState {
 	st.Ledger.Entries = slices.Clone(st.Ledger.Entries)
 	st.Commits = slices.Clone(st.Commits)
 	st.Outcomes = maps.Clone(st.Outcomes)
+	st.Windows = slices.Clone(st.Windows)
 	if st.Outcomes == nil {
 		st.Outcomes = map[string]string{}
 	}

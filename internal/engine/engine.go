@@ -62,6 +62,14 @@ type Options struct {
 	// MaxWait bounds the total time spent waiting for rate limits to reset;
 	// 0 means a rate limit stops the run at once.
 	MaxWait time.Duration
+	// WindowLimits hold back a call while a subscription window of the
+	// agent's backend is at or above its limit: the run waits for the
+	// window's reset like for a rate limit's (within MaxWait), or stops
+	// rate-limited. None: no limit.
+	WindowLimits WindowLimits
+	// Windows, when set, is shared with other runs of the process (a
+	// batch's tasks): what one learns holds back the others.
+	Windows *WindowBook
 	// Session is SessionFresh (default) or SessionContinue.
 	Session Session
 	// Handoff wraps the prompt of each fresh session after the first in a
@@ -126,6 +134,13 @@ type AgentObserver interface {
 	AgentLine(line string)
 }
 
+// WaitObserver is an Observer or a TaskObserver that is also told when the
+// run waits for a subscription window to reset before a call: until when,
+// and why (the window, its use, its reset).
+type WaitObserver interface {
+	Waiting(until time.Time, reason string)
+}
+
 // RefusalObserver is an Observer that is also told when a guard refuses
 // done: called before IterationDone of the iteration whose reply claimed
 // it.
@@ -182,6 +197,7 @@ func Run(ctx context.Context, a agent.Agent, o Options) Result {
 	} else {
 		r.record(Event{Type: EventStart, Time: r.began})
 	}
+	r.res.Windows = r.st.Windows
 	r.base = r.st.ElapsedMs
 	r.loop(ctx)
 	r.res.DurationMs = r.elapsed()
@@ -234,6 +250,11 @@ func (r *run) loop(ctx context.Context) {
 			r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %s", r.o.Timeout, plural.N(r.st.Iterations, "iteration")))
 			return
 		}
+		if hold, ok := r.windowHold(ctx); !ok {
+			return
+		} else if hold {
+			continue
+		}
 		if !r.iterate(ctx, maxIter, left) {
 			return
 		}
@@ -280,6 +301,15 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 		r.stop(s, err.Error())
 		return false
 	}
+	if len(resp.Windows) > 0 {
+		r.mu.Lock()
+		r.st.Windows = r.st.Windows.Note(r.a.Name(), r.now().UTC(), resp.Windows)
+		r.res.Windows = r.st.Windows
+		r.mu.Unlock()
+		if r.o.Windows != nil {
+			r.o.Windows.Merge(r.st.Windows)
+		}
+	}
 	f := resp.Failure
 	if f == nil && resp.ExitCode != 0 {
 		f = &agent.Failure{Kind: agent.FailCrash, Message: fmt.Sprintf("the agent exited with status %d", resp.ExitCode)}
@@ -309,6 +339,7 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 		CostKnown:    resp.Usage.CostKnown,
 		Truncated:    resp.Truncated,
 		Failure:      f,
+		Windows:      resp.Windows,
 	}
 	// Guards (checks) run within the time that is left too.
 	gctx, gcancel := r.guardContext(ctx)
@@ -536,6 +567,45 @@ func (r *run) waitRateLimit(ctx context.Context, f *agent.Failure) bool {
 	return true
 }
 
+// windowHold waits for the reset of a subscription window over its limit
+// before a call: held is true when it waited (the caller checks again), ok
+// false when the run stopped (the wait would pass MaxWait, or was
+// interrupted).
+func (r *run) windowHold(ctx context.Context) (held, ok bool) {
+	known := r.st.Windows
+	if r.o.Windows != nil {
+		known = r.o.Windows.Merge(known)
+	}
+	now := r.now()
+	h := WindowWait(now, known, r.a.Name(), r.o.WindowLimits, r.st.WaitedMs, r.o.MaxWait)
+	if h == nil {
+		return false, true
+	}
+	if !h.OK {
+		r.stop(StatusRateLimited, h.Details)
+		return false, false
+	}
+	until := now.Add(h.Wait)
+	r.mu.Lock()
+	r.st.WaitedMs += ms(h.Wait)
+	r.mu.Unlock()
+	w := h.Window
+	data, _ := json.Marshal(WaitData{Until: until, WaitMs: ms(h.Wait), Message: h.Details, Window: &w, State: r.st})
+	r.record(Event{Type: EventWait, Iteration: r.st.Iterations + 1, Time: now, Data: data})
+	r.checkpoint(StatusRunning)
+	if o, ok := r.o.Observer.(WaitObserver); ok {
+		o.Waiting(until, h.Details)
+	}
+	waitStart := r.now()
+	err := r.o.Sleep(ctx, h.Wait)
+	r.began = r.began.Add(r.now().Sub(waitStart)) // waiting is not active time
+	if err != nil {
+		r.stop(StatusInterrupted, "interrupted while waiting for a subscription window to reset")
+		return false, false
+	}
+	return true, true
+}
+
 // rateLimitWait is how long to wait for a rate limit f to reset, given the
 // time already waited; ok is false when maxWait does not allow it, details
 // then says why. Without a reset time the back-off is capped at what is left
@@ -627,7 +697,7 @@ func (r *run) checkpoint(s Status) {
 	}
 	r.mu.Lock()
 	cp := Checkpoint{RunID: r.o.RunID, State: r.st, Progress: store.Progress{Status: string(s), Iterations: r.st.Iterations,
-		CostUSD: r.res.CostUSD, CostKnown: r.res.CostKnown, Heartbeat: r.now().UTC()}}
+		CostUSD: r.res.CostUSD, CostKnown: r.res.CostKnown, Heartbeat: r.now().UTC(), Windows: r.st.Windows}}
 	r.mu.Unlock()
 	cp.State.ElapsedMs = r.elapsed()
 	cp.DurationMs = cp.State.ElapsedMs

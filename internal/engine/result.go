@@ -105,6 +105,8 @@ type Entry struct {
 	CostKnown    bool           `json:"costKnown,omitempty"`
 	Truncated    bool           `json:"truncated,omitempty"`
 	Failure      *agent.Failure `json:"failure,omitempty"`
+	// Windows are the subscription windows the call reported.
+	Windows []agent.Window `json:"windows,omitempty"`
 }
 
 // Result is the outcome of a run, with the seed's field names.
@@ -134,6 +136,9 @@ type Result struct {
 	// reply that claimed done had been refused by a guard (checks,
 	// checklist, premature stop); Details says which and why.
 	GateFailed bool `json:"gateFailed,omitempty"`
+	// Windows are the last known use of the subscription windows the
+	// agent reported (none when it reports none).
+	Windows Windows `json:"windows,omitempty"`
 }
 
 func (r *Result) add(e Entry, u agent.Usage) {

@@ -45,6 +45,9 @@ type State struct {
 	// before its stop was is done, and resume ends it so without calling
 	// the agent. The iteration event's verdict holds it.
 	Accepted bool `json:"-"`
+	// Windows are the last known use of the subscription windows the
+	// agent reported, for --window-limit and for show.
+	Windows Windows `json:"windows,omitempty"`
 }
 
 // Refusal is a guard's refusal of a reply that claims done.
@@ -93,7 +96,10 @@ type WaitData struct {
 	Until   time.Time `json:"until"`
 	WaitMs  int64     `json:"waitMs"`
 	Message string    `json:"message"`
-	State   State     `json:"state"`
+	// Window, when set, is the subscription window over --window-limit
+	// that is waited for (no call was refused).
+	Window *Window `json:"window,omitempty"`
+	State  State   `json:"state"`
 }
 
 // StopData is the payload of a stop event: the result but its transcript,
@@ -183,6 +189,7 @@ func ResultOf(runID, backend string, events []Event) (Result, error) {
 		res.add(e, agent.Usage{InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUSD: e.CostUSD, CostKnown: e.CostKnown})
 	}
 	res.DurationMs = st.ElapsedMs
+	res.Windows = st.Windows
 	if stop == nil {
 		res.Status, res.ExitCode = StatusRunning, -1
 		res.Details = fmt.Sprintf("the run has not stopped after %s: it is live, or it was killed and can be resumed", plural.N(st.Iterations, "iteration"))
@@ -190,5 +197,6 @@ func ResultOf(runID, backend string, events []Event) (Result, error) {
 	}
 	res.Status, res.ExitCode, res.Details, res.Summary = stop.Status, stop.ExitCode, stop.Details, stop.Summary
 	res.Text, res.DurationMs, res.Failure, res.GateFailed = stop.Text, stop.DurationMs, stop.Failure, stop.GateFailed
+	res.Windows = st.Windows
 	return res, nil
 }

@@ -133,9 +133,12 @@ type TaskOptions struct {
 	Loops     LoopChecker
 	// Prices estimate the cost of calls whose CLI reports none.
 	Prices cost.Table
-	// StallTimeout and MaxWait are as in Options.
+	// StallTimeout, MaxWait, WindowLimits and Windows are as in Options;
+	// the limit of a tier's backend holds back its calls.
 	StallTimeout time.Duration
 	MaxWait      time.Duration
+	WindowLimits WindowLimits
+	Windows      *WindowBook
 	// Env is added to every call's environment (after the tier's).
 	Env []string
 	// CommitMessage makes the message of a passing attempt's commit; nil:
@@ -360,6 +363,11 @@ func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent
 			t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached during attempt %d", t.o.Timeout, n), nil)
 			return agent.Response{}, nil, false
 		}
+		if held, ok := t.windowHold(ctx, tier, n); !ok {
+			return agent.Response{}, nil, false
+		} else if held {
+			continue
+		}
 		env := append(slices.Clip(tier.Env), t.o.Env...)
 		req := agent.Request{Prompt: prompt, Model: tier.Model, Dir: t.o.Workspace.Dir(), Env: env, StallTimeout: t.o.StallTimeout, Output: output}
 		if o, ok := t.o.Observer.(AgentObserver); ok {
@@ -379,6 +387,14 @@ func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent
 			}
 			t.end(s, fmt.Sprintf("tier %s: %v", tier.Name, err), nil)
 			return resp, nil, false
+		}
+		if len(resp.Windows) > 0 {
+			t.mu.Lock()
+			t.st.Windows = t.st.Windows.Note(tier.Agent.Name(), t.now().UTC(), resp.Windows)
+			t.mu.Unlock()
+			if t.o.Windows != nil {
+				t.o.Windows.Merge(t.st.Windows)
+			}
 		}
 		f := resp.Failure
 		if f == nil && resp.ExitCode != 0 {
@@ -417,6 +433,43 @@ func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent
 		}
 		return resp, f, true
 	}
+}
+
+// windowHold waits for the reset of a window of tier's backend over its
+// limit before a call of attempt n: held is true when it waited (the caller
+// checks again), ok false when the task stopped.
+func (t *task) windowHold(ctx context.Context, tier Tier, n int) (held, ok bool) {
+	known := t.st.Windows
+	if t.o.Windows != nil {
+		known = t.o.Windows.Merge(known)
+	}
+	now := t.now()
+	h := WindowWait(now, known, tier.Agent.Name(), t.o.WindowLimits, t.st.WaitedMs, t.o.MaxWait)
+	if h == nil {
+		return false, true
+	}
+	if !h.OK {
+		t.end(StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, h.Details), nil)
+		return false, false
+	}
+	until := now.Add(h.Wait)
+	t.mu.Lock()
+	t.st.WaitedMs += ms(h.Wait)
+	t.mu.Unlock()
+	w := h.Window
+	t.record(EventWait, n, TaskWait{Until: until, WaitMs: ms(h.Wait), Message: h.Details, Window: &w, State: t.st})
+	t.checkpoint(StatusRunning)
+	if o, ok := t.o.Observer.(WaitObserver); ok {
+		o.Waiting(until, h.Details)
+	}
+	waitStart := t.now()
+	err := t.o.Sleep(ctx, h.Wait)
+	t.began = t.began.Add(t.now().Sub(waitStart)) // waiting is not active time
+	if err != nil {
+		t.end(StatusInterrupted, "interrupted while waiting for a subscription window to reset", nil)
+		return false, false
+	}
+	return true, true
 }
 
 // attempt makes attempt next and decides; false when the task stops.
@@ -646,7 +699,7 @@ func (t *task) checkpoint(s Status) {
 	st.ElapsedMs = t.elapsed()
 	cp := TaskCheckpoint{RunID: t.o.RunID, State: st, Plan: t.plan, Progress: store.Progress{Status: string(s),
 		Iterations: st.Attempts, CostUSD: st.Ledger.Spent(), CostKnown: t.costKnown(), DurationMs: st.ElapsedMs,
-		Heartbeat: t.now().UTC(), Tiers: tierStats(t.o.Tiers, t.attempts)}}
+		Heartbeat: t.now().UTC(), Tiers: tierStats(t.o.Tiers, t.attempts), Windows: st.Windows}}
 	if n := len(t.attempts); n > 0 {
 		cp.Backend, cp.Model = t.attempts[n-1].Backend, t.attempts[n-1].Model
 	}
@@ -700,7 +753,7 @@ func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan 
 	attempts []Attempt, st TaskState, stop *StopData) TaskResult {
 	r := TaskResult{RunID: runID, Task: taskText, Iterations: len(attempts), BudgetUSD: budget, Plan: plan,
 		Tiers: []TierSummary{}, Attempts: attempts, Detections: []Detection{}, Flaky: []string{}, Commits: st.Commits,
-		DurationMs: st.ElapsedMs}
+		DurationMs: st.ElapsedMs, Windows: st.Windows}
 	if r.Attempts == nil {
 		r.Attempts = []Attempt{}
 	}

@@ -51,6 +51,7 @@ func ReplayTask(events []Event) (TaskJournal, error) {
 			var w TaskWait
 			if err = json.Unmarshal(ev.Data, &w); err == nil {
 				j.Resume.State.WaitedMs = w.State.WaitedMs
+				j.Resume.State.Windows = w.State.Windows
 			}
 		case EventStop:
 			var s StopData

@@ -194,6 +194,9 @@ type TaskState struct {
 	Commits []string `json:"commits,omitempty"`
 	// Outcomes is how each tier's last turn ended (see TierSummary).
 	Outcomes map[string]string `json:"outcomes,omitempty"`
+	// Windows are the last known use of the subscription windows the
+	// tiers' agents reported, per backend.
+	Windows Windows `json:"windows,omitempty"`
 }
 
 // AttemptData is the payload of an attempt event.
@@ -224,7 +227,9 @@ type TaskWait struct {
 	Until   time.Time `json:"until"`
 	WaitMs  int64     `json:"waitMs"`
 	Message string    `json:"message"`
-	State   TaskState `json:"state"`
+	// Window, when set, is the window over --window-limit waited for.
+	Window *Window   `json:"window,omitempty"`
+	State  TaskState `json:"state"`
 }
 
 // TaskCheckpoint is a task's checkpoint: the progress the run index reads
@@ -277,6 +282,9 @@ type TaskResult struct {
 	// Commits are the commits made on the task branch for passing attempts.
 	Commits []string       `json:"commits"`
 	Failure *agent.Failure `json:"failure,omitempty"`
+	// Windows are the last known use of the subscription windows the
+	// agents reported (none when they report none).
+	Windows Windows `json:"windows,omitempty"`
 
 	// Git is where the work is, filled in by the caller (branch, commits,
 	// merge, push); nil when the task ran without git.

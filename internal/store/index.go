@@ -51,6 +51,10 @@ var migrations = []string{
 	ALTER TABLE runs ADD COLUMN title TEXT NOT NULL DEFAULT '';
 	ALTER TABLE runs ADD COLUMN parent TEXT NOT NULL DEFAULT '';
 	DELETE FROM runs;`,
+	// The subscription windows a run's agents last reported. Every row is
+	// dropped: List and Get add them again from their run directories.
+	`ALTER TABLE runs ADD COLUMN windows TEXT NOT NULL DEFAULT '[]';
+	DELETE FROM runs;`,
 }
 
 // timeLayout stores times in UTC at a fixed width, so that they sort as
@@ -89,6 +93,8 @@ type RunRow struct {
 	StartedAt  time.Time `json:"startedAt"`
 	// Tiers are what each tier of a task run did (none for other runs).
 	Tiers []TierStat `json:"tiers,omitempty"`
+	// Windows are the subscription windows its agents last reported.
+	Windows []Window `json:"windows,omitempty"`
 	// UpdatedAt is when the row's state was written (Upsert sets the
 	// current time when zero); an Upsert older than the row is ignored.
 	UpdatedAt time.Time `json:"updatedAt"`
@@ -248,13 +254,14 @@ func moveAside(path string) error {
 func (x *Index) Close() error { return x.db.Close() }
 
 const upsertSQL = `INSERT INTO runs (id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers,
-		model, title, parent)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		model, title, parent, windows)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (id) DO UPDATE SET
 		command = excluded.command, status = excluded.status, backend = excluded.backend,
 		iterations = excluded.iterations, cost_usd = excluded.cost_usd, cost_known = excluded.cost_known,
 		duration_ms = excluded.duration_ms, started_at = excluded.started_at, updated_at = excluded.updated_at,
-		tiers = excluded.tiers, model = excluded.model, title = excluded.title, parent = excluded.parent
+		tiers = excluded.tiers, model = excluded.model, title = excluded.title, parent = excluded.parent,
+		windows = excluded.windows
 	WHERE excluded.updated_at >= runs.updated_at`
 
 // execer is a *sql.DB or a *sql.Tx.
@@ -287,8 +294,16 @@ func upsert(db execer, query string, row RunRow) error {
 			return err
 		}
 	}
+	windows := []byte("[]")
+	if len(row.Windows) > 0 {
+		var err error
+		if windows, err = json.Marshal(row.Windows); err != nil {
+			return err
+		}
+	}
 	_, err := db.Exec(query, row.ID, row.Command, row.Status, row.Backend, row.Iterations, row.CostUSD,
-		row.CostKnown, row.DurationMs, fmtTime(row.StartedAt), fmtTime(row.UpdatedAt), string(tiers), row.Model, row.Title, row.Parent)
+		row.CostKnown, row.DurationMs, fmtTime(row.StartedAt), fmtTime(row.UpdatedAt), string(tiers), row.Model, row.Title, row.Parent,
+		string(windows))
 	return err
 }
 
@@ -308,7 +323,7 @@ func parseTime(s string) time.Time {
 }
 
 const selectSQL = `SELECT id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers,
-	model, title, parent FROM runs`
+	model, title, parent, windows FROM runs`
 
 // List returns the runs that f selects, newest first (by start time). It
 // first brings the index in line with the run directories: runs on disk
@@ -396,9 +411,9 @@ type scanner interface{ Scan(dest ...any) error }
 
 func (x *Index) scan(s scanner) (RunRow, error) {
 	var row RunRow
-	var started, updated, tiers string
+	var started, updated, tiers, windows string
 	err := s.Scan(&row.ID, &row.Command, &row.Status, &row.Backend, &row.Iterations, &row.CostUSD,
-		&row.CostKnown, &row.DurationMs, &started, &updated, &tiers, &row.Model, &row.Title, &row.Parent)
+		&row.CostKnown, &row.DurationMs, &started, &updated, &tiers, &row.Model, &row.Title, &row.Parent, &windows)
 	if err != nil {
 		return RunRow{}, err
 	}
@@ -407,6 +422,9 @@ func (x *Index) scan(s scanner) (RunRow, error) {
 	// reason to fail the listing.
 	if json.Unmarshal([]byte(tiers), &row.Tiers) != nil || len(row.Tiers) == 0 {
 		row.Tiers = nil
+	}
+	if json.Unmarshal([]byte(windows), &row.Windows) != nil || len(row.Windows) == 0 {
+		row.Windows = nil
 	}
 	row.Dir = RunDir(x.root, row.ID)
 	row.Live = probeLocked(filepath.Join(row.Dir, lockFile))
@@ -556,7 +574,7 @@ func (r *Run) Row() (RunRow, error) {
 		ID: r.ID, Command: r.Meta.Command, Status: p.Status, Backend: r.Meta.Backend,
 		Iterations: p.Iterations, CostUSD: p.CostUSD, CostKnown: p.CostKnown || p.CostUSD != 0, DurationMs: p.DurationMs,
 		Tiers: p.Tiers, StartedAt: r.Meta.StartedAt, UpdatedAt: p.Heartbeat, Dir: r.Dir, Live: r.Live(),
-		Title: title(r.Meta.Prompt), Parent: r.Meta.Parent, Model: p.Model,
+		Title: title(r.Meta.Prompt), Parent: r.Meta.Parent, Model: p.Model, Windows: p.Windows,
 	}
 	if p.Backend != "" {
 		row.Backend = p.Backend

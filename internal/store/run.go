@@ -140,6 +140,23 @@ type Progress struct {
 	// one, and for other commands).
 	Backend string `json:"backend,omitempty"`
 	Model   string `json:"model,omitempty"`
+	// Windows are the last known use of the subscription windows the run's
+	// agents reported, one per backend and kind.
+	Windows []Window `json:"windows,omitempty"`
+}
+
+// Window is the use of one subscription window (5-hour, weekly) of a
+// backend, as its agent last reported it.
+type Window struct {
+	Backend string `json:"backend"`
+	// Kind is the window: "5h", "weekly", ... (agent.Window).
+	Kind string `json:"kind"`
+	// Used is the share of the window used, 0..1.
+	Used float64 `json:"used"`
+	// ResetsAt is when the window resets (zero: not said); At when the
+	// agent reported it.
+	ResetsAt time.Time `json:"resetsAt,omitzero"`
+	At       time.Time `json:"at,omitzero"`
 }
 
 // Repair describes a torn last line cut from events.jsonl: what a process
