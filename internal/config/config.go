@@ -80,6 +80,11 @@ type Config struct {
 	StallTimeout time.Duration
 	// MaxWait bounds the waits for rate limits; 0: no wait.
 	MaxWait time.Duration
+	// WindowLimit is the use, in percent, of a subscription window at or
+	// above which no call starts on its backend until it resets; 0: none.
+	// WindowLimits are the backends' own ([backends.NAME] windowLimit).
+	WindowLimit  float64
+	WindowLimits map[string]float64
 	// Checks are the verification gate's commands.
 	Checks []Check
 	// Baseline runs the checks once before the first iteration.

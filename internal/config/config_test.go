@@ -903,3 +903,41 @@ func TestDispatcher(t *testing.T) {
 		t.Errorf("hooks: %+v", d)
 	}
 }
+
+func TestWindowLimitKeys(t *testing.T) {
+	dir := t.TempDir()
+	l := load(t, dir, "jlgcli.toml", "windowLimit = 80\n[backends.claude]\nwindowLimit = 95\n")
+	c, err := Resolve(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.WindowLimitsOf()
+	if got.Of("claude") != 95 || got.Of("codex") != 80 || len(c.Backends) != 0 {
+		t.Errorf("limits %v, command backends %v", got, c.Backends)
+	}
+	if v := c.Value("windowLimit"); v != "80%, claude 95%" {
+		t.Errorf("value %q", v)
+	}
+	c, err = Resolve(&Layer{Name: "default"})
+	if err != nil || c.WindowLimitsOf() != nil {
+		t.Errorf("default limits %v (%v)", c.WindowLimitsOf(), err)
+	}
+	for _, bad := range []string{"windowLimit = 120\n", "windowLimit = -1\n", "[backends.claude]\nwindowLimit = 101\n",
+		"[backends.claude]\nwindowLimit = 90\nprompt = \"arg\"\n"} {
+		l := load(t, dir, "bad.toml", bad)
+		if _, err := Resolve(l); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	var fl Layer
+	for _, k := range keyTable {
+		if k.Name == "windowLimit" {
+			if err := k.parse(&fl, "85%"); err != nil || *fl.WindowLimit != 85 {
+				t.Errorf("--window-limit 85%%: %v", err)
+			}
+			if err := k.parse(&fl, "lots"); err == nil {
+				t.Error("--window-limit lots: no error")
+			}
+		}
+	}
+}

@@ -34,6 +34,7 @@ type Layer struct {
 	Session         *string                `toml:"session"`
 	StallTimeout    *string                `toml:"stallTimeout"`
 	MaxWait         *string                `toml:"maxWait"`
+	WindowLimit     *float64               `toml:"windowLimit"`
 	Checks          []checkFile            `toml:"checks"`
 	// ShellChecks are --check command lines (flags only).
 	ShellChecks []string       `toml:"-"`
@@ -177,6 +178,9 @@ type embeddingsFile struct {
 type backendFile struct {
 	Command []string `toml:"command"`
 	Prompt  string   `toml:"prompt"`
+	// WindowLimit is the backend's own windowLimit; the table of a
+	// built-in backend may hold only it.
+	WindowLimit *float64 `toml:"windowLimit"`
 }
 
 // UserFile is the user configuration file's path:

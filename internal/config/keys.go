@@ -241,6 +241,34 @@ var keyTable = []Key{
 		parse: duration(func(l *Layer) **string { return &l.MaxWait }),
 		apply: durationKey(func(l *Layer) *string { return l.MaxWait }, func(c *Config) *time.Duration { return &c.MaxWait }),
 		print: func(c *Config) string { return c.MaxWait.String() }},
+	{Name: "windowLimit", Flag: "window-limit", Env: "JLGCLI_WINDOW_LIMIT", Kind: "float64", Default: "0",
+		Commands: on(append(loopCmds, taskCmds...)...),
+		Usage:    "start no call on a backend while a subscription window it reported (5h, weekly) is at or above this percent: wait for its reset within --max-wait, else exit 69; 0: no limit (config: windowLimit, [backends.NAME] windowLimit)",
+		parse: func(l *Layer, s string) error {
+			f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("%q is not a percentage such as 80", s)
+			}
+			l.WindowLimit = &f
+			return nil
+		},
+		apply: scalar(func(l *Layer) *float64 { return l.WindowLimit }, func(c *Config, v float64) error {
+			if err := checkWindowLimit(v); err != nil {
+				return err
+			}
+			c.WindowLimit = v
+			return nil
+		}),
+		print: func(c *Config) string {
+			v := "0 (no limit)"
+			if c.WindowLimit > 0 {
+				v = strconv.FormatFloat(c.WindowLimit, 'f', -1, 64) + "%"
+			}
+			for _, b := range sortedKeys(c.WindowLimits) {
+				v += fmt.Sprintf(", %s %s%%", b, strconv.FormatFloat(c.WindowLimits[b], 'f', -1, 64))
+			}
+			return v
+		}},
 	{Name: "checks", Flag: "check", Kind: "stringArray",
 		Usage:    "a command line (run with sh -c) that must pass before done is accepted; repeatable (config: [[checks]])",
 		Commands: with(on(loopCmds...), FlagUse{Usage: "a command line (sh -c) of the gate, repeatable; replaces the detected defaults (config: [[checks]])"}, taskCmds...),
@@ -713,6 +741,28 @@ func EnvLayer(getenv func(string) string) (*Layer, error) {
 		}
 	}
 	return l, nil
+}
+
+// checkWindowLimit checks a windowLimit: a percentage, 0 (none) to 100.
+func checkWindowLimit(v float64) error {
+	if v < 0 || v > 100 || math.IsNaN(v) {
+		return fmt.Errorf("must be a percentage from 0 (no limit) to 100, not %v", v)
+	}
+	return nil
+}
+
+// WindowLimitsOf are the configured window limits for the engine: windowLimit
+// for every backend, each [backends.NAME] windowLimit for its own; nil when
+// none is set.
+func (c *Config) WindowLimitsOf() engine.WindowLimits {
+	if c.WindowLimit <= 0 && len(c.WindowLimits) == 0 {
+		return nil
+	}
+	l := engine.WindowLimits{"": c.WindowLimit}
+	for b, v := range c.WindowLimits {
+		l[b] = v
+	}
+	return l
 }
 
 // Value returns the printable value of a top-level key.

@@ -158,6 +158,19 @@ func (c *Config) apply(l *Layer) error {
 	}
 	for name, b := range l.Backends {
 		key := "backends." + name
+		if b.WindowLimit != nil {
+			if err := checkWindowLimit(*b.WindowLimit); err != nil {
+				return bad(key+".windowLimit", err.Error())
+			}
+			if c.WindowLimits == nil {
+				c.WindowLimits = map[string]float64{}
+			}
+			c.WindowLimits[name] = *b.WindowLimit
+			c.Sources[key+".windowLimit"] = l.Name
+			if agent.IsBuiltin(name) && len(b.Command) == 0 && b.Prompt == "" {
+				continue // a built-in backend's own limit, nothing else
+			}
+		}
 		if agent.IsBuiltin(name) {
 			return bad(key, fmt.Sprintf("%s is a built-in backend; give your command backend another name", name))
 		}

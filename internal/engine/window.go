@@ -148,3 +148,37 @@ func WindowWait(now time.Time, ws Windows, backend string, limits WindowLimits, 
 func Percent(used float64) string { return fmt.Sprintf("%.0f%%", used*100) }
 
 func trimFloat(f float64) string { return fmt.Sprintf("%g", f) }
+
+// Text writes the windows as the progress line, show and the report print
+// them, in the order kept: "5h 92% (resets 14:05), weekly 50% (resets Nov
+// 26 00:00)", each after its backend ("claude 5h 92% …") when they are of
+// more than one. A reset more than a day after now has its date; times are
+// in loc. "" when there are none.
+func (ws Windows) Text(now time.Time, loc *time.Location) string {
+	backends := map[string]bool{}
+	for _, w := range ws {
+		backends[w.Backend] = true
+	}
+	var b []byte
+	for i, w := range ws {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		if len(backends) > 1 {
+			b = append(b, w.Backend+" "...)
+		}
+		b = append(b, w.Kind+" "+Percent(w.Used)...)
+		if !w.ResetsAt.IsZero() {
+			layout := "15:04"
+			if w.ResetsAt.Sub(now) > 24*time.Hour {
+				layout = "Jan 2 15:04"
+			}
+			verb := "resets"
+			if !w.ResetsAt.After(now) {
+				verb = "reset"
+			}
+			b = append(b, " ("+verb+" "+w.ResetsAt.In(loc).Format(layout)+")"...)
+		}
+	}
+	return string(b)
+}

@@ -222,3 +222,21 @@ func TestTaskStopsWhenAWindowResetsBeyondMaxWait(t *testing.T) {
 		t.Errorf("replayed windows %+v (%v)", j.Resume.State.Windows, err)
 	}
 }
+
+func TestWindowsText(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	ws := Windows{
+		{Backend: "claude", Kind: "5h", Used: 0.92, ResetsAt: now.Add(2*time.Hour + 5*time.Minute)},
+		{Backend: "claude", Kind: "weekly", Used: 0.5, ResetsAt: now.Add(84 * time.Hour)},
+	}
+	if got, want := ws.Text(now, time.UTC), "5h 92% (resets 14:05), weekly 50% (resets Nov 26 00:00)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	ws = append(ws, Window{Backend: "codex", Kind: "5h", Used: 1, ResetsAt: now.Add(-time.Minute)})
+	if got, want := ws.Text(now, time.UTC), "claude 5h 92% (resets 14:05), claude weekly 50% (resets Nov 26 00:00), codex 5h 100% (reset 11:59)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := Windows(nil).Text(now, time.UTC); got != "" {
+		t.Errorf("none: %q", got)
+	}
+}

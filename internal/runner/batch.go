@@ -39,6 +39,9 @@ func (bp BatchParts) task(id string) Parts {
 		if p.Hooks == nil {
 			p.Hooks = bp.Hooks // the batch's tasks tell the batch's hooks
 		}
+		if p.Windows == nil {
+			p.Windows = bp.Windows // the batch's tasks share their windows
+		}
 		return p
 	}
 	p := bp.Parts
@@ -278,6 +281,11 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	b := &batchRun{root: root, spec: spec, bp: bp, j: openJournal(bp.Parts, root, run), byID: map[string]BatchTask{},
 		results: map[string]engine.TaskResult{}, tasks: map[string]batch.TaskResult{}, began: time.Now()}
 	defer b.j.close()
+	if b.bp.Windows == nil {
+		// One book for every task: a window one task fills holds back
+		// the tasks on its backend, not the others.
+		b.bp.Windows = engine.NewWindowBook(KnownWindows(b.j.idx))
+	}
 	for _, t := range spec.Tasks {
 		b.byID[t.ID] = t
 		b.tasks[t.ID] = batch.TaskResult{ID: t.ID, Status: batch.StatusPending}

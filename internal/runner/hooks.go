@@ -79,8 +79,12 @@ func (h hookRun) recorded(ev engine.Event) {
 		if json.Unmarshal(ev.Data, &d) != nil {
 			return
 		}
+		what := "a rate limit"
+		if d.Window != nil {
+			what = "a subscription window"
+		}
 		h.notify(hooks.Event{Event: hooks.RunWaiting, Status: store.Running, ResetAt: hooks.Time(d.Until.UTC()), Details: d.Message,
-			Text: fmt.Sprintf("%s %s waits until %s for a rate limit to reset: %s", kind, h.run.ID, d.Until.UTC().Format(time.RFC3339), oneLine(d.Message))})
+			Text: fmt.Sprintf("%s %s waits until %s for %s to reset: %s", kind, h.run.ID, d.Until.UTC().Format(time.RFC3339), what, oneLine(d.Message))})
 	case engine.EventAttempt:
 		var d engine.AttemptData
 		if json.Unmarshal(ev.Data, &d) != nil {

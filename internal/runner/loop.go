@@ -36,13 +36,15 @@ type LoopSpec struct {
 	NoProgressLimit int                `json:"noProgressLimit"`
 	StallTimeoutMs  int64              `json:"stallTimeoutMs"`
 	MaxWaitMs       int64              `json:"maxWaitMs"`
-	Session         engine.Session     `json:"session"`
-	Handoff         bool               `json:"handoff,omitempty"`
-	Checks          []gate.Check       `json:"checks,omitempty"`
-	Baseline        bool               `json:"baseline,omitempty"`
-	Checklist       string             `json:"checklist,omitempty"`
-	Premature       config.Premature   `json:"premature"`
-	Sandbox         sandbox.Config     `json:"sandbox,omitempty"`
+	// WindowLimits are --window-limit and the backends' own (percent).
+	WindowLimits engine.WindowLimits `json:"windowLimits,omitempty"`
+	Session      engine.Session      `json:"session"`
+	Handoff      bool                `json:"handoff,omitempty"`
+	Checks       []gate.Check        `json:"checks,omitempty"`
+	Baseline     bool                `json:"baseline,omitempty"`
+	Checklist    string              `json:"checklist,omitempty"`
+	Premature    config.Premature    `json:"premature"`
+	Sandbox      sandbox.Config      `json:"sandbox,omitempty"`
 }
 
 // LoopSpecOf makes the spec of a loop of backend from the configuration.
@@ -51,7 +53,7 @@ func LoopSpecOf(cfg *config.Config, backend string) LoopSpec {
 		Backend: backend, Model: cfg.Model, Cwd: cfg.Cwd, Env: cfg.EnvList(),
 		MaxIterations: cfg.MaxIterations, TimeoutMs: cfg.Timeout.Milliseconds(),
 		CompletionMode: string(cfg.CompletionMode), Marker: cfg.Marker, NoProgressLimit: cfg.NoProgressLimit,
-		StallTimeoutMs: cfg.StallTimeout.Milliseconds(), MaxWaitMs: cfg.MaxWait.Milliseconds(),
+		StallTimeoutMs: cfg.StallTimeout.Milliseconds(), MaxWaitMs: cfg.MaxWait.Milliseconds(), WindowLimits: cfg.WindowLimitsOf(),
 		Session: cfg.Session, Handoff: cfg.Handoff, Baseline: cfg.Baseline, Checklist: cfg.Checklist, Premature: cfg.Premature,
 		Sandbox: cfg.Sandbox,
 	}
@@ -81,6 +83,7 @@ func (s LoopSpec) Options(runID, prompt string) engine.Options {
 		NoProgressLimit: s.NoProgressLimit,
 		StallTimeout:    time.Duration(s.StallTimeoutMs) * time.Millisecond,
 		MaxWait:         time.Duration(s.MaxWaitMs) * time.Millisecond,
+		WindowLimits:    s.WindowLimits,
 		Session:         s.Session,
 		Handoff:         s.Handoff,
 	}
@@ -255,6 +258,7 @@ func (s LoopSpec) run(ctx context.Context, p Parts, a agent.Agent, run *store.Ru
 		return engine.Result{}, err
 	}
 	o.Guards, o.Journal, o.Resume, o.Observer = guards, j, resume, p.LoopObserver
+	o.Windows = p.windowBook(o.WindowLimits, j)
 	if s.Handoff {
 		o.ProgressFile = run.ProgressPath()
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // Reporter is how a run talks to the user on the side of its result.
@@ -41,6 +42,40 @@ type Parts struct {
 	// Hooks are told of the run's events (its start, end, waits, a
 	// task's attempts, a batch's tasks); nil: nobody.
 	Hooks *hooks.Dispatcher
+	// Windows are the subscription windows known, shared by the runs
+	// that hold to a window limit (a batch's tasks); nil: a run with a
+	// limit starts from what the runs kept in its state root reported.
+	Windows *engine.WindowBook
+}
+
+// windowBook is the book of windows a run with limits holds to: p's, else
+// one made of what the index's runs last reported; nil without limits.
+func (p Parts) windowBook(limits engine.WindowLimits, j journal) *engine.WindowBook {
+	if len(limits) == 0 {
+		return nil
+	}
+	if p.Windows != nil {
+		return p.Windows
+	}
+	return engine.NewWindowBook(KnownWindows(j.idx))
+}
+
+// KnownWindows is the last known use of every backend's subscription
+// windows, across the runs of the index (none when idx is nil or cannot be
+// read).
+func KnownWindows(idx *store.Index) engine.Windows {
+	if idx == nil {
+		return nil
+	}
+	rows, err := idx.List(store.Filter{})
+	if err != nil {
+		return nil
+	}
+	var ws engine.Windows
+	for _, r := range rows {
+		ws = ws.Merge(r.Windows)
+	}
+	return ws
 }
 
 func (p Parts) progress(format string, a ...any) {

@@ -321,6 +321,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	}
 	o := s.options(p, run.ID, prompt, &wt, baseline, tiers)
 	o.Plan, o.Planner, o.Journal, o.Resume, o.Checked, o.Observer = s.Plan, planner, j, resume, checked, p.TaskObserver
+	o.Windows = p.windowBook(o.WindowLimits, j)
 	res := engine.RunTask(ctx, o)
 	res.Baseline = baseline
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
@@ -355,7 +356,8 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests},
 		Loops:     loops, Prices: cost.DefaultTable().Merge(s.Prices),
 		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
-		Env: []string{RunTag(runID)},
+		WindowLimits: s.WindowLimits,
+		Env:          []string{RunTag(runID)},
 	}
 }
 

@@ -24,6 +24,7 @@ type TaskSpec struct {
 	TimeoutMs      int64                        `json:"timeoutMs"`
 	StallTimeoutMs int64                        `json:"stallTimeoutMs"`
 	MaxWaitMs      int64                        `json:"maxWaitMs"`
+	WindowLimits   engine.WindowLimits          `json:"windowLimits,omitempty"`
 	BudgetUSD      float64                      `json:"budgetUsd"`
 	Prices         cost.Table                   `json:"prices,omitempty"`
 	EscalateFrom   engine.EscalateFrom          `json:"escalateFrom"`
@@ -63,7 +64,7 @@ type TierSpec struct {
 // tier of the configured backend and model.
 func TaskSpecOf(cfg *config.Config, repo string) TaskSpec {
 	s := TaskSpec{Repo: repo, Env: cfg.EnvList(), StallTimeoutMs: cfg.StallTimeout.Milliseconds(),
-		MaxWaitMs: cfg.MaxWait.Milliseconds(), BudgetUSD: cfg.BudgetUSD, Prices: cfg.Prices, EscalateFrom: cfg.EscalateFrom,
+		MaxWaitMs: cfg.MaxWait.Milliseconds(), WindowLimits: cfg.WindowLimitsOf(), BudgetUSD: cfg.BudgetUSD, Prices: cfg.Prices, EscalateFrom: cfg.EscalateFrom,
 		AntiGaming: cfg.AntiGaming, EditTests: cfg.EditTests, Similarity: cfg.LoopDetection.Similarity, SameErrors: cfg.LoopDetection.SameErrorCount,
 		Embeddings: cfg.LoopDetection.Embeddings, Commit: cfg.Commit, Merge: cfg.Merge, Push: cfg.Push, PR: cfg.PR,
 		Commands: cfg.Backends, Sandbox: cfg.Sandbox}

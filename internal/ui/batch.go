@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/cost"
@@ -69,6 +70,14 @@ func (o progressObserver) Phase(p engine.TaskProgress, phase string) {
 func (o progressObserver) AgentLine(line string) {
 	if a, ok := o.next.(engine.AgentObserver); ok {
 		a.AgentLine(line)
+	}
+}
+
+// Waiting passes a wait for a window on to the observer passed on to, when
+// it shows them (engine.WaitObserver).
+func (o progressObserver) Waiting(until time.Time, reason string) {
+	if w, ok := o.next.(engine.WaitObserver); ok {
+		w.Waiting(until, reason)
 	}
 }
 

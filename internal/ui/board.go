@@ -143,6 +143,17 @@ func (o boardObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 	o.b.l.frame(clip(line, 300) + "\n")
 }
 
+// Waiting implements engine.WaitObserver: the task's line says until when
+// it waits, and a line above says why (the backend, its window).
+func (o boardObserver) Waiting(until time.Time, reason string) {
+	o.b.l.mu.Lock()
+	defer o.b.l.mu.Unlock()
+	if t, ok := o.b.tasks[o.id]; ok {
+		t.phase = "waiting until " + until.Local().Format("15:04:05")
+	}
+	o.b.l.frame(clip(fmt.Sprintf("jlgcli: [%s] %s", o.id, waitingText(until, reason)), 300) + "\n")
+}
+
 // AgentLine implements engine.AgentObserver: the agent's retry or error
 // line is shown on the task's line.
 func (o boardObserver) AgentLine(line string) {

@@ -23,6 +23,7 @@ type Progress struct {
 	cost      float64
 	costKnown bool
 	last      string
+	windows   string     // the windows the agent reported, as Windows.Text
 	agent     agentLines // the agent's retry and error lines this iteration
 }
 
@@ -49,6 +50,7 @@ func (p *Progress) IterationDone(e engine.Entry, r *engine.Result) {
 	p.l.mu.Lock()
 	defer p.l.mu.Unlock()
 	p.cost, p.costKnown = r.CostUSD, r.CostKnown
+	p.windows = r.Windows.Text(time.Now(), time.Local)
 	p.last = firstLine(e.Response)
 	p.agent.reset()
 	if p.l.s.Live {
@@ -100,11 +102,25 @@ func (p *Progress) lines() []string {
 	return []string{line}
 }
 
+// costText is the cost so far and the windows the agent reported, each
+// after " · ", when known.
 func (p *Progress) costText() string {
-	if !p.costKnown {
-		return ""
+	s := ""
+	if p.costKnown {
+		s = fmt.Sprintf(" · $%.4f", p.cost)
 	}
-	return fmt.Sprintf(" · $%.4f", p.cost)
+	if p.windows != "" {
+		s += " · " + p.windows
+	}
+	return s
+}
+
+// Waiting implements engine.WaitObserver: a line says until when the run
+// waits for a window to reset, and why.
+func (p *Progress) Waiting(until time.Time, reason string) {
+	p.l.mu.Lock()
+	defer p.l.mu.Unlock()
+	p.l.frame(clip("jlgcli: "+waitingText(until, reason), 300) + "\n")
 }
 
 func firstLine(s string) string {
@@ -134,6 +150,10 @@ func fmtDuration(d time.Duration) string {
 }
 
 var (
+	_ engine.WaitObserver    = (*Progress)(nil)
+	_ engine.WaitObserver    = (*TaskLine)(nil)
+	_ engine.WaitObserver    = boardObserver{}
+	_ engine.WaitObserver    = progressObserver{}
 	_ engine.RefusalObserver = (*Progress)(nil)
 	_ engine.AgentObserver   = (*Progress)(nil)
 	_ engine.AgentObserver   = (*TaskLine)(nil)

@@ -316,3 +316,9 @@ func (l *live) agentLine(a *agentLines, line string) {
 		io.WriteString(l.s.W, text)
 	}
 }
+
+// waitingText is the line that says a run waits for a subscription window
+// to reset: until when, and why.
+func waitingText(until time.Time, reason string) string {
+	return fmt.Sprintf("waiting until %s for a subscription window to reset: %s", until.Local().Format("15:04:05"), firstLine(reason))
+}

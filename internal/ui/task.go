@@ -73,6 +73,14 @@ func (l *TaskLine) AgentLine(line string) {
 	l.l.agentLine(&l.agent, line)
 }
 
+// Waiting implements engine.WaitObserver: a line says until when the task
+// waits for a window to reset, and why.
+func (l *TaskLine) Waiting(until time.Time, reason string) {
+	l.l.mu.Lock()
+	defer l.l.mu.Unlock()
+	l.l.frame(clip("jlgcli: "+waitingText(until, reason), 300) + "\n")
+}
+
 // Close stops the redraws and clears the status line; it may be called
 // more than once.
 func (l *TaskLine) Close() { l.l.close() }

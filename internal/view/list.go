@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // titleWidth bounds the TITLE column of Runs, the last one, so that a long
@@ -21,21 +23,40 @@ const titleWidth = 24
 
 // Runs writes the runs as `jlgcli runs` lists them, one row each: a task
 // of a batch reads task<XXXXXXXX (the end of the batch's id), the title is
-// cut to its column.
+// cut to its column. When a run listed has subscription windows, a WINDOWS
+// column before the title gives the use of each ("5h 92%, weekly 50%").
 func Runs(w io.Writer, list []runs.Run) error {
+	withWindows := slices.ContainsFunc(list, func(r runs.Run) bool { return len(r.Windows) > 0 })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE\tTITLE")
+	windowsHead := ""
+	if withWindows {
+		windowsHead = "WINDOWS\t"
+	}
+	fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE\t"+windowsHead+"TITLE")
 	for _, r := range list {
 		command := r.Command
 		if r.Parent != "" {
 			command += "<" + batchShort(r.Parent) // a task of batch r.Parent
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, command, r.Status, r.Backend, r.Iterations,
+		windows := ""
+		if withWindows {
+			windows = dash(windowUse(r.Windows)) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s%s\n", r.ID, command, r.Status, r.Backend, r.Iterations,
 			cost.Amount(r.CostUSD, r.CostKnown, false),
 			(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live),
-			Cut(r.Title, titleWidth))
+			windows, Cut(r.Title, titleWidth))
 	}
 	return tw.Flush()
+}
+
+// windowUse is the use of each window, without resets: "5h 92%, weekly 50%".
+func windowUse(ws []store.Window) string {
+	var parts []string
+	for _, w := range ws {
+		parts = append(parts, w.Kind+" "+engine.Percent(w.Used))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Backends writes the backends as `jlgcli backends` lists them: a table,

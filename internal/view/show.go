@@ -42,6 +42,9 @@ func ShowLoop(w io.Writer, st runs.State) error {
 	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
 	fmt.Fprintf(tw, "cost\t%s\n", cost.Amount(res.CostUSD, res.CostKnown, false))
 	fmt.Fprintf(tw, "tokens\t%d in, %d out\n", res.InputTokens, res.OutputTokens)
+	if len(res.Windows) > 0 {
+		fmt.Fprintf(tw, "windows\t%s\n", res.Windows.Text(time.Now(), time.Local))
+	}
 	fmt.Fprintf(tw, "started\t%s\n", st.Meta.StartedAt.Local().Format(time.RFC3339))
 	fmt.Fprintf(tw, "directory\t%s\n", st.Dir)
 	if err := tw.Flush(); err != nil {
@@ -86,6 +89,9 @@ func ShowTask(w io.Writer, st runs.State) error {
 	fmt.Fprintf(tw, "attempts\t%d\n", len(res.Attempts))
 	fmt.Fprintf(tw, "cost\t%s of $%.2f\n", cost.Amount(res.CostUSD, res.CostKnown, res.CostEstimated), res.BudgetUSD)
 	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
+	if len(res.Windows) > 0 {
+		fmt.Fprintf(tw, "windows\t%s\n", res.Windows.Text(time.Now(), time.Local))
+	}
 	if g := res.Git; g != nil {
 		fmt.Fprintf(tw, "branch\t%s\n", g.Branch)
 		if g.Merge != nil {
