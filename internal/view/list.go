@@ -59,6 +59,30 @@ func windowUse(ws []store.Window) string {
 	return strings.Join(parts, ", ")
 }
 
+// Usage writes the windows as `jlgcli usage` lists them: backend, window,
+// use, reset and how long ago the agent reported it; a sentence when no
+// agent reported any.
+func Usage(w io.Writer, list []runs.WindowUse, now time.Time) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "no subscription window reported yet: only an agent logged in with a subscription reports one (claude with a claude.ai login)")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tWINDOW\tUSED\tRESETS\tREPORTED")
+	for _, u := range list {
+		resets := "-"
+		if !u.ResetsAt.IsZero() {
+			resets = u.ResetsAt.Local().Format("2006-01-02 15:04")
+			if !u.ResetsAt.After(now) {
+				resets += " (past)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\n", u.Backend, u.Kind, engine.Percent(u.Used), resets,
+			(time.Duration(u.AgeMs) * time.Millisecond).Round(time.Second))
+	}
+	return tw.Flush()
+}
+
 // Backends writes the backends as `jlgcli backends` lists them: a table,
 // then under it how to install a missing built-in one, why one cannot be
 // used, and what will make its calls fail.
