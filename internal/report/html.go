@@ -16,7 +16,7 @@ func (r Report) HTML() string {
 	var b strings.Builder
 	v := htmlView{Report: r, Chart: timeline(r), Status: r.statusLine(), Started: when(r.StartedAt),
 		Attempts: r.attemptsLine(), Duration: duration(r.DurationMs), Cost: r.costLine(),
-		Tokens: fmt.Sprintf("%d in, %d out", r.InputTokens, r.OutputTokens), StatusClass: statusClass(r.Status)}
+		Tokens: fmt.Sprintf("%d in, %d out", r.InputTokens, r.OutputTokens), Windows: r.windowsLine(), StatusClass: statusClass(r.Status)}
 	for _, t := range r.TiersUsed {
 		v.Tiers = append(v.Tiers, htmlTier{Tier: t, Model: model(t.Backend, t.Model), Cost: money(t.CostUSD, t.CostKnown, t.CostEstimated)})
 	}
@@ -54,6 +54,7 @@ type htmlView struct {
 	Chart                                             chart
 	StatusClass                                       string
 	Status, Started, Attempts, Duration, Cost, Tokens string
+	Windows                                           string
 	Tiers                                             []htmlTier
 	Rows                                              []htmlAttempt
 	Detections                                        []htmlDetection
@@ -298,7 +299,8 @@ svg text.tiername { text-anchor: middle; font-weight: 600; }
 <tr><th>Attempts</th><td>{{.Attempts}}</td></tr>
 <tr><th>Duration</th><td>{{.Duration}}</td></tr>
 <tr><th>Cost</th><td>{{.Cost}}</td></tr>
-<tr><th>Tokens</th><td>{{.Tokens}}</td></tr>
+<tr><th>Tokens</th><td>{{.Tokens}}</td></tr>{{if .Windows}}
+<tr><th>Windows</th><td>{{.Windows}}</td></tr>{{end}}
 {{- with .Git}}
 <tr><th>Branch</th><td><code>{{.Branch}}</code></td></tr>
 {{- end}}

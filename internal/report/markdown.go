@@ -52,6 +52,9 @@ func (r Report) mdSummary(p printer) {
 	row("Duration", duration(r.DurationMs))
 	row("Cost", mdText(r.costLine()))
 	row("Tokens", fmt.Sprintf("%d in, %d out", r.InputTokens, r.OutputTokens))
+	if w := r.windowsLine(); w != "" {
+		row("Windows", mdText(w))
+	}
 	if r.Git != nil {
 		row("Branch", mdCode(r.Git.Branch, true))
 	}

@@ -87,6 +87,9 @@ type Report struct {
 	BudgetUSD     float64 `json:"budget_usd"`
 	InputTokens   int64   `json:"input_tokens"`
 	OutputTokens  int64   `json:"output_tokens"`
+	// Windows are the last known use of the subscription windows the
+	// agents reported (none when they report none).
+	Windows []Window `json:"windows,omitempty"`
 
 	// Plan are the planner's steps, if the task was planned.
 	Plan []string `json:"plan,omitempty"`
@@ -94,6 +97,30 @@ type Report struct {
 	Git *Git `json:"git,omitempty"`
 	// Recommendation is what to do now, in one sentence.
 	Recommendation string `json:"recommendation"`
+}
+
+// Window is the use of one subscription window of a backend, as its agent
+// last reported it: Used 0..1, its reset, when it was reported.
+type Window struct {
+	Backend    string    `json:"backend"`
+	Kind       string    `json:"kind"`
+	Used       float64   `json:"used"`
+	ResetsAt   time.Time `json:"resets_at,omitzero"`
+	ReportedAt time.Time `json:"reported_at,omitzero"`
+}
+
+// windowsLine is the windows for the summary: "claude 5h 92% (resets
+// 2026-11-22 14:05 UTC)", "" when there are none.
+func (r Report) windowsLine() string {
+	var parts []string
+	for _, w := range r.Windows {
+		s := w.Backend + " " + w.Kind + " " + engine.Percent(w.Used)
+		if !w.ResetsAt.IsZero() {
+			s += " (resets " + w.ResetsAt.UTC().Format("2006-01-02 15:04 MST") + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Failure is an agent's failure.
@@ -235,6 +262,9 @@ func New(res engine.TaskResult) Report {
 	}
 	if r.Status == "" {
 		r.Status = string(engine.StatusError)
+	}
+	for _, w := range res.Windows {
+		r.Windows = append(r.Windows, Window{Backend: w.Backend, Kind: w.Kind, Used: w.Used, ResetsAt: w.ResetsAt, ReportedAt: w.At})
 	}
 	if len(res.Attempts) > 0 {
 		r.StartedAt = res.Attempts[0].StartedAt

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -435,5 +436,22 @@ func TestJSONNames(t *testing.T) {
 	}
 	if _, ok := m["git"]; ok {
 		t.Error("git without git info")
+	}
+}
+
+func TestWindowsInTheReport(t *testing.T) {
+	res := engine.TaskResult{Status: engine.StatusRateLimited, RunID: "r", Task: "T", Windows: engine.Windows{
+		{Backend: "claude", Kind: "5h", Used: 0.92, ResetsAt: time.Date(2026, 11, 22, 14, 5, 0, 0, time.UTC), At: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)},
+	}}
+	r := New(res)
+	if md := r.Markdown(); !strings.Contains(md, "| Windows | claude 5h 92% (resets 2026-11-22 14:05 UTC) |\n") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	if h := r.HTML(); !strings.Contains(h, "<tr><th>Windows</th><td>claude 5h 92% (resets 2026-11-22 14:05 UTC)</td></tr>") {
+		t.Errorf("html has no windows row")
+	}
+	b, _ := json.Marshal(r)
+	if !strings.Contains(string(b), `"windows":[{"backend":"claude","kind":"5h","used":0.92,"resets_at":"2026-11-22T14:05:00Z","reported_at":"2026-11-22T12:00:00Z"}]`) {
+		t.Errorf("json: %s", b)
 	}
 }
