@@ -165,6 +165,7 @@ var cases = []tcase{
 	{name: "timeout", fn: testTimeout},
 	{name: "session-continue", fn: testSessionContinue},
 	{name: "ratelimit-wait", fn: testRateLimitWait},
+	{name: "window-limit", only: "claude", fn: testWindowLimit},
 }
 
 // TestConformance drives every CLI through every case, with jlgcli.
@@ -479,6 +480,81 @@ func testRateLimitWait(t *testing.T, b backend) {
 	}
 }
 
+// (i) Subscription windows (claude logged in as a subscriber, the only CLI
+// that reports them): the model's first answer says the 5-hour window is at
+// 92% (past the 75% threshold) and resets in a few seconds; with
+// --window-limit 80 jlgcli waits for that reset before the second iteration,
+// which ends done, and the wait is in the journal with its window; without
+// the flag it does not wait; with a reset beyond --max-wait it stops with
+// exit 69 after the first iteration, naming the window.
+func testWindowLimit(t *testing.T, b backend) {
+	script := func(reset time.Duration) func(string) ms.Script {
+		return func(string) ms.Script {
+			now := time.Now()
+			return ms.Script{
+				ms.Text("Step one is done.", ms.U(50, 5)).WithWindows(
+					ms.Window{Claim: "5h", Utilization: 0.92, ResetAt: now.Add(reset), SurpassedThreshold: 0.75}),
+				ms.Text("All done.\nDONE", ms.U(60, 6)).WithWindows(
+					ms.Window{Claim: "5h", Utilization: 0.1, ResetAt: now.Add(5 * time.Hour), SurpassedThreshold: 0.75}),
+			}
+		}
+	}
+	loop := func(extra ...string) func(string) []string {
+		return func(work string) []string {
+			args := []string{"loop", "--json", "-b", b.name, "--cwd", work, "--max-iterations", "3", "--timeout", runTimeout}
+			return append(append(args, extra...), "Do the task in two steps. End your reply with a line DONE when it is done.")
+		}
+	}
+	journal := func(o *outcome) []byte {
+		events, err := os.ReadFile(filepath.Join(o.stateHome, "jlgcli", "runs", o.res.RunID, "events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return events
+	}
+
+	// The reset a few seconds ahead (the CLI takes a few to start): waited for.
+	o := jlgcli(t, b, call{auth: ms.AuthSubscription, script: script(8 * time.Second), args: loop("--window-limit", "80", "--max-wait", "2m")})
+	o.wantExit(t, 0)
+	o.wantStatus(t, "done")
+	if o.res.Iterations != 2 {
+		t.Fatalf("iterations %d, want 2", o.res.Iterations)
+	}
+	if w := o.res.Transcript[0].Windows; len(w) != 1 || w[0].Kind != "5h" || w[0].Used != 0.92 {
+		t.Errorf("iteration 1's windows %+v: want 5h at 92%%", w)
+	}
+	if w := o.res.Windows; len(w) != 1 || w[0].Backend != "claude" || w[0].Kind != "5h" || w[0].Used != 0.1 {
+		t.Errorf("the run's windows %+v: want claude 5h at 10%%", w)
+	}
+	if ev := journal(o); !regexp.MustCompile(`"type":"rate-limit-wait".*"window":\{"backend":"claude","kind":"5h","used":0.92`).Match(ev) {
+		t.Errorf("the journal holds no wait for the 5h window:\n%s", ev)
+	}
+	if raw, err := os.ReadFile(filepath.Join(o.stateHome, "jlgcli", "runs", o.res.RunID, "output", "1.log")); err == nil {
+		t.Logf("iteration 1's output:\n%s", raw)
+	}
+
+	// Without the flag: no wait.
+	o = jlgcli(t, b, call{auth: ms.AuthSubscription, script: script(time.Hour), args: loop("--max-wait", "2m")})
+	o.wantExit(t, 0)
+	if o.res.Iterations != 2 || len(o.res.Windows) != 1 {
+		t.Errorf("iterations %d, windows %+v: want 2 and one window", o.res.Iterations, o.res.Windows)
+	}
+	if bytes.Contains(journal(o), []byte(`"type":"rate-limit-wait"`)) {
+		t.Errorf("waited without --window-limit")
+	}
+
+	// A reset beyond --max-wait: 69 at once, naming the window.
+	o = jlgcli(t, b, call{auth: ms.AuthSubscription, script: script(time.Hour), args: loop("--window-limit", "80", "--max-wait", "1m")})
+	o.wantExit(t, 69)
+	o.wantStatus(t, "rate-limited")
+	if o.res.Iterations != 1 || !strings.HasPrefix(o.res.Details, "claude 5h window at 92% (--window-limit 80%), resets at ") {
+		t.Errorf("iterations %d, details %q: want 1 and the window named", o.res.Iterations, o.res.Details)
+	}
+	if n := len(o.srv.TurnRequests()); n != 1 {
+		t.Errorf("%d model requests, want 1", n)
+	}
+}
+
 // (h) --session continue: the second iteration resumes the CLI's own session
 // of the first, so the model is sent the first exchange again.
 func testSessionContinue(t *testing.T, b backend) {
@@ -592,33 +668,42 @@ type outcome struct {
 
 // result is the part of jlgcli's result object the tests read.
 type result struct {
-	ExitCode     int     `json:"exitCode"`
-	Text         string  `json:"text"`
-	Backend      string  `json:"backend"`
-	Status       string  `json:"status"`
-	Iterations   int     `json:"iterations"`
-	Transcript   []entry `json:"transcript"`
-	Summary      string  `json:"summary"`
-	Details      string  `json:"details"`
-	RunID        string  `json:"runId"`
-	CostUSD      float64 `json:"costUsd"`
-	InputTokens  int64   `json:"inputTokens"`
-	OutputTokens int64   `json:"outputTokens"`
-	CostKnown    bool    `json:"costKnown"`
-	SessionID    string  `json:"sessionId"`
-	Failure      *fail   `json:"failure"`
+	Windows      []window `json:"windows"`
+	ExitCode     int      `json:"exitCode"`
+	Text         string   `json:"text"`
+	Backend      string   `json:"backend"`
+	Status       string   `json:"status"`
+	Iterations   int      `json:"iterations"`
+	Transcript   []entry  `json:"transcript"`
+	Summary      string   `json:"summary"`
+	Details      string   `json:"details"`
+	RunID        string   `json:"runId"`
+	CostUSD      float64  `json:"costUsd"`
+	InputTokens  int64    `json:"inputTokens"`
+	OutputTokens int64    `json:"outputTokens"`
+	CostKnown    bool     `json:"costKnown"`
+	SessionID    string   `json:"sessionId"`
+	Failure      *fail    `json:"failure"`
+}
+
+type window struct {
+	Backend  string    `json:"backend"`
+	Kind     string    `json:"kind"`
+	Used     float64   `json:"used"`
+	ResetsAt time.Time `json:"resetsAt"`
 }
 
 type entry struct {
-	Iteration    int     `json:"iteration"`
-	Prompt       string  `json:"prompt"`
-	Response     string  `json:"response"`
-	ExitCode     int     `json:"exitCode"`
-	SessionID    string  `json:"sessionId"`
-	InputTokens  int64   `json:"inputTokens"`
-	OutputTokens int64   `json:"outputTokens"`
-	CostUSD      float64 `json:"costUsd"`
-	Failure      *fail   `json:"failure"`
+	Windows      []window `json:"windows"`
+	Iteration    int      `json:"iteration"`
+	Prompt       string   `json:"prompt"`
+	Response     string   `json:"response"`
+	ExitCode     int      `json:"exitCode"`
+	SessionID    string   `json:"sessionId"`
+	InputTokens  int64    `json:"inputTokens"`
+	OutputTokens int64    `json:"outputTokens"`
+	CostUSD      float64  `json:"costUsd"`
+	Failure      *fail    `json:"failure"`
 }
 
 type fail struct {

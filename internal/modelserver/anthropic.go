@@ -38,7 +38,35 @@ func anthropicUsage(u Usage) map[string]any {
 	}
 }
 
+// windowHeaders sets the subscription window headers Claude Code reads
+// from an answer (anthropic-ratelimit-unified-*): the overall status
+// (allowed_warning when a window passed a threshold), and for each window its
+// utilization, reset (Unix seconds) and passed threshold. The first window is
+// the representative claim.
+func windowHeaders(h http.Header, ws []Window) {
+	if len(ws) == 0 {
+		return
+	}
+	status := "allowed"
+	for _, w := range ws {
+		p := "anthropic-ratelimit-unified-" + w.Claim
+		h.Set(p+"-utilization", strconv.FormatFloat(w.Utilization, 'f', -1, 64))
+		h.Set(p+"-reset", strconv.FormatInt(w.ResetAt.Unix(), 10))
+		if w.SurpassedThreshold > 0 {
+			h.Set(p+"-surpassed-threshold", strconv.FormatFloat(w.SurpassedThreshold, 'f', -1, 64))
+			status = "allowed_warning"
+		}
+	}
+	claims := map[string]string{"5h": "five_hour", "7d": "seven_day"}
+	h.Set("anthropic-ratelimit-unified-status", status)
+	h.Set("anthropic-ratelimit-unified-reset", strconv.FormatInt(ws[0].ResetAt.Unix(), 10))
+	if c, ok := claims[ws[0].Claim]; ok {
+		h.Set("anthropic-ratelimit-unified-representative-claim", c)
+	}
+}
+
 func (anthropicCodec) answer(s *Server, w http.ResponseWriter, a *answer) {
+	windowHeaders(w.Header(), a.windows)
 	msgID := s.id("msg_")
 	var toolID string
 	if a.call != nil {

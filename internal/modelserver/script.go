@@ -87,6 +87,10 @@ type Turn struct {
 	Fault *FaultSpec
 	// Usage is reported in the answer.
 	Usage Usage
+	// Windows, when set, are sent with the answer as the subscription
+	// window headers of the provider (Anthropic's
+	// anthropic-ratelimit-unified-*; the other protocols send none).
+	Windows []Window
 	// Delay is waited before the first byte of the answer.
 	Delay time.Duration
 	// Cut drops the connection in the middle of a streamed answer.
@@ -160,6 +164,24 @@ func CutStream(t Turn) Turn {
 // WithUsage returns t reporting usage u.
 func (t Turn) WithUsage(u Usage) Turn {
 	t.Usage = u
+	return t
+}
+
+// Window is the use of one subscription window, sent with an answer.
+type Window struct {
+	// Claim is the window as the headers name it: "5h", "7d".
+	Claim string
+	// Utilization is its use, 0..1; ResetAt when it resets.
+	Utilization float64
+	ResetAt     time.Time
+	// SurpassedThreshold, when positive, is the warning threshold the use
+	// passed: Claude Code reports the window (allowed_warning) once one is.
+	SurpassedThreshold float64
+}
+
+// WithWindows returns t sending the use of subscription windows ws.
+func (t Turn) WithWindows(ws ...Window) Turn {
+	t.Windows = ws
 	return t
 }
 

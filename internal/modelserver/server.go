@@ -324,14 +324,15 @@ type codec interface {
 
 // answer is what a protocol writes for a turn.
 type answer struct {
-	model  string
-	text   string
-	call   *resolvedCall
-	usage  Usage
-	stream bool
-	cut    bool
-	body   map[string]any
-	hr     *http.Request
+	model   string
+	text    string
+	call    *resolvedCall
+	usage   Usage
+	windows []Window
+	stream  bool
+	cut     bool
+	body    map[string]any
+	hr      *http.Request
 }
 
 func (s *Server) protocolHandler(p Protocol, c codec) handler {
@@ -381,7 +382,7 @@ func (s *Server) protocolHandler(p Protocol, c codec) handler {
 			c.fault(s, w, t.Fault)
 			return
 		}
-		a.text, a.usage, a.cut = t.Text, t.Usage, t.Cut == CutMidStream
+		a.text, a.usage, a.cut, a.windows = t.Text, t.Usage, t.Cut == CutMidStream, t.Windows
 		if t.Tool != nil {
 			call, err := resolveCall(t.Tool, tools)
 			if err != nil {

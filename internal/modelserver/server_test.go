@@ -299,6 +299,35 @@ func TestAnthropicNonStreaming(t *testing.T) {
 	}
 }
 
+func TestAnthropicWindowHeaders(t *testing.T) {
+	reset := time.Date(2026, 11, 22, 14, 5, 0, 0, time.UTC)
+	week := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	s := start(t, Text("hi", U(1, 1)).WithWindows(
+		Window{Claim: "5h", Utilization: 0.92, ResetAt: reset, SurpassedThreshold: 0.75},
+		Window{Claim: "7d", Utilization: 0.4, ResetAt: week}), Text("plain", U(1, 1)))
+	resp := post(t, s.URL()+"/v1/messages", map[string]any{"model": "m", "tools": claudeTools})
+	want := map[string]string{
+		"anthropic-ratelimit-unified-status":                 "allowed_warning",
+		"anthropic-ratelimit-unified-reset":                  strconv.FormatInt(reset.Unix(), 10),
+		"anthropic-ratelimit-unified-representative-claim":   "five_hour",
+		"anthropic-ratelimit-unified-5h-utilization":         "0.92",
+		"anthropic-ratelimit-unified-5h-reset":               strconv.FormatInt(reset.Unix(), 10),
+		"anthropic-ratelimit-unified-5h-surpassed-threshold": "0.75",
+		"anthropic-ratelimit-unified-7d-utilization":         "0.4",
+		"anthropic-ratelimit-unified-7d-reset":               strconv.FormatInt(week.Unix(), 10),
+		"anthropic-ratelimit-unified-7d-surpassed-threshold": "",
+	}
+	for k, v := range want {
+		if got := resp.Header.Get(k); got != v {
+			t.Errorf("%s: %q, want %q", k, got, v)
+		}
+	}
+	resp = post(t, s.URL()+"/v1/messages", map[string]any{"model": "m", "tools": claudeTools})
+	if got := resp.Header.Get("anthropic-ratelimit-unified-status"); got != "" {
+		t.Errorf("a turn without windows sent status %q", got)
+	}
+}
+
 func TestAuxiliaryRequestsDoNotConsumeTurns(t *testing.T) {
 	s := start(t, Text("turn one", U(1, 1)))
 	// Token counting, a request without tools (a title or quota probe),
