@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -281,7 +282,8 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	b := &batchRun{root: root, spec: spec, bp: bp, j: openJournal(bp.Parts, root, run), byID: map[string]BatchTask{},
 		results: map[string]engine.TaskResult{}, tasks: map[string]batch.TaskResult{}, began: time.Now()}
 	defer b.j.close()
-	if b.bp.Windows == nil {
+	limited := slices.ContainsFunc(spec.Tasks, func(t BatchTask) bool { return len(t.Spec.WindowLimits) > 0 })
+	if b.bp.Windows == nil && limited {
 		// One book for every task: a window one task fills holds back
 		// the tasks on its backend, not the others.
 		b.bp.Windows = engine.NewWindowBook(KnownWindows(b.j.idx))
