@@ -37,3 +37,24 @@ func TestBatchBoard(t *testing.T) {
 		t.Errorf("Close does not clear the board: %q", out[max(0, len(out)-40):])
 	}
 }
+
+// A task that waits for a subscription window says so on its line, and why
+// above the board.
+func TestBatchBoardWaitingTask(t *testing.T) {
+	var buf syncBuffer
+	b := NewBatchBoard(Screen{W: &buf, Live: true, Width: func() int { return 200 }}, 2)
+	now := time.Now()
+	until := now.Add(time.Hour)
+	b.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "b", Status: batch.StatusRunning}})
+	obs := b.Task("b")
+	obs.AttemptStarted(engine.TaskProgress{Tier: "claude", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
+	obs.(engine.WaitObserver).Waiting(until, "claude 5h window at 92% (--window-limit 80%)")
+	b.Close()
+	out := buf.String()
+	for _, want := range []string{"jlgcli: [b] waiting until " + until.Format("15:04:05") + " for a subscription window to reset: claude 5h window at 92%",
+		"· waiting until " + until.Format("15:04:05")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("board output lacks %q:\n%q", want, out)
+		}
+	}
+}

@@ -97,3 +97,24 @@ func TestReporterGoesAroundTheLiveLine(t *testing.T) {
 		t.Errorf("quiet output %q", out)
 	}
 }
+
+func TestWindowsAndWaitsOnTheLine(t *testing.T) {
+	var buf syncBuffer
+	p := NewProgress(NewScreen(&buf, false, nil))
+	reset := time.Now().Add(90 * time.Minute)
+	res := &engine.Result{Windows: engine.Windows{{Backend: "claude", Kind: "5h", Used: 0.92, ResetsAt: reset}}}
+	p.IterationStarted(1, 3, time.Now())
+	p.IterationDone(engine.Entry{Iteration: 1, Response: "one"}, res)
+	p.Waiting(reset, "claude 5h window at 92% (--window-limit 80%)")
+	p.Close()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
+	}
+	if want := " · 5h 92% (resets " + reset.Format("15:04") + ") · "; !strings.Contains(lines[0], want) {
+		t.Errorf("line 1 %q does not hold %q", lines[0], want)
+	}
+	if want := "jlgcli: waiting until " + reset.Format("15:04:05") + " for a subscription window to reset: claude 5h window at 92% (--window-limit 80%)"; !strings.HasSuffix(lines[1], want) {
+		t.Errorf("line 2 %q, want it to end with %q", lines[1], want)
+	}
+}
