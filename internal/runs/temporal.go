@@ -143,6 +143,11 @@ func checkTemporal(cfg *config.Config, sub Submission) error {
 	if cfg.Commit == git.CommitDirect {
 		return cfg.KeyError("commit", "direct cannot be done by Temporal workers: they commit on the task branch on the remote")
 	}
+	if cfg.WindowLimitsOf() != nil {
+		// A workflow's state does not carry the windows from one
+		// attempt to the next: the limit would hold nothing back.
+		return cfg.KeyError("windowLimit", "is not kept by Temporal workers yet: run the task here (without --temporal), or without a window limit")
+	}
 	return nil
 }
 
