@@ -29,9 +29,11 @@ import (
 //     and its reset without a utilization: jlgcli records it as 100%. Plain
 //     "allowed" carries no use and is not recorded.
 //   - codex: reads the x-codex-primary-used-percent, -window-minutes,
-//     -reset-after-seconds headers (and secondary), but "codex exec --json"
-//     prints none of it (its events are thread.*, turn.*, item.*, error;
-//     turn.completed holds the token usage only): nothing is recorded.
+//     -reset-at headers (and secondary), but "codex exec --json" prints none
+//     of it (its events are thread.*, turn.*, item.*, error; turn.completed
+//     holds the token usage only; measured against the scripted server
+//     sending those headers, conformance case window-none): nothing is
+//     recorded.
 //   - copilot, gemini, opencode, qwen, kilo: no window use in their headless
 //     output (gemini and qwen show quota in their interactive UI only);
 //     command backends: none. Nothing is guessed for them.

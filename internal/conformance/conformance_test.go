@@ -166,6 +166,7 @@ var cases = []tcase{
 	{name: "session-continue", fn: testSessionContinue},
 	{name: "ratelimit-wait", fn: testRateLimitWait},
 	{name: "window-limit", only: "claude", fn: testWindowLimit},
+	{name: "window-none", only: "codex", fn: testWindowNone},
 }
 
 // TestConformance drives every CLI through every case, with jlgcli.
@@ -553,6 +554,37 @@ func testWindowLimit(t *testing.T, b backend) {
 	if n := len(o.srv.TurnRequests()); n != 1 {
 		t.Errorf("%d model requests, want 1", n)
 	}
+}
+
+// (i) codex reads its window headers (x-codex-primary-used-percent, ...) but
+// "codex exec --json" prints nothing of them: sent with the answer, they
+// reach no event, and jlgcli records no window (nothing is guessed).
+func testWindowNone(t *testing.T, b backend) {
+	o := jlgcli(t, b, call{
+		script: func(string) ms.Script {
+			return ms.Script{ms.Text("Hello.", ms.U(50, 5)).WithWindows(
+				ms.Window{Claim: "5h", Utilization: 0.92, ResetAt: time.Now().Add(time.Hour)},
+				ms.Window{Claim: "7d", Utilization: 0.5, ResetAt: time.Now().Add(72 * time.Hour)})}
+		},
+		args: func(work string) []string {
+			return []string{"loop", "--json", "-b", b.name, "--cwd", work, "--window-limit", "80", "--max-iterations", "1",
+				"--timeout", runTimeout, "Say hello."}
+		},
+	})
+	o.wantReached(t)
+	if len(o.res.Windows) != 0 {
+		t.Errorf("windows %+v: %s reports none in its JSON output", o.res.Windows, b.name)
+	}
+	raw, err := os.ReadFile(filepath.Join(o.stateHome, "jlgcli", "runs", o.res.RunID, "output", "1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, word := range []string{"used_percent", "rate_limit", "92"} {
+		if bytes.Contains(raw, []byte(word)) {
+			t.Errorf("the output holds %q: %s may report its windows after all:\n%s", word, b.name, raw)
+		}
+	}
+	t.Logf("output:\n%s", raw)
 }
 
 // (h) --session continue: the second iteration resumes the CLI's own session

@@ -52,7 +52,25 @@ func responsesUsage(u Usage) map[string]any {
 	}
 }
 
+// codexWindowHeaders sets the window headers Codex reads from an answer:
+// x-codex-primary-* for the 5h window, x-codex-secondary-* for the 7d one
+// (used-percent 0..100, window-minutes, reset-at in Unix seconds).
+func codexWindowHeaders(h http.Header, ws []Window) {
+	for _, w := range ws {
+		which, minutes := "primary", 300
+		if w.Claim == "7d" {
+			which, minutes = "secondary", 7*24*60
+		}
+		p := "x-codex-" + which
+		h.Set(p+"-used-percent", strconv.FormatFloat(w.Utilization*100, 'f', -1, 64))
+		h.Set(p+"-window-minutes", strconv.Itoa(minutes))
+		h.Set(p+"-reset-at", strconv.FormatInt(w.ResetAt.Unix(), 10))
+		h.Set(p+"-reset-after-seconds", strconv.FormatInt(max(int64(time.Until(w.ResetAt).Seconds()), 0), 10))
+	}
+}
+
 func (responsesCodec) answer(s *Server, w http.ResponseWriter, a *answer) {
+	codexWindowHeaders(w.Header(), a.windows)
 	respID := s.id("resp_")
 	created := time.Now().Unix()
 	var items []map[string]any

@@ -88,8 +88,9 @@ type Turn struct {
 	// Usage is reported in the answer.
 	Usage Usage
 	// Windows, when set, are sent with the answer as the subscription
-	// window headers of the provider (Anthropic's
-	// anthropic-ratelimit-unified-*; the other protocols send none).
+	// window headers of the provider: Anthropic's
+	// anthropic-ratelimit-unified-*, the Responses API's x-codex-* (the
+	// other protocols send none).
 	Windows []Window
 	// Delay is waited before the first byte of the answer.
 	Delay time.Duration

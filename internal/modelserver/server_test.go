@@ -328,6 +328,28 @@ func TestAnthropicWindowHeaders(t *testing.T) {
 	}
 }
 
+func TestResponsesWindowHeaders(t *testing.T) {
+	reset := time.Now().Add(time.Hour).Truncate(time.Second)
+	s := start(t, Text("hi", U(1, 1)).WithWindows(Window{Claim: "5h", Utilization: 0.92, ResetAt: reset},
+		Window{Claim: "7d", Utilization: 0.5, ResetAt: reset.Add(48 * time.Hour)}))
+	resp := post(t, s.URL()+"/v1/responses", map[string]any{"model": "m", "input": "hi", "tools": codexTools})
+	want := map[string]string{
+		"x-codex-primary-used-percent":     "92",
+		"x-codex-primary-window-minutes":   "300",
+		"x-codex-primary-reset-at":         strconv.FormatInt(reset.Unix(), 10),
+		"x-codex-secondary-used-percent":   "50",
+		"x-codex-secondary-window-minutes": "10080",
+	}
+	for k, v := range want {
+		if got := resp.Header.Get(k); got != v {
+			t.Errorf("%s: %q, want %q", k, got, v)
+		}
+	}
+	if n, err := strconv.Atoi(resp.Header.Get("x-codex-primary-reset-after-seconds")); err != nil || n < 3590 || n > 3600 {
+		t.Errorf("x-codex-primary-reset-after-seconds: %q", resp.Header.Get("x-codex-primary-reset-after-seconds"))
+	}
+}
+
 func TestAuxiliaryRequestsDoNotConsumeTurns(t *testing.T) {
 	s := start(t, Text("turn one", U(1, 1)))
 	// Token counting, a request without tools (a title or quota probe),
