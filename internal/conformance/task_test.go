@@ -382,3 +382,70 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestTaskClaudeWindowLimit runs `jlgcli task --window-limit 80` with Claude
+// Code logged in as a subscriber: the model's answers in the first attempt
+// say the 5-hour window is at 92% and resets in a few seconds; the second
+// attempt waits for that reset before it starts, and passes. The wait is in
+// the task's journal with its window.
+func TestTaskClaudeWindowLimit(t *testing.T) {
+	if testing.Short() && os.Getenv(ms.RequireAgentsEnv) != "1" {
+		t.Skip("the conformance tests run the real agent CLIs; skipped with -short")
+	}
+	b := backendNamed(t, "claude")
+	ms.RequireAgent(t, b.name)
+	t.Parallel()
+
+	config := "[[tiers]]\nname = \"only\"\nbackend = \"claude\"\nattempts = 2\n\n[[checks]]\nname = \"answer\"\nrun = [\"sh\", \"check.sh\"]\n"
+	o := jlgcli(t, b, call{
+		auth:  ms.AuthSubscription,
+		guard: taskGuard,
+		setup: func(t *testing.T, work string) {
+			initialRepo(t, work, map[string]string{"jlgcli.toml": config, "check.sh": checkScript, "answer.txt": "base\n"})
+		},
+		script: func(string) ms.Script {
+			now := time.Now()
+			first := attemptTurns("41", "I set the answer to 41.")
+			for i := range first {
+				first[i] = first[i].WithWindows(ms.Window{Claim: "5h", Utilization: 0.92, ResetAt: now.Add(10 * time.Second), SurpassedThreshold: 0.75})
+			}
+			second := attemptTurns("42", "Fixed: the answer is 42.")
+			for i := range second {
+				second[i] = second[i].WithWindows(ms.Window{Claim: "5h", Utilization: 0.1, ResetAt: now.Add(5 * time.Hour), SurpassedThreshold: 0.75})
+			}
+			return append(ms.Script(first), second...)
+		},
+		args: func(string) []string {
+			return []string{"task", "--json", "--timeout", taskTimeout, "--window-limit", "80", "--max-wait", "2m", taskPrompt}
+		},
+	})
+	var r struct {
+		taskResult
+		Windows []window `json:"windows"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
+		t.Fatalf("stdout is not one task result object: %v", err)
+	}
+	o.wantExit(t, 0)
+	o.wantStatus(t, "done")
+	if len(r.Attempts) != 2 || r.Attempts[1].Action != "pass" {
+		t.Fatalf("%d attempts; want 2, the second passing", len(r.Attempts))
+	}
+	if len(r.Windows) != 1 || r.Windows[0].Backend != "claude" || r.Windows[0].Kind != "5h" || r.Windows[0].Used != 0.1 {
+		t.Errorf("windows %+v: want claude 5h at 10%%", r.Windows)
+	}
+	events, err := os.ReadFile(filepath.Join(o.work, ".jlgcli", "runs", r.RunID, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := strings.Index(string(events), `"type":"rate-limit-wait"`)
+	second := strings.LastIndex(string(events), `"type":"attempt"`)
+	switch {
+	case wait < 0:
+		t.Errorf("the journal holds no rate-limit-wait")
+	case !strings.Contains(string(events[wait:]), `"window":{"backend":"claude","kind":"5h","used":0.92`):
+		t.Errorf("the wait is not for the 5h window:\n%s", events[wait:])
+	case wait > second:
+		t.Errorf("the wait comes after the second attempt")
+	}
+}
