@@ -15,9 +15,10 @@ func newUsageCmd(stdio *Stdio) *cobra.Command {
 		Use:   "usage",
 		Short: "The last known use of each subscription window (5h, weekly) per backend",
 		Long: `The last known use of each subscription window (5-hour, weekly) of each backend, as the
-agents of the runs kept here reported it, with its reset and how long ago it was reported. Only
-an agent logged in with a subscription reports its windows (Claude Code with a claude.ai login);
-the others report none, and nothing is guessed for them.`,
+agents of the runs kept here reported it, with its reset and how long ago it was reported; then
+the backends of the runs kept here that reported none. Only an agent logged in with a
+subscription reports its windows (Claude Code with a claude.ai login); the others report none,
+and nothing is guessed for them.`,
 		Args: cobra.NoArgs,
 	}
 	o.register(cmd)
@@ -27,14 +28,14 @@ the others report none, and nothing is guessed for them.`,
 			return err
 		}
 		now := time.Now()
-		list, err := runs.Usage(root, now)
+		u, err := runs.UsageOf(root, now)
 		if err != nil {
 			return err
 		}
 		if o.json {
-			return printJSON(stdio, list)
+			return printJSON(stdio, u)
 		}
-		return view.Usage(stdio.Out, list, now)
+		return view.Usage(stdio.Out, u, now)
 	}
 	return cmd
 }

@@ -71,6 +71,12 @@ func KnownWindows(idx *store.Index) engine.Windows {
 	if err != nil {
 		return nil
 	}
+	return WindowsOf(rows)
+}
+
+// WindowsOf is the last known use of every backend's subscription windows
+// across rows: for each backend and window, the newest report.
+func WindowsOf(rows []store.RunRow) engine.Windows {
 	var ws engine.Windows
 	for _, r := range rows {
 		ws = ws.Merge(r.Windows)

@@ -9,32 +9,50 @@ import (
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
-// WindowUse is the last known use of one subscription window of a backend,
-// as `jlgcli usage` lists it.
+// Usage is what `jlgcli usage` lists: the last known use of each
+// subscription window of each backend, and the backends that ran here and
+// reported none.
+type Usage struct {
+	// Windows are sorted by backend, then window.
+	Windows []WindowUse `json:"windows"`
+	// Silent are the backends of the runs kept here that reported no
+	// window (an API-key login, a CLI that reports none), sorted.
+	Silent []string `json:"silent"`
+}
+
+// WindowUse is the last known use of one subscription window of a backend.
 type WindowUse struct {
 	store.Window
 	// AgeMs is how long before now the agent reported it.
 	AgeMs int64 `json:"ageMs"`
 }
 
-// Usage is the last known use of each window of each backend, across the
-// runs kept under the state root (their checkpoints, through the index),
-// sorted by backend then window; empty when no agent reported any.
-func Usage(root string, now time.Time) ([]WindowUse, error) {
+// UsageOf reads the windows the runs kept under the state root reported
+// (their checkpoints, through the index), as of now.
+func UsageOf(root string, now time.Time) (Usage, error) {
 	idx, err := store.OpenIndex(root)
 	if err != nil {
-		return nil, err
+		return Usage{}, err
 	}
 	defer idx.Close()
-	if _, err := idx.List(store.Filter{}); err != nil {
-		return nil, err
+	rows, err := idx.List(store.Filter{})
+	if err != nil {
+		return Usage{}, err
 	}
-	out := []WindowUse{}
-	for _, w := range runner.KnownWindows(idx) {
-		out = append(out, WindowUse{Window: w, AgeMs: max(now.Sub(w.At), 0).Milliseconds()})
+	u := Usage{Windows: []WindowUse{}, Silent: []string{}}
+	reported := map[string]bool{}
+	for _, w := range runner.WindowsOf(rows) {
+		u.Windows = append(u.Windows, WindowUse{Window: w, AgeMs: max(now.Sub(w.At), 0).Milliseconds()})
+		reported[w.Backend] = true
 	}
-	slices.SortFunc(out, func(a, b WindowUse) int {
+	slices.SortFunc(u.Windows, func(a, b WindowUse) int {
 		return cmp.Or(cmp.Compare(a.Backend, b.Backend), cmp.Compare(a.Kind, b.Kind))
 	})
-	return out, nil
+	for _, r := range rows {
+		if r.Backend != "" && r.Command != "batch" && !reported[r.Backend] && !slices.Contains(u.Silent, r.Backend) {
+			u.Silent = append(u.Silent, r.Backend)
+		}
+	}
+	slices.Sort(u.Silent)
+	return u, nil
 }

@@ -60,27 +60,35 @@ func windowUse(ws []store.Window) string {
 }
 
 // Usage writes the windows as `jlgcli usage` lists them: backend, window,
-// use, reset and how long ago the agent reported it; a sentence when no
-// agent reported any.
-func Usage(w io.Writer, list []runs.WindowUse, now time.Time) error {
-	if len(list) == 0 {
-		_, err := fmt.Fprintln(w, "no subscription window reported yet: only an agent logged in with a subscription reports one (claude with a claude.ai login)")
+// use, reset and how long ago the agent reported it; then the backends that
+// reported none, or a sentence when none reported any.
+func Usage(w io.Writer, u runs.Usage, now time.Time) error {
+	const who = "only an agent logged in with a subscription reports its windows (claude with a claude.ai login)"
+	if len(u.Windows) == 0 {
+		_, err := fmt.Fprintf(w, "no subscription window reported yet: %s\n", who)
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tWINDOW\tUSED\tRESETS\tREPORTED")
-	for _, u := range list {
+	for _, x := range u.Windows {
 		resets := "-"
-		if !u.ResetsAt.IsZero() {
-			resets = u.ResetsAt.Local().Format("2006-01-02 15:04")
-			if !u.ResetsAt.After(now) {
+		if !x.ResetsAt.IsZero() {
+			resets = x.ResetsAt.Local().Format("2006-01-02 15:04")
+			if !x.ResetsAt.After(now) {
 				resets += " (past)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\n", u.Backend, u.Kind, engine.Percent(u.Used), resets,
-			(time.Duration(u.AgeMs) * time.Millisecond).Round(time.Second))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\n", x.Backend, x.Kind, engine.Percent(x.Used), resets,
+			(time.Duration(x.AgeMs) * time.Millisecond).Round(time.Second))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(u.Silent) > 0 {
+		_, err := fmt.Fprintf(w, "no window reported by %s: %s\n", strings.Join(u.Silent, ", "), who)
+		return err
+	}
+	return nil
 }
 
 // Backends writes the backends as `jlgcli backends` lists them: a table,
