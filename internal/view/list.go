@@ -50,11 +50,17 @@ func Runs(w io.Writer, list []runs.Run) error {
 	return tw.Flush()
 }
 
-// windowUse is the use of each window, without resets: "5h 92%, weekly 50%".
+// windowUse is the use of each window, without resets: "5h 92%, weekly
+// 50%", each after its backend when they are of more than one.
 func windowUse(ws []store.Window) string {
+	many := slices.ContainsFunc(ws, func(w store.Window) bool { return w.Backend != ws[0].Backend })
 	var parts []string
 	for _, w := range ws {
-		parts = append(parts, w.Kind+" "+engine.Percent(w.Used))
+		s := w.Kind + " " + engine.Percent(w.Used)
+		if many {
+			s = w.Backend + " " + s
+		}
+		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
 }

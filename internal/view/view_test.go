@@ -2,6 +2,7 @@ package view
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,28 @@ func TestRuns(t *testing.T) {
 	for _, want := range []string{"task<12345678", "a title that is much lo…", " yes "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Runs wrote\n%s\nwant it to hold %q", out, want)
+		}
+	}
+}
+
+// A WINDOWS column appears when a run listed has windows: each window's use,
+// after its backend when the run's are of more than one.
+func TestRunsWindows(t *testing.T) {
+	var b strings.Builder
+	list := []runs.Run{
+		{RunRow: store.RunRow{ID: "r2", Command: "task", Status: "done", Title: "two", Windows: []store.Window{
+			{Backend: "claude", Kind: "5h", Used: 0.92}, {Backend: "codex", Kind: "5h", Used: 0.3}}}},
+		{RunRow: store.RunRow{ID: "r1", Command: "loop", Status: "done", Title: "one", Windows: []store.Window{
+			{Backend: "claude", Kind: "5h", Used: 0.5}, {Backend: "claude", Kind: "weekly", Used: 0.25}}}},
+		{RunRow: store.RunRow{ID: "r0", Command: "loop", Status: "done", Title: "none"}},
+	}
+	if err := Runs(&b, list); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	for i, want := range []string{`LIVE\s+WINDOWS\s+TITLE$`, `no\s+claude 5h 92%, codex 5h 30%\s+two$`, `no\s+5h 50%, weekly 25%\s+one$`, `no\s+-\s+none$`} {
+		if !regexp.MustCompile(want).MatchString(lines[i]) {
+			t.Errorf("line %d: %q, want it to match %q", i, lines[i], want)
 		}
 	}
 }
