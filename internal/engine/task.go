@@ -113,6 +113,8 @@ type TaskProgress struct {
 	CostKnown        bool // false: no agent reported a cost and none could be estimated
 	BudgetUSD        float64
 	LastGate         string // the last gate status, "" before the first
+	// Windows are the subscription windows the agents last reported.
+	Windows Windows
 }
 
 // TaskOptions are the resolved settings of one task.
@@ -673,7 +675,7 @@ func (t *task) progress(a Attempt) TaskProgress {
 	tier := t.o.Tiers[a.TierIndex]
 	p := TaskProgress{Step: t.st.Step + 1, Steps: t.steps(), Tier: tier.Name, TierIndex: a.TierIndex, Tiers: len(t.o.Tiers),
 		InTier: a.InTier, Attempts: tier.Attempts, Number: a.Number, CostUSD: t.st.Ledger.Spent(),
-		Estimated: t.st.Ledger.Estimated(), CostKnown: t.costKnown(), BudgetUSD: t.o.Budget}
+		Estimated: t.st.Ledger.Estimated(), CostKnown: t.costKnown(), BudgetUSD: t.o.Budget, Windows: t.st.Windows}
 	if len(t.attempts) > 0 {
 		p.LastGate = t.attempts[len(t.attempts)-1].Gate.Status
 	}

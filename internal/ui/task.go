@@ -120,7 +120,11 @@ func taskText(p engine.TaskProgress, start time.Time) string {
 	case p.BudgetUSD > 0:
 		c += fmt.Sprintf(" (budget $%.2f)", p.BudgetUSD)
 	}
-	return s + " · " + c + " · " + fmtDuration(time.Since(start))
+	s += " · " + c
+	if w := p.Windows.Text(time.Now(), time.Local); w != "" {
+		s += " · " + w
+	}
+	return s + " · " + fmtDuration(time.Since(start))
 }
 
 // attemptText is an attempt's line after where (taskText): the gate's

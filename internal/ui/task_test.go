@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -38,5 +40,16 @@ func TestAttemptTextSaysWhy(t *testing.T) {
 		if got := attemptText("W", c.p, c.a); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
+	}
+}
+
+// A task's line gives the windows its agents last reported, after the cost.
+func TestTaskTextWindows(t *testing.T) {
+	reset := time.Now().Add(time.Hour)
+	p := engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, CostUSD: 0.5, CostKnown: true,
+		Windows: engine.Windows{{Backend: "claude", Kind: "5h", Used: 0.92, ResetsAt: reset}}}
+	got := taskText(p, time.Now())
+	if want := "tier fast (1/1) · attempt 1/3 · $0.5000 · 5h 92% (resets " + reset.Format("15:04") + ") · "; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start with %q", got, want)
 	}
 }
