@@ -100,7 +100,14 @@ func (driven) Merge(context.Context, string, batch.Outcome) batch.MergeOutcome {
 // dependencies, blocking, fail-fast, budget), each done task landed on the
 // batch's branch one at a time, re-judged by the checks when the branch
 // moved since the task started.
+//
+// A cancellation of the workflow (`jlgcli stop BATCH`) stops it as Ctrl-C
+// stops a local batch: no task or landing starts any more, each running
+// task is cancelled and ends interrupted, and the batch ends interrupted
+// (ChangeBatchStop). A task's own workflow cancelled alone ends
+// interrupted: the batch goes on without it and its dependents wait.
 func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
+	stoppable := workflow.GetVersion(ctx, ChangeBatchStop, workflow.DefaultVersion, 1) >= 1
 	graph, err := runner.BatchGraph(in.Spec.Tasks)
 	if err != nil {
 		return batch.Summary{}, err
@@ -157,11 +164,23 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	}
 	task := TaskInput{Queue: in.Queue, WorkerWaitMs: in.WorkerWaitMs, HeartbeatMs: in.HeartbeatMs}
 	actx := workflow.WithActivityOptions(ctx, task.options(in.Queue, time.Hour))
+	// lctx is the context of the landings and the final push: once the
+	// batch is stopped, the one under way is made all the same.
+	lctx := actx
+	if stoppable {
+		dc, _ := workflow.NewDisconnectedContext(ctx)
+		lctx = workflow.WithActivityOptions(dc, task.options(in.Queue, time.Hour))
+	}
 	if err := workflow.ExecuteActivity(actx, PrepareBatchName, PrepareInput{RunID: in.RunID, Repo: in.Repo,
 		BaseBranch: in.Spec.BaseBranch, Branch: in.Branch}).Get(ctx, nil); err != nil {
-		return batch.Summary{RunID: in.RunID, Status: string(batch.BatchIncomplete), ExitCode: batch.ExitIncomplete,
+		sum := batch.Summary{RunID: in.RunID, Status: string(batch.BatchIncomplete), ExitCode: batch.ExitIncomplete,
 			Details: "prepare the batch's branch: " + message(err), StartedAt: began, BaseBranch: in.Spec.BaseBranch,
-			Jobs: in.Spec.Jobs, Tasks: []batch.TaskSummary{}}, nil
+			Jobs: in.Spec.Jobs, Tasks: []batch.TaskSummary{}}
+		if stoppable && ctx.Err() != nil {
+			sum.Status, sum.ExitCode = string(batch.BatchInterrupted), batch.ExitInterrupted
+			sum.Details = "interrupted while the batch's branch was prepared (the workflow was cancelled: jlgcli stop)"
+		}
+		return sum, nil
 	}
 
 	s := &batch.Scheduler{Graph: graph, Runner: driven{}, Merger: driven{}, Jobs: max(in.Spec.Jobs, 1), FailFast: in.Spec.FailFast, Initial: resume.Tasks,
@@ -183,7 +202,8 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = runID, prompt, in.Repo, in.Branch, specs[id]
 		tin.ResumeRun = resumeRun
 		tin.Branch = git.BranchName(runID, bt.Prompt)
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue})
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue,
+			WaitForCancellation: stoppable})
 		sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, TaskWorkflowName, tin), func(f workflow.Future) {
 			var res engine.TaskResult
 			err := f.Get(ctx, &res)
@@ -200,7 +220,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		if g := res.Git; g != nil && g.Merge != nil {
 			li.Ready, li.SquashBase = ReadyBranch(g.Branch), g.Base
 		}
-		sel.AddFuture(workflow.ExecuteActivity(actx, LandName, li), func(f workflow.Future) {
+		sel.AddFuture(workflow.ExecuteActivity(lctx, LandName, li), func(f workflow.Future) {
 			var l runner.Landing
 			if err := f.Get(ctx, &l); err != nil {
 				m.Merged(id, batch.MergeOutcome{Status: batch.MergeFailed, Details: message(err)})
@@ -232,7 +252,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		})
 	}
 	for {
-		for _, st := range m.Ready(false) {
+		for _, st := range m.Ready(stoppable && ctx.Err() != nil) {
 			id := st.ID
 			spec := byID[id].Spec
 			spec.BudgetUSD = st.Cap(spec.BudgetUSD)
@@ -264,7 +284,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	sum := summary(res)
 	if in.MergePush && res.Status == batch.BatchDone {
 		var f Finished
-		err := workflow.ExecuteActivity(actx, PushBaseName, PushInput{Repo: in.Repo, Branch: in.Branch, BaseBranch: in.Spec.BaseBranch}).Get(ctx, &f)
+		err := workflow.ExecuteActivity(lctx, PushBaseName, PushInput{Repo: in.Repo, Branch: in.Branch, BaseBranch: in.Spec.BaseBranch}).Get(ctx, &f)
 		switch {
 		case err != nil:
 			sum.Details = "the base branch was not pushed: " + message(err)

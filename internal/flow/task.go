@@ -34,6 +34,18 @@ const (
 	QueryProgress = "progress"
 )
 
+// Changes of the workflows (workflow.GetVersion ids; see the README,
+// "Changing a workflow").
+const (
+	// ChangeTaskStop: a task's workflow that is cancelled ends interrupted,
+	// resumable, once the activity under way has stopped.
+	ChangeTaskStop = "task/stop-interrupted"
+	// ChangeBatchStop: a batch's workflow that is cancelled stops starting
+	// tasks and landings, waits for its tasks to end interrupted, and ends
+	// interrupted; the landing under way and the final push are made.
+	ChangeBatchStop = "batch/stop-interrupted"
+)
+
 // Bounds of a task's workflow history. An attempt adds about 11 events
 // (its activity scheduled, started and completed, a workflow task
 // scheduled, started and completed, and the retries of a lost worker), and
@@ -108,19 +120,44 @@ func AttemptQueue(queue, backend string) string { return queue + "@" + backend }
 // TaskWorkflow runs a task: the tree is prepared once, then each attempt is
 // an activity run by a worker that has the tier's backend, and what follows
 // it is decided here by engine.Policy, the same functions RunTask calls.
+//
+// A cancellation of the workflow (`jlgcli stop`) stops it as Ctrl-C stops a
+// local task: the activity under way is cancelled and waited for (its agent
+// stopped), and the task ends interrupted with the attempts made so far,
+// which a resume goes on from (ChangeTaskStop; before it, the activity's
+// error ended the task).
 func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error) {
+	stoppable := workflow.GetVersion(ctx, ChangeTaskStop, workflow.DefaultVersion, 1) >= 1
 	policy := in.Spec.Policy(in.Task)
 	prog := &Progress{}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return *prog, nil }); err != nil {
 		return engine.TaskResult{}, err
 	}
+	// opts are the options of an activity on queue: with a cancellation of
+	// the workflow, its end is waited for.
+	opts := func(queue string, timeout time.Duration) workflow.Context {
+		ao := in.options(queue, timeout)
+		ao.WaitForCancellation = stoppable
+		return workflow.WithActivityOptions(ctx, ao)
+	}
+	// stopped is the stop of a task whose activity (what) ended with err
+	// because the workflow was cancelled; nil otherwise.
+	stopped := func(err error, what string) *engine.StopData {
+		if !stoppable || err == nil || ctx.Err() == nil {
+			return nil
+		}
+		return stopOf(engine.StatusInterrupted, "interrupted "+what+" (the workflow was cancelled: jlgcli stop)")
+	}
 	c := in.Carry
 	var stop *engine.StopData
 	if c == nil && in.ResumeRun != "" {
 		var p Progress
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour)), PreviousName,
+		err := workflow.ExecuteActivity(opts(in.Queue, time.Hour), PreviousName,
 			PreviousInput{WorkflowID: in.RunID, RunID: in.ResumeRun}).Get(ctx, &p)
+		interrupted := stopped(err, "while it read its earlier run")
 		switch {
+		case interrupted != nil:
+			stop, c = interrupted, &Carry{}
 		case err != nil:
 			stop = stopOf(engine.StatusError, "read the history of its earlier run: "+message(err))
 			c = &Carry{}
@@ -130,9 +167,11 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 	}
 	if c == nil {
 		var p Prepared
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour)), PrepareName,
+		err := workflow.ExecuteActivity(opts(in.Queue, time.Hour), PrepareName,
 			PrepareInput{RunID: in.RunID, Repo: in.Repo, BaseBranch: in.BaseBranch, Branch: in.Branch, Spec: in.Spec}).Get(ctx, &p)
-		if err != nil {
+		if stop = stopped(err, "while its branch was prepared"); stop != nil {
+			c = &Carry{}
+		} else if err != nil {
 			stop = stopOf(engine.StatusError, "prepare the task's branch: "+message(err))
 			c = &Carry{}
 		} else {
@@ -142,10 +181,13 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 	if stop == nil && in.Spec.Plan && c.History.Planner == nil {
 		backend := in.Spec.PlannerBackend()
 		var pl Planned
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(AttemptQueue(in.Queue, backend), 24*time.Hour)), PlanName,
+		err := workflow.ExecuteActivity(opts(AttemptQueue(in.Queue, backend), 24*time.Hour), PlanName,
 			AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo, Branch: in.Branch, Base: c.Base, Spec: in.Spec,
 				History: c.History}).Get(ctx, &pl)
+		interrupted := stopped(err, "while the planner was asked")
 		switch {
+		case interrupted != nil:
+			stop = interrupted
 		case err != nil:
 			stop = attemptStop(err, engine.Tier{Name: "planner", Backend: backend}, engine.Next{}, in)
 		case pl.Stop != nil:
@@ -172,12 +214,16 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		}
 		ao := in.options(AttemptQueue(in.Queue, tier.Backend), timeout)
 		ao.ActivityID = fmt.Sprintf("attempt-%d", next.Number) // with the run: the attempt's key, as its refs
+		ao.WaitForCancellation = stoppable
 		actx := workflow.WithActivityOptions(ctx, ao)
 		var out engine.AttemptOutcome
 		err := workflow.ExecuteActivity(actx, AttemptName, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo,
 			Branch: in.Branch, Base: c.Base, Baseline: c.Baseline, Spec: in.Spec, History: stepHistory(c.History, next),
 			Next: next}).Get(ctx, &out)
 		prog.Running = nil
+		if stop = stopped(err, fmt.Sprintf("during attempt %d", next.Number)); stop != nil {
+			break
+		}
 		if err != nil {
 			stop = attemptStop(err, tier, next, in)
 			break
@@ -213,8 +259,12 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 	res.Git = &engine.GitInfo{Mode: string(git.CommitBranch), Repo: in.Repo, Branch: in.Branch, Base: c.Base,
 		BaseBranch: in.BaseBranch, Refs: git.RefPrefix + in.RunID + "/", Remote: in.Repo, Pushed: c.Base != ""}
 	if stop.Status == engine.StatusDone {
+		fctx := ctx
+		if stoppable { // a task done is finished, even when it is stopped now
+			fctx, _ = workflow.NewDisconnectedContext(ctx)
+		}
 		var f Finished
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour)), FinishName,
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(fctx, in.options(in.Queue, time.Hour)), FinishName,
 			FinishInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo, Branch: in.Branch, BaseBranch: in.BaseBranch,
 				Base: c.Base, MergePush: in.MergePush, PR: in.Spec.PR, PRBody: prBody(res, in.Spec.PR)}).Get(ctx, &f)
 		if err != nil {

@@ -24,6 +24,12 @@ type WorkerOptions struct {
 	StopTimeout time.Duration
 }
 
+// heartbeatThrottle bounds the time between two heartbeats an activity
+// sends: the server's answer to one tells it of a cancellation (jlgcli
+// stop), so its agent is stopped within that time (the SDK's own bound is
+// most of the heartbeat timeout, a minute by default).
+const heartbeatThrottle = 5 * time.Second
+
 // Register registers the task and batch workflows and acts' activities on
 // w.
 func Register(w worker.Registry, acts *Activities) {
@@ -61,7 +67,7 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 	acts.stop, acts.client = stop, c
 	acts.machine = newMachine(o.Concurrency)
 	var workers []worker.Worker
-	main := worker.New(c, o.Queue, worker.Options{WorkerStopTimeout: o.StopTimeout})
+	main := worker.New(c, o.Queue, worker.Options{WorkerStopTimeout: o.StopTimeout, MaxHeartbeatThrottleInterval: heartbeatThrottle})
 	Register(main, acts)
 	workers = append(workers, main)
 	for _, b := range o.Backends {
@@ -70,7 +76,7 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 			return err
 		}
 		w := worker.New(c, AttemptQueue(o.Queue, b), worker.Options{Tuner: tuner, MaxConcurrentActivityTaskPollers: 1,
-			WorkerStopTimeout: o.StopTimeout, DisableWorkflowWorker: true})
+			WorkerStopTimeout: o.StopTimeout, DisableWorkflowWorker: true, MaxHeartbeatThrottleInterval: heartbeatThrottle})
 		w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
 		w.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
 		workers = append(workers, w)

@@ -314,8 +314,8 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	if err := run.WriteReport(out, report.BatchMarkdown(out)); err != nil {
 		bp.warn("write the report: %v", err)
 	}
-	if out.Status == string(batch.BatchInterrupted) || out.Status == string(batch.BatchIncomplete) {
-		bp.notice("batch %s stopped (%s); continue it with: jlgcli resume %s", run.ID, out.Status, run.ID)
+	if n := StoppedBatch(run.ID, out.Status); n != "" {
+		bp.notice("%s", n)
 	}
 	b.j.hooks.batchEnded(out)
 	return out, nil
@@ -431,6 +431,15 @@ func (b *batchRun) resume(ctx context.Context, st batch.Start, p Parts) (engine.
 }
 
 // outcomeOf is a task's result as the scheduler reads it.
+// StoppedBatch is the notice of batch id ended with status, when it is
+// to be resumed (interrupted, incomplete); "" otherwise.
+func StoppedBatch(id, status string) string {
+	if status != string(batch.BatchInterrupted) && status != string(batch.BatchIncomplete) {
+		return ""
+	}
+	return fmt.Sprintf("batch %s stopped (%s); continue it with: jlgcli resume %s", id, status, id)
+}
+
 // OutcomeOf is a task run's result as the batch scheduler takes it.
 func OutcomeOf(res engine.TaskResult) batch.Outcome {
 	o := batch.Outcome{Status: batch.Status(res.Status), ExitCode: res.ExitCode, RunID: res.RunID,

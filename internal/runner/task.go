@@ -116,7 +116,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 			res := Failure(engine.Result{Status: engine.StatusInterrupted, ExitCode: engine.StatusInterrupted.ExitCode(),
 				Backend: s.Tiers[0].Backend, Details: "interrupted while its worktree was made"})
 			res.RunID, res.Task = id, t.Prompt
-			p.notice("%s", stoppedTask(id, t.Parent, res.Status))
+			p.notice("%s", StoppedTask(id, t.Parent, res.Status))
 			return res, nil
 		}
 		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w (run %s keeps the task: jlgcli resume %s once this is fixed)", err, id, id)
@@ -329,7 +329,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	}
 	res.Git = s.finish(ctx, p, run, &res)
 	if Resumable(res.Status) || res.Status == engine.StatusBudgetExceeded {
-		p.notice("%s", stoppedTask(run.ID, run.Meta.Parent, res.Status))
+		p.notice("%s", StoppedTask(run.ID, run.Meta.Parent, res.Status))
 	}
 	j.hooks.taskEnded(res)
 	return res, nil
@@ -522,10 +522,10 @@ func (t *tester) Test(ctx context.Context, change git.Change) gate.Report {
 	return gate.Test(ctx, t.dir, t.env, t.checks, o)
 }
 
-// stoppedTask is the notice of task id stopped with status: what to resume
+// StoppedTask is the notice of task id stopped with status: what to resume
 // to continue it, the batch that started it (parent) if any, so that the
 // user stays in the batch, which merges the task and starts its dependents.
-func stoppedTask(id, parent string, status engine.Status) string {
+func StoppedTask(id, parent string, status engine.Status) string {
 	if parent != "" {
 		return fmt.Sprintf("task %s stopped (%s); continue it with its batch: jlgcli resume %s", id, status, parent)
 	}

@@ -174,8 +174,8 @@ func TestStoppedTaskNamesItsBatch(t *testing.T) {
 		{"", "task T stopped (interrupted); continue it with: jlgcli resume T"},
 		{"B", "task T stopped (interrupted); continue it with its batch: jlgcli resume B"},
 	} {
-		if got := stoppedTask("T", c.parent, engine.StatusInterrupted); got != c.want {
-			t.Errorf("stoppedTask(parent %q) = %q, want %q", c.parent, got, c.want)
+		if got := StoppedTask("T", c.parent, engine.StatusInterrupted); got != c.want {
+			t.Errorf("StoppedTask(parent %q) = %q, want %q", c.parent, got, c.want)
 		}
 	}
 }

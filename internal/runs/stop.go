@@ -2,10 +2,13 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -26,21 +29,28 @@ import (
 //
 // Stop waits until the run's process has let go of it (or ctx is done,
 // with ctx's error: the request stays, and the run still stops) and
-// returns the run as List shows it then. A run that no process runs, or
-// that runs on a Temporal server, is a runner.UsageError.
-func Stop(ctx context.Context, root, id string) (Run, error) {
+// returns the run as List shows it then. A run that no process runs is a
+// runner.UsageError.
+//
+// A run on a Temporal server is stopped by cancelling its workflow, which
+// ends interrupted once the attempt under way on a worker has stopped
+// (flow.TaskWorkflow): the jlgcli that follows it exits 130, and `jlgcli
+// resume` continues it on the workers. A task of a batch on Temporal,
+// named by its full run id (as show BATCH gives it), is stopped alone as
+// a local batch's task is. connect reaches the server (nil: as the run's
+// record says).
+func Stop(ctx context.Context, root, id string, connect Connect) (Run, error) {
 	run, err := Open(root, id)
 	if err != nil {
+		if parent := temporalBatchOf(root, id); parent != nil {
+			defer parent.Close()
+			return stopTemporal(ctx, parent, id, connect)
+		}
 		return Run{}, err
 	}
 	defer run.Close()
-	if t := run.Meta.Temporal; t != nil {
-		// Its workflows do not take a cancellation as an interruption: the
-		// attempt under way would end as an error, not resumable.
-		return Run{}, &runner.UsageError{
-			Err: fmt.Errorf("run %s runs on the workers of the Temporal server %s: it cannot be stopped from here (its workflow does not stop gracefully on a cancellation)",
-				run.ID, t.Address),
-			Hint: "stop the workers with Ctrl-C (the attempt under way is handed back and made again), or wait for it to end"}
+	if run.Meta.Temporal != nil {
+		return stopTemporal(ctx, run, run.ID, connect)
 	}
 	if err := run.RequestStop(); errors.Is(err, store.ErrNotLive) {
 		return Run{}, notLive(root, run)
@@ -59,6 +69,84 @@ func Stop(ctx context.Context, root, id string) (Run, error) {
 	return get(root, run.ID)
 }
 
+// temporalBatchOf is the record of the batch on Temporal whose task's run
+// is id (the batch's id, a dash, the task's), opened; nil for none.
+func temporalBatchOf(root, id string) *store.Run {
+	idx, err := store.OpenIndex(root)
+	if err != nil {
+		return nil
+	}
+	defer idx.Close()
+	rows, err := idx.List(store.Filter{Command: "batch"})
+	if err != nil {
+		return nil
+	}
+	for _, row := range rows {
+		if !strings.HasPrefix(id, row.ID+"-") {
+			continue
+		}
+		if run, err := store.Open(root, row.ID); err == nil {
+			if run.Meta.Temporal != nil {
+				return run
+			}
+			run.Close()
+		}
+	}
+	return nil
+}
+
+// stopTemporal cancels the workflow id of run on its Temporal server (run's
+// own, or a task's of the batch run), waits for it to end, and returns the
+// run as it ended: as List shows it once the jlgcli that follows it (if
+// any) has kept its result, else brought up to date from the server.
+func stopTemporal(ctx context.Context, run *store.Run, id string, connect Connect) (Run, error) {
+	addr := run.Meta.Temporal.Address
+	conn, err := connect.connection(run)
+	if err != nil {
+		return Run{}, err
+	}
+	c, err := Dial(ctx, conn)
+	if err != nil {
+		return Run{}, err
+	}
+	defer c.Close()
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return Run{}, fmt.Errorf("run %s on %s: %w", id, addr, err)
+	}
+	if d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
+		return Run{}, &runner.UsageError{Err: fmt.Errorf("run %s is not running on %s: it has ended (%s), there is nothing to stop",
+			id, addr, strings.ToLower(d.GetWorkflowExecutionInfo().GetStatus().String()))}
+	}
+	if err := c.CancelWorkflow(ctx, id, ""); err != nil {
+		return Run{}, fmt.Errorf("stop run %s on %s: %w", id, addr, err)
+	}
+	if id != run.ID { // a task of the batch run: the batch goes on
+		var res engine.TaskResult
+		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
+			return Run{}, fmt.Errorf("run %s on %s was asked to stop: %w", id, addr, err)
+		}
+		return Run{RunRow: store.RunRow{ID: id, Command: "task", Status: string(res.Status), Parent: run.ID, CostUSD: res.CostUSD,
+			CostKnown: res.CostKnown, Iterations: len(res.Attempts), DurationMs: res.DurationMs}, Temporal: run.Meta.Temporal}, nil
+	}
+	var raw json.RawMessage
+	if err := c.GetWorkflow(ctx, id, "").Get(ctx, &raw); err != nil {
+		return Run{}, fmt.Errorf("run %s on %s was asked to stop: %w", id, addr, err)
+	}
+	t := time.NewTicker(followPoll)
+	defer t.Stop()
+	for run.Live() { // its follower keeps the result
+		select {
+		case <-ctx.Done():
+			return Run{}, fmt.Errorf("run %s has stopped; the jlgcli that follows it has not let go of it yet: %w", id, ctx.Err())
+		case <-t.C:
+		}
+	}
+	if err := Refresh(ctx, run, connect); err != nil {
+		return Run{}, err
+	}
+	return get(run.Root(), id)
+}
 // notLive is the error of a stop of a run that no process runs.
 func notLive(root string, run *store.Run) error {
 	status := store.Running

@@ -200,7 +200,7 @@ func TestStopLoop(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	stopped, err := runs.Stop(ctx, state, r.ID[:20]) // a prefix names it too
+	stopped, err := runs.Stop(ctx, state, r.ID[:20], nil) // a prefix names it too
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestStopLoop(t *testing.T) {
 	}
 
 	// A stopped run cannot be stopped again: it is not live.
-	if _, err := runs.Stop(ctx, state, r.ID); !runner.IsUsage(err) || cli.ExitCode(err) != engine.ExitUsage || !strings.Contains(err.Error(), "not live") {
+	if _, err := runs.Stop(ctx, state, r.ID, nil); !runner.IsUsage(err) || cli.ExitCode(err) != engine.ExitUsage || !strings.Contains(err.Error(), "not live") {
 		t.Errorf("Stop of a stopped run: %v (exit %d)", err, cli.ExitCode(err))
 	}
 
@@ -365,7 +365,7 @@ func TestStopBatchTask(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	stopped, err := runs.Stop(ctx, state, taskA)
+	stopped, err := runs.Stop(ctx, state, taskA, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +446,7 @@ func TestStopBatch(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	stopped, err := runs.Stop(ctx, filepath.Join(repo, store.DirName), list[0].ID)
+	stopped, err := runs.Stop(ctx, filepath.Join(repo, store.DirName), list[0].ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,24 +458,5 @@ func TestStopBatch(t *testing.T) {
 	}
 	if !strings.Contains(b.stdout.String(), `"status": "interrupted"`) || !strings.Contains(b.stderr.String(), "continue it with: jlgcli resume "+list[0].ID) {
 		t.Errorf("batch --json: %s\nstderr: %s", b.stdout.String(), b.stderr.String())
-	}
-}
-
-// A run on a Temporal server is not stopped from here: a usage error says
-// why.
-func TestStopTemporal(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	run, err := store.Create(root, runID, store.Meta{Command: "task", Prompt: "Do it", Temporal: &store.Temporal{Address: "tmprl.example:7233", Namespace: "default", Queue: "jlgcli"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	_, err = runs.Stop(context.Background(), root, runID)
-	if !runner.IsUsage(err) || !strings.Contains(err.Error(), "Temporal server tmprl.example:7233") {
-		t.Errorf("Stop of a Temporal run: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(run.Dir, "stop")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a stop request was written: %v", err)
 	}
 }

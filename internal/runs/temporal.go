@@ -131,6 +131,7 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	if err := followed(ctx, p, "task", id, err, run, func() error { return saveTask(run, res) }); err != nil {
 		return id, nil, err
 	}
+	taskStopped(p, id, res.Status)
 	hooks.TaskEnded(res)
 	return id, &res, nil
 }
@@ -263,8 +264,19 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 	if err := followed(ctx, p, "batch", id, err, run, func() error { return saveBatch(run, sum) }); err != nil {
 		return id, nil, err
 	}
+	if n := runner.StoppedBatch(id, sum.Status); n != "" {
+		say(p).Notice(n)
+	}
 	hooks.BatchEnded(sum)
 	return id, &sum, nil
+}
+
+// taskStopped tells of task id ended with status when it is to be resumed,
+// as a local task's end does.
+func taskStopped(p runner.Parts, id string, status engine.Status) {
+	if runner.Resumable(status) || status == engine.StatusBudgetExceeded {
+		say(p).Notice(runner.StoppedTask(id, "", status))
+	}
 }
 
 // keepRecord keeps the local record of a run just submitted (recordRun),
@@ -542,6 +554,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 		if err != nil {
 			return out, err
 		}
+		taskStopped(rp.Parts, run.ID, res.Status)
 	}
 	if err := saveTask(run, res); err != nil {
 		return out, err

@@ -146,7 +146,7 @@ func (r *Runtime) Output(ctx context.Context, id string, _ int64, fn func(Chunk)
 }
 
 func (r *Runtime) Stop(ctx context.Context, id string) (string, error) {
-	run, err := runs.Stop(ctx, r.Root, id)
+	run, err := runs.Stop(ctx, r.Root, id, r.Connect)
 	if err != nil {
 		return "", httpError(err)
 	}
