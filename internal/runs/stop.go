@@ -147,6 +147,7 @@ func stopTemporal(ctx context.Context, run *store.Run, id string, connect Connec
 	}
 	return get(run.Root(), id)
 }
+
 // notLive is the error of a stop of a run that no process runs.
 func notLive(root string, run *store.Run) error {
 	status := store.Running
