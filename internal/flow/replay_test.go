@@ -86,3 +86,26 @@ func TestReplayCatchesAChangedBatchWorkflow(t *testing.T) {
 		t.Fatal("a batch workflow that schedules other commands replayed the history")
 	}
 }
+
+// Histories of the path of ChangeTaskStop and ChangeBatchStop, recorded by
+// cd e2e/temporal && go test -count=1 -run 'TestStopATaskOnWorkers$|TestStopABatchOnWorkers$' -update .
+// stopHistory: a task whose workflow was cancelled (jlgcli stop) during its
+// first attempt; batchStopHistory: a batch cancelled while its first task
+// ran, that task's workflow cancelled with it.
+const (
+	stopHistory      = "testdata/task-stop-history.json"
+	batchStopHistory = "testdata/batch-stop-history.json"
+)
+
+// TestReplayStopHistories: the workflows, as they are now, replay the
+// histories of a stopped task and a stopped batch.
+func TestReplayStopHistories(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
+	r.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
+	for _, h := range []string{stopHistory, batchStopHistory} {
+		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, h); err != nil {
+			t.Errorf("%s: %v", h, err)
+		}
+	}
+}
