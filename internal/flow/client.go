@@ -199,7 +199,10 @@ func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*Ba
 			tr.StartedAt = *t.StartedAt
 		}
 		if tr.Status == batch.StatusUnmerged {
-			continue // a batch's workflow lands every done task before it ends: none is left to land
+			// Left unlanded by a batch stopped (jlgcli stop) before its turn:
+			// it runs again as the batch's task (<batch>-<task>), whose
+			// attempts recorded on the remote are read back, not made again.
+			continue
 		}
 		if tr.Status == batch.StatusDone {
 			tr.Merge = &batch.MergeOutcome{Status: batch.MergeMerged}
