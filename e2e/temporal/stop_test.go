@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,5 +269,69 @@ func TestStopABatchOnWorkers(t *testing.T) {
 		if tk.Status != "done" {
 			t.Errorf("after resume, task %s: %s (%s)", tk.ID, tk.Status, tk.Details)
 		}
+	}
+}
+
+// waitAgent is rate limited at its first call (a reset in 12s), answers
+// wrong at its second and right at its third.
+const waitAgent = `#!/bin/sh
+cat > /dev/null
+echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
+case $(wc -l < "$JLGCLI_E2E_CALLS") in
+1) echo "Error 429: rate limit reached, try again in 12s" >&2; exit 1;;
+2) echo wrong > answer.txt; echo "tried";;
+*) echo right > answer.txt; echo "fixed the answer";;
+esac
+`
+
+// TestHooksOfATaskOnWorkers: the hooks of a task on the workers fire on
+// the side that follows it with the events of a task run here: its start,
+// its wait for a rate limit (with the reset time), each attempt's verdict,
+// its end.
+func TestHooksOfATaskOnWorkers(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(waitAgent), 0o755))
+	events := filepath.Join(w.dir, "events.jsonl")
+	cfg := filepath.Join(w.dir, "config", "jlgcli", "config.toml")
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString("[[hooks]]\non = [\"*\"]\ncommand = [\"sh\", \"-c\", \"cat >> " + events + "\"]\n")
+	must(t, err)
+	must(t, f.Close())
+	w.worker("w1")
+	stdout, stderr, code := w.run(w.submit("--json", "--max-wait", "1m", "Fix the answer")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res engine.TaskResult
+	must(t, json.Unmarshal([]byte(stdout), &res))
+	data, err := os.ReadFile(events)
+	must(t, err)
+	var got []string
+	for dec := json.NewDecoder(bytes.NewReader(data)); dec.More(); {
+		var e struct {
+			Event, RunID, Action, ResetAt string
+			Attempt                       int
+		}
+		must(t, dec.Decode(&e))
+		line := fmt.Sprintf("%+v", e)
+		if e.RunID != res.RunID {
+			t.Errorf("event %s of run %s, want %s", e.Event, e.RunID, res.RunID)
+		}
+		switch e.Event {
+		case "task.attempt":
+			got = append(got, fmt.Sprintf("%s %d %s", e.Event, e.Attempt, e.Action))
+		case "run.waiting":
+			if e.ResetAt == "" {
+				t.Errorf("run.waiting without its reset time: %s", line)
+			}
+			got = append(got, e.Event)
+		default:
+			got = append(got, e.Event)
+		}
+	}
+	want := []string{"run.started", "run.waiting", "task.attempt 1 retry", "task.attempt 2 pass", "run.ended"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("hook events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -30,7 +30,7 @@ the run has stopped; a run that is not running is a usage error (exit 64).`),
 		if err != nil {
 			return err
 		}
-		run, err := runs.Stop(cmd.Context(), root, args[0], connect(stdio, flagLayer()))
+		run, err := runs.Stop(cmd.Context(), root, args[0], stdio.Connect(flagLayer()))
 		if err != nil {
 			return err
 		}

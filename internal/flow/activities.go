@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -193,6 +194,12 @@ func (w *Activities) fetched(ctx context.Context, url, branch string) (*git.Clon
 
 // beat heartbeats until the returned function is called.
 func (w *Activities) beat(ctx context.Context, details ...any) func() {
+	return w.beatWith(ctx, func() []any { return details })
+}
+
+// beatWith heartbeats with the details that details gives at each beat
+// until the returned function is called.
+func (w *Activities) beatWith(ctx context.Context, details func() []any) func() {
 	every := w.HeartbeatEvery
 	if every <= 0 {
 		every = 5 * time.Second
@@ -202,7 +209,7 @@ func (w *Activities) beat(ctx context.Context, details ...any) func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			activity.RecordHeartbeat(ctx, details...)
+			activity.RecordHeartbeat(ctx, details()...)
 			select {
 			case <-done:
 				return
@@ -283,7 +290,8 @@ func (w *Activities) Prepare(ctx context.Context, in PrepareInput) (Prepared, er
 func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
 	ctx, end := w.start(ctx)
 	defer end()
-	defer w.beat(ctx, in.Next.Number)()
+	waits := &waits{}
+	defer w.beatWith(ctx, func() []any { return []any{Beat{Attempt: in.Next.Number, Wait: waits.last()}} })()
 	leave, err := w.machine.enter(ctx)
 	if err != nil {
 		return engine.AttemptOutcome{}, fmt.Errorf("attempt %d waited for a place on this worker: %w", in.Next.Number, err)
@@ -316,7 +324,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 
 	spec := in.Spec
 	spec.Commands, spec.Prices = w.Commands, w.Prices // the worker's own agents and prices
-	out := spec.Attempt(ctx, w.Parts, in.RunID, in.Task, wt, in.Baseline, in.History, in.Next)
+	out := spec.Attempt(ctx, w.Parts, in.RunID, in.Task, wt, in.Baseline, in.History, in.Next, waits)
 	if ctx.Err() != nil || (out.Stop != nil && out.Stop.Status == engine.StatusInterrupted) {
 		// The worker is stopping, or lost its attempt: another makes it.
 		return engine.AttemptOutcome{}, fmt.Errorf("attempt %s was interrupted on this worker: %w", n, context.Cause(ctx))
@@ -351,6 +359,46 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 		return engine.AttemptOutcome{}, gitError(ctx, err)
 	}
 	return out, nil
+}
+
+// Beat is what an attempt's heartbeat tells: the attempt's number, and its
+// latest wait for a rate limit to reset (nil: none), which the jlgcli that
+// follows the task tells its hooks of (run.waiting).
+type Beat struct {
+	Attempt int              `json:"attempt"`
+	Wait    *engine.TaskWait `json:"wait,omitempty"`
+}
+
+// waits is the journal of an attempt on a worker: it keeps the attempt's
+// latest wait for a rate limit, for its heartbeat, and nothing else.
+type waits struct {
+	mu   sync.Mutex
+	wait *engine.TaskWait
+}
+
+func (j *waits) Record(ev engine.Event) error {
+	if ev.Type != engine.EventWait {
+		return nil
+	}
+	var d engine.TaskWait
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return nil // a heartbeat's detail: the attempt goes on without it
+	}
+	d.State = engine.TaskState{}
+	j.mu.Lock()
+	j.wait = &d
+	j.mu.Unlock()
+	return nil
+}
+
+func (j *waits) CheckpointTask(engine.TaskCheckpoint) error { return nil }
+func (j *waits) Output(int) io.WriteCloser                  { return nil }
+
+// last is the latest wait, nil before one.
+func (j *waits) last() *engine.TaskWait {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.wait
 }
 
 // Plan asks the task's planner for its steps, in a worktree of the task

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -57,14 +58,22 @@ func await(ctx context.Context, c client.Client, what, runID string, out any, ev
 	}
 }
 
+// Waiter is a TaskObserver that is told of a task's waits for a rate limit
+// to reset, as the worker making its attempt heartbeats them (Beat).
+type Waiter interface {
+	Waiting(until time.Time, message string)
+}
+
 // Follow follows the task runID, whose tiers are tiers, until it ends,
-// telling obs (may be nil) of each attempt as it starts and ends, and
-// returns its result.
+// telling obs (may be nil) of each attempt as it starts and ends, and of
+// each wait when it is a Waiter, and returns its result.
 func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.Tier, obs engine.TaskObserver, every time.Duration) (engine.TaskResult, error) {
 	var res engine.TaskResult
 	if obs == nil {
 		return res, await(ctx, c, "task", runID, &res, every, nil)
 	}
+	waiter, _ := obs.(Waiter)
+	var waited time.Time
 	seen, started := 0, 0
 	done := func(attempts []engine.Attempt) {
 		for _, a := range attempts[min(seen, len(attempts)):] {
@@ -88,11 +97,36 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 			}
 			obs.AttemptStarted(pr)
 		}
+		if waiter != nil && p.Running != nil {
+			if w := attemptWait(ctx, c, runID); w != nil && w.Until.After(waited) {
+				waited = w.Until
+				waiter.Waiting(w.Until, w.Message)
+			}
+		}
 	})
 	if err == nil {
 		done(res.Attempts)
 	}
 	return res, err
+}
+
+// attemptWait is the latest wait for a rate limit of the attempt under way
+// of task runID, as its worker's heartbeat tells it; nil for none.
+func attemptWait(ctx context.Context, c client.Client, runID string) *engine.TaskWait {
+	d, err := c.DescribeWorkflowExecution(ctx, runID, "")
+	if err != nil {
+		return nil
+	}
+	for _, a := range d.GetPendingActivities() {
+		if a.GetActivityType().GetName() != AttemptName || a.GetHeartbeatDetails() == nil {
+			continue
+		}
+		var b Beat
+		if converter.GetDefaultDataConverter().FromPayloads(a.GetHeartbeatDetails(), &b) == nil && b.Wait != nil {
+			return b.Wait
+		}
+	}
+	return nil
 }
 
 // Query asks a running task where it stands.

@@ -265,9 +265,38 @@ func firstOf(a, b string) string {
 }
 
 // RunHooks tell the hooks of a run that another process runs: a run on
-// Temporal, which the jlgcli that submitted it follows. They see its start
-// and its end; its attempts and waits are the workers'.
+// Temporal, which the jlgcli that submitted it (or resumes it) follows.
+// They get the events of a run made here from what the follower sees: its
+// start, each attempt judged, each wait for a rate limit, its end.
 type RunHooks struct{ h hookRun }
+
+// Any reports whether there are hooks to tell.
+func (r RunHooks) Any() bool { return r.h.d != nil && r.h.run != nil }
+
+// Resumed says that the run was started again (a resume).
+func (r RunHooks) Resumed() {
+	if r.h.run != nil {
+		r.h.recorded(engine.Event{Type: engine.EventResume})
+	}
+}
+
+// Attempt says that the task's attempt a was judged (task.attempt, and
+// task.escalated when its tier gave up).
+func (r RunHooks) Attempt(a engine.Attempt) {
+	if r.h.run != nil {
+		data, _ := json.Marshal(engine.AttemptData{Attempt: a})
+		r.h.recorded(engine.Event{Type: engine.EventAttempt, Data: data})
+	}
+}
+
+// Waiting says that the run waits for a rate limit to reset: until, with
+// the agent's message.
+func (r RunHooks) Waiting(until time.Time, message string) {
+	if r.h.run != nil {
+		data, _ := json.Marshal(engine.WaitData{Until: until, Message: message})
+		r.h.recorded(engine.Event{Type: engine.EventWait, Data: data})
+	}
+}
 
 // HooksOf are the hooks of p (none when p has none, or run is nil) for
 // run.

@@ -378,9 +378,10 @@ func (s TaskSpec) Policy(task string) engine.Policy {
 // Attempt makes attempt next of the task whose history is h, in wt, as a
 // worker does for a task submitted to Temporal: with the worker's agents
 // (s.Commands) and prices, the gate against baseline, the loop rules. It
-// decides nothing.
+// decides nothing. j (nil: none) is told of its events as a task's journal
+// is (a wait for a rate limit).
 func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *git.Worktree, baseline *gate.Report,
-	h engine.History, next engine.Next) engine.AttemptOutcome {
+	h engine.History, next engine.Next, j engine.TaskRecorder) engine.AttemptOutcome {
 	tiers, _, bad := s.agents(p)
 	if bad != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
@@ -389,7 +390,9 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	if err != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}}
 	}
-	return engine.RunAttempt(ctx, s.options(p, runID, task, wt, baseline, tiers), h, next)
+	o := s.options(p, runID, task, wt, baseline, tiers)
+	o.Journal = j
+	return engine.RunAttempt(ctx, o, h, next)
 }
 
 // AskPlanner asks the task's planner (its [planner], else its first tier)

@@ -126,7 +126,7 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
 	hooks := runner.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
-	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, p.TaskObserver, time.Second)
+	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, hooked(p.TaskObserver, hooks, 0), time.Second)
 	closeObserver(p.TaskObserver)
 	if err := followed(ctx, p, "task", id, err, run, func() error { return saveTask(run, res) }); err != nil {
 		return id, nil, err
@@ -270,6 +270,49 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 	hooks.BatchEnded(sum)
 	return id, &sum, nil
 }
+
+// hookedObserver follows a task on Temporal for obs (nil: nobody) and its
+// hooks, which get each attempt judged after the first from (those made
+// before this follower, which others told) as those of a task run here do.
+type hookedObserver struct {
+	obs   engine.TaskObserver
+	hooks runner.RunHooks
+	from  int
+}
+
+// hooked is obs, and the hooks of the attempts after the first from, as
+// one observer; obs when there are no hooks.
+func hooked(obs engine.TaskObserver, hooks runner.RunHooks, from int) engine.TaskObserver {
+	if !hooks.Any() {
+		return obs
+	}
+	return hookedObserver{obs: obs, hooks: hooks, from: from}
+}
+
+func (o hookedObserver) AttemptStarted(p engine.TaskProgress) {
+	if o.obs != nil {
+		o.obs.AttemptStarted(p)
+	}
+}
+
+func (o hookedObserver) Phase(p engine.TaskProgress, phase string) {
+	if o.obs != nil {
+		o.obs.Phase(p, phase)
+	}
+}
+
+func (o hookedObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
+	if o.obs != nil {
+		o.obs.AttemptDone(p, a)
+	}
+	if a.Number > o.from {
+		o.hooks.Attempt(a)
+	}
+}
+
+// Waiting tells the hooks that the task waits for a rate limit to reset
+// (flow.Waiter).
+func (o hookedObserver) Waiting(until time.Time, message string) { o.hooks.Waiting(until, message) }
 
 // taskStopped tells of task id ended with status when it is to be resumed,
 // as a local task's end does.
@@ -472,6 +515,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 	}
 	defer c.Close()
 	say := say(rp.Parts)
+	hooks := runner.HooksOf(rp.Parts, run) // as those of a resume here: started again, attempts, end
 	if run.Meta.Command == "batch" {
 		if limits.Any() {
 			return out, &runner.UsageError{Err: errors.New("a batch on Temporal takes no new limits")}
@@ -505,6 +549,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 			}
 			say.Progress(fmt.Sprintf("resuming batch %s on %s: %d of %s done, %d resumed from their history", run.ID, t.Address,
 				done, plural.N(len(in.Spec.Tasks), "task"), len(in.Resume.Runs)))
+			hooks.Resumed()
 			closed = false
 		}
 		if !closed {
@@ -515,6 +560,12 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 		}
 		if err := saveBatch(run, sum); err != nil {
 			return out, err
+		}
+		if !closed {
+			if n := runner.StoppedBatch(run.ID, sum.Status); n != "" {
+				say.Notice(n)
+			}
+			hooks.BatchEnded(sum)
 		}
 		out.Batch = sum
 		return out, nil
@@ -531,6 +582,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 	if err != nil {
 		return out, fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)
 	}
+	made := 0 // the attempts made before this resume follows the task
 	if closed && runner.Resumable(res.Status) || closed && res.Status == engine.StatusBudgetExceeded {
 		p, err := flow.Query(ctx, c, run.ID)
 		if err != nil {
@@ -545,19 +597,27 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 			return out, err
 		}
 		say.Progress(fmt.Sprintf("resuming task %s on %s after %s", run.ID, t.Address, plural.N(len(in.Carry.History.Attempts), "attempt")))
-		closed = false
+		hooks.Resumed()
+		closed, made = false, len(in.Carry.History.Attempts)
+	} else if !closed {
+		if p, err := flow.Query(ctx, c, run.ID); err == nil {
+			made = len(p.History.Attempts)
+		}
 	}
 	if !closed {
 		pt := rp.task(env)
-		res, err = flow.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, pt.TaskObserver, time.Second)
+		res, err = flow.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, hooked(pt.TaskObserver, hooks, made), time.Second)
 		closeObserver(pt.TaskObserver)
 		if err != nil {
 			return out, err
 		}
-		taskStopped(rp.Parts, run.ID, res.Status)
 	}
 	if err := saveTask(run, res); err != nil {
 		return out, err
+	}
+	if !closed {
+		taskStopped(rp.Parts, run.ID, res.Status)
+		hooks.TaskEnded(res)
 	}
 	out.Task = res
 	return out, nil
