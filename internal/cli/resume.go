@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
@@ -88,6 +89,13 @@ limits. A run that ended done is only printed.`,
 			Loop:    func() runner.Parts { return observed(stdio.Parts(o.quiet, false, true)) },
 			Batch:   func(total int) (runner.BatchParts, func()) { return stdio.Hooked().BatchParts(o.quiet, total) },
 			Connect: stdio.Connect(o.env),
+			Hooks: func(dir string) *hooks.Dispatcher { // the run's, as it was started
+				cfg, err := stdio.RunConfig(o.env, dir)
+				if err != nil {
+					return stdio.Hooks()
+				}
+				return stdio.HooksOf(cfg)
+			},
 		}
 		out, err := runs.Resume(cmd.Context(), root, args[0], o.limits, rp)
 		if err != nil {

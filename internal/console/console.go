@@ -71,12 +71,18 @@ func (s *Stdio) Hooks() *hooks.Dispatcher {
 			return nil
 		}
 	}
+	s.hookd = s.HooksOf(cfg)
+	return s.hookd
+}
+
+// HooksOf are the hooks of cfg, with the desktop notification when stderr
+// is a terminal (unless notify = false); nil when there are none.
+func (s *Stdio) HooksOf(cfg *config.Config) *hooks.Dispatcher {
 	var terminal io.Writer // rings the bell at a long run's end
 	if s.ErrIsTerminal {
 		terminal = s.Err
 	}
-	s.hookd = cfg.Dispatcher(s.Environ, s.Reporter().Warn, terminal)
-	return s.hookd
+	return cfg.Dispatcher(s.Environ, s.Reporter().Warn, terminal)
 }
 
 // WaitHooks waits for the hooks under way, each within its time limit.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/runner"
@@ -38,6 +39,21 @@ type ResumeParts struct {
 	Batch func(total int) (runner.BatchParts, func())
 	// Connect is how to reach the server of a run on Temporal.
 	Connect Connect
+	// Hooks, when set, gives the hooks of the configuration of the
+	// directory a run was started in (dir), which fire for its resume as
+	// they fired for the run, wherever resume is typed; nil: the hooks of
+	// the parts.
+	Hooks func(dir string) *hooks.Dispatcher
+
+	hooks *hooks.Dispatcher // Hooks's for the run resumed, once known
+}
+
+// withHooks are p with the hooks of the run resumed, when Hooks gave them.
+func (rp ResumeParts) withHooks(p runner.Parts) runner.Parts {
+	if rp.Hooks != nil {
+		p.Hooks = rp.hooks
+	}
+	return p
 }
 
 // task makes the parts of a resumed task, env their EnvValue.
@@ -47,7 +63,7 @@ func (rp ResumeParts) task(env runner.EnvValue) runner.Parts {
 		p = rp.Task()
 	}
 	p.EnvValue = env
-	return p
+	return rp.withHooks(p)
 }
 
 // loop makes the parts of a resumed loop, env their EnvValue.
@@ -57,7 +73,7 @@ func (rp ResumeParts) loop(env runner.EnvValue) runner.Parts {
 		p = rp.Loop()
 	}
 	p.EnvValue = env
-	return p
+	return rp.withHooks(p)
 }
 
 // batch makes the parts of a resumed batch, env their EnvValue and that
@@ -68,11 +84,12 @@ func (rp ResumeParts) batch(total int, env runner.EnvValue) (runner.BatchParts, 
 		bp, end = rp.Batch(total)
 	}
 	bp.Parts.EnvValue = env
+	bp.Parts = rp.withHooks(bp.Parts)
 	if forTask := bp.ForTask; forTask != nil {
 		bp.ForTask = func(id string) runner.Parts {
 			p := forTask(id)
 			p.EnvValue = env
-			return p
+			return rp.withHooks(p)
 		}
 	}
 	return bp, end
@@ -130,6 +147,10 @@ func Resume(ctx context.Context, root, id string, limits runner.Limits, rp Resum
 	env, err := rp.env(run.Meta.Cwd)
 	if err != nil {
 		return out, err
+	}
+	if rp.Hooks != nil {
+		rp.hooks = rp.Hooks(run.Meta.Cwd)
+		rp.Parts = rp.withHooks(rp.Parts)
 	}
 	if run.Meta.Temporal != nil {
 		return resumeTemporal(ctx, run, limits, rp, env)
