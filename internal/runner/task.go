@@ -117,6 +117,10 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 				Backend: s.Tiers[0].Backend, Details: "interrupted while its worktree was made"})
 			res.RunID, res.Task = id, t.Prompt
 			p.notice("%s", StoppedTask(id, t.Parent, res.Status))
+			// Its journal is not open yet: its hooks are told here.
+			h := hookRun{d: p.Hooks, run: run}
+			h.recorded(engine.Event{Type: engine.EventStart})
+			h.taskEnded(res)
 			return res, nil
 		}
 		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w (run %s keeps the task: jlgcli resume %s once this is fixed)", err, id, id)
