@@ -335,3 +335,29 @@ func TestHooksOfATaskOnWorkers(t *testing.T) {
 		t.Errorf("hook events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestStopADetachedTask: a task submitted with --detach, which no jlgcli
+// follows, is stopped all the same; its record learns from the server that
+// it ended interrupted.
+func TestStopADetachedTask(t *testing.T) {
+	w := newWorld(t, "JLGCLI_E2E_SLOW=318")
+	w.worker("w1")
+	stdout, stderr, code := w.run(w.submit("--detach", "Fix the answer")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	id := strings.TrimSpace(stdout)
+	w.firstCall()
+	stdout, stderr, code = w.run("stop", "--json", id)
+	var run struct{ ID, Status string }
+	if code != 0 || json.Unmarshal([]byte(stdout), &run) != nil || run.ID != id || run.Status != "interrupted" {
+		t.Fatalf("stop: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if running("318") {
+		t.Error("the agent still runs after stop returned")
+	}
+	out, stderr, code := w.run("runs", "--json")
+	if code != 0 || !strings.Contains(out, `"status": "interrupted"`) {
+		t.Errorf("runs after the stop: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
