@@ -247,6 +247,10 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			stop = d.Stop
 			break
 		}
+		if stoppable && ctx.Err() != nil { // cancelled as the attempt ended: no other starts
+			stop = stopOf(engine.StatusInterrupted, fmt.Sprintf("interrupted after attempt %d (the workflow was cancelled: jlgcli stop)", next.Number))
+			break
+		}
 		if len(c.History.Attempts)-started >= AttemptsPerRun || workflow.GetInfo(ctx).GetCurrentHistoryLength() >= MaxHistoryEvents {
 			in.Carry = c
 			return engine.TaskResult{}, workflow.NewContinueAsNewError(ctx, TaskWorkflowName, in)
