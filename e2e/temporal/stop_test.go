@@ -272,13 +272,13 @@ func TestStopABatchOnWorkers(t *testing.T) {
 	}
 }
 
-// waitAgent is rate limited at its first call (a reset in 12s), answers
+// waitAgent is rate limited at its first call (a reset in 15s), answers
 // wrong at its second and right at its third.
 const waitAgent = `#!/bin/sh
 cat > /dev/null
 echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
 case $(wc -l < "$JLGCLI_E2E_CALLS") in
-1) echo "Error 429: rate limit reached, try again in 12s" >&2; exit 1;;
+1) echo "Error 429: rate limit reached, try again in 15s" >&2; exit 1;;
 2) echo wrong > answer.txt; echo "tried";;
 *) echo right > answer.txt; echo "fixed the answer";;
 esac

@@ -291,7 +291,9 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	ctx, end := w.start(ctx)
 	defer end()
 	waits := &waits{}
-	defer w.beatWith(ctx, func() []any { return []any{Beat{Attempt: in.Next.Number, Wait: waits.last()}} })()
+	details := func() []any { return []any{Beat{Attempt: in.Next.Number, Wait: waits.last()}} }
+	waits.told = func() { activity.RecordHeartbeat(ctx, details()...) } // at once, not at the next beat
+	defer w.beatWith(ctx, details)()
 	leave, err := w.machine.enter(ctx)
 	if err != nil {
 		return engine.AttemptOutcome{}, fmt.Errorf("attempt %d waited for a place on this worker: %w", in.Next.Number, err)
@@ -374,6 +376,8 @@ type Beat struct {
 type waits struct {
 	mu   sync.Mutex
 	wait *engine.TaskWait
+	// told, when set, is called once a wait is kept.
+	told func()
 }
 
 func (j *waits) Record(ev engine.Event) error {
@@ -388,6 +392,9 @@ func (j *waits) Record(ev engine.Event) error {
 	j.mu.Lock()
 	j.wait = &d
 	j.mu.Unlock()
+	if j.told != nil {
+		j.told()
+	}
 	return nil
 }
 
