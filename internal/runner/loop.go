@@ -44,7 +44,7 @@ type LoopSpec struct {
 	Baseline     bool                `json:"baseline,omitempty"`
 	Checklist    string              `json:"checklist,omitempty"`
 	Premature    config.Premature    `json:"premature"`
-	Sandbox      sandbox.Config      `json:"sandbox,omitempty"`
+	Sandbox      sandbox.Config      `json:"sandbox,omitzero"`
 }
 
 // LoopSpecOf makes the spec of a loop of backend from the configuration.

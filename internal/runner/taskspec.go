@@ -47,7 +47,7 @@ type TaskSpec struct {
 	DirtyLeftOut bool         `json:"dirtyLeftOut,omitempty"`
 	// Sandbox is how its agents and checks are confined, here and on a
 	// worker.
-	Sandbox sandbox.Config `json:"sandbox,omitempty"`
+	Sandbox sandbox.Config `json:"sandbox,omitzero"`
 }
 
 // TierSpec is one developer tier (or the planner) of a task.

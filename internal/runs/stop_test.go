@@ -52,7 +52,10 @@ func command(t *testing.T, work, dir string, args ...string) *jlgcli {
 	j.cmd.Env = []string{"RUNS_TEST_JLGCLI=1", "PATH=/usr/bin:/bin", "WORK=" + work,
 		"HOME=" + filepath.Join(work, "home"), "XDG_CONFIG_HOME=" + filepath.Join(work, "xdg"),
 		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com",
-		"GORACE=atexit_sleep_ms=0"}
+		"GORACE=atexit_sleep_ms=0",
+		// The scripts' marks are in work, outside the agents' working
+		// directory: writable to them when they run confined.
+		"JLGCLI_SANDBOX_ALLOW_WRITE=" + work}
 	j.cmd.Stdout, j.cmd.Stderr = &j.stdout, &j.stderr
 	return j
 }
