@@ -68,23 +68,7 @@ func runInit(args []string) (int, error) {
 		if err != nil {
 			return 126, err
 		}
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					u, err := net.Dial("unix", r.socket)
-					if err != nil {
-						return
-					}
-					defer u.Close()
-					pipe(c, u)
-				}()
-			}
-		}()
+		go forward(ln, "unix", r.socket)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr

@@ -119,7 +119,7 @@ func (b *Box) listen(dir string, hosts []string) (*network, error) {
 			n.relays = append(n.relays, relay{addr: "127.0.0.1:" + strconv.Itoa(e.port), socket: sock})
 			target := net.JoinHostPort("127.0.0.1", strconv.Itoa(e.port))
 			n.wg.Add(1)
-			go func() { defer n.wg.Done(); forward(ln, target) }()
+			go func() { defer n.wg.Done(); forward(ln, "tcp", target) }()
 			continue
 		}
 		eps = append(eps, e)
@@ -175,8 +175,9 @@ func (n *network) close() {
 	n.wg.Wait()
 }
 
-// forward relays each connection of ln to target until ln is closed.
-func forward(ln net.Listener, target string) {
+// forward relays each connection of ln to target (of network "tcp" or
+// "unix") until ln is closed.
+func forward(ln net.Listener, network, target string) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -184,7 +185,7 @@ func forward(ln net.Listener, target string) {
 		}
 		go func() {
 			defer c.Close()
-			t, err := net.DialTimeout("tcp", target, 10*time.Second)
+			t, err := net.DialTimeout(network, target, 10*time.Second)
 			if err != nil {
 				return
 			}
