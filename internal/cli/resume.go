@@ -6,10 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -75,28 +73,8 @@ limits. A run that ended done is only printed.`,
 		if err != nil {
 			return err
 		}
-		var started []runner.Parts // their live lines end once the result is printed
-		defer func() { ui.Close(started...) }()
-		observed := func(p runner.Parts) runner.Parts {
-			started = append(started, p)
-			return p
-		}
-		rp := runs.ResumeParts{
-			Parts:   stdio.Parts(o.quiet, false, false),
-			Quiet:   o.quiet,
-			Env:     func(dir string) (runner.EnvValue, error) { return o.envValue(stdio, dir) },
-			Task:    func() runner.Parts { return observed(stdio.Parts(o.quiet, true, false)) },
-			Loop:    func() runner.Parts { return observed(stdio.Parts(o.quiet, false, true)) },
-			Batch:   func(total int) (runner.BatchParts, func()) { return stdio.Hooked().BatchParts(o.quiet, total) },
-			Connect: stdio.Connect(o.env),
-			Hooks: func(dir string) *hooks.Dispatcher { // the run's, as it was started
-				cfg, err := stdio.RunConfig(o.env, dir)
-				if err != nil {
-					return stdio.Hooks()
-				}
-				return stdio.HooksOf(cfg)
-			},
-		}
+		rp, done := stdio.ResumeParts(o.quiet, o.env)
+		defer done() // the live lines end once the result is printed
 		out, err := runs.Resume(cmd.Context(), root, args[0], o.limits, rp)
 		if err != nil {
 			return err
@@ -105,15 +83,4 @@ limits. A run that ended done is only printed.`,
 		return exit(err, code)
 	}
 	return cmd
-}
-
-// envValue makes resume's --env, the configuration (as dir, the run's
-// directory, sees it) and the environment what gives the run's recorded
-// environment names their values again.
-func (o *resumeOptions) envValue(stdio *Stdio, dir string) (runner.EnvValue, error) {
-	cfg, err := stdio.RunConfig(o.env, dir)
-	if err != nil {
-		return nil, err
-	}
-	return cfg.EnvValue(stdio.Env), nil
 }

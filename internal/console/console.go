@@ -204,3 +204,40 @@ func (s *Stdio) RunConfig(flags *config.Layer, dir string) (*config.Config, erro
 	}
 	return s.LoadConfig(&l)
 }
+
+// ResumeParts are the parts of a resume on the command line
+// (runs.ResumeParts), quiet or not, flags its --env and connection flags:
+// the resumed run's recorded environment and its hooks are those of the
+// configuration as the run's directory sees it, with flags. The function
+// returned ends the live lines of the runs resumed, once the result is
+// printed.
+func (s *Stdio) ResumeParts(quiet bool, flags *config.Layer) (runs.ResumeParts, func()) {
+	var started []runner.Parts
+	observed := func(p runner.Parts) runner.Parts {
+		started = append(started, p)
+		return p
+	}
+	rp := runs.ResumeParts{
+		Parts: s.Parts(quiet, false, false),
+		Quiet: quiet,
+		Env: func(dir string) (runner.EnvValue, error) {
+			cfg, err := s.RunConfig(flags, dir)
+			if err != nil {
+				return nil, err
+			}
+			return cfg.EnvValue(s.Env), nil
+		},
+		Task:    func() runner.Parts { return observed(s.Parts(quiet, true, false)) },
+		Loop:    func() runner.Parts { return observed(s.Parts(quiet, false, true)) },
+		Batch:   func(total int) (runner.BatchParts, func()) { return s.Hooked().BatchParts(quiet, total) },
+		Connect: s.Connect(flags),
+		Hooks: func(dir string) *hooks.Dispatcher { // the run's, as it was started
+			cfg, err := s.RunConfig(flags, dir)
+			if err != nil {
+				return s.Hooks()
+			}
+			return s.HooksOf(cfg)
+		},
+	}
+	return rp, func() { ui.Close(started...) }
+}

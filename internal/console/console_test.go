@@ -80,3 +80,38 @@ func TestLoadConfigNamesTheFlag(t *testing.T) {
 		t.Errorf("LoadConfig(--cwd gone) = %v, want an error naming --cwd", err)
 	}
 }
+
+// A resume gives the run's recorded environment names the values, and
+// fires the hooks, of the configuration as the run's directory sees it,
+// --env first; not those of the directory where resume is typed.
+func TestResumePartsReadTheRunsDirectory(t *testing.T) {
+	proj := project(t)
+	toml := "[env]\nTOKEN = \"project\"\n\n[[hooks]]\non = [\"*\"]\ncommand = [\"true\"]\n"
+	if err := os.WriteFile(filepath.Join(proj, "jlgcli.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := stdio(t, t.TempDir())
+	rp, done := s.ResumeParts(true, &config.Layer{Name: "flag"})
+	defer done()
+	value, err := rp.Env(proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := value("", "TOKEN"); v != "project" || !ok {
+		t.Errorf("TOKEN = %q, %v; want the run's project file's", v, ok)
+	}
+	if d := rp.Hooks(proj); d == nil || len(d.Hooks) != 1 {
+		t.Errorf("Hooks(run's directory) = %+v, want its one hook", d)
+	}
+	if d := rp.Hooks(t.TempDir()); d != nil {
+		t.Errorf("Hooks(a directory without hooks) = %+v, want none", d)
+	}
+	rp, done = s.ResumeParts(true, &config.Layer{Name: "flag", Env: map[string]string{"TOKEN": "flag"}})
+	defer done()
+	if value, err = rp.Env(proj); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := value("", "TOKEN"); v != "flag" {
+		t.Errorf("TOKEN with --env TOKEN=flag = %q, want flag", v)
+	}
+}
