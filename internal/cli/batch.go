@@ -9,7 +9,6 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
@@ -90,12 +89,8 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 		return err
 	}
 
-	temporal := cfg.Temporal.Address != ""
-	if !temporal && (o.task.repoURL != "" || o.task.detach || o.task.heartbeatSet) {
-		return usagef("--repo, --detach and --heartbeat-timeout are for a batch sent to a Temporal server (--temporal HOST:PORT)")
-	}
-	if !temporal && cfg.Merge == git.MergePush {
-		return keyError(cfg, "merge", "push is for a batch sent to a Temporal server (--temporal); here: squash or none")
+	if err := runs.CheckLocal(cfg, "batch", o.task.submission(o.base), o.task.heartbeatSet); err != nil {
+		return err
 	}
 	dir, err := runs.BatchRepo(ctx, cfg)
 	if err != nil {
@@ -115,7 +110,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 		view.BatchPlan(stdio.Out, spec, plan.Levels)
 		return nil
 	}
-	if temporal {
+	if cfg.Temporal.Address != "" {
 		return runBatchTemporal(ctx, stdio, cfg, o, spec)
 	}
 	bp, closeBoard := stdio.Hooked().BatchParts(cfg.Quiet, len(spec.Tasks))

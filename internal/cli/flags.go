@@ -90,7 +90,3 @@ func bindKey(fs *pflag.FlagSet, k config.Key, name, short, usage, def string, l 
 
 // flagLayer is the layer of a command's flags.
 func flagLayer() *config.Layer { return &config.Layer{Name: "flag"} }
-
-// keyError is a value of key that the command cannot take, naming where it
-// came from (config.Config.KeyError).
-func keyError(cfg *config.Config, key, msg string) *config.Error { return cfg.KeyError(key, msg) }

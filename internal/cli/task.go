@@ -11,7 +11,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/flow"
-	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
@@ -96,11 +95,8 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 	if cfg.Temporal.Address != "" {
 		return runTaskTemporal(ctx, stdio, cfg, o, prompt)
 	}
-	switch {
-	case o.repoURL != "" || o.detach || o.heartbeatSet:
-		return usagef("--repo, --detach and --heartbeat-timeout are for a task sent to a Temporal server (--temporal HOST:PORT)")
-	case cfg.Merge == git.MergePush:
-		return keyError(cfg, "merge", "push is for a task sent to a Temporal server (--temporal); here: squash or none")
+	if err := runs.CheckLocal(cfg, "task", o.submission(o.base), o.heartbeatSet); err != nil {
+		return err
 	}
 	s, failed, err := runs.TaskSpec(ctx, cfg, o.plan, stdio.Base())
 	if err != nil {

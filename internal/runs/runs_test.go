@@ -193,3 +193,33 @@ func TestSameRemote(t *testing.T) {
 		}
 	}
 }
+
+// A task or batch run here refuses what only a submission to Temporal
+// does, naming its kind; sent to a server, it is not refused here.
+func TestCheckLocal(t *testing.T) {
+	here := &config.Config{Merge: git.MergeSquash, Sources: map[string]string{"merge": "flag"}}
+	push := &config.Config{Merge: git.MergePush, Sources: map[string]string{"merge": "flag"}}
+	server := &config.Config{Merge: git.MergePush, Temporal: config.Temporal{Address: "127.0.0.1:1"}}
+	for _, kind := range []string{"task", "batch"} {
+		for _, sub := range []Submission{{RepoURL: "https://example.com/r.git"}, {Detach: true}} {
+			err := CheckLocal(here, kind, sub, false)
+			if want := "--repo, --detach and --heartbeat-timeout are for a " + kind + " sent to a Temporal server (--temporal HOST:PORT)"; !runner.IsUsage(err) || err.Error() != want {
+				t.Errorf("CheckLocal(%s, %+v) = %v, want the usage error %q", kind, sub, err, want)
+			}
+		}
+		if err := CheckLocal(here, kind, Submission{}, true); !runner.IsUsage(err) {
+			t.Errorf("CheckLocal(%s, --heartbeat-timeout) = %v, want a usage error", kind, err)
+		}
+		err := CheckLocal(push, kind, Submission{}, false)
+		var cerr *config.Error
+		if want := "command line: --merge: push is for a " + kind + " sent to a Temporal server (--temporal); here: squash or none"; !errors.As(err, &cerr) || err.Error() != want {
+			t.Errorf("CheckLocal(%s, --merge push) = %v, want the configuration error %q", kind, err, want)
+		}
+		if err := CheckLocal(here, kind, Submission{Heartbeat: time.Minute}, false); err != nil {
+			t.Errorf("CheckLocal(%s) without a Temporal flag = %v, want none", kind, err)
+		}
+		if err := CheckLocal(server, kind, Submission{Detach: true}, true); err != nil {
+			t.Errorf("CheckLocal(%s) with a server = %v, want none", kind, err)
+		}
+	}
+}

@@ -136,6 +136,21 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	return id, &res, nil
 }
 
+// CheckLocal refuses, for a task or batch (kind) that runs here because
+// cfg names no Temporal server, what only a submission to one does: sub's
+// repository or detach, a heartbeat timeout given (heartbeatGiven), and
+// merge = push (a *config.Error); it checks nothing when cfg names one.
+func CheckLocal(cfg *config.Config, kind string, sub Submission, heartbeatGiven bool) error {
+	switch {
+	case cfg.Temporal.Address != "":
+	case sub.RepoURL != "" || sub.Detach || heartbeatGiven:
+		return usagef("--repo, --detach and --heartbeat-timeout are for a %s sent to a Temporal server (--temporal HOST:PORT)", kind)
+	case cfg.Merge == git.MergePush:
+		return cfg.KeyError("merge", "push is for a "+kind+" sent to a Temporal server (--temporal); here: squash or none")
+	}
+	return nil
+}
+
 // checkTemporal refuses what a submission to Temporal cannot do.
 func checkTemporal(cfg *config.Config, sub Submission) error {
 	if sub.Heartbeat < 10*time.Second {
