@@ -39,13 +39,9 @@ Ctrl-C stops the server; the runs go on.`),
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8421", "HOST:PORT to listen on (port 0: any free one)")
 	cmd.Flags().StringVar(&o.token, "token", "", "the token every request must carry (default: $JLGCLI_SERVE_TOKEN); needed off loopback")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		token := o.token
-		if token == "" {
-			token = stdio.Env("JLGCLI_SERVE_TOKEN")
-		}
-		if serve.NeedsToken(o.addr) && token == "" {
-			return &hintError{usagef("--addr %s is not a loopback address: the board needs a token there", o.addr),
-				"give one with --token TOKEN or JLGCLI_SERVE_TOKEN, or listen on 127.0.0.1"}
+		token, err := serve.Token(o.addr, o.token, stdio.Env)
+		if err != nil {
+			return err
 		}
 		root, err := o.root(stdio)
 		if err != nil {

@@ -116,6 +116,20 @@ func urlPath(r *http.Request) string {
 	return p
 }
 
+// Token is the token of a server listening on addr: given (--token), else
+// the environment's JLGCLI_SERVE_TOKEN (getenv). An address that is not
+// loopback without one is a *runner.UsageError saying how to give one.
+func Token(addr, given string, getenv func(string) string) (string, error) {
+	if given == "" {
+		given = getenv("JLGCLI_SERVE_TOKEN")
+	}
+	if NeedsToken(addr) && given == "" {
+		return "", &runner.UsageError{Err: fmt.Errorf("--addr %s is not a loopback address: the board needs a token there", addr),
+			Hint: "give one with --token TOKEN or JLGCLI_SERVE_TOKEN, or listen on 127.0.0.1"}
+	}
+	return given, nil
+}
+
 // NeedsToken reports whether a server listening on addr must have a
 // token: any address but a loopback one.
 func NeedsToken(addr string) bool {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -240,6 +241,32 @@ func TestLoopbackOnlyWithoutToken(t *testing.T) {
 		if NeedsToken(addr) != want {
 			t.Errorf("NeedsToken(%q) = %v", addr, !want)
 		}
+	}
+}
+
+// --token, else JLGCLI_SERVE_TOKEN, is the token; off loopback one is
+// needed: without it, a usage error saying how to give one.
+func TestTokenOfFlagOrEnvironment(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "JLGCLI_SERVE_TOKEN" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, c := range []struct{ addr, given, env, want string }{
+		{"0.0.0.0:80", "flag", "env", "flag"}, {"0.0.0.0:80", "", "env", "env"}, {"127.0.0.1:0", "", "", ""},
+	} {
+		if got, err := Token(c.addr, c.given, env(c.env)); got != c.want || err != nil {
+			t.Errorf("Token(%s, %q, $JLGCLI_SERVE_TOKEN=%q) = %q, %v; want %q", c.addr, c.given, c.env, got, err, c.want)
+		}
+	}
+	_, err := Token("0.0.0.0:80", "", env(""))
+	var u *runner.UsageError
+	if !errors.As(err, &u) || err.Error() != "--addr 0.0.0.0:80 is not a loopback address: the board needs a token there" ||
+		u.Hint != "give one with --token TOKEN or JLGCLI_SERVE_TOKEN, or listen on 127.0.0.1" {
+		t.Errorf("Token off loopback without one = %v, want the usage error with its hint", err)
 	}
 }
 
