@@ -57,11 +57,7 @@ or killed, from its journal.`,
 		if err != nil {
 			return err
 		}
-		if o.output == "" {
-			_, err = stdio.Out.Write(out)
-			return err
-		}
-		return runs.WriteReport(stdio.WorkDir, o.output, out)
+		return runs.WriteReport(stdio.Out, stdio.WorkDir, o.output, out)
 	}
 	return cmd
 }

@@ -79,10 +79,11 @@ func TestReportFormat(t *testing.T) {
 	}
 }
 
-// A report written to a relative path lands in the command's directory.
+// A report written to a relative path lands in the command's directory;
+// without a path, on the writer.
 func TestWriteReport(t *testing.T) {
 	dir := t.TempDir()
-	if err := runs.WriteReport(func() (string, error) { return dir, nil }, "r.md", []byte("# report\n")); err != nil {
+	if err := runs.WriteReport(nil, func() (string, error) { return dir, nil }, "r.md", []byte("# report\n")); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "r.md")); err != nil || string(b) != "# report\n" {
@@ -90,8 +91,12 @@ func TestWriteReport(t *testing.T) {
 	}
 	noDir := func() (string, error) { return "", errors.New("no directory") }
 	abs := filepath.Join(dir, "abs.md")
-	if err := runs.WriteReport(noDir, abs, []byte("x")); err != nil {
+	if err := runs.WriteReport(nil, noDir, abs, []byte("x")); err != nil {
 		t.Errorf("WriteReport to an absolute path asked for the directory: %v", err)
+	}
+	var out strings.Builder
+	if err := runs.WriteReport(&out, noDir, "", []byte("# report\n")); err != nil || out.String() != "# report\n" {
+		t.Errorf("WriteReport to no file wrote %q, %v; want the report on the writer", out.String(), err)
 	}
 }
 

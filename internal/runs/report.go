@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,8 +124,12 @@ func ReportFormat(format string, given, asJSON bool, output string) (string, err
 }
 
 // WriteReport writes a report, out, to the file path: when path is
-// relative, in the directory that dir gives.
-func WriteReport(dir func() (string, error), path string, out []byte) error {
+// relative, in the directory that dir gives; "": to w.
+func WriteReport(w io.Writer, dir func() (string, error), path string, out []byte) error {
+	if path == "" {
+		_, err := w.Write(out)
+		return err
+	}
 	if !filepath.IsAbs(path) {
 		d, err := dir()
 		if err != nil {
