@@ -5,8 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -47,14 +45,6 @@ func completeRuns(stdio *Stdio) func(*cobra.Command, []string, string) ([]string
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		root, err := (&storeFlags{}).root(stdio)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		list, err := runs.List(root, store.Filter{})
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		return view.Completions(list, prefix), cobra.ShellCompDirectiveNoFileComp
+		return stdio.Completions(prefix), cobra.ShellCompDirectiveNoFileComp
 	}
 }

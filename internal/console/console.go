@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/ui"
+	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // Stdio is the world a command sees: its streams and environment, injected
@@ -133,6 +134,16 @@ func (s *Stdio) Parts(quiet, task, loop bool) runner.Parts {
 	return s.Hooked().Parts(quiet, task, loop)
 }
 
+// Once are the parts of a single agent call (run): its live line on Err
+// (ui.Progress) only, none when quiet.
+func (s *Stdio) Once(quiet bool) runner.Parts {
+	var p runner.Parts
+	if !quiet {
+		p.LoopObserver = ui.NewProgress(s.Term().Screen())
+	}
+	return p
+}
+
 // Hooked is Term with the configuration's hooks: a batch's parts are
 // Hooked().BatchParts.
 func (s *Stdio) Hooked() ui.Terminal {
@@ -179,6 +190,21 @@ func (s *Stdio) StateRoot(stateDir string) (string, error) {
 		stateDir = cfg.StateDir
 	}
 	return runner.StateRoot(s.Parts(true, false, false), cfg.Cwd, stateDir)
+}
+
+// Completions are the shell's completions of a run id that starts with
+// prefix among the runs kept here (view.Completions); none when they
+// cannot be read.
+func (s *Stdio) Completions(prefix string) []string {
+	root, err := s.StateRoot("")
+	if err != nil {
+		return nil
+	}
+	list, err := runs.List(root, store.Filter{})
+	if err != nil {
+		return nil
+	}
+	return view.Completions(list, prefix)
 }
 
 // Connect is how to reach the server of a run on Temporal: as its record

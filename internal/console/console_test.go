@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // stdio is a world with no user file and no JLGCLI_* variable, working
@@ -113,5 +114,42 @@ func TestResumePartsReadTheRunsDirectory(t *testing.T) {
 	}
 	if v, _ := value("", "TOKEN"); v != "flag" {
 		t.Errorf("TOKEN with --env TOKEN=flag = %q, want flag", v)
+	}
+}
+
+// A single call has its live line unless quiet, and nothing else.
+func TestOnce(t *testing.T) {
+	s := stdio(t, t.TempDir())
+	if p := s.Once(false); p.LoopObserver == nil || p.TaskObserver != nil || p.Hooks != nil {
+		t.Errorf("Once(not quiet) = %+v, want the live line only", p)
+	}
+	if p := s.Once(true); p.LoopObserver != nil {
+		t.Errorf("Once(quiet) = %+v, want no live line", p)
+	}
+}
+
+// A run id completes among the runs kept here; with none readable, to
+// nothing.
+func TestCompletions(t *testing.T) {
+	s := stdio(t, t.TempDir())
+	root, err := s.StateRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "20261125T100000Z-aaaa0001"
+	run, err := store.Create(root, id, store.Meta{Command: "loop", Prompt: "Do it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Close()
+	if got := s.Completions("20261125"); len(got) == 0 || !strings.HasPrefix(got[0], id) {
+		t.Errorf("Completions(20261125) = %q, want %s first", got, id)
+	}
+	if got := s.Completions("1999"); len(got) != 0 {
+		t.Errorf("Completions(1999) = %q, want none", got)
+	}
+	gone := stdio(t, filepath.Join(t.TempDir(), "gone"))
+	if got := gone.Completions(""); got != nil {
+		t.Errorf("Completions in a directory that is gone = %q, want none", got)
 	}
 }
