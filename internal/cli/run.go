@@ -8,7 +8,6 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
@@ -79,10 +78,7 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 			return err
 		}
 	default:
-		var p runner.Parts // its live line only
-		if !cfg.Quiet {
-			p.LoopObserver = ui.NewProgress(stdio.Term().Screen())
-		}
+		p := stdio.Once(cfg.Quiet)
 		res, err = runs.RunOnce(ctx, cfg, a, prompt, p.LoopObserver, stdio.Base())
 		ui.Close(p)
 		if err != nil {
