@@ -17,7 +17,10 @@ import (
 // Layer is one source of settings; nil fields are not set by it.
 type Layer struct {
 	// Name says where the values come from ("flag", a file path, ...).
-	Name            string
+	Name string
+	// Project marks the project file (jlgcli.toml of the repository): it
+	// may tighten the sandbox, never loosen it.
+	Project         bool                   `toml:"-"`
 	Backend         *string                `toml:"backend"`
 	Model           *string                `toml:"model"`
 	MaxIterations   *int                   `toml:"maxIterations"`

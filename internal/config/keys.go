@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"maps"
@@ -488,30 +489,36 @@ var keyTable = []Key{
 			l.sandbox().Mode = &s
 			return nil
 		},
-		apply: scalar(func(l *Layer) *string { return sandboxOf(l).Mode }, func(c *Config, v string) error {
-			m, err := sandbox.ParseMode(v)
-			c.Sandbox.Mode = m
-			return err
-		}),
+		apply: projectTightens(func(l SandboxLayer) bool { return l.Mode != nil && strings.TrimSpace(*l.Mode) != string(sandbox.On) },
+			scalar(func(l *Layer) *string { return sandboxOf(l).Mode }, func(c *Config, v string) error {
+				m, err := sandbox.ParseMode(v)
+				c.Sandbox.Mode = m
+				return err
+			})),
 		print: func(c *Config) string { return string(c.Sandbox.Mode) }},
 	{Name: "sandbox.denyRead", apply: sandboxList(func(l SandboxLayer) []string { return l.DenyRead }, func(c *Config) *[]string { return &c.Sandbox.DenyRead }, sandbox.CheckPath),
 		print: func(c *Config) string { return strings.Join(c.Sandbox.DenyRead, ", ") }},
-	{Name: "sandbox.allowRead", apply: sandboxList(func(l SandboxLayer) []string { return l.AllowRead }, func(c *Config) *[]string { return &c.Sandbox.AllowRead }, sandbox.CheckPath),
+	{Name: "sandbox.allowRead", apply: projectTightens(func(l SandboxLayer) bool { return len(l.AllowRead) > 0 },
+		sandboxList(func(l SandboxLayer) []string { return l.AllowRead }, func(c *Config) *[]string { return &c.Sandbox.AllowRead }, sandbox.CheckPath)),
 		print: func(c *Config) string { return strings.Join(c.Sandbox.AllowRead, ", ") }},
 	{Name: "sandbox.allowWrite", Env: "JLGCLI_SANDBOX_ALLOW_WRITE",
 		parse: func(l *Layer, s string) error {
 			l.sandbox().AllowWrite = filepath.SplitList(s)
 			return nil
 		},
-		apply: sandboxList(func(l SandboxLayer) []string { return l.AllowWrite }, func(c *Config) *[]string { return &c.Sandbox.AllowWrite }, sandbox.CheckPath),
+		apply: projectTightens(func(l SandboxLayer) bool { return len(l.AllowWrite) > 0 },
+			sandboxList(func(l SandboxLayer) []string { return l.AllowWrite }, func(c *Config) *[]string { return &c.Sandbox.AllowWrite }, sandbox.CheckPath)),
 		print: func(c *Config) string { return strings.Join(c.Sandbox.AllowWrite, ", ") }},
-	{Name: "sandbox.allowHosts", apply: sandboxList(func(l SandboxLayer) []string { return l.AllowHosts }, func(c *Config) *[]string { return &c.Sandbox.AllowHosts }, sandbox.CheckHost),
+	{Name: "sandbox.allowHosts", apply: projectTightens(func(l SandboxLayer) bool { return len(l.AllowHosts) > 0 },
+		sandboxList(func(l SandboxLayer) []string { return l.AllowHosts }, func(c *Config) *[]string { return &c.Sandbox.AllowHosts }, sandbox.CheckHost)),
 		print: func(c *Config) string { return strings.Join(c.Sandbox.AllowHosts, ", ") }},
 	{Name: "sandbox.checksNetwork", Kind: "bool", Default: "true",
-		apply: scalar(func(l *Layer) *bool { return sandboxOf(l).ChecksNetwork }, func(c *Config, v bool) error { c.Sandbox.ChecksOffline = !v; return nil }),
+		apply: projectTightens(func(l SandboxLayer) bool { return l.ChecksNetwork != nil && *l.ChecksNetwork },
+			scalar(func(l *Layer) *bool { return sandboxOf(l).ChecksNetwork }, func(c *Config, v bool) error { c.Sandbox.ChecksOffline = !v; return nil })),
 		print: func(c *Config) string { return strconv.FormatBool(!c.Sandbox.ChecksOffline) }},
 	{Name: "sandbox.caches", Kind: "bool", Default: "true",
-		apply: scalar(func(l *Layer) *bool { return sandboxOf(l).Caches }, func(c *Config, v bool) error { c.Sandbox.NoCaches = !v; return nil }),
+		apply: projectTightens(func(l SandboxLayer) bool { return l.Caches != nil && *l.Caches },
+			scalar(func(l *Layer) *bool { return sandboxOf(l).Caches }, func(c *Config, v bool) error { c.Sandbox.NoCaches = !v; return nil })),
 		print: func(c *Config) string { return strconv.FormatBool(!c.Sandbox.NoCaches) }},
 	{Name: "hooks", print: func(c *Config) string {
 		var hs []string
@@ -634,6 +641,19 @@ func absPath(field func(*Layer) **string) func(*Layer, string) error {
 		}
 		*field(l) = &a
 		return nil
+	}
+}
+
+// projectTightens refuses a value of the project file that loosens the
+// sandbox (loosens tells): a repository's jlgcli.toml must not give its
+// agents more of the user's machine than the user gave them.
+func projectTightens(loosens func(SandboxLayer) bool, apply func(*Config, *Layer) (bool, error)) func(*Config, *Layer) (bool, error) {
+	return func(c *Config, l *Layer) (bool, error) {
+		if l.Project && loosens(sandboxOf(l)) {
+			return true, errors.New("a project's jlgcli.toml may tighten the sandbox, not loosen it (a repository would give its agents more of your machine): " +
+				"set it in your user file (~/.config/jlgcli/config.toml), the environment or a flag")
+		}
+		return apply(c, l)
 	}
 }
 

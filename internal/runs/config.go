@@ -39,6 +39,7 @@ func LoadConfig(getenv func(string) string, dir string, flags *config.Layer) (Co
 	if err != nil {
 		return Config{}, err
 	}
+	project.Project = true
 	env, err := config.EnvLayer(getenv)
 	if err != nil {
 		return Config{}, err
