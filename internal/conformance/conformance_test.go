@@ -26,10 +26,13 @@ import (
 
 // hangGuard bounds a jlgcli call: it stops a stuck test, it does not
 // measure speed. Every call but the timeout case also gets --timeout
-// runTimeout, so that jlgcli stops the CLI itself first.
+// runTimeout, so that jlgcli stops the CLI itself first. Both leave room
+// for kilo's start (about 18 CPU seconds each call) on a CI machine that
+// runs the race detector's builds of other packages at the same time: a
+// loop of three kilo calls took 3 minutes there.
 const (
-	hangGuard  = 4 * time.Minute
-	runTimeout = "3m"
+	hangGuard  = 8 * time.Minute
+	runTimeout = "6m"
 )
 
 // tagVar is set to a unique value in the environment of every run, so that

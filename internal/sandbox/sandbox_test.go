@@ -148,9 +148,9 @@ exec 3<>/dev/tcp/127.0.0.1/` + port(allowed.URL) + ` && echo reached-api
 exec 4<>/dev/tcp/127.0.0.1/` + port(other.URL) + ` 2>/dev/null && echo reached-other
 true`
 	run := func(confined bool) string {
-		var out bytes.Buffer
+		var out, errs bytes.Buffer // one each: proc copies them from two goroutines
 		c := proc.Cmd{Argv: []string{"bash", "-c", script}, Dir: work, Env: []string{"HOME=" + home, "PATH=/usr/bin:/bin", "API_BASE_URL=" + allowed.URL},
-			Stdout: &out, Stderr: &out}
+			Stdout: &out, Stderr: &errs}
 		if confined {
 			var release func()
 			var err error
@@ -163,7 +163,7 @@ true`
 		if _, err := proc.Run(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
-		return out.String()
+		return out.String() + errs.String()
 	}
 	got := run(true)
 	for _, want := range []string{"wrote-work", "reached-api"} {
