@@ -25,6 +25,8 @@ import (
 //     directory, and write $HOME/linked through another
 //   - port: connect to 127.0.0.1:$HOSTILE_PORT, another local port, and send
 //     it the key (or, unreadable, its name)
+//   - agent-socket: connect to the user's ssh-agent ($SSH_AUTH_SOCK), a
+//     Unix socket, and send it the key
 //   - branch: from a task's worktree, write a file in the user's checkout
 //     and commit on the user's branch there
 //   - work: write work.txt in its working directory (the change a task
@@ -41,7 +43,9 @@ func hostileAgent() int {
 		case "link":
 			err = viaLinks()
 		case "port":
-			err = sendKey()
+			err = sendKey("tcp", "127.0.0.1:"+os.Getenv("HOSTILE_PORT"))
+		case "agent-socket":
+			err = sendKey("unix", os.Getenv("SSH_AUTH_SOCK"))
 		case "branch":
 			err = moveUserBranch()
 		case "work":
@@ -78,12 +82,12 @@ func viaLinks() error {
 	return os.WriteFile("home-link", []byte("linked"), 0o644)
 }
 
-func sendKey() error {
+func sendKey(network, addr string) error {
 	msg, err := os.ReadFile(os.Getenv("HOSTILE_KEY"))
 	if err != nil {
 		msg = []byte("no key")
 	}
-	c, err := net.DialTimeout("tcp", "127.0.0.1:"+os.Getenv("HOSTILE_PORT"), 5*time.Second)
+	c, err := net.DialTimeout(network, addr, 5*time.Second)
 	if err != nil {
 		return err
 	}
@@ -137,16 +141,21 @@ func killJlgcli() error {
 	return nil
 }
 
-// cmdListen starts a TCP listener on loopback for the rest of the script:
-// its port goes in the variable VAR, and what each connection sends is
-// appended to the file FILE.
+// cmdListen starts a TCP listener on loopback for the rest of the script
+// (with -unix, a Unix socket listener at PATH): its port (its path) goes in
+// the variable VAR, and what each connection sends is appended to the file
+// FILE.
 //
-//	listen VAR FILE
+//	listen [-unix PATH] VAR FILE
 func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: listen VAR FILE")
+	network, addr := "tcp", "127.0.0.1:0"
+	if len(args) > 1 && args[0] == "-unix" {
+		network, addr, args = "unix", ts.MkAbs(args[1]), args[2:]
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: listen [-unix PATH] VAR FILE")
+	}
+	ln, err := net.Listen(network, addr)
 	ts.Check(err)
 	ts.Defer(func() { ln.Close() })
 	file := ts.MkAbs(args[1])
@@ -170,5 +179,9 @@ func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
 			}()
 		}
 	}()
+	if network == "unix" {
+		ts.Setenv(args[0], addr)
+		return
+	}
 	ts.Setenv(args[0], strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 }

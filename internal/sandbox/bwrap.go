@@ -80,7 +80,7 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	var own []string      // the CLI's state, absolute
 	var writable []string // resolved
 	add := func(p string, makeDir bool) {
-		p = expand(p, home)
+		p = expand(p, home, env)
 		if p == "" {
 			return
 		}
@@ -99,11 +99,11 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	add(dir, false)
 	for _, p := range needs.Dirs {
 		add(p, true)
-		own = append(own, expand(p, home))
+		own = append(own, expand(p, home, env))
 	}
 	for _, p := range needs.Files {
 		add(p, false)
-		own = append(own, expand(p, home))
+		own = append(own, expand(p, home, env))
 	}
 	for _, p := range b.cfg.AllowWrite {
 		add(p, false)
@@ -129,7 +129,7 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	// holds them; a writable path they hold (a task's worktree in the state
 	// directory) is made writable again.
 	for _, p := range b.protect {
-		real, err := filepath.EvalSymlinks(expand(p, home))
+		real, err := filepath.EvalSymlinks(expand(p, home, env))
 		if err != nil || !slices.ContainsFunc(writable, func(w string) bool { return inside(real, w) }) {
 			continue
 		}
@@ -140,7 +140,14 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 			}
 		}
 	}
-	for _, p := range b.denied(own, home) {
+	for _, p := range PrivateDirs {
+		if p = expand(p, home, env); p != "" && !slices.ContainsFunc(writable, func(w string) bool { return inside(w, p) }) {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				args = append(args, "--tmpfs", p)
+			}
+		}
+	}
+	for _, p := range b.denied(own, home, env) {
 		fi, err := os.Stat(p)
 		switch {
 		case err != nil:
@@ -191,12 +198,12 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 // allowRead and the call's CLI's own state (own), under the agent's home
 // and jlgcli's, resolved through symbolic links (the target is hidden, so
 // no link leads to it).
-func (b *Box) denied(own []string, home string) []string {
+func (b *Box) denied(own []string, home string, env []string) []string {
 	var out []string
 	for _, h := range slices.Compact([]string{home, b.home}) {
 	next:
 		for _, p := range append(slices.Clone(DefaultDenyRead), b.cfg.DenyRead...) {
-			p = expand(p, h)
+			p = expand(p, h, env)
 			if p == "" {
 				continue
 			}
@@ -206,7 +213,7 @@ func (b *Box) denied(own []string, home string) []string {
 				}
 			}
 			for _, a := range b.cfg.AllowRead {
-				if expand(a, h) == p {
+				if expand(a, h, env) == p {
 					continue next
 				}
 			}
@@ -218,8 +225,12 @@ func (b *Box) denied(own []string, home string) []string {
 	return out
 }
 
-// expand makes p absolute, "~/" being home; "" when it cannot.
-func expand(p, home string) string {
+// expand makes p absolute, "~/" being home and "$NAME" the variable's value
+// in env; "" when it cannot.
+func expand(p, home string, env []string) string {
+	if name, ok := strings.CutPrefix(p, "$"); ok {
+		p = lookup(env, name)
+	}
 	if rest, ok := strings.CutPrefix(p, "~/"); ok {
 		if home == "" {
 			return ""

@@ -112,7 +112,17 @@ var DefaultDenyRead = []string{
 	"~/.claude/.credentials.json", "~/.claude.json", "~/.codex/auth.json",
 	"~/.gemini/oauth_creds.json", "~/.qwen/oauth_creds.json", "~/.copilot",
 	"~/.local/share/opencode/auth.json", "~/.local/share/kilo/auth.json",
+	// Sockets that lead out of any sandbox (a file system does not stop a
+	// connect): the container engines' (root on the host), the user's
+	// ssh-agent (its keys), the system bus, X11.
+	"/var/run/docker.sock", "/run/docker.sock", "/run/podman", "/var/run/podman", "$SSH_AUTH_SOCK",
+	"/run/dbus/system_bus_socket", "/tmp/.X11-unix",
 }
+
+// PrivateDirs are replaced by an empty directory of the sandbox's own,
+// writable: the user session's runtime directory (its bus, its agents'
+// sockets), which tools still expect to write in.
+var PrivateDirs = []string{"$XDG_RUNTIME_DIR"}
 
 // Record is the confinement a run had, as its record and report show it.
 type Record struct {

@@ -134,7 +134,8 @@ func needBwrap(t *testing.T) *Box {
 // unconfined does all of it.
 func TestAgentConfined(t *testing.T) {
 	box := needBwrap(t)
-	home, work := t.TempDir(), t.TempDir()
+	home, work, runtime := t.TempDir(), t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(runtime, "bus"), nil, 0o600)
 	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
 	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("KEY"), 0o600)
 	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "api") }))
@@ -146,10 +147,12 @@ echo x > "$HOME/x" 2>/dev/null && echo wrote-home
 cat "$HOME/.ssh/id_rsa" 2>/dev/null && echo
 exec 3<>/dev/tcp/127.0.0.1/` + port(allowed.URL) + ` && echo reached-api
 exec 4<>/dev/tcp/127.0.0.1/` + port(other.URL) + ` 2>/dev/null && echo reached-other
+test -e "$XDG_RUNTIME_DIR/bus" && echo saw-bus
+touch "$XDG_RUNTIME_DIR/mine" && echo wrote-runtime
 true`
 	run := func(confined bool) string {
 		var out, errs bytes.Buffer // one each: proc copies them from two goroutines
-		c := proc.Cmd{Argv: []string{"bash", "-c", script}, Dir: work, Env: []string{"HOME=" + home, "PATH=/usr/bin:/bin", "API_BASE_URL=" + allowed.URL},
+		c := proc.Cmd{Argv: []string{"bash", "-c", script}, Dir: work, Env: []string{"HOME=" + home, "PATH=/usr/bin:/bin", "API_BASE_URL=" + allowed.URL, "XDG_RUNTIME_DIR=" + runtime},
 			Stdout: &out, Stderr: &errs}
 		if confined {
 			var release func()
@@ -166,18 +169,21 @@ true`
 		return out.String() + errs.String()
 	}
 	got := run(true)
-	for _, want := range []string{"wrote-work", "reached-api"} {
+	for _, want := range []string{"wrote-work", "reached-api", "wrote-runtime"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("confined: %q missing from %q", want, got)
 		}
 	}
-	for _, not := range []string{"wrote-home", "KEY", "reached-other"} {
+	for _, not := range []string{"wrote-home", "KEY", "reached-other", "saw-bus"} {
 		if strings.Contains(got, not) {
 			t.Errorf("confined: %q in %q", not, got)
 		}
 	}
+	if _, err := os.Stat(filepath.Join(runtime, "mine")); err == nil {
+		t.Error("confined: a file written in the private runtime directory is in the user's")
+	}
 	got = run(false)
-	for _, want := range []string{"wrote-work", "wrote-home", "KEY", "reached-api", "reached-other"} {
+	for _, want := range []string{"wrote-work", "wrote-home", "KEY", "reached-api", "reached-other", "saw-bus"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("unconfined: %q missing from %q (the attack must work without the sandbox)", want, got)
 		}
