@@ -71,7 +71,11 @@ func windowUse(ws []store.Window) string {
 func Usage(w io.Writer, u runs.Usage, now time.Time) error {
 	const who = "only an agent logged in with a subscription reports its windows (claude with a claude.ai login)"
 	if len(u.Windows) == 0 {
-		_, err := fmt.Fprintf(w, "no subscription window reported yet: %s\n", who)
+		by := "" // the backends of the runs kept here
+		if len(u.Silent) > 0 {
+			by = " by " + strings.Join(u.Silent, ", ")
+		}
+		_, err := fmt.Fprintf(w, "no subscription window reported yet%s: %s\n", by, who)
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -185,3 +185,25 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// usage names the backends that reported no window, whether or not another
+// reported one.
+func TestUsageNamesTheSilentBackends(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	if err := Usage(&b, runs.Usage{Silent: []string{"codex", "evil"}}, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); !strings.HasPrefix(got, "no subscription window reported yet by codex, evil: only an agent logged in") {
+		t.Errorf("no window at all: %q", got)
+	}
+	b.Reset()
+	w := runs.WindowUse{Window: store.Window{Backend: "claude", Kind: "5h", Used: 0.92, ResetsAt: now.Add(time.Hour), At: now.Add(-time.Minute)}, AgeMs: 60000}
+	if err := Usage(&b, runs.Usage{Windows: []runs.WindowUse{w}, Silent: []string{"codex"}}, now); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	if !strings.Contains(got, "claude") || !strings.Contains(got, "92%") || !strings.Contains(got, "1m0s ago") || !strings.Contains(got, "no window reported by codex") {
+		t.Errorf("a window and a silent backend: %q", got)
+	}
+}
