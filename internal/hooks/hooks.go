@@ -216,6 +216,9 @@ type Dispatcher struct {
 
 	mu     sync.Mutex
 	warned map[int]bool
+	// last is, for each hook, the end of the delivery sent to it last: a
+	// hook gets the events one after the other, in the order they came.
+	last map[int]chan struct{}
 	wg     sync.WaitGroup
 }
 
@@ -236,9 +239,14 @@ func (d *Dispatcher) Notify(e Event, failed func(Answer)) <-chan struct{} {
 		}
 		wg.Add(1)
 		d.wg.Add(1)
+		prev, mine := d.turn(i)
 		go func() {
 			defer d.wg.Done()
 			defer wg.Done()
+			defer close(mine)
+			if prev != nil {
+				<-prev
+			}
 			a := d.send(context.Background(), i, h, e)
 			if a.Err == nil {
 				return
@@ -265,6 +273,19 @@ func (d *Dispatcher) Notify(e Event, failed func(Answer)) <-chan struct{} {
 		close(done)
 	}()
 	return done
+}
+
+// turn queues a delivery to hook i: it starts once prev (the delivery
+// before it, nil for none) has ended, and closes mine when it ends.
+func (d *Dispatcher) turn(i int) (prev, mine chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.last == nil {
+		d.last = map[int]chan struct{}{}
+	}
+	prev, mine = d.last[i], make(chan struct{})
+	d.last[i] = mine
+	return prev, mine
 }
 
 func (d *Dispatcher) timeout() time.Duration {

@@ -38,6 +38,26 @@ func TestCommandHookGetsTheEventOnStdin(t *testing.T) {
 	}
 }
 
+// A hook gets the events in the order they came, even when it is slower
+// on the first: the second waits for it (a follower that finds two attempts
+// at once tells them in order).
+func TestHookGetsTheEventsInOrder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "events")
+	script := `read -r l; case "$l" in *'"run.started"'*) sleep 0.5;; esac; echo "$l" | grep -o '"event":"[^"]*"' >> ` + out
+	d := &Dispatcher{Hooks: []Hook{{On: []string{"*"}, Command: []string{"sh", "-c", script}}}}
+	first := d.Notify(Event{Event: RunStarted, RunID: "r1"}, nil)
+	second := d.Notify(Event{Event: RunEnded, RunID: "r1"}, nil)
+	<-first
+	<-second
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), "\"event\":\"run.started\"\n\"event\":\"run.ended\"\n"; got != want {
+		t.Errorf("the hook got %q, want %q", got, want)
+	}
+}
+
 func TestFailingAndHangingHooksAreBoundedAndSaidOnce(t *testing.T) {
 	var warnings []string
 	var mu sync.Mutex
