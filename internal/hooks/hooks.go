@@ -219,7 +219,7 @@ type Dispatcher struct {
 	// last is, for each hook, the end of the delivery sent to it last: a
 	// hook gets the events one after the other, in the order they came.
 	last map[int]chan struct{}
-	wg     sync.WaitGroup
+	wg   sync.WaitGroup
 }
 
 // Notify sends e to each hook that takes it, beside the caller: it
