@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/proc"
 )
 
 // geteuid is the effective user id; tests replace it.
@@ -15,13 +17,7 @@ func rootNote(env []string) string {
 	if geteuid() != 0 {
 		return ""
 	}
-	sandbox := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "IS_SANDBOX="); ok {
-			sandbox = v
-		}
-	}
-	if sandbox == "1" {
+	if v, _ := proc.LookupEnv(env, "IS_SANDBOX"); v == "1" {
 		return ""
 	}
 	return RootHint

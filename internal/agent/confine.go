@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
@@ -14,45 +15,50 @@ import (
 // environment places them, and its default API hosts. Endpoints the
 // environment or the CLI's configuration name are added by endpoints.
 func needs(name string, env []string) sandbox.Needs {
-	get := func(k string) string { return lookupEnv(env, k) }
-	or := func(v, def string) string {
-		if v != "" {
-			return v
-		}
-		return def
-	}
-	xdg := func(k, def string) string { return or(get(k), "~/"+def) }
+	dir := func(k, def string) string { return dirOf(env, k, def) }
 	switch name {
 	case "claude":
-		dir := or(get("CLAUDE_CONFIG_DIR"), "~/.claude")
-		return sandbox.Needs{Dirs: []string{dir}, Files: []string{"~/.claude.json", filepath.Join(dir, ".claude.json")},
+		d := dir("CLAUDE_CONFIG_DIR", ".claude")
+		return sandbox.Needs{Dirs: []string{d}, Files: []string{dir("", ".claude.json"), filepath.Join(d, ".claude.json")},
 			Hosts: []string{"api.anthropic.com", "console.anthropic.com", "claude.ai", "platform.claude.com"}}
 	case "codex":
-		return sandbox.Needs{Dirs: []string{or(get("CODEX_HOME"), "~/.codex")},
+		return sandbox.Needs{Dirs: []string{dir("CODEX_HOME", ".codex")},
 			Hosts: []string{"api.openai.com", "chatgpt.com", "auth.openai.com"}}
 	case "copilot":
-		return sandbox.Needs{Dirs: []string{or(get("COPILOT_HOME"), "~/.copilot")},
+		return sandbox.Needs{Dirs: []string{dir("COPILOT_HOME", ".copilot")},
 			Hosts: []string{"api.githubcopilot.com", "*.githubcopilot.com", "api.github.com", "github.com", "copilot-proxy.githubusercontent.com"}}
 	case "gemini":
-		return sandbox.Needs{Dirs: []string{filepath.Join(or(get("GEMINI_CLI_HOME"), "~"), ".gemini")},
+		return sandbox.Needs{Dirs: []string{filepath.Join(dir("GEMINI_CLI_HOME", ""), ".gemini")},
 			Hosts: []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "www.googleapis.com"}}
 	case "qwen":
-		return sandbox.Needs{Dirs: []string{or(get("QWEN_HOME"), "~/.qwen")},
+		return sandbox.Needs{Dirs: []string{dir("QWEN_HOME", ".qwen")},
 			Hosts: []string{"dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "chat.qwen.ai", "portal.qwen.ai"}}
 	case "opencode", "kilo":
 		var dirs []string
 		for _, d := range [][2]string{{"XDG_DATA_HOME", ".local/share"}, {"XDG_CONFIG_HOME", ".config"}, {"XDG_CACHE_HOME", ".cache"}, {"XDG_STATE_HOME", ".local/state"}} {
-			dirs = append(dirs, filepath.Join(xdg(d[0], d[1]), name))
+			dirs = append(dirs, filepath.Join(dir(d[0], d[1]), name))
 		}
 		hosts := []string{"opencode.ai", "models.dev"}
 		if name == "kilo" {
 			hosts = []string{"kilo.ai", "*.kilo.ai", "api.kilocode.ai", "models.dev"}
 			// Kilo's own command policy, which it writes at every run.
-			dirs = append(dirs, filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "kilo-sandbox-policy"))
+			dirs = append(dirs, filepath.Join(dir("XDG_STATE_HOME", ".local/state"), "kilo-sandbox-policy"))
 		}
 		return sandbox.Needs{Dirs: dirs, Hosts: hosts}
 	}
 	return sandbox.Needs{}
+}
+
+// dirOf is the directory that the variable k of env names, else def in the
+// home directory of env; "" when neither is known.
+func dirOf(env []string, k, def string) string {
+	if v := lookupEnv(env, k); k != "" && v != "" {
+		return v
+	}
+	if home := lookupEnv(env, "HOME"); home != "" {
+		return filepath.Join(home, def)
+	}
+	return ""
 }
 
 // urlVar are the variables that name an API endpoint (ANTHROPIC_BASE_URL,
@@ -76,22 +82,18 @@ func endpoints(name string, env []string) []string {
 			out = append(out, configURLs(v)...)
 		}
 	}
-	home := lookupEnv(env, "HOME")
 	var files []string
 	switch name {
 	case "codex":
-		dir := lookupEnv(env, "CODEX_HOME")
-		if dir == "" && home != "" {
-			dir = filepath.Join(home, ".codex")
+		if dir := dirOf(env, "CODEX_HOME", ".codex"); dir != "" {
+			files = append(files, filepath.Join(dir, "config.toml"))
 		}
-		files = append(files, filepath.Join(dir, "config.toml"))
 	case "opencode", "kilo":
-		dir := lookupEnv(env, "XDG_CONFIG_HOME")
-		if dir == "" && home != "" {
-			dir = filepath.Join(home, ".config")
-		}
+		dir := dirOf(env, "XDG_CONFIG_HOME", ".config")
 		for _, f := range []string{name + ".json", name + ".jsonc", "config.json", "opencode.json", "opencode.jsonc"} {
-			files = append(files, filepath.Join(dir, name, f))
+			if dir != "" {
+				files = append(files, filepath.Join(dir, name, f))
+			}
 		}
 		if f := lookupEnv(env, strings.ToUpper(name)+"_CONFIG"); f != "" {
 			files = append(files, f)
@@ -113,12 +115,8 @@ func configURLs(text string) []string {
 	return out
 }
 
-// lookupEnv is the last value of k in env ("" when absent).
+// lookupEnv is the value of k in env ("" when absent).
 func lookupEnv(env []string, k string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-			return v
-		}
-	}
-	return ""
+	v, _ := proc.LookupEnv(env, k)
+	return v
 }

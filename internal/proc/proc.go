@@ -332,13 +332,20 @@ func (a activity) Write(p []byte) (int, error) {
 // directory, and Run runs the program found there whatever Cmd.Dir is.
 func LookPath(name string, env []string) (string, error) { return lookPath(name, env) }
 
-func lookPath(name string, env []string) (string, error) {
-	path, custom := "", false
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path, custom = v, true
+// LookupEnv is the value of k in the environment env (KEY=VALUE entries),
+// and whether it is set; of several entries of k, the last counts, as it
+// does for the process that gets env.
+func LookupEnv(env []string, k string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+			return v, true
 		}
 	}
+	return "", false
+}
+
+func lookPath(name string, env []string) (string, error) {
+	path, custom := LookupEnv(env, "PATH")
 	if !custom || strings.ContainsRune(name, '/') {
 		p, err := exec.LookPath(name)
 		if err != nil {

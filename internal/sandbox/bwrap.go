@@ -26,8 +26,8 @@ type Needs struct {
 	Hosts []string
 }
 
-// Agent confines an agent's call c: its working directory and needs.Write
-// writable, the rest read-only, secrets hidden, the network limited to its
+// Agent confines an agent's call c: its working directory and its CLI's
+// state (needs) writable, the rest read-only, secrets hidden, the network limited to its
 // endpoints and allowHosts. The returned function releases what the call
 // used (the network's relays, its temporary directory); call it once c has
 // ended.
@@ -110,15 +110,6 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	}
 	if !b.cfg.NoCaches {
 		for _, p := range Caches {
-			if name, ok := strings.CutPrefix(p, "$"); ok {
-				name, rest, _ := strings.Cut(name, "/")
-				if p = lookup(env, name); p == "" {
-					continue
-				}
-				if rest != "" {
-					p = filepath.Join(p, rest)
-				}
-			}
 			add(p, false)
 		}
 	}
@@ -225,11 +216,15 @@ func (b *Box) denied(own []string, home string, env []string) []string {
 	return out
 }
 
-// expand makes p absolute, "~/" being home and "$NAME" the variable's value
-// in env; "" when it cannot.
+// expand makes p absolute, "~/" being home and a leading "$NAME" the
+// variable's value in env; "" when it cannot (a variable unset).
 func expand(p, home string, env []string) string {
-	if name, ok := strings.CutPrefix(p, "$"); ok {
-		p = lookup(env, name)
+	if ref, ok := strings.CutPrefix(p, "$"); ok {
+		name, rest, _ := strings.Cut(ref, "/")
+		if p = lookup(env, name); p == "" {
+			return ""
+		}
+		p = filepath.Join(p, rest)
 	}
 	if rest, ok := strings.CutPrefix(p, "~/"); ok {
 		if home == "" {
@@ -284,13 +279,10 @@ func inside(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+string(os.PathSeparator))
 }
 
+// lookup is the value of k in env ("" when absent).
 func lookup(env []string, k string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-			return v
-		}
-	}
-	return ""
+	v, _ := proc.LookupEnv(env, k)
+	return v
 }
 
 func setEnv(env []string, k, v string) []string {

@@ -26,6 +26,8 @@ func init() {
 	}
 }
 
+var errUsage = errors.New("usage: jlgcli " + initCommand + " [--relay ADDR=SOCKET]... -- COMMAND [ARG]...")
+
 // IsInit tells whether args (os.Args[1:]) ask for the helper.
 func IsInit(args []string) bool { return len(args) > 0 && args[0] == initCommand }
 

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -283,5 +282,3 @@ func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	}
 	pipe(c, t)
 }
-
-var errUsage = errors.New("usage: jlgcli " + initCommand + " [--relay ADDR=SOCKET]... -- COMMAND [ARG]...")

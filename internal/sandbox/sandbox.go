@@ -2,8 +2,8 @@
 // (agents and the project's checks) in an OS sandbox: on Linux, bubblewrap.
 //
 // A confined process sees the machine read-only. It writes only in its
-// working directory, the paths its CLI keeps its state in (Needs.Write), the
-// configured allowWrite paths and a private temporary directory. A default
+// working directory, the paths its CLI keeps its state in (Needs), the build
+// caches, the configured allowWrite paths and a private temporary directory. A default
 // list of secrets (DefaultDenyRead) is hidden from it. It has no network of
 // its own: the only way out of its network namespace is through jlgcli, which
 // forwards the loopback ports of its API endpoints and runs an allow-listing
@@ -75,7 +75,7 @@ type Config struct {
 // (unless caches = false): where the usual toolchains keep them by default,
 // and where the environment moves them.
 var Caches = []string{
-	"~/.cache", "~/go/pkg/mod", "~/.npm", "~/.yarn", "~/.cache/pnpm", "~/.local/share/pnpm",
+	"~/.cache", "~/go/pkg/mod", "~/.npm", "~/.yarn", "~/.local/share/pnpm",
 	"~/.cargo/registry", "~/.cargo/git", "~/.m2/repository", "~/.gradle/caches",
 	"$XDG_CACHE_HOME", "$GOCACHE", "$GOMODCACHE", "$npm_config_cache", "$PIP_CACHE_DIR", "$CARGO_HOME/registry",
 }
@@ -90,10 +90,9 @@ func CheckPath(p string) error {
 
 // CheckHost tells whether h can be an allowed host.
 func CheckHost(h string) error {
-	if _, ok := parseEndpoint(h); ok && !strings.ContainsAny(h, " /") || strings.Contains(h, "://") {
-		if _, ok := parseEndpoint(h); ok {
-			return nil
-		}
+	// A URL has slashes; a host, host:port or *.domain has none.
+	if _, ok := parseEndpoint(h); ok && (strings.Contains(h, "://") || !strings.ContainsAny(h, " /")) {
+		return nil
 	}
 	return fmt.Errorf("%q: want a host, host:port, *.domain or a URL", h)
 }
@@ -136,7 +135,8 @@ type Record struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// String is the record in one line ("bubblewrap 0.8.0", "off", "none: ...").
+// String is the record in one line: "bubblewrap 0.8.0", "off (unconfined,
+// as asked)", "none (why)".
 func (r Record) String() string {
 	switch {
 	case r.Confined:
@@ -254,17 +254,10 @@ func firstLine(s string, err error) string {
 	return s
 }
 
-// Self is the executable the sandbox runs as its network helper; empty: the
-// running jlgcli, as it was invoked. Tests of other binaries set it.
-var Self string
-
 // selfPath is the path jlgcli was started by: os.Args[0] looked up as the
 // shell did, not the symbolic link's target, so that a multi-call binary
 // (the test binary of testscript) sees the name it dispatches on.
 func selfPath() (string, error) {
-	if Self != "" {
-		return Self, nil
-	}
 	p := os.Args[0]
 	if !strings.Contains(p, string(os.PathSeparator)) {
 		lp, err := exec.LookPath(p)
