@@ -22,8 +22,16 @@ type Needs struct {
 	// credentials it refreshes), made when missing; Files are state files
 	// it writes, given when they exist.
 	Dirs, Files []string
+	// ReadOnly are paths inside Dirs that stay read-only: the CLI's
+	// configuration that runs code or steers its next session (hooks, MCP
+	// servers, notify commands, plugins, instructions). One that does not
+	// exist before a call and exists after it is removed.
+	ReadOnly []string
 	// Hosts are the CLI's API endpoints: URLs or host[:port].
 	Hosts []string
+	// Env are the names of the variables the CLI needs (its keys, its
+	// endpoint, its own settings); a name ending in "*" is a prefix.
+	Env []string
 }
 
 // Agent confines an agent's call c: its working directory and its CLI's

@@ -63,13 +63,38 @@ type Config struct {
 	// agents reach.
 	AllowHosts []string `json:"allowHosts,omitempty"`
 	// ChecksOffline takes the network from the checks (checksNetwork =
-	// false); by default they have the machine's.
-	ChecksOffline bool `json:"checksOffline,omitempty"`
-	// NoCaches keeps the build and package caches (Caches) read-only
-	// (caches = false); by default agents and checks write them, as a
-	// build needs.
+	// false); ChecksHostNetwork gives them the machine's (checksNetwork =
+	// true, the user's own files only). By default (neither) their network
+	// goes through the allow-listing proxy, to the package registries of the
+	// project's language and allowHosts.
+	ChecksOffline     bool `json:"checksOffline,omitempty"`
+	ChecksHostNetwork bool `json:"checksHostNetwork,omitempty"`
+	// NoCaches keeps the build and package caches read-only (caches =
+	// false); by default each run gets caches of its own (private,
+	// thrown away at its end, seeded read-only from the user's where the
+	// tool allows it), and the user's stay read-only.
 	NoCaches bool `json:"noCaches,omitempty"`
+	// PassEnv are the names of the variables of jlgcli's environment that
+	// agents and checks get beyond those they need (the user's own files,
+	// JLGCLI_SANDBOX_PASS_ENV); a name ending in "*" is a prefix.
+	PassEnv []string `json:"passEnv,omitempty"`
+	// ProjectEnv are the names of the variables a project's file set
+	// ([env], a tier's or the planner's env): their values reach the
+	// calls, but never decide what a call may write, reach or read.
+	ProjectEnv []string `json:"projectEnv,omitempty"`
+	// MaxProcesses, MaxMemory and MaxTmp limit each call: its processes
+	// (threads included), its memory in bytes, the size of its private
+	// temporary directory in bytes; 0 is the default (DefaultLimits).
+	MaxProcesses int   `json:"maxProcesses,omitempty"`
+	MaxMemory    int64 `json:"maxMemory,omitempty"`
+	MaxTmp       int64 `json:"maxTmp,omitempty"`
 }
+
+// DefaultLimits are the limits of a call when the configuration sets none.
+var DefaultLimits = struct {
+	Processes   int
+	Memory, Tmp int64
+}{Processes: 512, Memory: 8 << 30, Tmp: 2 << 30}
 
 // Caches are the build and package caches a confined process may write
 // (unless caches = false): where the usual toolchains keep them by default,
