@@ -372,10 +372,7 @@ var keyTable = []Key{
 		ld := c.LoopDetection
 		v := fmt.Sprintf("similarity=%v sameErrorCount=%d", ld.Similarity, ld.SameErrorCount)
 		if e := ld.Embeddings; e != nil {
-			v += fmt.Sprintf(" embeddings=%s url=%s threshold=%v", e.Model, e.URL, e.Threshold)
-			if e.APIKeyEnv != "" {
-				v += " apiKeyEnv=" + e.APIKeyEnv
-			}
+			v += " " + embeddingsValue(e)
 		}
 		return v
 	}},
@@ -523,7 +520,7 @@ var keyTable = []Key{
 	{Name: "hooks", print: func(c *Config) string {
 		var hs []string
 		for _, h := range c.Hooks {
-			hs = append(hs, h.String()+" on "+strings.Join(h.On, ","))
+			hs = append(hs, hookValue(h))
 		}
 		return strings.Join(hs, "; ")
 	}},
@@ -819,6 +816,15 @@ func tierValue(t Tier) string {
 	}
 	if len(t.Env) > 0 {
 		v += " env " + redactedEnv(t.Env)
+	}
+	return v
+}
+
+// embeddingsValue prints the embeddings service of loop detection.
+func embeddingsValue(e *Embeddings) string {
+	v := fmt.Sprintf("embeddings=%s url=%s threshold=%v", e.Model, e.URL, e.Threshold)
+	if e.APIKeyEnv != "" {
+		v += " apiKeyEnv=" + e.APIKeyEnv
 	}
 	return v
 }

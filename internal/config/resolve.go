@@ -85,12 +85,20 @@ func (c *Config) apply(l *Layer) error {
 		if k.apply == nil {
 			continue
 		}
-		if ok, err := k.apply(c, l); err != nil {
+		dst := c
+		if l.untrusted() && needsTrust(k.Name) {
+			// Checked as any value, but not honoured.
+			scratch := *c
+			dst = &scratch
+		}
+		if ok, err := k.apply(dst, l); err != nil {
 			e := &Error{Source: l.Name, Key: k.Name, Msg: err.Error()}
 			if k.Lined {
 				e.Line = l.line(k.Name)
 			}
 			return e
+		} else if ok && dst != c {
+			c.ignore(l, k.Name, k.print(dst))
 		} else if ok {
 			set(k.Name)
 		}
@@ -140,6 +148,10 @@ func (c *Config) apply(l *Layer) error {
 			e := &Error{Source: l.Name, Key: fmt.Sprintf("hooks[%d].%s", i, key), Msg: msg}
 			e.Line = l.line(e.Key)
 			return e
+		}
+		if l.untrusted() {
+			c.ignore(l, "hooks", hookValue(h))
+			continue
 		}
 		c.Hooks = append(c.Hooks, h)
 		set("hooks")
@@ -265,10 +277,14 @@ func (c *Config) applyTask(l *Layer, set func(key string)) error {
 		if e := ld.Embeddings; e != nil {
 			// Embeddings of a higher layer replace those of a lower one.
 			emb, key, msg := resolveEmbeddings(e)
-			if emb == nil {
+			switch {
+			case emb == nil:
 				return bad("loopDetection.embeddings."+key, msg)
+			case l.untrusted():
+				c.ignore(l, "loopDetection.embeddings", embeddingsValue(emb))
+			default:
+				c.LoopDetection.Embeddings = emb
 			}
-			c.LoopDetection.Embeddings = emb
 		}
 		set("loopDetection")
 	}
