@@ -140,6 +140,12 @@ type SandboxLayer struct {
 	AllowHosts    []string `toml:"allowHosts"`
 	ChecksNetwork *bool    `toml:"checksNetwork"`
 	Caches        *bool    `toml:"caches"`
+	PassEnv       []string `toml:"passEnv"`
+	// MaxProcesses, MaxMemory and MaxTmp are limits of each call; the
+	// sizes as written ("8GiB", ParseSize).
+	MaxProcesses *int    `toml:"maxProcesses"`
+	MaxMemory    *string `toml:"maxMemory"`
+	MaxTmp       *string `toml:"maxTmp"`
 }
 
 // sandbox is l's [sandbox] table, made when absent.
@@ -316,6 +322,8 @@ func knownHint(key []string) string {
 		return " (a tier has: name, backend, model, env, attempts)"
 	case len(key) == 2 && key[0] == "planner":
 		return " (planner has: backend, model, env)"
+	case len(key) == 2 && key[0] == "sandbox":
+		return " (sandbox has: mode, denyRead, allowRead, allowWrite, allowHosts, checksNetwork, caches, passEnv, maxProcesses, maxMemory, maxTmp)"
 	case len(key) == 2 && key[0] == "temporal":
 		return " (temporal has: address, namespace, taskQueue, workerWait, tlsCa, tlsCert, tlsKey, tlsServerName, apiKeyEnv)"
 	case len(key) == 2 && key[0] == "loopDetection":
