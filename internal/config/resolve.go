@@ -49,6 +49,7 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		c.Sources[k] = "default"
 	}
 	attempts := 0 // the --attempts override
+	var pe projectEnv
 	for _, l := range layers {
 		if l == nil {
 			continue
@@ -59,7 +60,9 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		if l.Attempts != nil {
 			attempts = *l.Attempts
 		}
+		pe.add(l)
 	}
+	c.Sandbox.ProjectEnv = pe.names()
 	// Tiers inherit the backend once every layer has had its say.
 	for i := range c.Tiers {
 		if c.Tiers[i].Backend == "" {
@@ -289,6 +292,51 @@ func (c *Config) applyTask(l *Layer, set func(key string)) error {
 		set("loopDetection")
 	}
 	return nil
+}
+
+// projectEnv follows, over the layers, which variables of the agents' and
+// checks' environment a project file set: those of [env] that no layer
+// above set again, and every one of the tiers' and the planner's env when
+// the tiers or the planner resolved are the project file's.
+type projectEnv struct {
+	env            map[string]bool // [env]: true while the project file's value holds
+	tiers, planner []string
+}
+
+// add follows layer l, applied.
+func (p *projectEnv) add(l *Layer) {
+	for k := range l.Env {
+		if p.env == nil {
+			p.env = map[string]bool{}
+		}
+		p.env[k] = l.Project
+	}
+	if len(l.Tiers) > 0 { // they replace those below
+		p.tiers = nil
+		for _, t := range l.Tiers {
+			if l.Project {
+				p.tiers = slices.AppendSeq(p.tiers, maps.Keys(t.Env))
+			}
+		}
+	}
+	if l.Planner != nil {
+		p.planner = nil
+		if l.Project {
+			p.planner = slices.AppendSeq(p.planner, maps.Keys(l.Planner.Env))
+		}
+	}
+}
+
+// names are the variables a project file set, sorted; nil: none.
+func (p *projectEnv) names() []string {
+	names := slices.Concat(p.tiers, p.planner)
+	for k, project := range p.env {
+		if project {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // resolveEmbeddings validates a [loopDetection.embeddings] table; when it is
