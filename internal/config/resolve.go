@@ -89,7 +89,7 @@ func (c *Config) apply(l *Layer) error {
 			continue
 		}
 		dst := c
-		if l.untrusted() && needsTrust(k.Name) {
+		if l.untrusted() && needsTrust(k.Name, l) {
 			// Checked as any value, but not honoured.
 			scratch := *c
 			dst = &scratch

@@ -17,9 +17,14 @@ import (
 // URLs unconfined; the embeddings service is called unconfined with the
 // attempts' changes and a key read from a variable the file names; the
 // Temporal server is sent the task and the user's API key or client
-// certificate. set tells whether a layer sets the key.
+// certificate. A working directory outside the file's own directory is
+// where the agents write (a loop's cwd: $HOME, with its .bashrc), a
+// checklist outside it a file jlgcli reads for them. set tells whether a
+// layer sets the key so.
 var needTrust = []trustedSetting{
 	{"hooks", func(l *Layer) bool { return len(l.Hooks) > 0 }},
+	{"cwd", func(l *Layer) bool { return l.Cwd != nil && outside(filepath.Dir(l.Name), *l.Cwd) }},
+	{"checklist", func(l *Layer) bool { return l.Checklist != nil && outside(filepath.Dir(l.Name), *l.Checklist) }},
 	{"loopDetection.embeddings", func(l *Layer) bool { return l.LoopDetection != nil && l.LoopDetection.Embeddings != nil }},
 	{"temporal.address", func(l *Layer) bool { return temporalOf(l).Address != nil }},
 	{"temporal.tlsCa", func(l *Layer) bool { return temporalOf(l).TLSCA != nil }},
@@ -47,9 +52,29 @@ func (l *Layer) NeedsTrust() []string {
 	return keys
 }
 
-// needsTrust tells whether key is one of needTrust.
-func needsTrust(key string) bool {
-	return slices.ContainsFunc(needTrust, func(n trustedSetting) bool { return n.key == key })
+// needsTrust tells whether l sets key so that it needs trust.
+func needsTrust(key string, l *Layer) bool {
+	return slices.ContainsFunc(needTrust, func(n trustedSetting) bool { return n.key == key && n.set(l) })
+}
+
+// outside tells whether path is outside dir, both read through their
+// symbolic links (a link made in the project towards $HOME leads outside).
+func outside(dir, path string) bool {
+	rel, err := filepath.Rel(resolved(dir), resolved(path))
+	return err != nil || rel == ".." || strings.HasPrefix(rel, "../")
+}
+
+// resolved is p (absolute) with its symbolic links followed, as far as it
+// exists.
+func resolved(p string) string {
+	p, _ = filepath.Abs(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if parent := filepath.Dir(p); parent != p {
+		return filepath.Join(resolved(parent), filepath.Base(p))
+	}
+	return p
 }
 
 // untrusted tells whether l's settings that need trust are ignored: a

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -160,5 +161,56 @@ func TestTrustFile(t *testing.T) {
 	}
 	if got := TrustFile(env(nil)); got != "" {
 		t.Errorf("TrustFile without HOME = %q", got)
+	}
+}
+
+// A project file's working directory or checklist outside its own
+// directory (through a symbolic link too) needs trust: the agents write
+// where they work, and jlgcli reads the checklist for them. Inside it, it
+// needs none.
+func TestProjectPathsOutsideNeedTrust(t *testing.T) {
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	write(t, filepath.Join(proj, "sub", "todo.md"), "- [ ] x\n")
+	if err := os.Symlink(root, filepath.Join(proj, "up")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		content string
+		ignored []string
+	}{
+		{"cwd = \"sub\"\nchecklist = \"sub/todo.md\"\n", nil},
+		{"cwd = \".\"\n", nil},
+		{"cwd = \"..\"\n", []string{"cwd"}},
+		{"cwd = \"/\"\nchecklist = \"/etc/passwd\"\n", []string{"cwd", "checklist"}},
+		{"cwd = \"up\"\nchecklist = \"up/elsewhere.md\"\n", []string{"cwd", "checklist"}},
+		{"cwd = \"sub/../../x\"\n", []string{"cwd"}},
+	} {
+		l, err := LoadFile(write(t, filepath.Join(proj, ProjectFile), tc.content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Project = true
+		if got := l.NeedsTrust(); !slices.Equal(got, tc.ignored) {
+			t.Errorf("%q: NeedsTrust = %v, want %v", tc.content, got, tc.ignored)
+		}
+		c, err := Resolve(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, i := range c.Ignored {
+			keys = append(keys, i.Key)
+		}
+		if !slices.Equal(keys, tc.ignored) {
+			t.Errorf("%q: ignored %v, want %v", tc.content, keys, tc.ignored)
+		}
+		if len(tc.ignored) > 0 && (c.Cwd != "" || c.Checklist != "") {
+			t.Errorf("%q: cwd %q, checklist %q honoured", tc.content, c.Cwd, c.Checklist)
+		}
+		l.Trusted = true
+		if c, err = Resolve(l); err != nil || c.Cwd == "" || len(c.Ignored) != 0 {
+			t.Errorf("%q trusted: cwd %q, ignored %v, %v", tc.content, c.Cwd, c.Ignored, err)
+		}
 	}
 }
