@@ -125,7 +125,7 @@ func (c *Config) UntrustedNote() (warning, hint string) {
 	if hooksN > 0 {
 		what = slices.Insert(what, 0, fmt.Sprintf("its [[hooks]] (%d)", hooksN))
 	}
-	warning = fmt.Sprintf("%s is not trusted: %s ignored (they would run or send outside the sandbox)", file, strings.Join(what, ", "))
+	warning = fmt.Sprintf("%s is not trusted: %s ignored (they would act outside the sandbox)", file, strings.Join(what, ", "))
 	hint = "if you wrote it, read it and trust it as it is with: jlgcli trust " + hooks.ShellQuote(file) +
 		" (a change made by an agent is never trusted by that change)"
 	return warning, hint
