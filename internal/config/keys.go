@@ -551,19 +551,19 @@ var keyTable = []Key{
 			}
 			return int64(*l.MaxProcesses), true, nil
 		}, func(c *Config) int64 { return int64(c.Sandbox.MaxProcesses) },
-			func(c *Config, v int64) { c.Sandbox.MaxProcesses = int(v) }, int64(sandbox.DefaultLimits.Processes), minProcesses, strconv.FormatInt),
+			func(c *Config, v int64) { c.Sandbox.MaxProcesses = int(v) }, int64(sandbox.DefaultLimits.Processes), minProcesses, count),
 		print: func(c *Config) string {
 			return strconv.Itoa(cmp.Or(c.Sandbox.MaxProcesses, sandbox.DefaultLimits.Processes))
 		}},
 	{Name: "sandbox.maxMemory", Lined: true, Env: "JLGCLI_SANDBOX_MAX_MEMORY", Kind: "size", Default: FormatSize(sandbox.DefaultLimits.Memory),
 		parse: size(func(l *Layer) **string { return &l.sandbox().MaxMemory }),
 		apply: sandboxLimit(sizeOf(func(l SandboxLayer) *string { return l.MaxMemory }), func(c *Config) int64 { return c.Sandbox.MaxMemory },
-			func(c *Config, v int64) { c.Sandbox.MaxMemory = v }, sandbox.DefaultLimits.Memory, minMemory, sizeText),
+			func(c *Config, v int64) { c.Sandbox.MaxMemory = v }, sandbox.DefaultLimits.Memory, minMemory, FormatSize),
 		print: func(c *Config) string { return FormatSize(cmp.Or(c.Sandbox.MaxMemory, sandbox.DefaultLimits.Memory)) }},
 	{Name: "sandbox.maxTmp", Lined: true, Env: "JLGCLI_SANDBOX_MAX_TMP", Kind: "size", Default: FormatSize(sandbox.DefaultLimits.Tmp),
 		parse: size(func(l *Layer) **string { return &l.sandbox().MaxTmp }),
 		apply: sandboxLimit(sizeOf(func(l SandboxLayer) *string { return l.MaxTmp }), func(c *Config) int64 { return c.Sandbox.MaxTmp },
-			func(c *Config, v int64) { c.Sandbox.MaxTmp = v }, sandbox.DefaultLimits.Tmp, minTmp, sizeText),
+			func(c *Config, v int64) { c.Sandbox.MaxTmp = v }, sandbox.DefaultLimits.Tmp, minTmp, FormatSize),
 		print: func(c *Config) string { return FormatSize(cmp.Or(c.Sandbox.MaxTmp, sandbox.DefaultLimits.Tmp)) }},
 	{Name: "hooks", print: func(c *Config) string {
 		var hs []string
@@ -714,18 +714,18 @@ const (
 // below give (cur, 0: the default def): a repository may lower a limit
 // of the sandbox, never raise it. show writes a value in an error.
 func sandboxLimit(read func(SandboxLayer) (int64, bool, error), cur func(*Config) int64, set func(*Config, int64), def, least int64,
-	show func(int64, int) string) func(*Config, *Layer) (bool, error) {
+	show func(int64) string) func(*Config, *Layer) (bool, error) {
 	return func(c *Config, l *Layer) (bool, error) {
 		v, ok, err := read(sandboxOf(l))
 		if !ok || err != nil {
 			return ok, err
 		}
 		if v < least {
-			return true, fmt.Errorf("must be at least %s, not %s", show(least, 10), show(v, 10))
+			return true, fmt.Errorf("must be at least %s, not %s", show(least), show(v))
 		}
 		if below := cmp.Or(cur(c), def); l.Project && v > below {
 			return true, fmt.Errorf("%s is above %s, the limit your own configuration gives (or the default): a project's jlgcli.toml may lower a limit of the sandbox, not raise it; "+
-				"set it in your user file (~/.config/jlgcli/config.toml) or the environment", show(v, 10), show(below, 10))
+				"set it in your user file (~/.config/jlgcli/config.toml) or the environment", show(v), show(below))
 		}
 		set(c, v)
 		return true, nil
@@ -744,8 +744,8 @@ func sizeOf(field func(SandboxLayer) *string) func(SandboxLayer) (int64, bool, e
 	}
 }
 
-// sizeText writes a size in an error, as strconv.FormatInt writes a count.
-func sizeText(n int64, _ int) string { return FormatSize(n) }
+// count writes a number of processes.
+func count(n int64) string { return strconv.FormatInt(n, 10) }
 
 // size reads a size (ParseSize), kept as text as files give it.
 func size(field func(*Layer) **string) func(*Layer, string) error {
