@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/trust"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -77,7 +78,10 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 		} else if errors.As(err, &ru) && ru.Hint != "" {
 			say.Hint(ru.Hint)
 		}
+		var tr *trust.Error
 		switch {
+		case errors.As(err, &tr):
+			say.Hint("jlgcli writes it whole or not at all: mend it where it says, or remove it and trust your project files again (jlgcli trust)")
 		case errors.Is(err, store.ErrCorrupt):
 			say.Hint("jlgcli did not write this: mend the file where it says, or remove the run's directory")
 		case code == engine.ExitUsage && !isConfigError(err):
@@ -94,13 +98,14 @@ func ExitCode(err error) int {
 		exit  *exitError
 		usage *usageError
 		cfg   *config.Error
+		tr    *trust.Error // the record of trusted files, damaged
 	)
 	switch {
 	case err == nil:
 		return engine.ExitOK
 	case errors.As(err, &exit):
 		return exit.code
-	case errors.As(err, &usage), errors.As(err, &cfg), runner.IsUsage(err),
+	case errors.As(err, &usage), errors.As(err, &cfg), errors.As(err, &tr), runner.IsUsage(err),
 		// A run named wrong, or whose files the user must repair or remove.
 		errors.Is(err, store.ErrEmptyID), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrAmbiguous),
 		errors.Is(err, store.ErrCorrupt):
@@ -160,6 +165,7 @@ any command configured under [backends.NAME] in jlgcli.toml.`),
 		newLogsCmd(stdio),
 		newStopCmd(stdio),
 		newHooksCmd(stdio),
+		newTrustCmd(stdio),
 		exitCodesHelp(),
 	)
 	// Unknown commands and wrong argument counts are usage errors too.

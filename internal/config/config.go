@@ -147,6 +147,10 @@ type Config struct {
 	Hooks       []hooks.Hook
 	HookTimeout time.Duration
 	Notify      bool
+	// Ignored are the settings of a project file that the user has not
+	// trusted as it is, which would run or send something outside the
+	// sandbox (its hooks, ...): they are not in the fields above.
+	Ignored []Ignored
 	// Sources says where each key's value came from.
 	Sources map[string]string
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/trust"
 )
 
 // Layer is one source of settings; nil fields are not set by it.
@@ -20,7 +21,15 @@ type Layer struct {
 	Name string
 	// Project marks the project file (jlgcli.toml of the repository): it
 	// may tighten the sandbox, never loosen it.
-	Project         bool                   `toml:"-"`
+	Project bool `toml:"-"`
+	// Trusted: the user trusted this project file as it is (jlgcli trust,
+	// its path and Sum): its settings that run or send something outside
+	// the sandbox (NeedsTrust) are honoured. A project file without it
+	// gives them not (Config.Ignored says which).
+	Trusted bool `toml:"-"`
+	// Sum is the SHA-256 of the file's content as it was read and decoded
+	// ("": no file).
+	Sum             string                 `toml:"-"`
 	Backend         *string                `toml:"backend"`
 	Model           *string                `toml:"model"`
 	MaxIterations   *int                   `toml:"maxIterations"`
@@ -131,6 +140,12 @@ type SandboxLayer struct {
 	AllowHosts    []string `toml:"allowHosts"`
 	ChecksNetwork *bool    `toml:"checksNetwork"`
 	Caches        *bool    `toml:"caches"`
+	PassEnv       []string `toml:"passEnv"`
+	// MaxProcesses, MaxMemory and MaxTmp are limits of each call; the
+	// sizes as written ("8GiB", ParseSize).
+	MaxProcesses *int    `toml:"maxProcesses"`
+	MaxMemory    *string `toml:"maxMemory"`
+	MaxTmp       *string `toml:"maxTmp"`
 }
 
 // sandbox is l's [sandbox] table, made when absent.
@@ -255,6 +270,7 @@ func LoadFile(path string) (*Layer, error) {
 		return nil, tomlError(path, lines, err)
 	}
 	l.Name = path
+	l.Sum = trust.Sum(data)
 	l.lines = lines
 	paths := []*string{l.Cwd, l.StateDir, l.Checklist}
 	if t := l.Temporal; t != nil {
@@ -306,6 +322,8 @@ func knownHint(key []string) string {
 		return " (a tier has: name, backend, model, env, attempts)"
 	case len(key) == 2 && key[0] == "planner":
 		return " (planner has: backend, model, env)"
+	case len(key) == 2 && key[0] == "sandbox":
+		return " (sandbox has: mode, denyRead, allowRead, allowWrite, allowHosts, checksNetwork, caches, passEnv, maxProcesses, maxMemory, maxTmp)"
 	case len(key) == 2 && key[0] == "temporal":
 		return " (temporal has: address, namespace, taskQueue, workerWait, tlsCa, tlsCert, tlsKey, tlsServerName, apiKeyEnv)"
 	case len(key) == 2 && key[0] == "loopDetection":

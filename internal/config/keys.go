@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
@@ -372,10 +373,7 @@ var keyTable = []Key{
 		ld := c.LoopDetection
 		v := fmt.Sprintf("similarity=%v sameErrorCount=%d", ld.Similarity, ld.SameErrorCount)
 		if e := ld.Embeddings; e != nil {
-			v += fmt.Sprintf(" embeddings=%s url=%s threshold=%v", e.Model, e.URL, e.Threshold)
-			if e.APIKeyEnv != "" {
-				v += " apiKeyEnv=" + e.APIKeyEnv
-			}
+			v += " " + embeddingsValue(e)
 		}
 		return v
 	}},
@@ -512,18 +510,65 @@ var keyTable = []Key{
 	{Name: "sandbox.allowHosts", apply: projectTightens(func(l SandboxLayer) bool { return len(l.AllowHosts) > 0 },
 		sandboxList(func(l SandboxLayer) []string { return l.AllowHosts }, func(c *Config) *[]string { return &c.Sandbox.AllowHosts }, sandbox.CheckHost)),
 		print: func(c *Config) string { return strings.Join(c.Sandbox.AllowHosts, ", ") }},
-	{Name: "sandbox.checksNetwork", Kind: "bool", Default: "true",
+	{Name: "sandbox.checksNetwork", Lined: true, Kind: "bool", Default: "through the proxy",
 		apply: projectTightens(func(l SandboxLayer) bool { return l.ChecksNetwork != nil && *l.ChecksNetwork },
-			scalar(func(l *Layer) *bool { return sandboxOf(l).ChecksNetwork }, func(c *Config, v bool) error { c.Sandbox.ChecksOffline = !v; return nil })),
-		print: func(c *Config) string { return strconv.FormatBool(!c.Sandbox.ChecksOffline) }},
+			scalar(func(l *Layer) *bool { return sandboxOf(l).ChecksNetwork }, func(c *Config, v bool) error {
+				c.Sandbox.ChecksHostNetwork, c.Sandbox.ChecksOffline = v, !v
+				return nil
+			})),
+		print: func(c *Config) string {
+			switch {
+			case c.Sandbox.ChecksHostNetwork:
+				return "true (the machine's network)"
+			case c.Sandbox.ChecksOffline:
+				return "false (no network)"
+			}
+			return "through the proxy (the package registries of the project's language, allowHosts)"
+		}},
 	{Name: "sandbox.caches", Kind: "bool", Default: "true",
 		apply: projectTightens(func(l SandboxLayer) bool { return l.Caches != nil && *l.Caches },
 			scalar(func(l *Layer) *bool { return sandboxOf(l).Caches }, func(c *Config, v bool) error { c.Sandbox.NoCaches = !v; return nil })),
 		print: func(c *Config) string { return strconv.FormatBool(!c.Sandbox.NoCaches) }},
+	{Name: "sandbox.passEnv", Lined: true, Env: "JLGCLI_SANDBOX_PASS_ENV",
+		parse: func(l *Layer, s string) error {
+			names := []string{}
+			for n := range strings.SplitSeq(s, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					names = append(names, n)
+				}
+			}
+			l.sandbox().PassEnv = names
+			return nil
+		},
+		apply: projectTightens(func(l SandboxLayer) bool { return len(l.PassEnv) > 0 },
+			sandboxList(func(l SandboxLayer) []string { return l.PassEnv }, func(c *Config) *[]string { return &c.Sandbox.PassEnv }, checkPassEnv)),
+		print: func(c *Config) string { return strings.Join(c.Sandbox.PassEnv, ", ") }},
+	{Name: "sandbox.maxProcesses", Lined: true, Env: "JLGCLI_SANDBOX_MAX_PROCESSES", Kind: "int", Default: strconv.Itoa(sandbox.DefaultLimits.Processes),
+		parse: integer(func(l *Layer) **int { return &l.sandbox().MaxProcesses }),
+		apply: sandboxLimit(func(l SandboxLayer) (int64, bool, error) {
+			if l.MaxProcesses == nil {
+				return 0, false, nil
+			}
+			return int64(*l.MaxProcesses), true, nil
+		}, func(c *Config) int64 { return int64(c.Sandbox.MaxProcesses) },
+			func(c *Config, v int64) { c.Sandbox.MaxProcesses = int(v) }, int64(sandbox.DefaultLimits.Processes), minProcesses, count),
+		print: func(c *Config) string {
+			return strconv.Itoa(cmp.Or(c.Sandbox.MaxProcesses, sandbox.DefaultLimits.Processes))
+		}},
+	{Name: "sandbox.maxMemory", Lined: true, Env: "JLGCLI_SANDBOX_MAX_MEMORY", Kind: "size", Default: FormatSize(sandbox.DefaultLimits.Memory),
+		parse: size(func(l *Layer) **string { return &l.sandbox().MaxMemory }),
+		apply: sandboxLimit(sizeOf(func(l SandboxLayer) *string { return l.MaxMemory }), func(c *Config) int64 { return c.Sandbox.MaxMemory },
+			func(c *Config, v int64) { c.Sandbox.MaxMemory = v }, sandbox.DefaultLimits.Memory, minMemory, FormatSize),
+		print: func(c *Config) string { return FormatSize(cmp.Or(c.Sandbox.MaxMemory, sandbox.DefaultLimits.Memory)) }},
+	{Name: "sandbox.maxTmp", Lined: true, Env: "JLGCLI_SANDBOX_MAX_TMP", Kind: "size", Default: FormatSize(sandbox.DefaultLimits.Tmp),
+		parse: size(func(l *Layer) **string { return &l.sandbox().MaxTmp }),
+		apply: sandboxLimit(sizeOf(func(l SandboxLayer) *string { return l.MaxTmp }), func(c *Config) int64 { return c.Sandbox.MaxTmp },
+			func(c *Config, v int64) { c.Sandbox.MaxTmp = v }, sandbox.DefaultLimits.Tmp, minTmp, FormatSize),
+		print: func(c *Config) string { return FormatSize(cmp.Or(c.Sandbox.MaxTmp, sandbox.DefaultLimits.Tmp)) }},
 	{Name: "hooks", print: func(c *Config) string {
 		var hs []string
 		for _, h := range c.Hooks {
-			hs = append(hs, h.String()+" on "+strings.Join(h.On, ","))
+			hs = append(hs, hookValue(h))
 		}
 		return strings.Join(hs, "; ")
 	}},
@@ -655,6 +700,71 @@ func projectTightens(loosens func(SandboxLayer) bool, apply func(*Config, *Layer
 		}
 		return apply(c, l)
 	}
+}
+
+// The least limits of a call: below them no agent CLI starts.
+const (
+	minProcesses = 16
+	minMemory    = 64 << 20
+	minTmp       = 1 << 20
+)
+
+// sandboxLimit applies a limit of each call (read gives a layer's, set
+// sets it): at least least; in a project file, at most what the layers
+// below give (cur, 0: the default def): a repository may lower a limit
+// of the sandbox, never raise it. show writes a value in an error.
+func sandboxLimit(read func(SandboxLayer) (int64, bool, error), cur func(*Config) int64, set func(*Config, int64), def, least int64,
+	show func(int64) string) func(*Config, *Layer) (bool, error) {
+	return func(c *Config, l *Layer) (bool, error) {
+		v, ok, err := read(sandboxOf(l))
+		if !ok || err != nil {
+			return ok, err
+		}
+		if v < least {
+			return true, fmt.Errorf("must be at least %s, not %s", show(least), show(v))
+		}
+		if below := cmp.Or(cur(c), def); l.Project && v > below {
+			return true, fmt.Errorf("%s is above %s, the limit your own configuration gives (or the default): a project's jlgcli.toml may lower a limit of the sandbox, not raise it; "+
+				"set it in your user file (~/.config/jlgcli/config.toml) or the environment", show(v), show(below))
+		}
+		set(c, v)
+		return true, nil
+	}
+}
+
+// sizeOf reads a size of the [sandbox] table (ParseSize).
+func sizeOf(field func(SandboxLayer) *string) func(SandboxLayer) (int64, bool, error) {
+	return func(l SandboxLayer) (int64, bool, error) {
+		s := field(l)
+		if s == nil {
+			return 0, false, nil
+		}
+		n, err := ParseSize(*s)
+		return n, true, err
+	}
+}
+
+// count writes a number of processes.
+func count(n int64) string { return strconv.FormatInt(n, 10) }
+
+// size reads a size (ParseSize), kept as text as files give it.
+func size(field func(*Layer) **string) func(*Layer, string) error {
+	return func(l *Layer, s string) error {
+		if _, err := ParseSize(s); err != nil {
+			return err
+		}
+		*field(l) = &s
+		return nil
+	}
+}
+
+// checkPassEnv checks a name of passEnv: a variable's name, or a prefix of
+// names ending in "*" ("*" alone: every variable).
+func checkPassEnv(n string) error {
+	if p, ok := strings.CutSuffix(n, "*"); ok && (p == "" || validEnvName(p)) || validEnvName(n) {
+		return nil
+	}
+	return fmt.Errorf("%q is not a variable name (letters, digits, _) nor a prefix of names ending in *", n)
 }
 
 // sandboxList adds a layer's list of the [sandbox] table to the
@@ -819,6 +929,15 @@ func tierValue(t Tier) string {
 	}
 	if len(t.Env) > 0 {
 		v += " env " + redactedEnv(t.Env)
+	}
+	return v
+}
+
+// embeddingsValue prints the embeddings service of loop detection.
+func embeddingsValue(e *Embeddings) string {
+	v := fmt.Sprintf("embeddings=%s url=%s threshold=%v", e.Model, e.URL, e.Threshold)
+	if e.APIKeyEnv != "" {
+		v += " apiKeyEnv=" + e.APIKeyEnv
 	}
 	return v
 }

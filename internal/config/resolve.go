@@ -49,6 +49,7 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		c.Sources[k] = "default"
 	}
 	attempts := 0 // the --attempts override
+	var pe projectEnv
 	for _, l := range layers {
 		if l == nil {
 			continue
@@ -59,7 +60,9 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		if l.Attempts != nil {
 			attempts = *l.Attempts
 		}
+		pe.add(l)
 	}
+	c.Sandbox.ProjectEnv = pe.names()
 	// Tiers inherit the backend once every layer has had its say.
 	for i := range c.Tiers {
 		if c.Tiers[i].Backend == "" {
@@ -85,12 +88,20 @@ func (c *Config) apply(l *Layer) error {
 		if k.apply == nil {
 			continue
 		}
-		if ok, err := k.apply(c, l); err != nil {
+		dst := c
+		if l.untrusted() && needsTrust(k.Name, l) {
+			// Checked as any value, but not honoured.
+			scratch := *c
+			dst = &scratch
+		}
+		if ok, err := k.apply(dst, l); err != nil {
 			e := &Error{Source: l.Name, Key: k.Name, Msg: err.Error()}
 			if k.Lined {
 				e.Line = l.line(k.Name)
 			}
 			return e
+		} else if ok && dst != c {
+			c.ignore(l, k.Name, k.print(dst))
 		} else if ok {
 			set(k.Name)
 		}
@@ -140,6 +151,10 @@ func (c *Config) apply(l *Layer) error {
 			e := &Error{Source: l.Name, Key: fmt.Sprintf("hooks[%d].%s", i, key), Msg: msg}
 			e.Line = l.line(e.Key)
 			return e
+		}
+		if l.untrusted() {
+			c.ignore(l, "hooks", hookValue(h))
+			continue
 		}
 		c.Hooks = append(c.Hooks, h)
 		set("hooks")
@@ -265,14 +280,63 @@ func (c *Config) applyTask(l *Layer, set func(key string)) error {
 		if e := ld.Embeddings; e != nil {
 			// Embeddings of a higher layer replace those of a lower one.
 			emb, key, msg := resolveEmbeddings(e)
-			if emb == nil {
+			switch {
+			case emb == nil:
 				return bad("loopDetection.embeddings."+key, msg)
+			case l.untrusted():
+				c.ignore(l, "loopDetection.embeddings", embeddingsValue(emb))
+			default:
+				c.LoopDetection.Embeddings = emb
 			}
-			c.LoopDetection.Embeddings = emb
 		}
 		set("loopDetection")
 	}
 	return nil
+}
+
+// projectEnv follows, over the layers, which variables of the agents' and
+// checks' environment a project file set: those of [env] that no layer
+// above set again, and every one of the tiers' and the planner's env when
+// the tiers or the planner resolved are the project file's.
+type projectEnv struct {
+	env            map[string]bool // [env]: true while the project file's value holds
+	tiers, planner []string
+}
+
+// add follows layer l, applied.
+func (p *projectEnv) add(l *Layer) {
+	for k := range l.Env {
+		if p.env == nil {
+			p.env = map[string]bool{}
+		}
+		p.env[k] = l.Project
+	}
+	if len(l.Tiers) > 0 { // they replace those below
+		p.tiers = nil
+		for _, t := range l.Tiers {
+			if l.Project {
+				p.tiers = slices.AppendSeq(p.tiers, maps.Keys(t.Env))
+			}
+		}
+	}
+	if l.Planner != nil {
+		p.planner = nil
+		if l.Project {
+			p.planner = slices.AppendSeq(p.planner, maps.Keys(l.Planner.Env))
+		}
+	}
+}
+
+// names are the variables a project file set, sorted; nil: none.
+func (p *projectEnv) names() []string {
+	names := slices.Concat(p.tiers, p.planner)
+	for k, project := range p.env {
+		if project {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // resolveEmbeddings validates a [loopDetection.embeddings] table; when it is

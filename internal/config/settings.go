@@ -1,19 +1,29 @@
 package config
 
+import "strings"
+
 // Setting is one key as it was resolved: its printable value and the layer
-// that gave it (`jlgcli config`).
+// that gave it (`jlgcli config`). An ignored setting is one of a project
+// file that is not trusted (Config.Ignored): its source says so.
 type Setting struct {
-	Key    string `json:"key"`
-	Value  string `json:"value"`
-	Source string `json:"source"`
+	Key     string `json:"key"`
+	Value   string `json:"value"`
+	Source  string `json:"source"`
+	Ignored bool   `json:"ignored,omitempty"`
 }
 
 // Settings are every key with a value (AllKeys), each with its value and
-// source.
+// source, each followed by the settings of its key (or of keys under it)
+// that were ignored.
 func (c *Config) Settings() []Setting {
 	var out []Setting
 	for _, k := range c.AllKeys() {
 		out = append(out, Setting{Key: k, Value: c.Value(k), Source: c.Sources[k]})
+		for _, i := range c.Ignored {
+			if i.Key == k || strings.HasPrefix(i.Key, k+".") {
+				out = append(out, Setting{Key: i.Key, Value: i.Value, Source: i.File + " (not trusted: ignored)", Ignored: true})
+			}
+		}
 	}
 	return out
 }

@@ -53,6 +53,9 @@ type Stdio struct {
 	// cfg is the configuration the command resolved with its flags (the
 	// first it resolved), where its hooks are read; nil before.
 	cfg *config.Config
+	// untrustedSaid are the untrusted project files whose ignored
+	// settings were said.
+	untrustedSaid map[string]bool
 }
 
 // Hooks are the hooks of the configuration (the command's, --cwd's project
@@ -162,7 +165,8 @@ func (s *Stdio) LoadConfig(flags *config.Layer) (*config.Config, error) {
 // LoadLayers resolves the configuration for a command run in the working
 // directory, with the layers it was resolved from (runs.LoadConfig); an
 // error of the flags names the flag. The first one resolved with flags is
-// the command's: its hooks are read there.
+// the command's: its hooks are read there. What it ignored of a project
+// file that is not trusted (its hooks, ...) is said once on Err.
 func (s *Stdio) LoadLayers(flags *config.Layer) (runs.Config, error) {
 	dir, err := s.WorkDir()
 	if err != nil {
@@ -176,7 +180,25 @@ func (s *Stdio) LoadLayers(flags *config.Layer) (runs.Config, error) {
 	if err == nil && flags != nil && s.cfg == nil {
 		s.cfg = c.Config // the command's own: its --cwd's project file
 	}
+	if err == nil {
+		s.sayUntrusted(c.Config)
+	}
 	return c, err
+}
+
+// sayUntrusted says, once for each file, what cfg ignored of a project
+// file that the user has not trusted, and how to trust it.
+func (s *Stdio) sayUntrusted(cfg *config.Config) {
+	warning, hint := cfg.UntrustedNote()
+	if warning == "" || s.untrustedSaid[cfg.Ignored[0].File] {
+		return
+	}
+	if s.untrustedSaid == nil {
+		s.untrustedSaid = map[string]bool{}
+	}
+	s.untrustedSaid[cfg.Ignored[0].File] = true
+	s.Reporter().Warn(warning)
+	s.Reporter().Hint(hint)
 }
 
 // StateRoot finds the state root as a loop started here would: stateDir,

@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/trust"
 )
 
 // stdio is a world with no user file and no JLGCLI_* variable, working
@@ -29,11 +31,25 @@ func project(t *testing.T) string {
 	return dir
 }
 
+// trustProject trusts dir's jlgcli.toml as it is, as the user of s.
+func trustProject(t *testing.T, s *Stdio, dir string) {
+	t.Helper()
+	file := filepath.Join(dir, config.ProjectFile)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (trust.Store{Path: config.TrustFile(s.Env)}).Add(file, trust.Sum(data), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The hooks are those of the configuration that the command resolved with
 // its flags (--cwd's project file), not the working directory's.
 func TestHooksOfTheCommandsConfiguration(t *testing.T) {
 	proj := project(t)
 	s := stdio(t, t.TempDir())
+	trustProject(t, s, proj)
 	if _, err := s.LoadConfig(&config.Layer{Name: "flag", Cwd: &proj}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +66,7 @@ func TestHooksOfTheCommandsConfiguration(t *testing.T) {
 func TestRunConfig(t *testing.T) {
 	proj := project(t)
 	s := stdio(t, t.TempDir())
+	trustProject(t, s, proj)
 	cfg, err := s.RunConfig(&config.Layer{Name: "flag"}, proj)
 	if err != nil || len(cfg.Hooks) != 1 {
 		t.Fatalf("RunConfig(project) = %+v, %v; want its hook", cfg, err)
@@ -92,6 +109,7 @@ func TestResumePartsReadTheRunsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := stdio(t, t.TempDir())
+	trustProject(t, s, proj)
 	rp, done := s.ResumeParts(true, &config.Layer{Name: "flag"})
 	defer done()
 	value, err := rp.Env(proj)
@@ -151,5 +169,30 @@ func TestCompletions(t *testing.T) {
 	gone := stdio(t, filepath.Join(t.TempDir(), "gone"))
 	if got := gone.Completions(""); got != nil {
 		t.Errorf("Completions in a directory that is gone = %q, want none", got)
+	}
+}
+
+// The hooks of a project file that is not trusted are not run: neither the
+// command's nor a resume's, which reads them as the run's directory sees
+// them. What is ignored is said once, with how to trust the file.
+func TestUntrustedHooksAreIgnoredAndSaidOnce(t *testing.T) {
+	proj := project(t)
+	s := stdio(t, proj)
+	if _, err := s.LoadConfig(&config.Layer{Name: "flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Hooks(); d != nil {
+		t.Errorf("Hooks = %+v, want none", d)
+	}
+	rp, done := s.ResumeParts(true, &config.Layer{Name: "flag"})
+	defer done()
+	if d := rp.Hooks(proj); d != nil {
+		t.Errorf("a resume's Hooks = %+v, want none", d)
+	}
+	file := filepath.Join(proj, config.ProjectFile)
+	said := s.Err.(*strings.Builder).String()
+	if strings.Count(said, "jlgcli: warning: "+file+" is not trusted: its [[hooks]] (1) ignored") != 1 ||
+		strings.Count(said, "jlgcli: hint: if you wrote it, read it and trust it as it is with: jlgcli trust "+file) != 1 {
+		t.Errorf("stderr:\n%s\nwant the warning and its hint once", said)
 	}
 }

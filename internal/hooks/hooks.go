@@ -96,6 +96,29 @@ func (h Hook) String() string {
 	return "command " + s
 }
 
+// Whole names h as a person deciding to trust it must see it: a command's
+// every argument, none cut, each quoted as a POSIX shell would need it;
+// a URL's scheme and host (its path, the webhook's secret, hidden).
+func (h Hook) Whole() string {
+	if h.URL != "" {
+		return h.String()
+	}
+	args := make([]string, len(h.Command))
+	for i, a := range h.Command {
+		args[i] = ShellQuote(a)
+	}
+	return "command " + strings.Join(args, " ")
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it, so that a
+// command shown can be pasted.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@%,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // Check says what is wrong with h, "" when nothing.
 func (h Hook) Check() (key, msg string) {
 	if len(h.On) == 0 {

@@ -151,3 +151,22 @@ func TestFailedCountsTheFailures(t *testing.T) {
 		t.Errorf("Failed(nil) = %d", got)
 	}
 }
+
+// A hook shown to be trusted is shown whole: every argument, quoted for a
+// shell; a webhook without its path.
+func TestWhole(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	for _, tc := range []struct {
+		h    Hook
+		want string
+	}{
+		{Hook{Command: []string{"notify-send", "jlgcli"}}, "command notify-send jlgcli"},
+		{Hook{Command: []string{"sh", "-c", "echo 'hi' > $HOME/x; " + long}}, `command sh -c 'echo '\''hi'\'' > $HOME/x; ` + long + `'`},
+		{Hook{Command: []string{"a", ""}}, "command a ''"},
+		{Hook{URL: "https://hooks.example/T0/secret"}, "url https://hooks.example/…"},
+	} {
+		if got := tc.h.Whole(); got != tc.want {
+			t.Errorf("Whole() = %s, want %s", got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/trust"
 )
 
 // Config is a resolved configuration with the layers it was resolved
@@ -25,8 +26,12 @@ var loadFile = config.LoadFile
 
 // LoadConfig resolves the configuration of a command run in dir, or in the
 // cwd that flags set: the user's file, the project file found from there,
-// the environment (getenv), then flags. A cwd that is not a directory is a
-// *config.Error of the key cwd.
+// the environment (getenv), then flags. The project file's settings that
+// run or send something outside the sandbox (its hooks, ...) are honoured
+// only when the user trusted the file as it is (package trust; else they
+// are in Config.Ignored). A cwd that is not a directory is a
+// *config.Error of the key cwd; a record of trusted files that cannot be
+// read, a *trust.Error.
 func LoadConfig(getenv func(string) string, dir string, flags *config.Layer) (Config, error) {
 	user, err := loadFile(config.UserFile(getenv))
 	if err != nil {
@@ -40,6 +45,14 @@ func LoadConfig(getenv func(string) string, dir string, flags *config.Layer) (Co
 		return Config{}, err
 	}
 	project.Project = true
+	if len(project.NeedsTrust()) > 0 {
+		// Only then is the record read: a damaged one stops only the
+		// commands it decides for.
+		store := trust.Store{Path: config.TrustFile(getenv)}
+		if project.Trusted, err = store.Trusts(project.Name, project.Sum); err != nil {
+			return Config{}, err
+		}
+	}
 	env, err := config.EnvLayer(getenv)
 	if err != nil {
 		return Config{}, err
