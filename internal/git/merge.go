@@ -207,7 +207,7 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail}
 	}
-	tip, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch)
+	tip, err := revCommit(ctx, g, "refs/heads/"+branch)
 	if err != nil {
 		return nil, fmt.Errorf("branch %s: %w", branch, err)
 	}
@@ -219,7 +219,7 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 		return nil, err
 	}
 	if last != nil && last.Done && last.Branch == branch && last.Into == into {
-		if at, err := revCommit(ctx, g, r.Dir, "refs/heads/"+into); err == nil && (at == last.Commit || isAncestor(ctx, g, r.Dir, last.Commit, at)) {
+		if at, err := revCommit(ctx, g, "refs/heads/"+into); err == nil && (at == last.Commit || isAncestor(ctx, g, last.Commit, at)) {
 			return &Squash{Into: into, Branch: branch, Head: last.Head, CheckedOut: last.CheckedOut, Landed: last.Commit}, nil
 		}
 	}
@@ -235,14 +235,14 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 		}
 		return nil, refuse(RefusedNotCheckedOut, fmt.Sprintf("%s is not checked out in %s (%s is)", into, r.Dir, at))
 	}
-	if s.Head, err = revCommit(ctx, g, r.Dir, "refs/heads/"+into); err != nil {
+	if s.Head, err = revCommit(ctx, g, "refs/heads/"+into); err != nil {
 		return nil, err
 	}
 	if s.CheckedOut {
 		if s.From, err = r.includedHere(ctx, s.Head, included); err != nil {
 			return nil, err
 		}
-		if d, err := dirty(ctx, g, r.Dir, false); err != nil {
+		if d, err := dirty(ctx, g, false); err != nil {
 			return nil, err
 		} else if d && s.From == "" && included != "" {
 			return nil, refuse(RefusedDirty, fmt.Sprintf("%s has uncommitted changes that are not the ones the task took in (commit %s): "+
@@ -251,17 +251,17 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 			return nil, refuse(RefusedDirty, r.Dir+" has uncommitted changes: commit or stash them first")
 		}
 	}
-	headTree, err := revTree(ctx, g, r.Dir, s.Head)
+	headTree, err := revTree(ctx, g, s.Head)
 	if err != nil {
 		return nil, err
 	}
-	if isAncestor(ctx, g, r.Dir, s.Head, tip) {
-		if s.Tree, err = revTree(ctx, g, r.Dir, tip); err != nil {
+	if isAncestor(ctx, g, s.Head, tip) {
+		if s.Tree, err = revTree(ctx, g, tip); err != nil {
 			return nil, err
 		}
 	} else {
 		s.Moved = true
-		out, code, err := g.run(ctx, call{dir: r.Dir, args: []string{"merge-tree", "--write-tree", "--no-messages", s.Head, tip}, ok: []int{1}})
+		out, code, err := g.run(ctx, call{args: []string{"merge-tree", "--write-tree", "--no-messages", s.Head, tip}, ok: []int{1}})
 		var gerr *Error
 		switch {
 		case errors.As(err, &gerr) && gerr.Err == nil && (gerr.ExitCode == 129 || strings.Contains(gerr.Stderr, "usage")):
@@ -319,7 +319,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	if _, err := r.settle(ctx, path); err != nil {
 		return "", err
 	}
-	if at, err := revCommit(ctx, g, r.Dir, "refs/heads/"+s.Into); err != nil {
+	if at, err := revCommit(ctx, g, "refs/heads/"+s.Into); err != nil {
 		return "", err
 	} else if at != s.Head {
 		return "", refuse(RefusedBaseMoved, s.Into+" moved meanwhile")
@@ -333,7 +333,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	} else if cur != s.Into && s.CheckedOut {
 		return "", refuse(RefusedNotCheckedOut, s.Into+" is no longer checked out in "+r.Dir)
 	}
-	c, err := commitTree(ctx, g, r.Dir, s.Tree, message, true, s.Head)
+	c, err := commitTree(ctx, g, s.Tree, message, true, s.Head)
 	if err != nil {
 		return "", err
 	}
@@ -343,7 +343,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	if s.From != "" {
 		// The tree of the user's index, to put it back if the landing
 		// stops before the files move.
-		out, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"write-tree"}})
+		out, _, err := g.run(ctx, call{args: []string{"write-tree"}})
 		if err != nil {
 			return "", refuse(RefusedDirty, "the index of "+r.Dir+" cannot be read as a tree: "+oneLine(err.Error()))
 		}
@@ -355,7 +355,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	}
 	landStep("recorded")
 	if !s.CheckedOut {
-		if _, _, err := g.run(ctx, call{dir: r.Dir, args: update}); err != nil {
+		if _, _, err := g.run(ctx, call{args: update}); err != nil {
 			_ = dropLanding(path)
 			return "", refuse(RefusedBaseMoved, s.Into+" moved meanwhile: "+oneLine(err.Error()))
 		}
@@ -369,7 +369,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	from := s.Head
 	undo := func() {
 		if s.From != "" {
-			_, _, _ = g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", rec.Index}})
+			_, _, _ = g.run(ctx, call{args: []string{"read-tree", rec.Index}})
 		}
 		_ = dropLanding(path)
 	}
@@ -377,18 +377,18 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 		// The user's files are the included changes' tree: the index
 		// holds it too (their untracked files then count as tracked, as
 		// they are in c), and the files move from there.
-		if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", s.From}}); err != nil {
+		if _, _, err := g.run(ctx, call{args: []string{"read-tree", s.From}}); err != nil {
 			undo()
 			return "", err
 		}
 		from = s.From
 		landStep("staged")
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-index", "-q", "--refresh"}, ok: []int{1}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"update-index", "-q", "--refresh"}, ok: []int{1}}); err != nil {
 		undo()
 		return "", err
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", from, c}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"read-tree", "-m", "-u", from, c}}); err != nil {
 		undo()
 		var gerr *Error
 		if errors.As(err, &gerr) && gerr.Err == nil {
@@ -397,9 +397,9 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 		return "", err
 	}
 	landStep("checked-out")
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: update}); err != nil {
+	if _, _, err := g.run(ctx, call{args: update}); err != nil {
 		// into moved under us: put the files back as they were.
-		_, _, _ = g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", c, from}})
+		_, _, _ = g.run(ctx, call{args: []string{"read-tree", "-m", "-u", c, from}})
 		undo()
 		return "", err
 	}
@@ -445,18 +445,18 @@ func (r *Repo) includedHere(ctx context.Context, head, included string) (string,
 		return "", nil
 	}
 	g := r.git()
-	if parent, err := revCommit(ctx, g, r.Dir, included+"^"); err != nil || parent != head {
+	if parent, err := revCommit(ctx, g, included+"^"); err != nil || parent != head {
 		return "", nil
 	}
-	tree, err := captureTree(ctx, g, r.Dir)
+	tree, err := captureTree(ctx, g)
 	if err != nil {
 		return "", err
 	}
-	want, err := revTree(ctx, g, r.Dir, included)
+	want, err := revTree(ctx, g, included)
 	if err != nil {
 		return "", err
 	}
-	headTree, err := revTree(ctx, g, r.Dir, head)
+	headTree, err := revTree(ctx, g, head)
 	if err != nil {
 		return "", err
 	}
@@ -479,17 +479,28 @@ func abbrev(s string) string {
 // worktree away.
 func (r *Repo) CheckoutSquash(ctx context.Context, s *Squash, path string) (remove func() error, err error) {
 	g := r.git()
-	c, err := commitTree(ctx, g, r.Dir, s.Tree, "jlgcli: "+s.Branch+" on "+s.Into, false, s.Head)
+	c, err := commitTree(ctx, g, s.Tree, "jlgcli: "+s.Branch+" on "+s.Into, false, s.Head)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"worktree", "add", "--quiet", "--detach", "--", path, c}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"worktree", "add", "--quiet", "--detach", "--", path, c}}); err != nil {
 		return nil, err
 	}
-	return func() error {
-		_, _, err := g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"worktree", "remove", "--force", "--", path}})
+	// The checks run there: it is taken away as a task's worktree is,
+	// from the repository's record, whatever they left in it.
+	w := &Worktree{RepoDir: r.Dir, Path: path, Timeout: r.Timeout}
+	remove = func() error {
+		ctx := context.WithoutCancel(ctx)
+		if err := w.removeDir(ctx); err != nil {
+			return err
+		}
+		_, _, err := w.repo().run(ctx, call{args: []string{"worktree", "prune"}})
 		return err
-	}, nil
+	}
+	if w.GitDir, err = worktreeGitDir(ctx, g, path); err != nil {
+		return nil, errors.Join(err, remove())
+	}
+	return remove, nil
 }
 
 // conflicted lists the conflicted paths from git merge-tree's output (the
@@ -508,8 +519,8 @@ func conflicted(out string) []string {
 }
 
 // isAncestor reports whether a is an ancestor of (or is) b.
-func isAncestor(ctx context.Context, g runner, dir, a, b string) bool {
-	_, code, err := g.run(ctx, call{dir: dir, args: []string{"merge-base", "--is-ancestor", a, b}, ok: []int{1}})
+func isAncestor(ctx context.Context, g runner, a, b string) bool {
+	_, code, err := g.run(ctx, call{args: []string{"merge-base", "--is-ancestor", a, b}, ok: []int{1}})
 	return err == nil && code == 0
 }
 
@@ -524,7 +535,7 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 		return fmt.Errorf("push %s: %w", branch, ErrNotTaskBranch)
 	}
 	g := r.git()
-	if _, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch); err != nil {
+	if _, err := revCommit(ctx, g, "refs/heads/"+branch); err != nil {
 		return fmt.Errorf("push %s: %w", branch, err)
 	}
 	remote, err := r.pushRemote(ctx, branch)
@@ -532,7 +543,7 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 		return err
 	}
 	ref := "refs/heads/" + branch
-	_, _, err = g.run(ctx, call{dir: r.Dir, args: []string{"push", "--quiet", "--no-force-with-lease", remote, ref + ":" + ref}})
+	_, _, err = g.run(ctx, call{args: []string{"push", "--quiet", "--no-force-with-lease", "--no-recurse-submodules", remote, ref + ":" + ref}, remote: true})
 	return pushError(fmt.Sprintf("push %s to %s", branch, remote), err)
 }
 
@@ -552,7 +563,7 @@ func pushError(what string, err error) error {
 func (r *Repo) pushRemote(ctx context.Context, branch string) (string, error) {
 	g := r.git()
 	for _, key := range []string{"branch." + branch + ".pushRemote", "remote.pushDefault", "branch." + branch + ".remote"} {
-		out, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"config", "--get", key}, ok: []int{1}})
+		out, _, err := g.run(ctx, call{args: []string{"config", "--get", key}, ok: []int{1}})
 		if err != nil {
 			return "", err
 		}
@@ -560,7 +571,7 @@ func (r *Repo) pushRemote(ctx context.Context, branch string) (string, error) {
 			return v, nil
 		}
 	}
-	out, err := g.line(ctx, r.Dir, "remote")
+	out, err := g.line(ctx, "remote")
 	if err != nil {
 		return "", err
 	}
@@ -591,7 +602,7 @@ func (r *Repo) FastForward(ctx context.Context, into, branch string) (string, er
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail, Command: command}
 	}
-	tip, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch)
+	tip, err := revCommit(ctx, g, "refs/heads/"+branch)
 	if err != nil {
 		return "", fmt.Errorf("branch %s: %w", branch, err)
 	}
@@ -605,22 +616,22 @@ func (r *Repo) FastForward(ctx context.Context, into, branch string) (string, er
 	if cur != into {
 		return "", refuse(RefusedNotCheckedOut, fmt.Sprintf("%s is not checked out in %s", into, r.Dir))
 	}
-	if d, err := dirty(ctx, g, r.Dir, false); err != nil {
+	if d, err := dirty(ctx, g, false); err != nil {
 		return "", err
 	} else if d {
 		return "", refuse(RefusedDirty, r.Dir+" has uncommitted changes: commit or stash them first")
 	}
-	head, err := revCommit(ctx, g, r.Dir, "refs/heads/"+into)
+	head, err := revCommit(ctx, g, "refs/heads/"+into)
 	if err != nil {
 		return "", err
 	}
 	if head == tip {
 		return "", ErrNothingToMerge
 	}
-	if !isAncestor(ctx, g, r.Dir, head, tip) {
+	if !isAncestor(ctx, g, head, tip) {
 		return "", refuse(RefusedBaseMoved, into+" has moved since the task started")
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"merge", "--ff-only", "--quiet", tip}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"merge", "--ff-only", "--quiet", tip}}); err != nil {
 		return "", refuse(RefusedWouldOverwrite, "git merge --ff-only failed: "+oneLine(err.Error()))
 	}
 	return tip, nil
@@ -633,7 +644,7 @@ func (r *Repo) Remote(ctx context.Context, branch string) (string, error) {
 
 // RemoteURL is the URL of remote name.
 func (r *Repo) RemoteURL(ctx context.Context, name string) (string, error) {
-	return r.git().line(ctx, r.Dir, "remote", "get-url", "--", name)
+	return r.git().line(ctx, "remote", "get-url", "--", name)
 }
 
 func oneLine(s string) string {
