@@ -107,6 +107,9 @@ type Entry struct {
 	Failure      *agent.Failure `json:"failure,omitempty"`
 	// Windows are the subscription windows the call reported.
 	Windows []agent.Window `json:"windows,omitempty"`
+	// Refusal is why the iteration was refused (a guard of done, or one
+	// that judges every call); the journal keeps it in IterationData.
+	Refusal *Refusal `json:"refusal,omitempty"`
 }
 
 // Result is the outcome of a run, with the seed's field names.

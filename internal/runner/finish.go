@@ -56,7 +56,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 			info.Removed = true
 		}
 	}
-	repo := &git.Repo{Dir: s.Repo}
+	repo := s.repo(ctx)
 	switch {
 	case s.Commit == git.CommitDirect && (res.Status == engine.StatusDone || info.WIP != ""):
 		// Seed 003's direct strategy: the commits, a failure's WIP too, land
@@ -91,6 +91,16 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 		}
 	}
 	return info
+}
+
+// repo is the user's checkout the task works on, its git directories
+// resolved once (git.Open); one that cannot be opened fails each call with
+// why.
+func (s TaskSpec) repo(ctx context.Context) *git.Repo {
+	if r, err := git.Open(ctx, s.Repo); err == nil {
+		return r
+	}
+	return &git.Repo{Dir: s.Repo}
 }
 
 // writeReports writes the task's final report into its run directory.
@@ -150,7 +160,7 @@ func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.Mer
 		m.Command = fmt.Sprintf("git merge --squash %s && git commit -m %q", wt.Branch, SquashSubject(res.Task))
 		return m
 	}
-	repo := &git.Repo{Dir: s.Repo}
+	repo := s.repo(ctx)
 	msg := squashMessage(*res, wt.Branch)
 	included := ""
 	if wt.DirtyIncluded {

@@ -182,7 +182,7 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 	if err := settings(run, &s, p); err != nil {
 		return Landing{}, err
 	}
-	site := &checkoutSite{repo: &git.Repo{Dir: s.Repo}, run: run, spec: s, res: res, into: into, p: p}
+	site := &checkoutSite{repo: s.repo(ctx), run: run, spec: s, res: res, into: into, p: p}
 	return LandTask(ctx, site, run.ID, into, s, func(head string) {
 		p.progress("%s moved since task %s branched: running its checks on its change laid on %s", into, run.ID, shortSHA(head))
 	})
