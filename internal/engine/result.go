@@ -28,7 +28,9 @@ const (
 	StatusTimeout                Status = "timeout"
 	StatusInterrupted            Status = "interrupted"
 	StatusError                  Status = "error"
-	// StatusIncomplete ends a batch some of whose tasks are not done.
+	// StatusIncomplete ends a batch some of whose tasks are not done, and
+	// a task whose change passed but was held for the user's review (it
+	// touches jlgcli.toml or the repository's hooks: git.RefusedReview).
 	StatusIncomplete Status = "incomplete"
 )
 
@@ -66,7 +68,7 @@ type ExitCodeRow struct {
 var ExitCodes = []ExitCodeRow{
 	{ExitOK, "done", []Status{StatusDone}, "completion detected"},
 	{ExitBackendMissing, "backend-missing", []Status{StatusBackendMissing}, "the agent's executable is not installed"},
-	{ExitIncomplete, "incomplete", []Status{StatusIncomplete}, "batch: some task is not done (failed, blocked, conflict, not started)"},
+	{ExitIncomplete, "incomplete", []Status{StatusIncomplete}, "batch: some task is not done (failed, blocked, conflict, not started); task: its change was kept on its branch for review (it touches jlgcli.toml or the repository's hooks)"},
 	{ExitMaxIterations, "max-iterations", []Status{StatusMaxIterations}, "the iteration limit was reached"},
 	{ExitNoProgress, "no-progress", []Status{StatusNoProgress}, "identical consecutive replies (noProgressLimit)"},
 	{ExitUnauthenticated, "backend-unauthenticated", []Status{StatusBackendUnauthenticated}, "the agent CLI is not logged in / has no valid key"},

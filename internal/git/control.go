@@ -72,7 +72,7 @@ func ControlPaths(ctx context.Context, dir string) ([]string, error) {
 // (RepoDir). It leaves out the worktree's own tracked files (a tracked
 // hooks directory, the hook managers' files): those are the task's work,
 // which jlgcli's git calls never run, and which its landing holds for
-// review when the change touches them (HeldFiles).
+// review when the change touches them (ReviewFiles, RefusedReview).
 func (w *Worktree) ControlPaths(ctx context.Context) ([]string, error) {
 	g := w.tree(ctx)
 	if g.err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"slices"
 	"strings"
 )
 
@@ -93,6 +95,10 @@ const (
 	// it can neither be ended nor dropped without touching the user's
 	// changes.
 	RefusedInterrupted MergeRefusal = "interrupted"
+	// RefusedReview: the change adds, modifies or deletes files that decide
+	// what runs on the user's machine (ReviewFiles): it is merged by the
+	// user, after review, never by jlgcli.
+	RefusedReview MergeRefusal = "review"
 )
 
 // MergeRefusedError is SquashMerge declining to merge, with why and the
@@ -280,7 +286,84 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 	if s.Tree == headTree {
 		return nil, fmt.Errorf("%s into %s: %w", branch, into, ErrNothingToMerge)
 	}
+	if held, err := r.ReviewFiles(ctx, headTree, s.Tree); err != nil {
+		return nil, err
+	} else if len(held) > 0 {
+		return nil, refuse(RefusedReview, reviewDetail(into, branch, held))
+	}
 	return s, nil
+}
+
+// projectFile is jlgcli's project configuration file (config.ProjectFile;
+// the config package imports this one).
+const projectFile = "jlgcli.toml"
+
+// ReviewFiles lists the paths that the change from from to to (commits or
+// trees) adds, modifies or deletes and that decide what runs on the user's
+// machine: a jlgcli.toml at any depth (its hooks run, its settings confine
+// agents), the repository's own hooks (the directory core.hooksPath names
+// in the working tree, .githooks) and the hook managers' files at the top
+// (HookManagerFiles). A landing that would bring such a change is refused
+// (RefusedReview): the user merges it after review.
+func (r *Repo) ReviewFiles(ctx context.Context, from, to string) ([]string, error) {
+	g := r.git()
+	hooks, err := trackedHooksDir(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	rel, _ := within(g.workTree, hooks)
+	return reviewFiles(ctx, g, rel, from, to)
+}
+
+// HoldForReview is a *MergeRefusedError (RefusedReview) when the change
+// from from to to, of branch into into, touches files that decide what runs
+// on the machines of those who merge it (as Repo.ReviewFiles lists them;
+// the clone's own core.hooksPath is not the users': .githooks stands for
+// it); nil when it touches none.
+func (c *Clone) HoldForReview(ctx context.Context, into, branch, from, to string) error {
+	held, err := reviewFiles(ctx, c.git(), "", from, to)
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	return &MergeRefusedError{Reason: RefusedReview, Branch: branch, Into: into, Detail: reviewDetail(into, branch, held)}
+}
+
+// reviewFiles lists the paths of the change from from to to that need a
+// review (Repo.ReviewFiles); hooks is the tracked hooks directory relative
+// to the top ("": none but .githooks).
+func reviewFiles(ctx context.Context, g runner, hooks, from, to string) ([]string, error) {
+	args := append([]string{"diff-tree"}, diffOptions...)
+	out, _, err := g.run(ctx, call{args: append(args, "-z", "--name-only", from, to)})
+	if err != nil {
+		return nil, err
+	}
+	under := func(p, dir string) bool {
+		return dir != "" && dir != "." && (p == dir || strings.HasPrefix(p, dir+"/"))
+	}
+	var held []string
+	for _, p := range strings.Split(out, "\x00") {
+		switch {
+		case p == "":
+		case path.Base(p) == projectFile, under(p, hooks), under(p, ".githooks"), slices.ContainsFunc(HookManagerFiles, func(f string) bool { return under(p, f) }):
+			held = append(held, p)
+		}
+	}
+	return held, nil
+}
+
+// reviewDetail says why a change that touches held files is not merged.
+func reviewDetail(into, branch string, held []string) string {
+	return fmt.Sprintf("the change touches files that decide what runs on your machine, which jlgcli never merges for you: %s; "+
+		"review them (git diff %s...%s -- %s), then merge it yourself", strings.Join(held, ", "), shellQuote(into), shellQuote(branch),
+		strings.Join(quoteAll(held), " "))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = shellQuote(s)
+	}
+	return out
 }
 
 // Land commits s.Tree on s.Head with message and moves s.Into to it, only
@@ -630,6 +713,11 @@ func (r *Repo) FastForward(ctx context.Context, into, branch string) (string, er
 	}
 	if !isAncestor(ctx, g, head, tip) {
 		return "", refuse(RefusedBaseMoved, into+" has moved since the task started")
+	}
+	if held, err := r.ReviewFiles(ctx, head, tip); err != nil {
+		return "", err
+	} else if len(held) > 0 {
+		return "", refuse(RefusedReview, reviewDetail(into, branch, held))
 	}
 	if _, _, err := g.run(ctx, call{args: []string{"merge", "--ff-only", "--quiet", tip}}); err != nil {
 		return "", refuse(RefusedWouldOverwrite, "git merge --ff-only failed: "+oneLine(err.Error()))

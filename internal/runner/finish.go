@@ -70,6 +70,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 	if m := info.Merge; m != nil && m.Status == git.MergeRefused {
 		warn("%s was not merged (%s); to merge it: %s", wt.Branch, m.Reason, m.Command)
 	}
+
 	if (s.Push || s.PR) && len(res.Attempts) > 0 {
 		if rm, err := repo.Remote(ctx, wt.Branch); err != nil {
 			warn("push: %v", err)
@@ -81,6 +82,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 		}
 	}
 	res.Git = info
+	res.HoldForReview()
 	writeReports(p, run, *res)
 	if s.PR && info.Pushed {
 		if url, err := OpenPR(ctx, p, s.Repo, wt.Branch, wt.BaseBranch, SquashSubject(res.Task), run.MarkdownReportPath()); err != nil {
@@ -157,7 +159,7 @@ func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.Mer
 	m := &engine.MergeInfo{Into: wt.BaseBranch}
 	if s.Merge == git.MergeNone {
 		m.Status = git.MergeSkipped
-		m.Command = fmt.Sprintf("git merge --squash %s && git commit -m %q", wt.Branch, SquashSubject(res.Task))
+		m.Command = squashByHand(wt.Branch, res.Task)
 		return m
 	}
 	repo := s.repo(ctx)
@@ -168,6 +170,12 @@ func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.Mer
 	}
 	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg, included)
 	return mergeOutcome(m, git.MergeMerged, sha, err)
+}
+
+// squashByHand is the command that squash-merges branch, the work of task,
+// into the checked-out branch by hand.
+func squashByHand(branch, task string) string {
+	return fmt.Sprintf("git merge --squash %s && git commit -m %q", branch, SquashSubject(task))
 }
 
 // mergeOutcome fills m with how a merge (squash or fast-forward) into the

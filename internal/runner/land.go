@@ -207,6 +207,10 @@ func (c *checkoutSite) Lay(ctx context.Context) (Laid, error) {
 		return Laid{Nothing: true}, nil
 	case errors.As(err, &refused) && refused.Reason == git.RefusedConflict:
 		return Laid{Conflict: refused.Detail}, nil
+	case errors.As(err, &refused) && refused.Reason == git.RefusedReview:
+		// Not the base's doing: no run from it would land either.
+		refused.Command = squashByHand(c.spec.Worktree.Branch, c.res.Task)
+		return Laid{}, refused
 	case err != nil:
 		return Laid{}, err
 	}

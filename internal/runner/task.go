@@ -335,7 +335,18 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		c.Close() // the live line goes before the messages of the end
 	}
+	done := res.Status == engine.StatusDone
 	res.Git = s.finish(ctx, p, run, &res)
+	if done && res.Status != engine.StatusDone {
+		// The landing was held: the index and the checkpoint say so too.
+		var cp engine.TaskCheckpoint
+		if err := run.ReadCheckpoint(&cp); err == nil {
+			cp.Progress.Status = string(res.Status)
+			if err := j.CheckpointTask(cp); err != nil {
+				p.warn("checkpoint: %v", err)
+			}
+		}
+	}
 	if Resumable(res.Status) || res.Status == engine.StatusBudgetExceeded {
 		p.notice("%s", StoppedTask(run.ID, run.Meta.Parent, res.Status))
 	}
