@@ -71,6 +71,9 @@ func newControlWatch(paths []string, top string, record func(engine.Event) error
 // loopWatch is the watch of a loop in dir, nil when dir is in no git
 // repository (or git is not installed): there is nothing of git's to keep.
 func loopWatch(ctx context.Context, dir string, j journal, p Parts) (*controlWatch, error) {
+	// A few short git calls, made even when the run is being stopped (it
+	// then ends at once, as it would have).
+	ctx = context.WithoutCancel(ctx)
 	paths, err := git.ControlPaths(ctx, dir)
 	if errors.Is(err, git.ErrNotRepository) || errors.Is(err, git.ErrGitNotFound) {
 		return nil, nil
@@ -88,7 +91,7 @@ func loopWatch(ctx context.Context, dir string, j journal, p Parts) (*controlWat
 // taskWatch is the watch of a task in its worktree wt, from wt's record
 // (git.Worktree.ControlPaths); rec journals its events (nil: none).
 func taskWatch(ctx context.Context, wt *git.Worktree, rec engine.TaskRecorder, p Parts) (*controlWatch, error) {
-	paths, err := wt.ControlPaths(ctx)
+	paths, err := wt.ControlPaths(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("list git's control files of the worktree %s: %w", wt.Path, err)
 	}
