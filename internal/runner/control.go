@@ -54,8 +54,9 @@ type controlWatch struct {
 	record func(engine.Event) error // nil: no journal
 	warn   func(format string, a ...any)
 
-	mu   sync.Mutex
-	snap *git.ControlSnapshot
+	mu sync.Mutex
+	// roots are the records begin took (shared), until end.
+	roots []*sharedRoot
 	// last are the changes of the last call, undone, until taken.
 	last []git.ControlChange
 	// broken is why the files could not be put back: no other call runs.
@@ -109,12 +110,71 @@ func (w *controlWatch) begin() error {
 	if w.broken != nil {
 		return w.broken
 	}
-	snap, err := git.SnapshotControl(w.paths)
+	if w.roots != nil {
+		release(w.paths, w.roots) // an end that never came
+	}
+	roots, err := acquire(w.paths)
 	if err != nil {
 		return fmt.Errorf("read git's control files before the call: %w", err)
 	}
-	w.snap = snap
+	w.roots = roots
 	return nil
+}
+
+// sharedRoots are the records of control paths that the calls under way in
+// this process share, by path: a batch's tasks run at once in one
+// repository, and a call that begins while another's agent has changed a
+// file they share (the repository's config) must not take that change for
+// the state to keep. The first call to begin records a path; the others
+// use that record until the last of them ends. (A change is then undone,
+// and refuses the work, of whichever call ends first.)
+var sharedRoots = struct {
+	sync.Mutex
+	m map[string]*sharedRoot
+}{m: map[string]*sharedRoot{}}
+
+// sharedRoot is the record of one control path and its calls under way.
+type sharedRoot struct {
+	mu    sync.Mutex // one undo at a time
+	snap  *git.ControlSnapshot
+	users int
+}
+
+// acquire gives the records of paths, taking those no call under way has.
+func acquire(paths []string) ([]*sharedRoot, error) {
+	sharedRoots.Lock()
+	defer sharedRoots.Unlock()
+	var roots []*sharedRoot
+	for _, p := range paths {
+		r := sharedRoots.m[p]
+		if r == nil {
+			snap, err := git.SnapshotControl([]string{p})
+			if err != nil {
+				releaseLocked(paths[:len(roots)], roots)
+				return nil, err
+			}
+			r = &sharedRoot{snap: snap}
+			sharedRoots.m[p] = r
+		}
+		r.users++
+		roots = append(roots, r)
+	}
+	return roots, nil
+}
+
+// release gives back the records acquire gave for paths.
+func release(paths []string, roots []*sharedRoot) {
+	sharedRoots.Lock()
+	defer sharedRoots.Unlock()
+	releaseLocked(paths, roots)
+}
+
+func releaseLocked(paths []string, roots []*sharedRoot) {
+	for i, r := range roots {
+		if r.users--; r.users == 0 && sharedRoots.m[paths[i]] == r {
+			delete(sharedRoots.m, paths[i])
+		}
+	}
 }
 
 // end compares the control files with what begin recorded and undoes every
@@ -124,10 +184,20 @@ func (w *controlWatch) begin() error {
 func (w *controlWatch) end(after string) ([]git.ControlChange, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.snap == nil {
+	if w.roots == nil {
 		return nil, w.broken
 	}
-	changes, err := w.snap.Undo()
+	var changes []git.ControlChange
+	var errs []error
+	for _, r := range w.roots {
+		r.mu.Lock()
+		c, err := r.snap.Undo()
+		r.mu.Unlock()
+		changes, errs = append(changes, c...), append(errs, err)
+	}
+	release(w.paths, w.roots)
+	w.roots = nil
+	err := errors.Join(errs...)
 	if len(changes) == 0 && err == nil {
 		return nil, nil
 	}
