@@ -69,9 +69,22 @@ func newControlWatch(paths []string, top string, record func(engine.Event) error
 	return &controlWatch{paths: paths, top: top, record: record, warn: p.warn}
 }
 
+// WatchGit is agent a with git's control files of the repository holding
+// dir checked around each of its calls as a loop's are (put back, and
+// said), for a single call (`jlgcli run`), which has no iteration to
+// refuse; a itself when dir is in no repository.
+func WatchGit(ctx context.Context, a agent.Agent, dir string, p Parts) (agent.Agent, error) {
+	w, err := loopWatch(ctx, dir, nil, p)
+	if err != nil {
+		return nil, err
+	}
+	return w.agent(a), nil
+}
+
 // loopWatch is the watch of a loop in dir, nil when dir is in no git
 // repository (or git is not installed): there is nothing of git's to keep.
-func loopWatch(ctx context.Context, dir string, j journal, p Parts) (*controlWatch, error) {
+// record journals its events (nil: none).
+func loopWatch(ctx context.Context, dir string, record func(engine.Event) error, p Parts) (*controlWatch, error) {
 	// A few short git calls, made even when the run is being stopped (it
 	// then ends at once, as it would have).
 	ctx = context.WithoutCancel(ctx)
@@ -86,7 +99,7 @@ func loopWatch(ctx context.Context, dir string, j journal, p Parts) (*controlWat
 	if r, err := git.Open(ctx, dir); err == nil {
 		top = r.Dir
 	}
-	return newControlWatch(paths, top, j.Record, p), nil
+	return newControlWatch(paths, top, record, p), nil
 }
 
 // taskWatch is the watch of a task in its worktree wt, from wt's record

@@ -259,7 +259,7 @@ func (s LoopSpec) run(ctx context.Context, p Parts, a agent.Agent, run *store.Ru
 	}
 	// In a repository, git's control files are checked around every call
 	// and the checks.
-	watch, err := loopWatch(ctx, s.Cwd, j, p)
+	watch, err := loopWatch(ctx, s.Cwd, j.Record, p)
 	if err != nil {
 		return engine.Result{}, err
 	}
