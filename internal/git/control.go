@@ -42,7 +42,13 @@ var HookManagerFiles = []string{".husky", ".pre-commit-config.yaml",
 // working tree (tracked hooks, such as .githooks), and the hook managers'
 // files at the top of the working tree (HookManagerFiles). Paths are
 // absolute and may not exist: one that appears is as much a change as one
-// that is rewritten. Directories stand for everything below them.
+// that is rewritten. Directories stand for everything below them, but for
+// a .git directory (the git directory itself), which is listed for its
+// entry alone (that it stays a directory): its parts that matter are listed
+// on their own, and the rest of it (objects, refs, the index) is not a
+// control file. A sandbox that keeps these read-only binds a .git directory's
+// listed parts, not the directory, and creates nothing for a path that does
+// not exist.
 //
 // It finds the repository from dir (Open): call it before any agent ran
 // there, and keep the list.
