@@ -133,12 +133,14 @@ func (a *cliAgent) Run(ctx context.Context, req Request) (Response, error) {
 	}
 	env := append(baseEnv(a.env), req.Env...)
 	env = append(env, inv.Env...)
-	return runParsed(ctx, a.spec.name, append([]string{a.spec.bin}, inv.Args...), env, req, inv.Stdin, a.spec.newParser())
+	return runParsed(ctx, a.spec.name, append([]string{a.spec.bin}, inv.Args...), env, envNames(req.Env, inv.Env), req, inv.Stdin, a.spec.newParser())
 }
 
 // runParsed runs one call of the CLI name ("" for a command backend) and
-// feeds its output to p. The call is confined when ctx carries a sandbox.
-func runParsed(ctx context.Context, name string, argv, env []string, req Request, stdin *string, p streamParser) (Response, error) {
+// feeds its output to p. The call is confined when ctx carries a sandbox:
+// then of env it gets what its CLI needs, the user's passEnv and the
+// variables named in explicit (those the run and the adapter give it).
+func runParsed(ctx context.Context, name string, argv, env, explicit []string, req Request, stdin *string, p streamParser) (Response, error) {
 	stderr := proc.NewTail(stderrKeep)
 	var sink io.Writer = &proc.Lines{Max: lineMax, Fn: p.Line}
 	if w, ok := p.(io.Writer); ok {
@@ -173,9 +175,9 @@ func runParsed(ctx context.Context, name string, argv, env []string, req Request
 		c.Stdin = strings.NewReader(*stdin)
 	}
 	if box := sandbox.From(ctx); box != nil {
-		n := needs(name, env)
-		n.Hosts = append(n.Hosts, endpoints(name, env)...)
-		confined, release, err := box.Agent(c, n)
+		// What the call may write and reach follows from the trusted
+		// environment: not from a variable a project's file set.
+		confined, release, err := box.Agent(c, SandboxNeeds(name, box.Trusted(env)), explicit)
 		if err != nil {
 			return Response{}, err
 		}
@@ -210,6 +212,18 @@ type writerFunc func(p []byte)
 func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
 
 // baseEnv is the environment a call starts from.
+// envNames are the names of the variables of the lists.
+func envNames(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, kv := range l {
+			name, _, _ := strings.Cut(kv, "=")
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func baseEnv(env []string) []string {
 	if env != nil {
 		return append([]string(nil), env...)

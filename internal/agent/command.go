@@ -68,7 +68,7 @@ func (c *Command) Run(ctx context.Context, req Request) (Response, error) {
 		stdin = &req.Prompt
 	}
 	env := append(baseEnv(c.Env), req.Env...)
-	return runParsed(ctx, "", argv, env, req, stdin, &plainParser{text: proc.NewTail(MaxReplyBytes)})
+	return runParsed(ctx, "", argv, env, envNames(req.Env), req, stdin, &plainParser{text: proc.NewTail(MaxReplyBytes)})
 }
 
 // plainParser takes standard output as the reply, as it is: it is written

@@ -120,3 +120,13 @@ func lookupEnv(env []string, k string) string {
 	v, _ := proc.LookupEnv(env, k)
 	return v
 }
+
+// SandboxNeeds is what a call of the backend name ("" or a command
+// backend: nothing beyond its working directory) needs in a sandbox: its
+// CLI's state and configuration, variables, and API endpoints as env (the
+// trusted environment, sandbox.Box.Trusted) places them.
+func SandboxNeeds(name string, env []string) sandbox.Needs {
+	n := needs(name, env)
+	n.Hosts = append(n.Hosts, endpoints(name, env)...)
+	return n
+}

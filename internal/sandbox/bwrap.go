@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,17 +37,44 @@ type Needs struct {
 
 // Agent confines an agent's call c: its working directory and its CLI's
 // state (needs) writable, the rest read-only, secrets hidden, the network limited to its
-// endpoints and allowHosts. The returned function releases what the call
-// used (the network's relays, its temporary directory); call it once c has
+// endpoints and allowHosts. explicit are the names of the variables the
+// run gives its agents (--env, [env], a tier's env), which it gets beside
+// what its CLI needs. The returned function releases what the call used
+// (the network's relays, its temporary directory); call it once c has
 // ended.
-func (b *Box) Agent(c proc.Cmd, needs Needs) (proc.Cmd, func(), error) {
+func (b *Box) Agent(c proc.Cmd, needs Needs, explicit []string) (proc.Cmd, func(), error) {
+	needs.Env = append(slices.Clip(needs.Env), explicit...)
 	return b.wrap(c, needs, false)
 }
 
-// Check confines a check: the same file rules as an agent, and the
-// machine's network unless checksNetwork is off (then none).
-func (b *Box) Check(c proc.Cmd) (proc.Cmd, func(), error) {
-	return b.wrap(c, Needs{}, true)
+// Check confines a check: the same file rules as an agent; its network
+// goes through the allow-listing proxy to the package registries of the
+// project's language and allowHosts (checksNetwork: none, or the
+// machine's). explicit are the names of the variables the run gives its
+// checks; a name that looks like a secret still needs passEnv.
+func (b *Box) Check(c proc.Cmd, explicit []string) (proc.Cmd, func(), error) {
+	return b.wrap(c, Needs{Env: slices.DeleteFunc(slices.Clone(explicit), secretName)}, true)
+}
+
+// call is the confinement of one call as it is built: bubblewrap's
+// arguments in the order they apply (a later mount lies over an earlier
+// one), what the call can write, and what its release undoes.
+type call struct {
+	args     []string
+	writable []string // resolved, bound writable
+	missing  []string // read-only paths absent before the call
+	tmp      string   // the host's side of the call: its network's sockets
+}
+
+func (m *call) bind(p string) {
+	m.writable = append(m.writable, p)
+	m.args = append(m.args, "--bind", p, p)
+}
+
+func (m *call) roBind(p string) { m.args = append(m.args, "--ro-bind", p, p) }
+
+func (m *call) isWritable(p string) bool {
+	return slices.ContainsFunc(m.writable, func(w string) bool { return inside(p, w) })
 }
 
 func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error) {
@@ -62,33 +90,46 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	if err != nil {
 		return c, nil, err
 	}
-	tmp, err := os.MkdirTemp("", "jlgcli-sandbox-")
-	if err != nil {
-		return c, nil, fmt.Errorf("sandbox: %w", err)
-	}
-	release := func() { _ = os.RemoveAll(tmp) }
-	private := filepath.Join(tmp, "tmp")
-	if err := os.Mkdir(private, 0o700); err != nil {
-		release()
-		return c, nil, fmt.Errorf("sandbox: %w", err)
-	}
-
-	args := []string{
-		"--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm",
-	}
 	env := slices.Clone(c.Env)
 	if env == nil {
 		env = os.Environ()
 	}
-	home := lookup(env, "HOME")
+	// What the sandbox lets the call write, read and reach is decided by
+	// jlgcli's environment and the user's files only: the variables a
+	// project's file set keep their value for the call, never a say here.
+	trusted := b.trusted(env)
+	home := lookup(trusted, "HOME")
 	if home == "" {
 		home = b.home
 	}
-	var own []string      // the CLI's state, absolute
-	var writable []string // resolved
+	// Looked up first, so that a missing program is proc.ErrNotFound as it
+	// is unconfined.
+	path, err := proc.LookPath(c.Argv[0], c.Env)
+	if err != nil {
+		return c, nil, err
+	}
+	tmp, err := os.MkdirTemp("", "jlgcli-sandbox-")
+	if err != nil {
+		return c, nil, fmt.Errorf("sandbox: %w", err)
+	}
+	m := &call{tmp: tmp}
+	release := func() { _ = os.RemoveAll(tmp) }
+
+	// The machine read-only; /tmp and /dev/shm the call's own.
+	tmpSize := strconv.FormatInt(b.tmpSize(), 10)
+	m.args = append(m.args,
+		"--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+		"--size", tmpSize, "--tmpfs", "/dev/shm", "--size", tmpSize, "--tmpfs", "/tmp")
+	// What the call needs of the host's /tmp, read-only: its home, its
+	// PATH, the program it runs, jlgcli's helper.
+	for _, p := range hostTmp(append([]string{home, path, b.self, dir}, filepath.SplitList(lookup(trusted, "PATH"))...)) {
+		m.roBind(p)
+	}
+
+	var own []string // the CLI's state, absolute
 	add := func(p string, makeDir bool) {
-		p = expand(p, home, env)
+		p = expand(p, home, trusted)
 		if p == "" {
 			return
 		}
@@ -97,100 +138,179 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 				_ = os.MkdirAll(p, 0o700)
 			}
 		}
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			m.bind(real)
 		}
-		writable = append(writable, real)
-		args = append(args, "--bind", real, real)
 	}
 	add(dir, false)
 	for _, p := range needs.Dirs {
 		add(p, true)
-		own = append(own, expand(p, home, env))
+		own = append(own, expand(p, home, trusted))
 	}
 	for _, p := range needs.Files {
 		add(p, false)
-		own = append(own, expand(p, home, env))
+		own = append(own, expand(p, home, trusted))
 	}
 	for _, p := range b.cfg.AllowWrite {
 		add(p, false)
 	}
-	if !b.cfg.NoCaches {
-		for _, p := range Caches {
-			add(p, false)
-		}
+	who := "agent"
+	if check {
+		who = "check"
 	}
-	args = append(args, "--bind", private, private)
-	env = setEnv(env, "TMPDIR", private)
-	env = setEnv(env, "IS_SANDBOX", "1")
-	// The protected paths are made read-only again where a writable path
-	// holds them; a writable path they hold (a task's worktree in the state
-	// directory) is made writable again.
-	for _, p := range b.protect {
-		real, err := filepath.EvalSymlinks(expand(p, home, env))
-		if err != nil || !slices.ContainsFunc(writable, func(w string) bool { return inside(real, w) }) {
-			continue
-		}
-		args = append(args, "--ro-bind", real, real)
-		for _, w := range writable {
-			if w != real && inside(w, real) {
-				args = append(args, "--bind", w, w)
-			}
-		}
-	}
-	for _, p := range PrivateDirs {
-		if p = expand(p, home, env); p != "" && !slices.ContainsFunc(writable, func(w string) bool { return inside(w, p) }) {
-			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				args = append(args, "--tmpfs", p)
-			}
-		}
-	}
-	for _, p := range b.denied(own, home, env) {
-		fi, err := os.Stat(p)
-		switch {
-		case err != nil:
-		case fi.IsDir():
-			args = append(args, "--tmpfs", p, "--remount-ro", p)
-		default:
-			args = append(args, "--ro-bind", "/dev/null", p)
-		}
-	}
-
-	var inner []string
-	switch {
-	case check && !b.cfg.ChecksOffline:
-		args = append(args, "--share-net")
-	case check:
-	default:
-		n, err := b.listen(tmp, needs.Hosts)
-		if err != nil {
-			release()
-			return c, nil, err
-		}
-		release = func() { n.close(); _ = os.RemoveAll(tmp) }
-		inner = n.helperArgs()
-		env = n.proxyEnv(env)
-	}
-	args = append(args, "--chdir", dir, "--")
-	if len(inner) > 0 {
-		args = append(args, b.self, initCommand)
-		args = append(args, inner...)
-		args = append(args, "--")
-	}
-	// Looked up here, so that a missing program is proc.ErrNotFound as it
-	// is unconfined.
-	path, err := proc.LookPath(c.Argv[0], c.Env)
+	cenv, err := b.caches(m, trusted, who)
 	if err != nil {
 		release()
 		return c, nil, err
 	}
+
+	// Read-only again inside what is writable: jlgcli's records and the
+	// project's file (protect), the CLI's configuration (needs.ReadOnly),
+	// git's control files, and every directory of PATH, for nothing
+	// writable may later run by name. A writable path they hold (a task's
+	// worktree in the state directory) is made writable again.
+	var ro []string
+	keep := func(p string) {
+		if real, err := filepath.EvalSymlinks(p); err == nil && m.isWritable(real) && !slices.Contains(ro, real) {
+			ro = append(ro, real)
+		}
+	}
+	for _, p := range needs.ReadOnly {
+		if p = expand(p, home, trusted); p == "" {
+			continue
+		}
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			m.missing = append(m.missing, p)
+			continue
+		}
+		keep(p)
+	}
+	for _, p := range b.protect {
+		if p = expand(p, home, trusted); p != "" {
+			keep(p)
+		}
+	}
+	for _, p := range filepath.SplitList(lookup(trusted, "PATH")) {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil && slices.Contains(m.writable, real) {
+			release()
+			return c, nil, fmt.Errorf("sandbox: %s is on PATH and would be writable to the call: whatever it wrote there your shell would run (run it in another directory, or take it out of PATH)", real)
+		}
+		keep(p)
+	}
+	sort.Strings(ro)
+	for _, real := range ro {
+		m.roBind(real)
+		for _, w := range m.writable {
+			if w != real && inside(w, real) {
+				m.args = append(m.args, "--bind", w, w)
+			}
+		}
+	}
+
+	for _, p := range PrivateDirs {
+		if p = expand(p, home, trusted); p != "" && !m.isWritable(p) {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				m.args = append(m.args, "--tmpfs", p)
+			}
+		}
+	}
+	for _, p := range b.denied(own, home, trusted) {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			m.args = append(m.args, "--tmpfs", p, "--remount-ro", p)
+		default:
+			m.args = append(m.args, "--ro-bind", "/dev/null", p)
+		}
+	}
+	for _, s := range hostSockets(m) {
+		m.args = append(m.args, "--ro-bind", "/dev/null", s)
+	}
+
+	env = allowEnv(env, b.cfg.PassEnv, needs.Env)
+	env = append(env, cenv...)
+	env = setEnv(env, "TMPDIR", "/tmp")
+	env = setEnv(env, "IS_SANDBOX", "1")
+	var inner []string
+	switch {
+	case check && b.cfg.ChecksHostNetwork:
+		m.args = append(m.args, "--share-net")
+	case check && b.cfg.ChecksOffline:
+	default:
+		hosts := needs.Hosts
+		if check {
+			hosts = registries(dir, trusted)
+		}
+		n, err := b.listen(tmp, hosts)
+		if err != nil {
+			release()
+			return c, nil, err
+		}
+		m.roBind(tmp)
+		release = func() { n.close(); _ = os.RemoveAll(tmp) }
+		inner = n.helperArgs()
+		env = n.proxyEnv(env)
+	}
+	m.args = append(m.args, "--chdir", dir, "--")
+	if len(inner) > 0 {
+		m.args = append(m.args, b.self, initCommand)
+		m.args = append(m.args, inner...)
+		m.args = append(m.args, "--")
+	}
 	argv := append([]string{path}, c.Argv[1:]...)
-	c.Argv = append(append([]string{b.bwrap}, args...), argv...)
+	c.Argv = append(append([]string{b.bwrap}, m.args...), argv...)
 	c.Env = env
 	c.Dir = dir
 	c.Stop = func(pid int) { signalDescendants(pid, syscall.SIGTERM) }
+	if len(m.missing) > 0 {
+		rel, stderr := release, c.Stderr
+		release = func() {
+			rel()
+			for _, p := range m.missing {
+				if _, err := os.Lstat(p); err == nil {
+					_ = os.RemoveAll(p)
+					if stderr != nil {
+						fmt.Fprintf(stderr, "jlgcli sandbox: removed %s, which the call created: a CLI's configuration stays as it was\n", p)
+					}
+				}
+			}
+		}
+	}
 	return c, release, nil
+}
+
+// hostTmp are the paths of the host's /tmp that a call needs to see
+// (those of paths under it), each as the first directory under /tmp that
+// holds it, parents first; a sandbox's or a cache's own directory is
+// never one.
+func hostTmp(paths []string) []string {
+	tmp := "/tmp"
+	var out []string
+	for _, p := range paths {
+		if p == "" || !filepath.IsAbs(p) {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		rest, ok := strings.CutPrefix(p, tmp+"/")
+		if !ok {
+			continue
+		}
+		first, _, _ := strings.Cut(rest, "/")
+		if first == "" || strings.HasPrefix(first, "jlgcli-sandbox-") {
+			continue
+		}
+		if d := filepath.Join(tmp, first); !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // denied are the paths hidden from a call: the defaults and denyRead, less

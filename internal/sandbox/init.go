@@ -24,6 +24,9 @@ func init() {
 	if IsInit(os.Args[1:]) {
 		os.Exit(Init(os.Args[1:], os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == probeCommand {
+		os.Exit(runProbe(os.Stdin, os.Stdout))
+	}
 }
 
 var errUsage = errors.New("usage: jlgcli " + initCommand + " [--relay ADDR=SOCKET]... -- COMMAND [ARG]...")

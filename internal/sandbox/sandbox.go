@@ -88,6 +88,10 @@ type Config struct {
 	MaxProcesses int   `json:"maxProcesses,omitempty"`
 	MaxMemory    int64 `json:"maxMemory,omitempty"`
 	MaxTmp       int64 `json:"maxTmp,omitempty"`
+	// CacheDir holds the run's own caches (see caches.go); "" gives the
+	// calls none: every cache is then the user's, read-only. It is the
+	// run's, not a setting: never recorded.
+	CacheDir string `json:"-"`
 }
 
 // DefaultLimits are the limits of a call when the configuration sets none.
