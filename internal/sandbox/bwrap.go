@@ -123,7 +123,7 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 		"--size", tmpSize, "--tmpfs", "/dev/shm", "--size", tmpSize, "--tmpfs", "/tmp")
 	// What the call needs of the host's /tmp, read-only: its home, its
 	// PATH, the program it runs, jlgcli's helper.
-	for _, p := range hostTmp(append([]string{home, path, b.self, dir}, filepath.SplitList(lookup(trusted, "PATH"))...)) {
+	for _, p := range hostTmp(append([]string{home, path, b.self, dir, userGoCache(trusted, home), userGoModCache(trusted, home)}, filepath.SplitList(lookup(trusted, "PATH"))...)) {
 		m.roBind(p)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -61,6 +62,15 @@ func (b *Box) caches(m *call, env []string, who string) ([]string, error) {
 		out = append(out, "GOPROXY=file://"+dl+","+proxy, "GONOPROXY=jlgcli.invalid")
 	}
 	out = append(out, "GOFLAGS="+strings.TrimSpace(lookup(env, "GOFLAGS")+" -modcacherw"))
+	// Go's build cache: the user's read through, the run's written (the go
+	// command splits GOCACHEPROG at spaces).
+	prog := []string{b.self, goCacheCommand, filepath.Join(root, "go-prog")}
+	if u := userGoCache(env, b.home); isDir(u) {
+		prog = append(prog, u)
+	}
+	if !slices.ContainsFunc(prog, func(s string) bool { return strings.ContainsAny(s, " \t") }) {
+		out = append(out, "GOCACHEPROG="+strings.Join(prog, " "))
+	}
 	return out, nil
 }
 
