@@ -68,8 +68,9 @@ type cliSpec struct {
 
 // cliAgent is an Agent over a known CLI.
 type cliAgent struct {
-	spec cliSpec
-	env  []string // base environment (nil: the process's own)
+	spec     cliSpec
+	env      []string // base environment (nil: the process's own)
+	explicit []string // the names of env the run gives it (Registry.Explicit)
 }
 
 // Name implements Agent.
@@ -133,7 +134,7 @@ func (a *cliAgent) Run(ctx context.Context, req Request) (Response, error) {
 	}
 	env := append(baseEnv(a.env), req.Env...)
 	env = append(env, inv.Env...)
-	return runParsed(ctx, a.spec.name, append([]string{a.spec.bin}, inv.Args...), env, envNames(req.Env, inv.Env), req, inv.Stdin, a.spec.newParser())
+	return runParsed(ctx, a.spec.name, append([]string{a.spec.bin}, inv.Args...), env, append(envNames(req.Env, inv.Env), a.explicit...), req, inv.Stdin, a.spec.newParser())
 }
 
 // runParsed runs one call of the CLI name ("" for a command backend) and

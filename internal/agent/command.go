@@ -28,6 +28,9 @@ type Command struct {
 	Prompt string
 	// Env is the base environment (nil: jlgcli's own).
 	Env []string
+	// Explicit are the names of the variables of Env the run gives it
+	// (Registry.Explicit).
+	Explicit []string
 }
 
 // Name implements Agent.
@@ -68,7 +71,7 @@ func (c *Command) Run(ctx context.Context, req Request) (Response, error) {
 		stdin = &req.Prompt
 	}
 	env := append(baseEnv(c.Env), req.Env...)
-	return runParsed(ctx, "", argv, env, envNames(req.Env), req, stdin, &plainParser{text: proc.NewTail(MaxReplyBytes)})
+	return runParsed(ctx, "", argv, env, append(envNames(req.Env), c.Explicit...), req, stdin, &plainParser{text: proc.NewTail(MaxReplyBytes)})
 }
 
 // plainParser takes standard output as the reply, as it is: it is written

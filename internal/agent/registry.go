@@ -75,6 +75,10 @@ type Registry struct {
 	Commands map[string]CommandSpec
 	// Env is the base environment of every agent (nil: jlgcli's own).
 	Env []string
+	// Explicit are the names of the variables of Env the run gives its
+	// agents (--env, [env], a tier's env): a confined agent gets them beside
+	// what its CLI needs.
+	Explicit []string
 }
 
 // UnknownError is returned for a backend name that is neither built in nor
@@ -109,10 +113,10 @@ func (r *Registry) Get(name string) (Agent, error) {
 		if mode == "" {
 			mode = PromptStdin
 		}
-		return &Command{BackendName: name, Argv: c.Command, Prompt: mode, Env: r.Env}, nil
+		return &Command{BackendName: name, Argv: c.Command, Prompt: mode, Env: r.Env, Explicit: r.Explicit}, nil
 	}
 	if spec, ok := builtinSpec(name); ok {
-		return &cliAgent{spec: spec, env: r.Env}, nil
+		return &cliAgent{spec: spec, env: r.Env, explicit: r.Explicit}, nil
 	}
 	return nil, &UnknownError{Name: name, Known: r.Names()}
 }

@@ -94,7 +94,7 @@ func setupScript(env *testscript.Env) error {
 	env.Setenv("JLGCLI_SANDBOX_ALLOW_WRITE", env.WorkDir)
 	// Confined agents get an allow-list of jlgcli's environment: the test
 	// programs' own settings are on it, as a user would put theirs.
-	env.Setenv("JLGCLI_SANDBOX_PASS_ENV", "FAKEAGENT_*,HOSTILE*")
+	env.Setenv("JLGCLI_SANDBOX_PASS_ENV", "FAKEAGENT_*,HOSTILE*,WORK,CLAUDE_CALLS,STANDIN_*")
 	for _, d := range []string{"home", "xdg"} {
 		if err := os.MkdirAll(filepath.Join(env.WorkDir, d), 0o755); err != nil {
 			return err

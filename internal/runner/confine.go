@@ -68,6 +68,11 @@ func Confine(ctx context.Context, c sandbox.Config, p Parts, site Site) (context
 		protect = append(protect, site.Root)
 	}
 	protect = append(protect, site.Protect...)
+	// The user's own configuration (their settings, the project files they
+	// trusted) stays read-only to the calls even when allowWrite holds it.
+	if f := config.UserFile(p.getenv); f != "" {
+		protect = append(protect, filepath.Dir(f))
+	}
 	c.CacheDir = site.cacheDir()
 	box, rec, err := sandbox.New(c, protect...)
 	var ue *sandbox.UnavailableError

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -122,7 +123,12 @@ func (p Parts) environ() []string {
 // for too.
 func (p Parts) Registry(commands map[string]agent.CommandSpec, extraEnv []string) *agent.Registry {
 	env := append(slices.Clip(p.environ()), extraEnv...)
-	return &agent.Registry{Commands: commands, Env: env}
+	var explicit []string
+	for _, kv := range extraEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		explicit = append(explicit, name)
+	}
+	return &agent.Registry{Commands: commands, Env: env, Explicit: explicit}
 }
 
 // UsageError is a run that cannot start as it was asked (exit 64); Hint,

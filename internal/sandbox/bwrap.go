@@ -123,7 +123,7 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 		"--size", tmpSize, "--tmpfs", "/dev/shm", "--size", tmpSize, "--tmpfs", "/tmp")
 	// What the call needs of the host's /tmp, read-only: its home, its
 	// PATH, the program it runs, jlgcli's helper.
-	for _, p := range hostTmp(append([]string{home, path, b.self, dir, userGoCache(trusted, home), userGoModCache(trusted, home)}, filepath.SplitList(lookup(trusted, "PATH"))...)) {
+	for _, p := range hostTmp(append([]string{home, path, b.self, userGoCache(trusted, home), userGoModCache(trusted, home)}, filepath.SplitList(lookup(trusted, "PATH"))...)) {
 		m.roBind(p)
 	}
 
@@ -283,33 +283,41 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	return c, release, nil
 }
 
-// hostTmp are the paths of the host's /tmp that a call needs to see
-// (those of paths under it), each as the first directory under /tmp that
-// holds it, parents first; a sandbox's or a cache's own directory is
-// never one.
+// hostTmp are the directories of the host's /tmp that a call needs to see
+// (those of paths under it: a file's directory; for a path in a
+// node_modules tree, the directory that holds the tree, where Node looks
+// for its packages), without those inside another, parents first. Nothing
+// else of the host's /tmp is there: not other calls' sockets, not other
+// programs' files.
 func hostTmp(paths []string) []string {
-	tmp := "/tmp"
-	var out []string
+	var dirs []string
 	for _, p := range paths {
 		if p == "" || !filepath.IsAbs(p) {
 			continue
 		}
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			p = real
-		}
-		rest, ok := strings.CutPrefix(p, tmp+"/")
-		if !ok {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || !strings.HasPrefix(real, "/tmp/") {
 			continue
 		}
-		first, _, _ := strings.Cut(rest, "/")
-		if first == "" || strings.HasPrefix(first, "jlgcli-sandbox-") {
+		if fi, err := os.Stat(real); err != nil {
 			continue
+		} else if !fi.IsDir() && filepath.Dir(real) != "/tmp" {
+			real = filepath.Dir(real) // a file right in /tmp is bound alone
 		}
-		if d := filepath.Join(tmp, first); !slices.Contains(out, d) {
+		if i := strings.Index(real+"/", "/node_modules/"); i > 0 {
+			real = real[:i]
+		}
+		if real != "/tmp" {
+			dirs = append(dirs, real)
+		}
+	}
+	sort.Strings(dirs)
+	var out []string
+	for _, d := range dirs {
+		if !slices.ContainsFunc(out, func(o string) bool { return inside(d, o) }) {
 			out = append(out, d)
 		}
 	}
-	sort.Strings(out)
 	return out
 }
 

@@ -202,7 +202,10 @@ func (b *Box) judge(p plan, o outcome, env []string, home, dir string) Probe {
 	// needs of the host's (its home, PATH, program, working directory).
 	need := map[string]bool{}
 	for _, d := range hostTmp(append([]string{home, b.self, dir}, filepath.SplitList(lookup(env, "PATH"))...)) {
-		need[filepath.Base(d)] = true
+		if rest, ok := strings.CutPrefix(d, "/tmp/"); ok {
+			first, _, _ := strings.Cut(rest, "/")
+			need[first] = true
+		}
 	}
 	var extra []string
 	own := 0

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -17,14 +18,20 @@ import (
 func hostSockets(m *call) []string {
 	var out []string
 	for _, p := range listSockets() {
-		if !inside(p, m.tmp) && !hiddenByTmpfs(p, m) {
+		// Hidden already (a tmpfs over it), or the call's own world (a
+		// writable directory, where a mount point of ours would be a file
+		// left on the host when the socket goes away meanwhile).
+		if kind := m.mountOf(p); kind != "--tmpfs" && kind != "--bind" {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// listSockets are the Unix sockets bound to a path in jlgcli's network
+// soAcceptCon is the flag of a listening socket in /proc/net/unix.
+const soAcceptCon = 1 << 16
+
+// listSockets are the listening Unix sockets bound to a path in jlgcli's network
 // namespace that are sockets there now.
 func listSockets() []string {
 	f, err := os.Open("/proc/net/unix")
@@ -38,8 +45,13 @@ func listSockets() []string {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	sc.Scan() // the header
 	for sc.Scan() {
+		// Num RefCount Protocol Flags Type St Inode Path: only a socket
+		// that listens (__SO_ACCEPTCON in Flags) can be connected to.
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 8 {
+			continue
+		}
+		if flags, err := strconv.ParseUint(fields[3], 16, 32); err != nil || flags&soAcceptCon == 0 {
 			continue
 		}
 		p := strings.Join(fields[7:], " ")
@@ -54,16 +66,26 @@ func listSockets() []string {
 	return out
 }
 
-// hiddenByTmpfs tells whether p lies under the call's private /tmp and
-// was not bound back into it.
-func hiddenByTmpfs(p string, m *call) bool {
-	if !strings.HasPrefix(p, "/tmp/") {
-		return false
-	}
-	for i := 0; i+2 < len(m.args); i++ {
-		if (m.args[i] == "--ro-bind" || m.args[i] == "--bind") && m.args[i+1] != "/" && inside(p, m.args[i+1]) {
-			return false
+// mountOf is the kind of the mount the call sees p through ("--ro-bind",
+// "--bind", "--tmpfs", ...): the last one made over it, for a later mount
+// lies over an earlier one.
+func (m *call) mountOf(p string) string {
+	kind := ""
+	for i := 0; i+1 < len(m.args); i++ {
+		switch a := m.args[i]; a {
+		case "--bind", "--ro-bind", "--dev-bind":
+			if i+2 < len(m.args) && inside(p, m.args[i+2]) {
+				kind = a
+			}
+			i += 2
+		case "--tmpfs", "--dev", "--proc":
+			if inside(p, m.args[i+1]) {
+				kind = a
+			}
+			i++
+		case "--size", "--remount-ro", "--chdir", "--setenv", "--perms":
+			i++
 		}
 	}
-	return true
+	return kind
 }
