@@ -557,6 +557,7 @@ func (t *tester) Test(ctx context.Context, change git.Change) gate.Report {
 			o.WeakenedTests = append(o.WeakenedTests, gate.WeakenedTest{File: w.Path, Count: w.Count, Lines: w.Removed})
 		}
 	}
+	ctx = t.watch.confine(ctx)
 	return t.watch.test(t.checks, func() gate.Report { return gate.Test(ctx, t.dir, t.env, t.checks, o) })
 }
 

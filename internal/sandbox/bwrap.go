@@ -190,6 +190,17 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 			keep(p)
 		}
 	}
+	for _, p := range b.control {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || !m.isWritable(real) {
+			continue
+		}
+		if fi, err := os.Stat(real); err == nil && fi.IsDir() && filepath.Base(real) == ".git" {
+			m.bind(real) // pinned: a mount point is not renamed nor removed
+			continue
+		}
+		keep(real)
+	}
 	for _, p := range filepath.SplitList(lookup(trusted, "PATH")) {
 		if !filepath.IsAbs(p) {
 			continue

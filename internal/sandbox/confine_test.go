@@ -291,3 +291,43 @@ true`
 	got = sh(t, nil, work, env, script)
 	want(t, "unconfined", got, []string{"wrote-user-cache"}, nil)
 }
+
+// TestControlReadOnly: with git's control files of a loop at a repository's
+// top given (WithControl), a confined agent still commits (objects, refs,
+// the index) but cannot write .git/config nor add a hook, nor move .git
+// aside to plant another; unconfined it can do all of it.
+func TestControlReadOnly(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	box := boxOf(t, Config{})
+	for _, confined := range []bool{true, false} {
+		work := t.TempDir()
+		gitIn := func(args ...string) {
+			c := exec.Command("git", append([]string{"-C", work, "-c", "user.name=T", "-c", "user.email=t@example.com"}, args...)...)
+			if out, err := c.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v: %s", args, err, out)
+			}
+		}
+		gitIn("init", "-q")
+		os.WriteFile(filepath.Join(work, "a.txt"), []byte("a"), 0o644)
+		gitIn("add", "-A")
+		gitIn("commit", "-q", "-m", "first")
+		g := filepath.Join(work, ".git")
+		var confine func(proc.Cmd) (proc.Cmd, func(), error)
+		if confined {
+			confine = agentOf(box.WithControl([]string{g, filepath.Join(g, "config"), filepath.Join(g, "hooks")}), Needs{})
+		}
+		got := sh(t, confine, work, []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, `
+echo b > b.txt && git add b.txt && git -c user.name=A -c user.email=a@example.com commit -q -m second && echo committed
+printf '[core]\n\tfsmonitor = /tmp/payload\n' >> .git/config 2>/dev/null && echo wrote-config
+echo 'echo pwned' > .git/hooks/post-commit 2>/dev/null && echo wrote-hook
+mv .git .git-aside 2>/dev/null && echo moved-git
+true`)
+		if confined {
+			want(t, "confined", got, []string{"committed"}, []string{"wrote-config", "wrote-hook", "moved-git"})
+		} else {
+			want(t, "unconfined", got, []string{"committed", "wrote-config", "wrote-hook", "moved-git"}, nil)
+		}
+	}
+}
