@@ -63,6 +63,7 @@ type call struct {
 	args     []string
 	writable []string // resolved, bound writable
 	missing  []string // read-only paths absent before the call
+	notes    []string // said on the call's stderr once it ended
 	tmp      string   // the host's side of the call: its network's sockets
 }
 
@@ -72,6 +73,21 @@ func (m *call) bind(p string) {
 }
 
 func (m *call) roBind(p string) { m.args = append(m.args, "--ro-bind", p, p) }
+
+// linkIn is the first symbolic link on the way to p that lies in a
+// directory the call writes ("" when none).
+func (m *call) linkIn(p string) string {
+	for q := p; q != "/" && q != "."; q = filepath.Dir(q) {
+		fi, err := os.Lstat(q)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if parent, err := filepath.EvalSymlinks(filepath.Dir(q)); err == nil && m.isWritable(parent) {
+			return q
+		}
+	}
+	return ""
+}
 
 func (m *call) isWritable(p string) bool {
 	return slices.ContainsFunc(m.writable, func(w string) bool { return inside(p, w) })
@@ -143,13 +159,24 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 		}
 	}
 	add(dir, false)
+	// A CLI's state is made writable only where an agent cannot have
+	// aimed it: a symbolic link in a directory an earlier call could
+	// write (~/.claude/.claude.json turned into a link to the home) is not
+	// followed.
+	state := func(p string, isDir bool) {
+		e := expand(p, home, trusted)
+		if l := m.linkIn(e); l != "" {
+			m.notes = append(m.notes, fmt.Sprintf("%s is a symbolic link where a confined call could have made it: not made writable", l))
+			return
+		}
+		add(p, isDir)
+		own = append(own, e)
+	}
 	for _, p := range needs.Dirs {
-		add(p, true)
-		own = append(own, expand(p, home, trusted))
+		state(p, true)
 	}
 	for _, p := range needs.Files {
-		add(p, false)
-		own = append(own, expand(p, home, trusted))
+		state(p, false)
 	}
 	for _, p := range b.cfg.AllowWrite {
 		add(p, false)
@@ -277,16 +304,20 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	c.Env = env
 	c.Dir = dir
 	c.Stop = func(pid int) { signalDescendants(pid, syscall.SIGTERM) }
-	if len(m.missing) > 0 {
+	if len(m.missing) > 0 || len(m.notes) > 0 {
 		rel, stderr := release, c.Stderr
 		release = func() {
 			rel()
+			notes := m.notes
 			for _, p := range m.missing {
 				if _, err := os.Lstat(p); err == nil {
 					_ = os.RemoveAll(p)
-					if stderr != nil {
-						fmt.Fprintf(stderr, "jlgcli sandbox: removed %s, which the call created: a CLI's configuration stays as it was\n", p)
-					}
+					notes = append(notes, fmt.Sprintf("removed %s, which the call created: a CLI's configuration stays as it was", p))
+				}
+			}
+			if stderr != nil {
+				for _, n := range notes {
+					fmt.Fprintf(stderr, "jlgcli sandbox: %s\n", n)
 				}
 			}
 		}

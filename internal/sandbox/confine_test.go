@@ -331,3 +331,25 @@ true`)
 		}
 	}
 }
+
+// TestStateLinkNotFollowed: a CLI's state file that an earlier call turned
+// into a link to the home is not followed into the next call's writable
+// set; without that rule (a link the user made, outside what calls
+// write), it is.
+func TestStateLinkNotFollowed(t *testing.T) {
+	b := boxOf(t, Config{})
+	home, work := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".cli"), 0o700)
+	os.Symlink(home, filepath.Join(home, ".cli", "state.json")) // what a hostile call left
+	needs := Needs{Dirs: []string{"~/.cli"}, Files: []string{"~/.cli/state.json"}}
+	got := sh(t, agentOf(b, needs), work, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, `echo pwned > ~/.bashrc 2>/dev/null && echo wrote-bashrc; true`)
+	want(t, "linked state", got, []string{"is a symbolic link where a confined call could have made it"}, []string{"wrote-bashrc"})
+	// A link of the user's own (the directory itself, in the read-only
+	// home) is followed: ~/.cli -> a dotfiles directory.
+	dot := filepath.Join(home, "dotfiles", "cli")
+	os.MkdirAll(dot, 0o700)
+	os.RemoveAll(filepath.Join(home, ".cli"))
+	os.Symlink(dot, filepath.Join(home, ".cli"))
+	got = sh(t, agentOf(b, Needs{Dirs: []string{"~/.cli"}}), work, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, `echo s > ~/.cli/session && echo wrote-session; true`)
+	want(t, "the user's link", got, []string{"wrote-session"}, nil)
+}
