@@ -158,6 +158,9 @@ type Record struct {
 	Tool string `json:"tool,omitempty"`
 	// Reason says why a run in auto mode is not confined.
 	Reason string `json:"reason,omitempty"`
+	// Limits are the limits of each call ("512 processes, 8 GiB of
+	// memory, 2 GiB of /tmp (cgroup v1)"), Unlimited when unconfined.
+	Limits string `json:"limits,omitempty"`
 }
 
 // String is the record in one line: "bubblewrap 0.8.0", "off (unconfined,
@@ -197,7 +200,7 @@ func (e *UnavailableError) Error() string {
 // not write even when they lie in its working directory (jlgcli's own run
 // records).
 func New(cfg Config, protect ...string) (*Box, Record, error) {
-	rec := Record{Mode: cfg.Mode}
+	rec := Record{Mode: cfg.Mode, Limits: Unlimited}
 	if cfg.Mode == "" {
 		rec.Mode = Auto
 	}
@@ -221,8 +224,9 @@ func New(cfg Config, protect ...string) (*Box, Record, error) {
 		rec.Reason = err.Error()
 		return nil, rec, nil
 	}
-	rec.Confined, rec.Tool = true, tool
-	return &Box{cfg: cfg, bwrap: path, home: home, self: self, protect: protect}, rec, nil
+	b := &Box{cfg: cfg, bwrap: path, home: home, self: self, protect: protect}
+	rec.Confined, rec.Tool, rec.Limits = true, tool, b.limitsRecord()
+	return b, rec, nil
 }
 
 const installHint = "install bubblewrap (Debian, Ubuntu: sudo apt install bubblewrap; Fedora: sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap), " +

@@ -1,0 +1,329 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/proc"
+)
+
+// called is how one command ended, confined or not.
+type called struct {
+	res    proc.Result
+	out    string
+	limit  *LimitError
+	within time.Duration
+}
+
+// call runs sh -c script in box (nil: unconfined) and returns how it
+// ended; TMPDIR is a directory of the test's unconfined.
+func call(t *testing.T, box *Box, script string) called {
+	t.Helper()
+	var out, errs bytes.Buffer
+	c := proc.Cmd{Argv: []string{"sh", "-c", script}, Dir: t.TempDir(), Stdout: &out, Stderr: &errs, Grace: time.Second,
+		Env: append(os.Environ(), "TMPDIR="+t.TempDir())}
+	release := func() {}
+	if box != nil {
+		var err error
+		if c, release, err = box.Agent(c, Needs{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The calls end in seconds; a minute means the limit did not stop one.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, err := proc.Run(ctx, c)
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := called{res: res, out: out.String() + errs.String(), within: time.Since(start)}
+	if res.Limit != nil && !errors.As(res.Limit, &k.limit) {
+		t.Fatalf("Result.Limit is %T, want a *LimitError", res.Limit)
+	}
+	if res.Stopped {
+		t.Fatalf("the call ran a minute: no limit stopped it (%s)", k.out)
+	}
+	return k
+}
+
+func limitedBox(t *testing.T, cfg Config) *Box {
+	t.Helper()
+	needBwrap(t)
+	cfg.Mode = On
+	b, rec, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("limits: %s", rec.Limits)
+	return b
+}
+
+func needCgroup(t *testing.T, controller string) {
+	t.Helper()
+	m := mechanism()
+	if controller == "pids" && m.pids == "" || controller == "memory" && m.memory == "" {
+		how, notes := LimitsAvailable()
+		t.Skipf("no writable %s cgroup here: %s, %s", controller, how, strings.Join(notes, "; "))
+	}
+}
+
+// sleepers forks 1000 sleeping processes, then says how many it forked.
+const sleepers = `i=0; while [ $i -lt 1000 ]; do sleep 30 & i=$((i+1)); done; echo forked $i`
+
+// TestLimitProcesses: a confined shell that forks 1000 sleeping processes
+// is stopped at maxProcesses (the fork is refused; the shell gives up),
+// and the call says why; the same shell unconfined, or confined with no
+// process limit, forks them all.
+func TestLimitProcesses(t *testing.T) {
+	needBwrap(t)
+	needCgroup(t, "pids")
+	k := call(t, limitedBox(t, Config{MaxProcesses: 64}), sleepers)
+	if k.res.ExitCode == 0 || strings.Contains(k.out, "forked 1000") {
+		t.Fatalf("confined: %+v %q; want the shell stopped at the limit", k.res, k.out)
+	}
+	if k.limit == nil || k.limit.Resource != "processes" || k.limit.Limit != 64 ||
+		k.res.Limit.Error() != "the call reached its limit of 64 processes (sandbox.maxProcesses)" {
+		t.Fatalf("confined: limit %v; want the limit of 64 processes", k.res.Limit)
+	}
+	for _, box := range []*Box{nil, limitedBox(t, Config{MaxProcesses: -1})} {
+		if k := call(t, box, sleepers); k.res.ExitCode != 0 || !strings.Contains(k.out, "forked 1000") || k.res.Limit != nil {
+			t.Errorf("confined %v, no limit: %+v %q; want 1000 processes forked", box != nil, k.res, k.out)
+		}
+	}
+	checkNoCgroupLeft(t)
+}
+
+// TestLimitForkBomb: a call that keeps forking at its limit (it ignores
+// the refusals) is ended by jlgcli within seconds, not at its timeout.
+func TestLimitForkBomb(t *testing.T) {
+	needBwrap(t)
+	needCgroup(t, "pids")
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	bomb := `exec python3 -c '
+import os, time
+while True:
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+    except OSError:
+        time.sleep(0.005)
+'`
+	k := call(t, limitedBox(t, Config{MaxProcesses: 32}), bomb)
+	if k.limit == nil || !k.limit.Ended || !strings.Contains(k.res.Limit.Error(), "limit of 32 processes (sandbox.maxProcesses): jlgcli ended it") {
+		t.Fatalf("limit %v after %s; want jlgcli to end the call at its limit of 32 processes", k.res.Limit, k.within)
+	}
+	t.Logf("ended after %s", k.within)
+	checkNoCgroupLeft(t)
+}
+
+// hog allocates (and touches) 400 MiB.
+const hog = `exec python3 -c 'x = b"x" * (400 << 20); print("allocated", len(x) >> 20)'`
+
+// TestLimitMemory: a confined call that allocates beyond maxMemory is
+// killed by the kernel, and says why; unconfined, or confined with no
+// memory limit, it allocates.
+func TestLimitMemory(t *testing.T) {
+	needBwrap(t)
+	needCgroup(t, "memory")
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	k := call(t, limitedBox(t, Config{MaxMemory: 256 << 20}), hog)
+	if k.res.ExitCode == 0 || strings.Contains(k.out, "allocated") {
+		t.Fatalf("confined: %+v %q; want it killed", k.res, k.out)
+	}
+	if k.limit == nil || k.limit.Resource != "memory" || !k.limit.Killed ||
+		k.res.Limit.Error() != "the call reached its limit of memory (sandbox.maxMemory, 256 MiB): the kernel killed it" {
+		t.Fatalf("confined: limit %v; want the memory limit", k.res.Limit)
+	}
+	for _, box := range []*Box{nil, limitedBox(t, Config{MaxMemory: -1})} {
+		if k := call(t, box, hog); k.res.ExitCode != 0 || !strings.Contains(k.out, "allocated 400") || k.res.Limit != nil {
+			t.Errorf("confined %v, no limit: %+v %q; want 400 MiB allocated", box != nil, k.res, k.out)
+		}
+	}
+	checkNoCgroupLeft(t)
+}
+
+// TestLimitTmp: a confined call that writes 3 GB to $TMPDIR gets ENOSPC at
+// maxTmp (64 MiB here: the write stops there) and says why, also when it
+// removes what it wrote before it exits (a moment after: jlgcli reads the
+// tmpfs as the call goes, every 2 ms once it is half full, and a loaded
+// machine or the race detector can delay a read by more); unconfined, or
+// confined with no limit, 200 MB fit (not 3 GB: a test does not fill a
+// disk or 3 GB of memory).
+func TestLimitTmp(t *testing.T) {
+	needBwrap(t)
+	if !mechanism().tmpSized {
+		t.Skipf("%s has no --size", mechanism().tool)
+	}
+	box := limitedBox(t, Config{MaxTmp: 64 << 20})
+	for _, script := range []string{
+		`head -c 3G /dev/zero > "$TMPDIR/big"`,
+		`head -c 3G /dev/zero > "$TMPDIR/big"; sleep 0.3; rm -f "$TMPDIR/big"; exit 3`,
+	} {
+		k := call(t, box, script)
+		if k.res.ExitCode == 0 || !strings.Contains(k.out, "No space left on device") {
+			t.Fatalf("%s: %+v %q; want ENOSPC", script, k.res, k.out)
+		}
+		if k.limit == nil || k.limit.Resource != "temporary space" ||
+			k.res.Limit.Error() != "the call reached its limit of temporary space (sandbox.maxTmp, 64 MiB): its /tmp was full" {
+			t.Fatalf("%s: limit %v; want the limit of temporary space", script, k.res.Limit)
+		}
+	}
+	write := `head -c 200M /dev/zero > "$TMPDIR/big" && ls -s "$TMPDIR/big"`
+	for _, box := range []*Box{nil, limitedBox(t, Config{MaxTmp: -1})} {
+		if k := call(t, box, write); k.res.ExitCode != 0 || k.res.Limit != nil {
+			t.Errorf("confined %v, no limit: %+v %q; want 200 MB written", box != nil, k.res, k.out)
+		}
+	}
+}
+
+// TestLimitWithin: a call within its limits ends as it would, with no
+// reason given; a call that fails on its own is not blamed on a limit.
+func TestLimitWithin(t *testing.T) {
+	box := limitedBox(t, Config{MaxProcesses: 64, MaxMemory: 256 << 20, MaxTmp: 64 << 20})
+	if k := call(t, box, `for i in 1 2 3 4 5 6 7 8; do sleep 0.1 & done; wait; head -c 10M /dev/zero > "$TMPDIR/f"; echo ok`); k.res.ExitCode != 0 || k.res.Limit != nil || !strings.Contains(k.out, "ok") {
+		t.Errorf("within: %+v %q", k.res, k.out)
+	}
+	if k := call(t, box, `exit 7`); k.res.ExitCode != 7 || k.res.Limit != nil {
+		t.Errorf("exit 7: %+v", k.res)
+	}
+	checkNoCgroupLeft(t)
+}
+
+// TestLimitWrapperRlimit: where there is no cgroup, the wrapper's rlimits
+// hold a process's memory (RLIMIT_DATA): the allocation fails.
+func TestLimitWrapperRlimit(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	for _, limit := range []string{"data=268435456", ""} {
+		args := []string{limitCommand}
+		if limit != "" {
+			args = append(args, "--rlimit", limit)
+		}
+		args = append(args, "--", "/bin/sh", "-c", strings.TrimPrefix(hog, "exec "))
+		out, err := exec.Command(os.Args[0], args...).CombinedOutput()
+		switch {
+		case limit != "" && (err == nil || !strings.Contains(string(out), "MemoryError")):
+			t.Errorf("RLIMIT_DATA 256 MiB: %v %q; want a MemoryError", err, out)
+		case limit == "" && (err != nil || !strings.Contains(string(out), "allocated 400")):
+			t.Errorf("no rlimit: %v %q; want 400 MiB allocated", err, out)
+		}
+	}
+	out, err := exec.Command(os.Args[0], limitCommand, "--join", "/nonexistent/cgroup.procs", "--", "/bin/true").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "cannot join the call's cgroup") {
+		t.Errorf("join of a missing cgroup: %v %q", err, out)
+	}
+}
+
+// TestLimitCgroupLeftover: a cgroup left by a jlgcli killed with SIGKILL
+// (its pid gone) is removed by the next call; one of a live process is
+// not.
+func TestLimitCgroupLeftover(t *testing.T) {
+	needBwrap(t)
+	needCgroup(t, "pids")
+	parent := mechanism().pids
+	// Above the kernel's highest pid (PID_MAX_LIMIT, 2^22): never alive.
+	// (A pid free now may be taken by the time of the call.)
+	dead := 1<<22 + 1
+	gone := filepath.Join(parent, fmt.Sprintf("%d-7", dead))
+	alive := filepath.Join(parent, fmt.Sprintf("%d-7", os.Getppid()))
+	for _, d := range []string{gone, alive} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(alive)
+	defer os.Remove(gone)
+	call(t, limitedBox(t, Config{MaxProcesses: 64}), "true")
+	if _, err := os.Stat(gone); err == nil {
+		t.Errorf("%s, of a process that is no more, is still there", gone)
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Errorf("%s, of a live process, was removed", alive)
+	}
+}
+
+// checkNoCgroupLeft fails when a cgroup of this process's calls is left.
+func checkNoCgroupLeft(t *testing.T) {
+	t.Helper()
+	m := mechanism()
+	for _, parent := range []string{m.pids, m.memory} {
+		if parent == "" {
+			continue
+		}
+		left, _ := filepath.Glob(filepath.Join(parent, fmt.Sprintf("%d-*", os.Getpid())))
+		if len(left) > 0 {
+			t.Errorf("cgroups left after the calls: %v", left)
+		}
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{8 << 30: "8 GiB", 256 << 20: "256 MiB", 1536 << 20: "1.5 GiB", 1000: "1000 B", 2 << 10: "2 KiB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestSizedTmpfs(t *testing.T) {
+	argv := []string{"bwrap", "--ro-bind", "/", "/", "--size", "1024", "--tmpfs", "/dev/shm", "--size", "2048", "--tmpfs", "/tmp",
+		"--chdir", "/w", "--", "sh", "--size", "9", "--tmpfs", "/x"}
+	got := sizedTmpfs(argv)
+	if len(got) != 2 || got[0].dest != "/dev/shm" || got[0].size != 1024 || got[1].dest != "/tmp" || got[1].size != 2048 {
+		t.Errorf("sizedTmpfs = %+v", got)
+	}
+}
+
+// BenchmarkLimitedCall measures what the limits add to a confined call:
+// the same short command confined with no limits (negative: none) and
+// with the default limits (a cgroup of each controller made and removed,
+// the wrapper that joins them, the sized tmpfs held from outside before
+// the command starts).
+func BenchmarkLimitedCall(b *testing.B) {
+	if _, why := Available(); why != "" {
+		b.Skip(why)
+	}
+	dir := b.TempDir()
+	for _, bc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"confined, no limits", Config{Mode: On, MaxProcesses: -1, MaxMemory: -1, MaxTmp: -1}},
+		{"confined, limits", Config{Mode: On}},
+	} {
+		box, _, err := New(bc.cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				var errs bytes.Buffer
+				c, release, err := box.Agent(proc.Cmd{Argv: []string{"true"}, Dir: dir, Stderr: &errs}, Needs{Hosts: []string{"http://127.0.0.1:18080"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := proc.Run(context.Background(), c)
+				release()
+				if err != nil || res.ExitCode != 0 {
+					b.Fatal(res, err, errs.String())
+				}
+			}
+		})
+	}
+}
