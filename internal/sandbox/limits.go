@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/jlgcli/jlgcli/internal/proc"
 )
@@ -24,39 +24,33 @@ import (
 // enforced by the kernel, by the best means this machine has:
 //
 //   - cgroup v1 (the pids and memory controllers, writable to jlgcli): each
-//     call gets a cgroup of its own under jlgcli's, named
+//     call gets a cgroup of each under jlgcli's own, named
 //     jlgcli/<jlgcli's pid>-<n>, with pids.max and memory.limit_in_bytes
-//     (and memory.memsw.limit_in_bytes: no swap beyond it). jlgcli's
-//     wrapper (limitCommand) joins it and execs bubblewrap, so that every
-//     process of the call is in it from the start. The cgroup is removed
-//     after the call; one left by a jlgcli killed with SIGKILL is removed
-//     by the next call.
-//   - otherwise rlimits set by the wrapper before bubblewrap: RLIMIT_DATA
-//     (memory, per process, not per call) and RLIMIT_NPROC (processes, for
-//     the user as a whole: the kernel counts all of the user's processes,
-//     and never enforces it for root).
+//     (and memory.memsw.limit_in_bytes: no swap beyond it). The cgroup is
+//     removed after the call; one left by a jlgcli killed with SIGKILL is
+//     removed by the next call.
+//   - otherwise rlimits: RLIMIT_NPROC, which the kernel (5.14 and later)
+//     counts within the sandbox's own user namespace, so per call, but
+//     never enforces for root; RLIMIT_DATA (memory, per process, not per
+//     call).
 //   - the call's temporary directories are tmpfs of maxTmp bytes
 //     (bubblewrap --size, 0.7.0 and later) wherever it runs.
 //
+// No process of the call runs outside its limits: bubblewrap tells the
+// sandbox's pid as soon as it made it (--info-fd) and runs the call's
+// command only once jlgcli lets it (--block-fd); in between, jlgcli moves
+// bubblewrap's two processes (it forks nothing else before) into the
+// call's cgroups and sets the rlimits of the sandbox's first process,
+// whose every descendant inherits them. An rlimit set there, once the
+// sandbox's user namespace exists, is counted by the kernel within it;
+// set before (by a wrapper that would exec bubblewrap), RLIMIT_NPROC would
+// count all of the user's processes, and bubblewrap itself could fail.
+//
 // jlgcli reads why a call ended from the kernel, never from the call:
-// pids.events (fork refused at the limit), memory.oom_control (oom_kill),
-// and the tmpfs itself, held open from outside the sandbox through
-// /proc/<pid>/root before the call's command starts (bubblewrap's
-// --block-fd holds it back until then), so that its usage can be read
-// even once the sandbox is gone.
-
-// limitCommand is the hidden first argument with which jlgcli runs as the
-// wrapper that puts a call in its limits, outside the sandbox: it joins
-// the call's cgroups, sets its rlimits and execs bubblewrap.
-const limitCommand = "__sandbox-limit"
-
-// init makes every program that can confine the wrapper when started as
-// one, as it makes it the network helper (init.go).
-func init() {
-	if len(os.Args) > 1 && os.Args[1] == limitCommand {
-		os.Exit(limitMain(os.Args[1:], os.Stderr))
-	}
-}
+// pids.events (a fork refused at the limit), memory.oom_control
+// (oom_kill), and the tmpfs itself, opened from outside through
+// /proc/<pid>/root before the command starts and held, so that its usage
+// can be read as the call goes and once it ended.
 
 // How often a running call's counters are read, and how long its process
 // limit must be hit again and again before jlgcli ends it: a fork bomb
@@ -188,6 +182,8 @@ func (b *Box) limitsRecord() string {
 		parts = append(parts, fmt.Sprintf("%d processes", l.processes))
 	case os.Geteuid() == 0:
 		parts = append(parts, "processes not limited (root, no pids cgroup)")
+	case m.nprocPerNS:
+		parts = append(parts, fmt.Sprintf("%d processes (RLIMIT_NPROC)", l.processes))
 	default:
 		parts = append(parts, fmt.Sprintf("%d more processes of the user (RLIMIT_NPROC)", l.processes))
 	}
@@ -236,13 +232,15 @@ func LimitsAvailable() (how string, notes []string) {
 		notes = append(notes, "processes: at most sandbox.maxProcesses per call, threads and the sandbox's own helpers included (pids controller, "+m.pids+"); a call that keeps hitting it is ended")
 	} else if os.Geteuid() == 0 {
 		notes = append(notes, "processes: NOT enforced: no writable pids controller, and the kernel ignores RLIMIT_NPROC for root")
+	} else if m.nprocPerNS {
+		notes = append(notes, "processes: RLIMIT_NPROC, which this kernel counts within the call's sandbox: at most sandbox.maxProcesses per call; the reason is not told (no pids controller to count refusals)")
 	} else {
-		notes = append(notes, "processes: RLIMIT_NPROC only: it counts all of your processes, so a call may start sandbox.maxProcesses more than you had when it started")
+		notes = append(notes, "processes: RLIMIT_NPROC, which this kernel (before 5.14) counts over all of your processes: a call may start sandbox.maxProcesses more than you had when it started; the reason is not told")
 	}
 	if m.memory != "" {
 		notes = append(notes, "memory: at most sandbox.maxMemory per call, the content of its /tmp included (memory controller, "+m.memory+"); past it the kernel kills a process of the call")
 	} else {
-		notes = append(notes, "memory: RLIMIT_DATA only: sandbox.maxMemory per process, not per call (no writable memory controller)")
+		notes = append(notes, "memory: RLIMIT_DATA only: sandbox.maxMemory per process, not per call (no writable memory controller); the reason is not told")
 	}
 	if m.tmpSized {
 		notes = append(notes, "temporary space: the call's /tmp and /dev/shm are tmpfs of sandbox.maxTmp each (bubblewrap --size); its working directory and caches are on disk, not limited")
@@ -250,7 +248,7 @@ func LimitsAvailable() (how string, notes []string) {
 		notes = append(notes, "temporary space: NOT enforced: "+m.tool+" has no --size (bubblewrap 0.7.0 has it)")
 	}
 	if m.v2 {
-		notes = append(notes, "cgroup v2 (systemd's delegation) is not used: its limits are not applied, the rlimits above are")
+		notes = append(notes, "cgroup v2 (systemd's delegation, systemd-run --user --scope) is not used: untested here; the rlimits above apply")
 	}
 	notes = append(notes, "unconfined runs (--sandbox off, no bubblewrap) have no limits")
 	return how, notes
@@ -261,6 +259,7 @@ type mech struct {
 	pids, memory string // the directories calls' cgroups go in ("" when unusable)
 	v2           bool   // a cgroup v2 hierarchy holds jlgcli's processes
 	tmpSized     bool   // bubblewrap has --size
+	nprocPerNS   bool   // the kernel counts RLIMIT_NPROC per user namespace (5.14)
 	tool         string
 }
 
@@ -279,6 +278,7 @@ func findMechanism() mech {
 	tool, _, _ := probe()
 	m.tool = tool
 	m.tmpSized = bwrapAtLeast(tool, 0, 7)
+	m.nprocPerNS = kernelAtLeast(5, 14)
 	mounts := cgroupMounts()
 	own := ownCgroups()
 	if _, ok := own[""]; ok && len(own) == 1 {
@@ -309,19 +309,7 @@ func findMechanism() mech {
 // major.minor.
 func bwrapAtLeast(tool string, major, minor int) bool {
 	f := strings.Fields(tool)
-	if len(f) < 2 {
-		return false
-	}
-	v := strings.SplitN(f[len(f)-1], ".", 3)
-	if len(v) < 2 {
-		return false
-	}
-	a, err1 := strconv.Atoi(v[0])
-	b, err2 := strconv.Atoi(v[1])
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return a > major || a == major && b >= minor
+	return len(f) == 2 && versionAtLeast(f[1], major, minor)
 }
 
 // cgroupMounts maps each cgroup v1 controller to where its hierarchy is
@@ -397,20 +385,20 @@ var (
 )
 
 // limit puts the confined call c (bubblewrap's command line) in its
-// limits: it runs through jlgcli's wrapper, which joins the call's
-// cgroups and sets its rlimits before it execs bubblewrap; its sized
-// tmpfs are held open from outside before its command starts; c.Limit
-// tells why it ended when a limit is the reason. The returned release
-// undoes it, then calls release.
+// limits: bubblewrap waits, before it runs the call's command, until the
+// call's cgroups hold its processes, its rlimits are set and its sized
+// tmpfs are held open from outside (watch.run); c.Limit tells why the
+// call ended when a limit is the reason. The returned release undoes it,
+// then calls release.
 func (b *Box) limit(c proc.Cmd, release func()) (proc.Cmd, func(), error) {
 	l := b.limits()
+	m := mechanism()
 	w := &watch{
 		tmp:    sizedTmpfs(c.Argv),
 		limits: l,
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
-	var pre []string // the wrapper's arguments, none when it has nothing to do
 	name := fmt.Sprintf("%d-%d", os.Getpid(), calls.Add(1))
 	undo := func() {
 		for _, d := range []string{w.pidsDir, w.memDir} {
@@ -432,31 +420,36 @@ func (b *Box) limit(c proc.Cmd, release func()) (proc.Cmd, func(), error) {
 		if err := makeCgroup(w.pidsDir, [][2]string{{"pids.max", strconv.FormatInt(l.processes, 10)}}); err != nil {
 			return fail(err)
 		}
-		pre = append(pre, "--join", filepath.Join(w.pidsDir, "cgroup.procs"))
 	} else if l.processes > 0 && os.Geteuid() != 0 {
-		pre = append(pre, "--rlimit", fmt.Sprintf("nproc=%d", userTasks(os.Getuid())+l.processes))
+		n := l.processes
+		if !m.nprocPerNS {
+			n += userTasks(os.Getuid()) // the kernel counts them all
+		}
+		w.rlimits = append(w.rlimits, rlimit{rlimitNproc, n})
 	}
 	if l.memV1 != "" {
 		cleanCgroups(l.memV1)
 		w.memDir = filepath.Join(l.memV1, name)
 		live.Store(w.memDir, true)
-		m := strconv.FormatInt(l.memory, 10)
+		v := strconv.FormatInt(l.memory, 10)
 		// memsw (memory and swap) only where the kernel accounts swap.
-		if err := makeCgroup(w.memDir, [][2]string{{"memory.limit_in_bytes", m}, {"memory.memsw.limit_in_bytes?", m}}); err != nil {
+		if err := makeCgroup(w.memDir, [][2]string{{"memory.limit_in_bytes", v}, {"memory.memsw.limit_in_bytes?", v}}); err != nil {
 			return fail(err)
 		}
 		w.oomBefore = readCounter(filepath.Join(w.memDir, "memory.oom_control"), "oom_kill")
-		pre = append(pre, "--join", filepath.Join(w.memDir, "cgroup.procs"))
 	} else if l.memory > 0 {
-		pre = append(pre, "--rlimit", fmt.Sprintf("data=%d", l.memory))
+		w.rlimits = append(w.rlimits, rlimit{syscall.RLIMIT_DATA, l.memory})
 	}
-	if len(pre) == 0 && len(w.tmp) == 0 {
+	if w.pidsDir == "" && w.memDir == "" && len(w.rlimits) == 0 && len(w.tmp) == 0 {
 		return c, release, nil // no limits
 	}
 
-	// bubblewrap tells the sandbox's pid on info, and waits for a byte on
-	// block before it runs the command: two more extra files of the
-	// wrapper, which execs it.
+	// bubblewrap tells the sandbox's pid on info and waits for a byte on
+	// block before it runs the command. The sandbox holds a writing end of
+	// block too (keep; the command inherits it, a pipe to nobody): should
+	// jlgcli die before it wrote, the sandbox waits for good (the next
+	// call's cleanup kills it, in the call's cgroup) rather than read the
+	// end of the pipe and run the command, orphaned and unlimited.
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
 		return fail(err)
@@ -467,15 +460,19 @@ func (b *Box) limit(c proc.Cmd, release func()) (proc.Cmd, func(), error) {
 		infoW.Close()
 		return fail(err)
 	}
-	w.info, w.block = infoR, blockW
-	var argv []string
-	if len(pre) > 0 {
-		argv = append(append([]string{b.self, limitCommand}, pre...), "--")
+	keep, err := dupFile(blockW)
+	if err != nil {
+		infoR.Close()
+		infoW.Close()
+		blockR.Close()
+		blockW.Close()
+		return fail(err)
 	}
+	w.info, w.block = infoR, blockW
 	fd := 3 + len(c.ExtraFiles)
-	argv = append(argv, c.Argv[0], "--info-fd", strconv.Itoa(fd), "--block-fd", strconv.Itoa(fd+1))
+	argv := []string{c.Argv[0], "--info-fd", strconv.Itoa(fd), "--block-fd", strconv.Itoa(fd + 1)}
 	c.Argv = append(argv, c.Argv[1:]...)
-	c.ExtraFiles = append(slices.Clip(c.ExtraFiles), infoW, blockR)
+	c.ExtraFiles = append(slices.Clip(c.ExtraFiles), infoW, blockR, keep)
 	c.Limit = w.verdict
 	go w.run()
 
@@ -483,12 +480,24 @@ func (b *Box) limit(c proc.Cmd, release func()) (proc.Cmd, func(), error) {
 	return c, func() {
 		once.Do(func() {
 			w.end()
-			infoW.Close()
-			blockR.Close()
+			for _, f := range []*os.File{infoW, blockR, keep} {
+				f.Close() // proc.Run closed them, unless the call never started
+			}
 			undo()
 			release()
 		})
 	}, nil
+}
+
+// dupFile is a copy of f's descriptor: proc.Run closes the process's
+// extra files once it started, and jlgcli keeps f.
+func dupFile(f *os.File) (*os.File, error) {
+	fd, err := syscall.Dup(int(f.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
 // sizedTmpfs are the tmpfs of a bubblewrap command line given a size
@@ -516,7 +525,8 @@ type sized struct {
 // watch follows one call's limits from jlgcli's side.
 type watch struct {
 	limits          limits
-	pidsDir, memDir string
+	pidsDir, memDir string   // the call's cgroups, "" when none
+	rlimits         []rlimit // set on the sandbox's first process
 	tmp             []sized
 	info, block     *os.File
 
@@ -526,11 +536,14 @@ type watch struct {
 	mu        sync.Mutex
 	sandbox   *os.Process // the sandbox's first process (its pid 1)
 	ended     bool        // jlgcli ended the call: its process limit kept being hit
+	failed    error       // the limits could not be set: jlgcli killed the sandbox
 	oomBefore int64
 }
 
-// run reads the sandbox's pid, holds its sized tmpfs open, lets its
-// command start, then reads the counters until the call ends.
+// run reads the sandbox's pid, puts its processes in their limits, holds
+// its sized tmpfs open, lets its command start, then reads the counters
+// until the call ends. When the limits cannot be set, it kills the sandbox
+// before the command starts.
 func (w *watch) run() {
 	defer close(w.done)
 	var info struct {
@@ -546,6 +559,19 @@ func (w *watch) run() {
 		w.mu.Lock()
 		w.sandbox = p
 		w.mu.Unlock()
+	}
+	if err := w.confine(info.Pid); err != nil {
+		w.block.Close()
+		if errors.Is(err, syscall.ESRCH) {
+			return // bubblewrap failed already, and says why
+		}
+		w.mu.Lock()
+		w.failed = err
+		w.mu.Unlock()
+		if p != nil {
+			_ = p.Signal(syscall.SIGKILL)
+		}
+		return
 	}
 	w.holdTmpfs(info.Pid)
 	_, _ = w.block.Write([]byte{1})
@@ -626,7 +652,7 @@ func (w *watch) holdTmpfs(pid int) {
 			return
 		case <-time.After(pause):
 		}
-		pause = min(2*pause, 5*time.Millisecond)
+		pause = min(2*pause, time.Millisecond)
 	}
 }
 
@@ -714,8 +740,11 @@ func (w *watch) verdict(r proc.Result) error {
 	w.sampleTmpfs() // the tmpfs are still held: their last state
 	w.end()
 	w.mu.Lock()
-	ended := w.ended
+	ended, failed := w.ended, w.failed
 	w.mu.Unlock()
+	if failed != nil {
+		return fmt.Errorf("jlgcli could not put the call in its limits, and stopped it: %w", failed)
+	}
 	l := w.limits
 	procs := &LimitError{Resource: "processes", Key: "sandbox.maxProcesses", Limit: l.processes}
 	switch {
@@ -771,7 +800,7 @@ func removeCgroup(dir string) {
 			return
 		}
 		killCgroup(dir)
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -790,7 +819,8 @@ func killCgroup(dir string) {
 
 // cleanCgroups removes the cgroups under parent left by a jlgcli that is
 // no more (killed with SIGKILL: nothing removed them), and those of this
-// one no call uses. One that still holds processes stays.
+// one no call uses. What they still hold (a sandbox that jlgcli died
+// before letting start, waiting for it) is killed first.
 func cleanCgroups(parent string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
@@ -814,7 +844,10 @@ func cleanCgroups(parent string) {
 		} else if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
 			continue
 		}
-		_ = syscall.Rmdir(dir)
+		if syscall.Rmdir(dir) != nil {
+			killCgroup(dir)
+			_ = syscall.Rmdir(dir) // or at the next call, once they are gone
+		}
 	}
 }
 
@@ -870,61 +903,101 @@ func userTasks(uid int) int64 {
 	return n
 }
 
-// limitMain is jlgcli as the wrapper of a confined call (limitCommand):
-// it joins the cgroups given by --join FILE (their cgroup.procs), sets the
-// rlimits of --rlimit nproc=N and data=N, and execs the command after
-// "--" (bubblewrap). args are os.Args[1:]; it returns only when it could
-// not, with 126 (as a shell for a command it cannot run), saying why on
-// stderr.
-func limitMain(args []string, stderr io.Writer) int {
-	err := runLimit(args)
-	fmt.Fprintln(stderr, "jlgcli sandbox:", err)
-	return 126
+// confine moves bubblewrap's processes (the sandbox's first, pid, and its
+// parent, bubblewrap's monitor) into the call's cgroups, and sets the
+// call's rlimits on the sandbox's first process, whose descendants inherit
+// them. Neither has forked yet.
+func (w *watch) confine(pid int) error {
+	pids := []int{pid}
+	if pp := parentOf(pid); pp > 1 {
+		pids = append(pids, pp)
+	}
+	for _, d := range []string{w.pidsDir, w.memDir} {
+		if d == "" {
+			continue
+		}
+		for _, p := range pids {
+			if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(p)), 0); err != nil {
+				return fmt.Errorf("cannot put the call in its cgroup: %w", err)
+			}
+		}
+	}
+	for _, r := range w.rlimits {
+		if err := prlimit(pid, r.resource, uint64(r.value)); err != nil {
+			return fmt.Errorf("cannot set the call's rlimit %d: %w", r.resource, err)
+		}
+	}
+	return nil
 }
 
-func runLimit(args []string) error {
-	usage := errors.New("usage: jlgcli " + limitCommand + " [--join CGROUP_PROCS]... [--rlimit nproc=N|data=N]... -- COMMAND [ARG]...")
-	if len(args) == 0 || args[0] != limitCommand {
-		return usage
+// parentOf is the parent of pid (/proc/pid/stat), 0 when unknown.
+func parentOf(pid int) int {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
 	}
-	args = args[1:]
-	for len(args) > 0 && args[0] != "--" {
-		if len(args) < 2 {
-			return usage
-		}
-		switch args[0] {
-		case "--join":
-			if err := os.WriteFile(args[1], []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-				return fmt.Errorf("cannot join the call's cgroup: %w", err)
-			}
-		case "--rlimit":
-			name, v, _ := strings.Cut(args[1], "=")
-			n, err := strconv.ParseUint(v, 10, 64)
-			res := map[string]int{"nproc": rlimitNproc, "data": syscall.RLIMIT_DATA}
-			r, ok := res[name]
-			if err != nil || !ok {
-				return usage
-			}
-			var cur syscall.Rlimit
-			if err := syscall.Getrlimit(r, &cur); err == nil && cur.Max < n {
-				n = cur.Max
-			}
-			// The hard limit too: the call could raise its soft limit.
-			if err := syscall.Setrlimit(r, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
-				return fmt.Errorf("cannot set the call's %s limit: %w", name, err)
-			}
-		default:
-			return usage
-		}
-		args = args[2:]
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
 	}
-	if len(args) < 2 {
-		return usage
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 2 {
+		return 0
 	}
-	argv := args[1:]
-	return syscall.Exec(argv[0], argv, os.Environ())
+	pp, _ := strconv.Atoi(f[1])
+	return pp
 }
 
-// rlimitNproc is RLIMIT_NPROC (the syscall package names it on some
-// architectures only).
+type rlimit struct {
+	resource int
+	value    int64
+}
+
+// rlimitNproc is RLIMIT_NPROC (the syscall package does not name it).
 const rlimitNproc = 6
+
+// prlimit lowers the soft and hard limits of resource of process pid to n
+// (the hard one too: the call could raise its soft limit up to it).
+func prlimit(pid, resource int, n uint64) error {
+	var old syscall.Rlimit
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), uintptr(resource), 0, uintptr(unsafe.Pointer(&old)), 0, 0); e != 0 {
+		return e
+	}
+	lim := syscall.Rlimit{Cur: min(n, old.Max), Max: min(n, old.Max)}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), uintptr(resource), uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// kernelAtLeast tells whether the running kernel is at least major.minor.
+func kernelAtLeast(major, minor int) bool {
+	var u syscall.Utsname
+	if syscall.Uname(&u) != nil {
+		return false
+	}
+	var b strings.Builder
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		b.WriteByte(byte(c))
+	}
+	return versionAtLeast(b.String(), major, minor)
+}
+
+// versionAtLeast tells whether v ("6.18.44-fc", "0.8.0") is at least
+// major.minor.
+func versionAtLeast(v string, major, minor int) bool {
+	f := strings.SplitN(v, ".", 3)
+	if len(f) < 2 {
+		return false
+	}
+	a, err1 := strconv.Atoi(f[0])
+	b, err2 := strconv.Atoi(strings.TrimRightFunc(f[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return a > major || a == major && b >= minor
+}

@@ -204,35 +204,116 @@ func TestLimitWithin(t *testing.T) {
 	checkNoCgroupLeft(t)
 }
 
-// TestLimitWrapperRlimit: where there is no cgroup, the wrapper's rlimits
-// hold a process's memory (RLIMIT_DATA): the allocation fails.
-func TestLimitWrapperRlimit(t *testing.T) {
+// forceMechanism makes the test's calls limited as on a machine that has
+// only what set leaves of this one's.
+func forceMechanism(t *testing.T, set func(*mech)) {
+	t.Helper()
+	saved := mechanism()
+	m := saved
+	set(&m)
+	mechVal = m
+	t.Cleanup(func() { mechVal = saved })
+}
+
+// TestLimitRlimitMemory: where there is no memory cgroup, RLIMIT_DATA holds
+// each process of the call: the allocation fails (the reason is not told:
+// nothing counts it); with no limit it succeeds.
+func TestLimitRlimitMemory(t *testing.T) {
+	needBwrap(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}
-	for _, limit := range []string{"data=268435456", ""} {
-		args := []string{limitCommand}
-		if limit != "" {
-			args = append(args, "--rlimit", limit)
-		}
-		args = append(args, "--", "/bin/sh", "-c", strings.TrimPrefix(hog, "exec "))
-		out, err := exec.Command(os.Args[0], args...).CombinedOutput()
-		switch {
-		case limit != "" && (err == nil || !strings.Contains(string(out), "MemoryError")):
-			t.Errorf("RLIMIT_DATA 256 MiB: %v %q; want a MemoryError", err, out)
-		case limit == "" && (err != nil || !strings.Contains(string(out), "allocated 400")):
-			t.Errorf("no rlimit: %v %q; want 400 MiB allocated", err, out)
-		}
+	if raceEnabled {
+		t.Skip("the helper inside is this race-enabled test binary, whose shadow memory RLIMIT_DATA counts")
 	}
-	out, err := exec.Command(os.Args[0], limitCommand, "--join", "/nonexistent/cgroup.procs", "--", "/bin/true").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "cannot join the call's cgroup") {
-		t.Errorf("join of a missing cgroup: %v %q", err, out)
+	forceMechanism(t, func(m *mech) { m.memory = "" })
+	k := call(t, limitedBox(t, Config{MaxMemory: 256 << 20}), hog)
+	if k.res.ExitCode == 0 || !strings.Contains(k.out, "MemoryError") {
+		t.Errorf("RLIMIT_DATA of 256 MiB: %+v %q; want a MemoryError", k.res, k.out)
+	}
+	if k := call(t, limitedBox(t, Config{MaxMemory: -1}), hog); k.res.ExitCode != 0 || !strings.Contains(k.out, "allocated 400") {
+		t.Errorf("no limit: %+v %q; want 400 MiB allocated", k.res, k.out)
+	}
+}
+
+// TestLimitRlimitProcesses: a user that is not root, with no pids cgroup
+// (nobody, here), gets RLIMIT_NPROC on the sandbox, which the kernel
+// counts within the sandbox's user namespace: the shell is stopped at 32
+// processes although nobody has more than 32 outside it; unconfined, it
+// forks its 1000. The test runs itself again as nobody.
+func TestLimitRlimitProcesses(t *testing.T) {
+	if os.Getenv("JLGCLI_LIMITS_AS_USER") == "1" {
+		rlimitProcessesAsUser(t)
+		return
+	}
+	needBwrap(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if os.Geteuid() != 0 || err != nil {
+		t.Skip("needs root and setpriv, to run as nobody")
+	}
+	if !mechanism().nprocPerNS {
+		t.Skip("a kernel before 5.14 counts RLIMIT_NPROC over all of the user's processes")
+	}
+	// A directory nobody can reach (t.TempDir's parent is root's only).
+	dir, err := os.MkdirTemp("", "jlgcli-limits-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777)
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// nobody's own processes, outside any sandbox: more than the limit.
+	var outside []*exec.Cmd
+	for range 40 {
+		c := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "60")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		outside = append(outside, c)
+	}
+	defer func() {
+		for _, c := range outside {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^TestLimitRlimitProcesses$", "-test.v")
+	cmd.Env = append(os.Environ(), "JLGCLI_LIMITS_AS_USER=1", "HOME="+dir, "TMPDIR="+dir, "XDG_RUNTIME_DIR=")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	t.Logf("as nobody:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("as nobody: %v", err)
+	}
+}
+
+func rlimitProcessesAsUser(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Fatal("JLGCLI_LIMITS_AS_USER=1 as root")
+	}
+	needBwrap(t)
+	if m := mechanism(); m.pids != "" || !m.nprocPerNS {
+		t.Fatalf("as uid %d: %+v; want no pids cgroup and RLIMIT_NPROC per namespace", os.Geteuid(), m)
+	}
+	k := call(t, limitedBox(t, Config{MaxProcesses: 32}), sleepers)
+	if k.res.ExitCode == 0 || strings.Contains(k.out, "forked 1000") {
+		t.Errorf("RLIMIT_NPROC of 32: %+v %q; want the shell stopped", k.res, k.out)
+	}
+	if k := call(t, nil, sleepers); k.res.ExitCode != 0 || !strings.Contains(k.out, "forked 1000") {
+		t.Errorf("unconfined: %+v %q; want 1000 processes forked", k.res, k.out)
 	}
 }
 
 // TestLimitCgroupLeftover: a cgroup left by a jlgcli killed with SIGKILL
-// (its pid gone) is removed by the next call; one of a live process is
-// not.
+// (its pid gone) is removed by the next call, what it still holds killed;
+// one of a live process is not touched.
 func TestLimitCgroupLeftover(t *testing.T) {
 	needBwrap(t)
 	needCgroup(t, "pids")
@@ -249,7 +330,20 @@ func TestLimitCgroupLeftover(t *testing.T) {
 	}
 	defer os.Remove(alive)
 	defer os.Remove(gone)
-	call(t, limitedBox(t, Config{MaxProcesses: 64}), "true")
+	left := exec.Command("sleep", "60")
+	if err := left.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer left.Process.Kill()
+	if err := os.WriteFile(filepath.Join(gone, "cgroup.procs"), []byte(fmt.Sprint(left.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	box := limitedBox(t, Config{MaxProcesses: 64})
+	call(t, box, "true")
+	if err := left.Wait(); err == nil {
+		t.Errorf("the process left in %s was not killed", gone)
+	}
+	call(t, box, "true") // the first may have found it dying still
 	if _, err := os.Stat(gone); err == nil {
 		t.Errorf("%s, of a process that is no more, is still there", gone)
 	}
@@ -325,5 +419,15 @@ func BenchmarkLimitedCall(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestLimitCannotSet: a call whose limits cannot be set does not run.
+func TestLimitCannotSet(t *testing.T) {
+	needBwrap(t)
+	forceMechanism(t, func(m *mech) { m.pids = filepath.Join(t.TempDir(), "not-a-cgroup") })
+	_, _, err := limitedBox(t, Config{}).Agent(proc.Cmd{Argv: []string{"true"}, Dir: t.TempDir()}, Needs{})
+	if err == nil || !strings.Contains(err.Error(), "sandbox: limits of the call") {
+		t.Errorf("Agent = %v; want the limits' error", err)
 	}
 }

@@ -10,7 +10,8 @@
 // HTTP proxy for the other hosts (Needs.Hosts and allowHosts). It runs in its
 // own user, PID and IPC namespaces with no capabilities, and dies with
 // jlgcli. Checks get the same file rules; their network is the machine's
-// unless checksNetwork is off.
+// unless checksNetwork is off. Each call has limits of processes, memory
+// and temporary space (limits.go).
 //
 // A run's Box travels with its context (With, From) to the two places that
 // start untrusted processes: an agent call and a check.
