@@ -431,3 +431,79 @@ func TestLimitCannotSet(t *testing.T) {
 		t.Errorf("Agent = %v; want the limits' error", err)
 	}
 }
+
+// TestLimitsAvailable: what sandbox check shows of the limits here, and on
+// a machine with no writable cgroup.
+func TestLimitsAvailable(t *testing.T) {
+	how, notes := LimitsAvailable()
+	t.Logf("here: %s\n%s", how, strings.Join(notes, "\n"))
+	if m := mechanism(); m.pids != "" && m.memory != "" && how != "cgroup v1 (pids, memory)" {
+		t.Errorf("how = %q with both controllers", how)
+	}
+	forceMechanism(t, func(m *mech) { m.pids, m.memory, m.v2 = "", "", true })
+	how, notes = LimitsAvailable()
+	t.Logf("without cgroups: %s\n%s", how, strings.Join(notes, "\n"))
+	all := strings.Join(notes, "\n")
+	if how != "rlimits only" || !strings.Contains(all, "RLIMIT_DATA") || !strings.Contains(all, "unconfined runs") || !strings.Contains(all, "systemd") {
+		t.Errorf("without cgroups: %q %q", how, notes)
+	}
+	if os.Geteuid() == 0 && !strings.Contains(all, "processes: NOT enforced") {
+		t.Errorf("as root without a pids cgroup, processes must say NOT enforced: %q", notes)
+	}
+}
+
+// TestLimitKilledJlgcli: a jlgcli killed with SIGKILL during a call leaves
+// its call's cgroups behind; the next call (here, of another process)
+// removes them. The test runs itself again as that jlgcli.
+func TestLimitKilledJlgcli(t *testing.T) {
+	if dir := os.Getenv("JLGCLI_LIMITS_KILLED"); dir != "" {
+		box, _, err := New(Config{Mode: On})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, release, err := box.Agent(proc.Cmd{Argv: []string{"sh", "-c", "touch started; sleep 60"}, Dir: dir}, Needs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		proc.Run(context.Background(), c)
+		return
+	}
+	needBwrap(t)
+	needCgroup(t, "pids")
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLimitKilledJlgcli$")
+	cmd.Env = append(os.Environ(), "JLGCLI_LIMITS_KILLED="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the call did not start")
+		}
+	}
+	left := filepath.Join(mechanism().pids, fmt.Sprintf("%d-*", cmd.Process.Pid))
+	if m, _ := filepath.Glob(left); len(m) != 1 {
+		t.Fatalf("the running call's cgroups: %v", m)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if m, _ := filepath.Glob(left); len(m) != 1 {
+		t.Fatalf("the killed jlgcli's cgroup is gone before any call (%v): the test would show nothing", m)
+	}
+	box := limitedBox(t, Config{})
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		call(t, box, "true")
+		m, _ := filepath.Glob(left)
+		if len(m) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left by the killed jlgcli after the next calls: %v", m)
+		}
+	}
+}
