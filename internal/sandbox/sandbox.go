@@ -85,7 +85,8 @@ type Config struct {
 	ProjectEnv []string `json:"projectEnv,omitempty"`
 	// MaxProcesses, MaxMemory and MaxTmp limit each call: its processes
 	// (threads included), its memory in bytes, the size of its private
-	// temporary directory in bytes; 0 is the default (DefaultLimits).
+	// temporary directory in bytes; 0 is the default (DefaultLimits), a
+	// negative value none (the configuration gives none: tests do).
 	MaxProcesses int   `json:"maxProcesses,omitempty"`
 	MaxMemory    int64 `json:"maxMemory,omitempty"`
 	MaxTmp       int64 `json:"maxTmp,omitempty"`
