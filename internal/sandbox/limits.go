@@ -254,6 +254,14 @@ func LimitsAvailable() (how string, notes []string) {
 	return how, notes
 }
 
+// Limits are the lines sandbox check shows of the limits of each call with
+// c's values on this machine: the limits and how they are enforced, then
+// what is enforced and what is not (LimitsAvailable's notes).
+func Limits(c Config) []string {
+	_, notes := LimitsAvailable()
+	return append([]string{(&Box{cfg: c}).limitsRecord()}, notes...)
+}
+
 // mech is what this machine offers to limit calls.
 type mech struct {
 	pids, memory string // the directories calls' cgroups go in ("" when unusable)

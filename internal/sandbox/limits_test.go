@@ -440,6 +440,9 @@ func TestLimitsAvailable(t *testing.T) {
 	if m := mechanism(); m.pids != "" && m.memory != "" && how != "cgroup v1 (pids, memory)" {
 		t.Errorf("how = %q with both controllers", how)
 	}
+	if l := Limits(Config{MaxProcesses: 64}); len(l) != len(notes)+1 || !strings.HasPrefix(l[0], "64 processes") {
+		t.Errorf("Limits = %q", l)
+	}
 	forceMechanism(t, func(m *mech) { m.pids, m.memory, m.v2 = "", "", true })
 	how, notes = LimitsAvailable()
 	t.Logf("without cgroups: %s\n%s", how, strings.Join(notes, "\n"))
