@@ -23,9 +23,10 @@ type called struct {
 	within time.Duration
 }
 
-// call runs sh -c script in box (nil: unconfined) and returns how it
-// ended; TMPDIR is a directory of the test's unconfined.
-func call(t *testing.T, box *Box, script string) called {
+// runLimited runs sh -c script in box (nil: unconfined) and returns how
+// it ended; TMPDIR is a directory of the test's unconfined. It confines
+// as Agent does, for a command backend.
+func runLimited(t *testing.T, box *Box, script string) called {
 	t.Helper()
 	var out, errs bytes.Buffer
 	c := proc.Cmd{Argv: []string{"sh", "-c", script}, Dir: t.TempDir(), Stdout: &out, Stderr: &errs, Grace: time.Second,
@@ -33,7 +34,7 @@ func call(t *testing.T, box *Box, script string) called {
 	release := func() {}
 	if box != nil {
 		var err error
-		if c, release, err = box.Agent(c, Needs{}); err != nil {
+		if c, release, err = box.wrap(c, Needs{}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,7 +88,7 @@ const sleepers = `i=0; while [ $i -lt 1000 ]; do sleep 30 & i=$((i+1)); done; ec
 func TestLimitProcesses(t *testing.T) {
 	needBwrap(t)
 	needCgroup(t, "pids")
-	k := call(t, limitedBox(t, Config{MaxProcesses: 64}), sleepers)
+	k := runLimited(t, limitedBox(t, Config{MaxProcesses: 64}), sleepers)
 	if k.res.ExitCode == 0 || strings.Contains(k.out, "forked 1000") {
 		t.Fatalf("confined: %+v %q; want the shell stopped at the limit", k.res, k.out)
 	}
@@ -96,7 +97,7 @@ func TestLimitProcesses(t *testing.T) {
 		t.Fatalf("confined: limit %v; want the limit of 64 processes", k.res.Limit)
 	}
 	for _, box := range []*Box{nil, limitedBox(t, Config{MaxProcesses: -1})} {
-		if k := call(t, box, sleepers); k.res.ExitCode != 0 || !strings.Contains(k.out, "forked 1000") || k.res.Limit != nil {
+		if k := runLimited(t, box, sleepers); k.res.ExitCode != 0 || !strings.Contains(k.out, "forked 1000") || k.res.Limit != nil {
 			t.Errorf("confined %v, no limit: %+v %q; want 1000 processes forked", box != nil, k.res, k.out)
 		}
 	}
@@ -121,7 +122,7 @@ while True:
     except OSError:
         time.sleep(0.005)
 '`
-	k := call(t, limitedBox(t, Config{MaxProcesses: 32}), bomb)
+	k := runLimited(t, limitedBox(t, Config{MaxProcesses: 32}), bomb)
 	if k.limit == nil || !k.limit.Ended || !strings.Contains(k.res.Limit.Error(), "limit of 32 processes (sandbox.maxProcesses): jlgcli ended it") {
 		t.Fatalf("limit %v after %s; want jlgcli to end the call at its limit of 32 processes", k.res.Limit, k.within)
 	}
@@ -141,7 +142,7 @@ func TestLimitMemory(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}
-	k := call(t, limitedBox(t, Config{MaxMemory: 256 << 20}), hog)
+	k := runLimited(t, limitedBox(t, Config{MaxMemory: 256 << 20}), hog)
 	if k.res.ExitCode == 0 || strings.Contains(k.out, "allocated") {
 		t.Fatalf("confined: %+v %q; want it killed", k.res, k.out)
 	}
@@ -150,7 +151,7 @@ func TestLimitMemory(t *testing.T) {
 		t.Fatalf("confined: limit %v; want the memory limit", k.res.Limit)
 	}
 	for _, box := range []*Box{nil, limitedBox(t, Config{MaxMemory: -1})} {
-		if k := call(t, box, hog); k.res.ExitCode != 0 || !strings.Contains(k.out, "allocated 400") || k.res.Limit != nil {
+		if k := runLimited(t, box, hog); k.res.ExitCode != 0 || !strings.Contains(k.out, "allocated 400") || k.res.Limit != nil {
 			t.Errorf("confined %v, no limit: %+v %q; want 400 MiB allocated", box != nil, k.res, k.out)
 		}
 	}
@@ -174,7 +175,7 @@ func TestLimitTmp(t *testing.T) {
 		`head -c 3G /dev/zero > "$TMPDIR/big"`,
 		`head -c 3G /dev/zero > "$TMPDIR/big"; sleep 0.3; rm -f "$TMPDIR/big"; exit 3`,
 	} {
-		k := call(t, box, script)
+		k := runLimited(t, box, script)
 		if k.res.ExitCode == 0 || !strings.Contains(k.out, "No space left on device") {
 			t.Fatalf("%s: %+v %q; want ENOSPC", script, k.res, k.out)
 		}
@@ -185,7 +186,7 @@ func TestLimitTmp(t *testing.T) {
 	}
 	write := `head -c 200M /dev/zero > "$TMPDIR/big" && ls -s "$TMPDIR/big"`
 	for _, box := range []*Box{nil, limitedBox(t, Config{MaxTmp: -1})} {
-		if k := call(t, box, write); k.res.ExitCode != 0 || k.res.Limit != nil {
+		if k := runLimited(t, box, write); k.res.ExitCode != 0 || k.res.Limit != nil {
 			t.Errorf("confined %v, no limit: %+v %q; want 200 MB written", box != nil, k.res, k.out)
 		}
 	}
@@ -195,10 +196,10 @@ func TestLimitTmp(t *testing.T) {
 // reason given; a call that fails on its own is not blamed on a limit.
 func TestLimitWithin(t *testing.T) {
 	box := limitedBox(t, Config{MaxProcesses: 64, MaxMemory: 256 << 20, MaxTmp: 64 << 20})
-	if k := call(t, box, `for i in 1 2 3 4 5 6 7 8; do sleep 0.1 & done; wait; head -c 10M /dev/zero > "$TMPDIR/f"; echo ok`); k.res.ExitCode != 0 || k.res.Limit != nil || !strings.Contains(k.out, "ok") {
+	if k := runLimited(t, box, `for i in 1 2 3 4 5 6 7 8; do sleep 0.1 & done; wait; head -c 10M /dev/zero > "$TMPDIR/f"; echo ok`); k.res.ExitCode != 0 || k.res.Limit != nil || !strings.Contains(k.out, "ok") {
 		t.Errorf("within: %+v %q", k.res, k.out)
 	}
-	if k := call(t, box, `exit 7`); k.res.ExitCode != 7 || k.res.Limit != nil {
+	if k := runLimited(t, box, `exit 7`); k.res.ExitCode != 7 || k.res.Limit != nil {
 		t.Errorf("exit 7: %+v", k.res)
 	}
 	checkNoCgroupLeft(t)
@@ -227,11 +228,11 @@ func TestLimitRlimitMemory(t *testing.T) {
 		t.Skip("the helper inside is this race-enabled test binary, whose shadow memory RLIMIT_DATA counts")
 	}
 	forceMechanism(t, func(m *mech) { m.memory = "" })
-	k := call(t, limitedBox(t, Config{MaxMemory: 256 << 20}), hog)
+	k := runLimited(t, limitedBox(t, Config{MaxMemory: 256 << 20}), hog)
 	if k.res.ExitCode == 0 || !strings.Contains(k.out, "MemoryError") {
 		t.Errorf("RLIMIT_DATA of 256 MiB: %+v %q; want a MemoryError", k.res, k.out)
 	}
-	if k := call(t, limitedBox(t, Config{MaxMemory: -1}), hog); k.res.ExitCode != 0 || !strings.Contains(k.out, "allocated 400") {
+	if k := runLimited(t, limitedBox(t, Config{MaxMemory: -1}), hog); k.res.ExitCode != 0 || !strings.Contains(k.out, "allocated 400") {
 		t.Errorf("no limit: %+v %q; want 400 MiB allocated", k.res, k.out)
 	}
 }
@@ -302,11 +303,11 @@ func rlimitProcessesAsUser(t *testing.T) {
 	if m := mechanism(); m.pids != "" || !m.nprocPerNS {
 		t.Fatalf("as uid %d: %+v; want no pids cgroup and RLIMIT_NPROC per namespace", os.Geteuid(), m)
 	}
-	k := call(t, limitedBox(t, Config{MaxProcesses: 32}), sleepers)
+	k := runLimited(t, limitedBox(t, Config{MaxProcesses: 32}), sleepers)
 	if k.res.ExitCode == 0 || strings.Contains(k.out, "forked 1000") {
 		t.Errorf("RLIMIT_NPROC of 32: %+v %q; want the shell stopped", k.res, k.out)
 	}
-	if k := call(t, nil, sleepers); k.res.ExitCode != 0 || !strings.Contains(k.out, "forked 1000") {
+	if k := runLimited(t, nil, sleepers); k.res.ExitCode != 0 || !strings.Contains(k.out, "forked 1000") {
 		t.Errorf("unconfined: %+v %q; want 1000 processes forked", k.res, k.out)
 	}
 }
@@ -339,11 +340,11 @@ func TestLimitCgroupLeftover(t *testing.T) {
 		t.Fatal(err)
 	}
 	box := limitedBox(t, Config{MaxProcesses: 64})
-	call(t, box, "true")
+	runLimited(t, box, "true")
 	if err := left.Wait(); err == nil {
 		t.Errorf("the process left in %s was not killed", gone)
 	}
-	call(t, box, "true") // the first may have found it dying still
+	runLimited(t, box, "true") // the first may have found it dying still
 	if _, err := os.Stat(gone); err == nil {
 		t.Errorf("%s, of a process that is no more, is still there", gone)
 	}
@@ -408,7 +409,7 @@ func BenchmarkLimitedCall(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				var errs bytes.Buffer
-				c, release, err := box.Agent(proc.Cmd{Argv: []string{"true"}, Dir: dir, Stderr: &errs}, Needs{Hosts: []string{"http://127.0.0.1:18080"}})
+				c, release, err := box.wrap(proc.Cmd{Argv: []string{"true"}, Dir: dir, Stderr: &errs}, Needs{Hosts: []string{"http://127.0.0.1:18080"}}, false)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -426,7 +427,7 @@ func BenchmarkLimitedCall(b *testing.B) {
 func TestLimitCannotSet(t *testing.T) {
 	needBwrap(t)
 	forceMechanism(t, func(m *mech) { m.pids = filepath.Join(t.TempDir(), "not-a-cgroup") })
-	_, _, err := limitedBox(t, Config{}).Agent(proc.Cmd{Argv: []string{"true"}, Dir: t.TempDir()}, Needs{})
+	_, _, err := limitedBox(t, Config{}).wrap(proc.Cmd{Argv: []string{"true"}, Dir: t.TempDir()}, Needs{}, false)
 	if err == nil || !strings.Contains(err.Error(), "sandbox: limits of the call") {
 		t.Errorf("Agent = %v; want the limits' error", err)
 	}
@@ -464,7 +465,7 @@ func TestLimitKilledJlgcli(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, release, err := box.Agent(proc.Cmd{Argv: []string{"sh", "-c", "touch started; sleep 60"}, Dir: dir}, Needs{})
+		c, release, err := box.wrap(proc.Cmd{Argv: []string{"sh", "-c", "touch started; sleep 60"}, Dir: dir}, Needs{}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -500,7 +501,7 @@ func TestLimitKilledJlgcli(t *testing.T) {
 	}
 	box := limitedBox(t, Config{})
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		call(t, box, "true")
+		runLimited(t, box, "true")
 		m, _ := filepath.Glob(left)
 		if len(m) == 0 {
 			break
