@@ -388,8 +388,8 @@ func TestSizedTmpfs(t *testing.T) {
 // BenchmarkLimitedCall measures what the limits add to a confined call:
 // the same short command confined with no limits (negative: none) and
 // with the default limits (a cgroup of each controller made and removed,
-// the wrapper that joins them, the sized tmpfs held from outside before
-// the command starts).
+// bubblewrap's processes moved into them while it holds the command back,
+// the sized tmpfs held from outside before the command starts).
 func BenchmarkLimitedCall(b *testing.B) {
 	if _, why := Available(); why != "" {
 		b.Skip(why)
