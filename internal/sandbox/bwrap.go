@@ -132,11 +132,15 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	release := func() { _ = os.RemoveAll(tmp) }
 
 	// The machine read-only; /tmp and /dev/shm the call's own.
-	tmpSize := strconv.FormatInt(b.tmpSize(), 10)
 	m.args = append(m.args,
 		"--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-		"--size", tmpSize, "--tmpfs", "/dev/shm", "--size", tmpSize, "--tmpfs", "/tmp")
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+	for _, d := range []string{"/dev/shm", "/tmp"} {
+		if n := b.tmpSize(); n > 0 {
+			m.args = append(m.args, "--size", strconv.FormatInt(n, 10))
+		}
+		m.args = append(m.args, "--tmpfs", d)
+	}
 	// What the call needs of the host's /tmp, read-only: its home, its
 	// PATH, the program it runs, jlgcli's helper.
 	for _, p := range hostTmp(append([]string{home, path, b.self, userGoCache(trusted, home), userGoModCache(trusted, home)}, filepath.SplitList(lookup(trusted, "PATH"))...)) {
@@ -322,7 +326,7 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 			}
 		}
 	}
-	return c, release, nil
+	return b.limit(c, release)
 }
 
 // hostTmp are the directories of the host's /tmp that a call needs to see
