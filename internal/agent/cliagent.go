@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,9 @@ type cliAgent struct {
 	spec     cliSpec
 	env      []string // base environment (nil: the process's own)
 	explicit []string // the names of env the run gives it (Registry.Explicit)
+	// untrusted are the names of env a project's file set
+	// (Registry.Untrusted).
+	untrusted []string
 }
 
 // Name implements Agent.
@@ -78,19 +82,22 @@ func (a *cliAgent) Name() string { return a.spec.name }
 
 // Check implements Agent: the executable, its version, then the probe.
 func (a *cliAgent) Check(ctx context.Context) Availability {
-	path, err := proc.LookPath(a.spec.bin, a.env)
+	// Found, and probed outside any sandbox, with jlgcli's own values of
+	// what a project's file set.
+	penv := proc.Trusted(baseEnv(a.env), a.untrusted)
+	path, err := proc.LookPath(a.spec.bin, penv)
 	if err != nil {
 		return Availability{Status: Missing, Details: fmt.Sprintf("%s is not installed (not found in PATH); install it with: %s", a.spec.bin, InstallCommand(a.spec.name))}
 	}
 	av := Availability{Status: Available, Path: path}
 	if a.spec.note != nil {
-		env := baseEnv(a.env)
+		env := slices.Clone(penv)
 		if sandbox.From(ctx) != nil {
 			env = append(env, "IS_SANDBOX=1") // as the sandbox sets it for every call
 		}
 		av.Note = a.spec.note(env)
 	}
-	out, err := quickOutput(ctx, a.env, path, "--version")
+	out, err := quickOutput(ctx, penv, path, "--version")
 	v, ok := parseVersion(out)
 	if err != nil || !ok {
 		av.Status = Unsupported
@@ -104,7 +111,7 @@ func (a *cliAgent) Check(ctx context.Context) Availability {
 		return av
 	}
 	if a.spec.probe != nil {
-		if st, why := a.spec.probe(ctx, path, a.env); st != "" {
+		if st, why := a.spec.probe(ctx, path, penv); st != "" {
 			av.Status, av.Details = st, why
 		}
 	}

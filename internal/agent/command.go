@@ -31,6 +31,9 @@ type Command struct {
 	// Explicit are the names of the variables of Env the run gives it
 	// (Registry.Explicit).
 	Explicit []string
+	// Untrusted are the names of Env a project's file set
+	// (Registry.Untrusted).
+	Untrusted []string
 }
 
 // Name implements Agent.
@@ -39,7 +42,7 @@ func (c *Command) Name() string { return c.BackendName }
 // Check implements Agent: a command backend is available when its program
 // exists; it has no version or authentication to check.
 func (c *Command) Check(ctx context.Context) Availability {
-	path, err := proc.LookPath(c.Argv[0], c.Env)
+	path, err := proc.LookPath(c.Argv[0], proc.Trusted(baseEnv(c.Env), c.Untrusted))
 	if err != nil {
 		return Availability{Status: Missing, Details: fmt.Sprintf("%s: command %q not found", c.BackendName, c.Argv[0])}
 	}

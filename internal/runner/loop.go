@@ -193,7 +193,7 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 	if s.Command != nil {
 		commands = map[string]agent.CommandSpec{s.Backend: *s.Command}
 	}
-	a, err := p.Registry(commands, s.Env).Get(s.Backend)
+	a, err := p.Registry(commands, s.Env, s.Sandbox.ProjectEnv).Get(s.Backend)
 	if err != nil {
 		return engine.Result{}, false, &UsageError{Err: err}
 	}

@@ -120,7 +120,7 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	}
 	// Looked up first, so that a missing program is proc.ErrNotFound as it
 	// is unconfined.
-	path, err := proc.LookPath(c.Argv[0], c.Env)
+	path, err := proc.LookPath(c.Argv[0], trusted)
 	if err != nil {
 		return c, nil, err
 	}

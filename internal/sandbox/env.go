@@ -1,9 +1,10 @@
 package sandbox
 
 import (
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/proc"
 )
 
 // BaseEnv are the variables of jlgcli's environment that every confined
@@ -82,17 +83,5 @@ func (b *Box) Trusted(env []string) []string {
 }
 
 func (b *Box) trusted(env []string) []string {
-	if len(b.cfg.ProjectEnv) == 0 {
-		return env
-	}
-	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(b.cfg.ProjectEnv, name)
-	})
-	for _, name := range b.cfg.ProjectEnv {
-		if v, ok := os.LookupEnv(name); ok {
-			out = append(out, name+"="+v)
-		}
-	}
-	return out
+	return proc.Trusted(env, b.cfg.ProjectEnv)
 }
