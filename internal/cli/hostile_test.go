@@ -39,9 +39,10 @@ import (
 // A payload is a shell script that an attack plants where something else
 // runs it later (git, a hook, the user's shell, an agent CLI): when it runs
 // it appends a line to the file named by the parameter marker, naming what
-// ran and its parent process ("fsmonitor ran: parent git, grandparent
-// jlgcli, sandbox no"). The scripts put the marker where no confined
-// process can write: a marker that appears is code run outside the sandbox.
+// ran, its parent process and whether it runs in the host's user namespace
+// ("fsmonitor ran: parent git, grandparent jlgcli, host user namespace
+// yes"). The scripts put the marker where no confined process can write: a
+// marker that appears is code run outside the sandbox.
 //
 // The attacks (parameters in brackets):
 //
@@ -73,7 +74,8 @@ import (
 //     send it a line
 //   - abstract (2, 10): connect to the abstract Unix socket [abstract]
 //   - relays (2): connect to the relay sockets of other sandboxed calls
-//     (jlgcli-sandbox-*/port-*, proxy) found under [scan]
+//     (jlgcli-sandbox-*/port-*, proxy) found under [relay-scan] (default
+//     [scan])
 //   - hold: write holding.txt in its working directory, then wait (30s at
 //     most) for the file [release]
 //   - repo-config (3): set core.fsmonitor in the .git/config of the
@@ -382,7 +384,8 @@ func killJlgcli() error {
 func payload(name, marker, then string) string {
 	return fmt.Sprintf(`#!/bin/sh
 gp=$(cut -d' ' -f4 /proc/$PPID/stat 2>/dev/null)
-echo "%s ran: parent $(cat /proc/$PPID/comm 2>/dev/null), grandparent $(cat /proc/$gp/comm 2>/dev/null), sandbox ${IS_SANDBOX:-no}" >>%s 2>/dev/null
+ns=$(awk '{print $3}' /proc/self/uid_map 2>/dev/null)
+echo "%s ran: parent $(cat /proc/$PPID/comm 2>/dev/null), grandparent $(cat /proc/$gp/comm 2>/dev/null), host user namespace $([ "$ns" = 4294967295 ] && echo yes || echo no)" >>%s 2>/dev/null
 %s
 `, name, shellQuote(marker), then)
 }
@@ -493,7 +496,7 @@ func tmuxRunShell(p params) (string, error) {
 	if sock == "" {
 		return "", errors.New("no tmux socket in sight ($TMUX unset, no tmux-sock)")
 	}
-	line := "tmux run-shell ran: parent $(cat /proc/$PPID/comm), sandbox ${IS_SANDBOX:-no}"
+	line := "tmux run-shell ran: parent $(cat /proc/$PPID/comm), uid_map $(awk '{print $3}' /proc/self/uid_map)"
 	out, err := exec.Command("tmux", "-S", sock, "run-shell", "echo \""+line+"\" >>"+shellQuote(marker)).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("tmux -S %s run-shell: %v: %s", sock, err, strings.TrimSpace(string(out)))
@@ -504,9 +507,12 @@ func tmuxRunShell(p params) (string, error) {
 // connectAll connects to the Unix sockets under [scan] (with relays, only
 // the relay sockets of other calls) and sends each a line.
 func connectAll(p params, relays bool) (string, error) {
-	root, err := p.need("scan")
-	if err != nil {
-		return "", err
+	root := p["scan"]
+	if relays {
+		root = p.get("relay-scan", root)
+	}
+	if root == "" {
+		return "", errors.New("no parameter scan")
 	}
 	own := os.Getenv("TMPDIR")
 	var reached, failed []string
@@ -586,6 +592,10 @@ func appendFile(path, text string) error {
 // fsmonitorIn sets core.fsmonitor in the repository gd to a payload kept
 // in it.
 func fsmonitorIn(p params, gd, name string) error {
+	gd, err := filepath.Abs(gd)
+	if err != nil {
+		return err
+	}
 	hook := filepath.Join(gd, "fsmonitor-payload")
 	if err := writePayload(p, hook, name, "exit 1"); err != nil {
 		return err
@@ -832,7 +842,7 @@ func bashrc(p params) (string, error) {
 	if err := writePayload(p, script, "bashrc", "exit 0"); err != nil {
 		// the payload beside it may not be writable: inline it.
 		marker := p["marker"]
-		return "inline", appendFile(rc, "\necho \"bashrc ran: sandbox ${IS_SANDBOX:-no}\" >>"+shellQuote(marker)+"\n")
+		return "inline", appendFile(rc, "\necho \"bashrc ran\" >>"+shellQuote(marker)+"\n")
 	}
 	if err := appendFile(rc, "\n"+shellQuote(script)+"\n"); err != nil {
 		return "", err
