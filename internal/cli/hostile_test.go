@@ -644,15 +644,20 @@ func nestedRepos(p params) (string, error) {
 	return "core.fsmonitor set in " + strings.Join(done, " "), nil
 }
 
-// plantHooks adds a [[hooks]] of every event to jlgcli.toml.
+// plantHooks adds a [[hooks]] of every event to jlgcli.toml, whose
+// command is a payload's text (a file of its own would not follow a task's
+// change where it lands).
 func plantHooks(p params) (string, error) {
-	dir := p.get("hooks-dir", ".")
-	file := filepath.Join(dir, "jlgcli.toml")
-	script, _ := filepath.Abs(filepath.Join(dir, ".jlgcli-hook.sh"))
-	if err := writePayload(p, script, "jlgcli hook", "cat >/dev/null; exit 0"); err != nil {
+	marker, err := p.need("marker")
+	if err != nil {
 		return "", err
 	}
-	if err := appendFile(file, "\n[[hooks]]\non = [\"*\"]\ncommand = [\"/bin/sh\", "+strconv.Quote(script)+"]\n"); err != nil {
+	file := filepath.Join(p.get("hooks-dir", "."), "jlgcli.toml")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return "", err
+	}
+	text := payload("jlgcli hook", marker, "cat >/dev/null; exit 0")
+	if err := appendFile(file, "\n[[hooks]]\non = [\"*\"]\ncommand = [\"/bin/sh\", \"-c\", "+strconv.Quote(text)+"]\n"); err != nil {
 		return "", err
 	}
 	return "[[hooks]] added to " + file, nil
@@ -1222,6 +1227,25 @@ func init() {
 	scriptCmds["goproxy"] = cmdGoproxy
 	scriptCmds["anyexit"] = cmdAnyexit
 	scriptCmds["nomarker"] = cmdNomarker
+	scriptCmds["evidence"] = cmdEvidence
+}
+
+// cmdEvidence shows the marker file FILE, when there is one, and removes
+// it; it never fails. (For a look at what each part of a script does today:
+// a copy of the script with evidence in the place of nomarker.)
+//
+//	evidence FILE
+func cmdEvidence(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: evidence FILE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Logf("EVIDENCE: no payload ran outside (%s absent)", args[0])
+		return
+	}
+	ts.Logf("EVIDENCE: payloads ran outside (%s):\n%s", args[0], b)
+	ts.Check(os.Remove(ts.MkAbs(args[0])))
 }
 
 // cmdNomarker fails, showing what it holds, when the marker file FILE
