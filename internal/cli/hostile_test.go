@@ -183,6 +183,7 @@ func (p params) args() []string {
 
 // runAttacks tries each attack and reports it on w.
 func runAttacks(w io.Writer, attacks []string, p params) {
+	within = p["within"]
 	for _, a := range attacks {
 		a = strings.TrimSpace(a)
 		if a == "" {
@@ -396,10 +397,12 @@ func writePayload(p params, path, name, then string) error {
 	if err != nil {
 		return err
 	}
+	if err := mayWrite(path); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	_ = os.Chmod(path, 0o755) // a read-only file of its own (a Go module's)
 	if err := os.WriteFile(path, []byte(payload(name, marker, then)), 0o755); err != nil {
 		return err
 	}
@@ -407,6 +410,51 @@ func writePayload(p params, path, name, then string) error {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// within is the directory the attacks that write files stay in (the
+// parameter within: the script's $WORK), so that an attack that succeeds,
+// unconfined, never touches the machine running the tests. Without it they
+// write nothing.
+var within string
+
+// mayWrite refuses a path outside within (resolved through the symbolic
+// links of its directory).
+func mayWrite(path string) error {
+	if within == "" {
+		return errors.New("no parameter within: writing nothing outside the test")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(abs)
+	for d := dir; ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			rel, _ := filepath.Rel(d, dir)
+			abs = filepath.Join(real, rel, filepath.Base(abs))
+			break
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	w, err := filepath.EvalSymlinks(within)
+	if err != nil {
+		w = within
+	}
+	if abs != w && !strings.HasPrefix(abs, w+string(os.PathSeparator)) {
+		return fmt.Errorf("%s is outside %s: not written", path, within)
+	}
+	return nil
+}
+
+// writeFile is os.WriteFile within within.
+func writeFile(path string, b []byte, perm os.FileMode) error {
+	if err := mayWrite(path); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, perm)
+}
 
 // plantGitdir points the worktree's .git at a git directory of the agent's
 // own: a linked worktree's directory (HEAD, index, commondir) whose common
@@ -433,6 +481,11 @@ func plantGitdir(p params) (string, error) {
 	}
 	root := p.get("gitdir-root", filepath.Join(os.Getenv("HOME"), ".cache", "hostile-git"))
 	evilCommon, evilWT := filepath.Join(root, "common"), filepath.Join(root, "wt")
+	for _, path := range []string{filepath.Join(root, "x"), ".git"} {
+		if err := mayWrite(path); err != nil {
+			return "", err
+		}
+	}
 	_ = os.RemoveAll(root)
 	for _, d := range []string{evilCommon, evilWT} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -444,7 +497,7 @@ func plantGitdir(p params) (string, error) {
 		return "", err
 	}
 	config := "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tfsmonitor = " + hook + "\n"
-	if err := os.WriteFile(filepath.Join(evilCommon, "config"), []byte(config), 0o644); err != nil {
+	if err := writeFile(filepath.Join(evilCommon, "config"), []byte(config), 0o644); err != nil {
 		return "", err
 	}
 	for _, name := range []string{"objects", "refs", "packed-refs", "info"} {
@@ -456,18 +509,18 @@ func plantGitdir(p params) (string, error) {
 	}
 	for _, name := range []string{"HEAD", "index"} {
 		if b, err := os.ReadFile(filepath.Join(orig, name)); err == nil {
-			if err := os.WriteFile(filepath.Join(evilWT, name), b, 0o644); err != nil {
+			if err := writeFile(filepath.Join(evilWT, name), b, 0o644); err != nil {
 				return "", err
 			}
 		}
 	}
 	wd, _ := os.Getwd()
 	for name, text := range map[string]string{"commondir": evilCommon, "gitdir": filepath.Join(wd, ".git")} {
-		if err := os.WriteFile(filepath.Join(evilWT, name), []byte(text+"\n"), 0o644); err != nil {
+		if err := writeFile(filepath.Join(evilWT, name), []byte(text+"\n"), 0o644); err != nil {
 			return "", err
 		}
 	}
-	if err := os.WriteFile(".git", []byte("gitdir: "+evilWT+"\n"), 0o644); err != nil {
+	if err := writeFile(".git", []byte("gitdir: "+evilWT+"\n"), 0o644); err != nil {
 		return "", err
 	}
 	return ".git now points to " + evilWT, nil
@@ -495,6 +548,9 @@ func tmuxRunShell(p params) (string, error) {
 	}
 	if sock == "" {
 		return "", errors.New("no tmux socket in sight ($TMUX unset, no tmux-sock)")
+	}
+	if err := mayWrite(sock); err != nil {
+		return "", fmt.Errorf("tmux socket: %v", err) // another tmux than the test's
 	}
 	line := "tmux run-shell ran: parent $(cat /proc/$PPID/comm), uid_map $(awk '{print $3}' /proc/self/uid_map)"
 	out, err := exec.Command("tmux", "-S", sock, "run-shell", "echo \""+line+"\" >>"+shellQuote(marker)).CombinedOutput()
@@ -528,7 +584,7 @@ func connectAll(p params, relays bool) (string, error) {
 		}
 		c, err := net.DialTimeout("unix", path, 2*time.Second)
 		if err != nil {
-			failed = append(failed, filepath.Base(path)+": "+errors.Unwrap(err).Error())
+			failed = append(failed, err.Error())
 			return nil
 		}
 		fmt.Fprintf(c, "hostile reached %s\n", path)
@@ -550,7 +606,7 @@ func hold(p params) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile("holding.txt", nil, 0o644); err != nil {
+	if err := writeFile("holding.txt", nil, 0o644); err != nil {
 		return err
 	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -567,7 +623,7 @@ func gitDir() (string, error) {
 	d, _ := os.Getwd()
 	for {
 		if fi, err := os.Stat(filepath.Join(d, ".git")); err == nil && fi.IsDir() {
-			return filepath.Join(d, ".git"), nil
+			return filepath.Join(d, ".git"), mayWrite(filepath.Join(d, ".git", "config"))
 		}
 		up := filepath.Dir(d)
 		if up == d {
@@ -578,6 +634,9 @@ func gitDir() (string, error) {
 }
 
 func appendFile(path, text string) error {
+	if err := mayWrite(path); err != nil {
+		return err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -700,6 +759,9 @@ func editJSON(path string, edit func(map[string]any)) error {
 	if err != nil {
 		return err
 	}
+	if err := mayWrite(path); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -753,7 +815,7 @@ func claudeSelf(p params) (string, error) {
 		return "", err
 	}
 	orig := path + ".orig"
-	if err := os.WriteFile(orig, b, 0o755); err != nil {
+	if err := writeFile(orig, b, 0o755); err != nil {
 		return "", err
 	}
 	if err := writePayload(p, path, "replaced claude", `exec `+shellQuote(orig)+` "$@"`); err != nil {
@@ -791,6 +853,9 @@ func poisonModule(p params) (string, error) {
 		}
 		src := fmt.Sprintf("\nfunc init() {\n\tif f, err := os.OpenFile(%q, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {\n"+
 			"\t\tf.WriteString(\"module init ran: in \" + os.Args[0] + \"\\n\")\n\t\tf.Close()\n\t}\n}\n", marker)
+		if err := mayWrite(f); err != nil {
+			return "", err
+		}
 		_ = os.Chmod(dir, 0o755)
 		if err := os.Chmod(f, 0o644); err != nil {
 			return "", err
@@ -818,8 +883,8 @@ func pathShims(p params) (string, error) {
 				break
 			}
 			probe := filepath.Join(d, ".hostile-probe")
-			if err := os.WriteFile(probe, nil, 0o644); err != nil {
-				why = append(why, d+": "+errors.Unwrap(err).Error())
+			if err := writeFile(probe, nil, 0o644); err != nil {
+				why = append(why, err.Error())
 				continue
 			}
 			os.Remove(probe)
@@ -908,7 +973,7 @@ func secrets(p params) (string, error) {
 	slices.Sort(names)
 	slices.Sort(lines)
 	out := p.get("secrets-out", "secrets-seen.txt")
-	if err := os.WriteFile(out, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := writeFile(out, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		return "", err
 	}
 	if len(found) == 0 {
@@ -926,7 +991,7 @@ func rewriteCheck(p params) (string, error) {
 		args = append(args, shellQuote(a))
 	}
 	text := "#!/bin/sh\nhostile exfil,abstract " + strings.Join(args, " ") + "\nexit 0\n"
-	if err := os.WriteFile(file, []byte(text), 0o755); err != nil {
+	if err := writeFile(file, []byte(text), 0o755); err != nil {
 		return "", err
 	}
 	return "rewrote " + file, nil
