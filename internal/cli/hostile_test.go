@@ -1358,18 +1358,30 @@ func cmdNomarker(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("%s:\n%s", args[0], b)
 }
 
-// cmdAnyexit runs program as exitcode does (the environment of scriptEnv:
-// name other variables in PASSENV) and sets VAR to its exit status,
-// whatever it is: for a run whose outcome a fix may choose (refused, or
-// done without the attack), which the script then checks.
+// cmdAnyexit runs program as exec does (the script's whole environment;
+// its output is the script's stdout and stderr) and sets VAR to its exit
+// status, whatever it is (128+N for a signal N): for a run whose outcome a
+// fix may choose (refused, or done without the attack), which the script
+// then checks.
 //
 //	anyexit VAR program [args...]
 func cmdAnyexit(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: anyexit VAR program [args...]")
 	}
-	cmd := startProgram(ts, "", args[1:])
-	ts.Setenv(args[0], strconv.Itoa(waitProgram(ts, cmd, args[1])))
+	code := 0
+	var ee *exec.ExitError
+	switch err := ts.Exec(args[1], args[2:]...); {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	default:
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	ts.Setenv(args[0], strconv.Itoa(code))
 }
 
 // cmdSubst copies SRC to DST with each ${NAME} replaced by the script's
