@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +58,7 @@ import (
 //   - branch: from a task's worktree, write a file in the user's checkout
 //     and commit on the user's branch there
 //   - work: write work.txt in its working directory (the change a task
-//     needs to be done)
+//     needs to be done); work-new: another work.txt at each call
 //   - kill: SIGKILL the jlgcli processes of this script (same HOME)
 //
 // Issue 27's classes:
@@ -206,6 +207,8 @@ func runAttacks(w io.Writer, attacks []string, p params) {
 			err = moveUserBranch()
 		case "work":
 			err = os.WriteFile("work.txt", []byte("work\n"), 0o644)
+		case "work-new":
+			err = os.WriteFile("work.txt", []byte(fmt.Sprintf("work of %d\n", time.Now().UnixNano())), 0o644)
 		case "kill":
 			err = killJlgcli()
 		case "gitdir":
@@ -1238,19 +1241,24 @@ func claudeSessionStart() {
 // (its port goes in the variable VAR), on a Unix socket at PATH (-unix
 // PATH: its path in VAR), or on an abstract Unix socket of a name of its
 // own (-abstract: its name, "@...", in VAR). What each connection sends is
-// appended to the file FILE.
+// appended to the file FILE. With -http, it is an HTTP server on loopback
+// TCP that appends each request (its line, headers and body) to FILE and
+// answers 500.
 //
-//	listen [-unix PATH | -abstract] VAR FILE
+//	listen [-http | -unix PATH | -abstract] VAR FILE
 func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
 	network, addr := "tcp", "127.0.0.1:0"
+	web := false
 	switch {
+	case len(args) > 0 && args[0] == "-http":
+		web, args = true, args[1:]
 	case len(args) > 1 && args[0] == "-unix":
 		network, addr, args = "unix", ts.MkAbs(args[1]), args[2:]
 	case len(args) > 0 && args[0] == "-abstract":
 		network, addr, args = "unix", fmt.Sprintf("@jlgcli-test-%d-%d", os.Getpid(), time.Now().UnixNano()), args[1:]
 	}
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: listen [-unix PATH | -abstract] VAR FILE")
+		ts.Fatalf("usage: listen [-http | -unix PATH | -abstract] VAR FILE")
 	}
 	if network == "unix" && !strings.HasPrefix(addr, "@") {
 		ts.Check(os.MkdirAll(filepath.Dir(addr), 0o755))
@@ -1260,6 +1268,22 @@ func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(func() { ln.Close() })
 	file := ts.MkAbs(args[1])
 	ts.Check(os.WriteFile(file, nil, 0o644))
+	if web {
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "%s %s\n", r.Method, r.URL)
+			_ = r.Header.Write(&b)
+			_, _ = b.ReadFrom(io.LimitReader(r.Body, 1<<20))
+			if f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+				_, _ = f.Write(append(b.Bytes(), '\n'))
+				f.Close()
+			}
+			http.Error(w, "recorded", http.StatusInternalServerError)
+		}), ReadHeaderTimeout: hangGuard}
+		go func() { _ = srv.Serve(ln) }()
+		ts.Setenv(args[0], strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+		return
+	}
 	go func() {
 		for {
 			c, err := ln.Accept()
