@@ -46,6 +46,12 @@ import (
 // yes"). The scripts put the marker where no confined process can write: a
 // marker that appears is code run outside the sandbox.
 //
+// The attacks of issue 27 write only inside the directory named by the
+// parameter within (the script's $WORK), and nothing without it: run
+// unconfined (--sandbox off) they succeed, and must not reach the machine
+// that runs the tests (a path-shim once found /usr/local/go/bin writable
+// on a test's PATH).
+//
 // The attacks (parameters in brackets):
 //
 //   - read: read the planted key [key]
@@ -123,7 +129,8 @@ import (
 //     127.0.0.1:[port]
 //   - fork (11): start [procs] (default 1000) processes at once
 //   - fill-tmp (11): write [tmp-size] (default 3G) to $TMPDIR
-//   - alloc (11): allocate and touch [mem] (default 10G) of memory
+//   - alloc (11): allocate [mem] (default 10G) of resident memory, stopping
+//     short when the machine has less than [mem-floor] (default 2G) left
 //   - escape: print terminal escape sequences (OSC 52 clipboard, title)
 func hostileAgent() int {
 	args := os.Args[1:]
