@@ -221,6 +221,14 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 			keep(p)
 		}
 	}
+	// The program the call runs (a CLI installed in its own state
+	// directory, ~/.claude/local) and the package it lies in: jlgcli runs
+	// it unconfined too (--version).
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		if root := programRoot(real); !inside(dir, root) {
+			keep(root)
+		}
+	}
 	for _, p := range b.control {
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil || !m.isWritable(real) {
@@ -329,6 +337,16 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	return b.limit(c, release)
 }
 
+// programRoot is the directory that holds the program at path (its real
+// path): the package tree it was installed in for a program in a
+// node_modules tree, else its directory.
+func programRoot(path string) string {
+	if i := strings.Index(path, "/node_modules/"); i > 0 {
+		return path[:i]
+	}
+	return filepath.Dir(path)
+}
+
 // hostTmp are the directories of the host's /tmp that a call needs to see
 // (those of paths under it: a file's directory; for a path in a
 // node_modules tree, the directory that holds the tree, where Node looks
@@ -350,8 +368,8 @@ func hostTmp(paths []string) []string {
 		} else if !fi.IsDir() && filepath.Dir(real) != "/tmp" {
 			real = filepath.Dir(real) // a file right in /tmp is bound alone
 		}
-		if i := strings.Index(real+"/", "/node_modules/"); i > 0 {
-			real = real[:i]
+		if strings.Contains(real+"/", "/node_modules/") {
+			real = programRoot(real)
 		}
 		if real != "/tmp" {
 			dirs = append(dirs, real)

@@ -353,3 +353,36 @@ func TestStateLinkNotFollowed(t *testing.T) {
 	got = sh(t, agentOf(b, Needs{Dirs: []string{"~/.cli"}}), work, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, `echo s > ~/.cli/session && echo wrote-session; true`)
 	want(t, "the user's link", got, []string{"wrote-session"}, nil)
 }
+
+// TestProgramReadOnly: the program a call runs, installed in the CLI's own
+// state directory (~/.cli/local/node_modules/...), is read-only to the
+// call while the rest of that directory is not; unconfined it is written.
+func TestProgramReadOnly(t *testing.T) {
+	b := boxOf(t, Config{})
+	for _, confined := range []bool{true, false} {
+		home, work := t.TempDir(), t.TempDir()
+		pkg := filepath.Join(home, ".cli", "local", "node_modules", "cli")
+		os.MkdirAll(pkg, 0o755)
+		prog := filepath.Join(pkg, "cli.sh")
+		os.WriteFile(prog, []byte("#!/bin/sh\necho 'echo replaced > $HOME/.cli/local/node_modules/cli/cli.sh' | sh 2>/dev/null && echo wrote-program\necho s > $HOME/.cli/session && echo wrote-session\n"), 0o755)
+		c := proc.Cmd{Argv: []string{prog}, Dir: work, Env: []string{"HOME=" + home, "PATH=/usr/bin:/bin"}}
+		var out, errs bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errs
+		release := func() {}
+		if confined {
+			var err error
+			if c, release, err = b.Agent(c, Needs{Dirs: []string{"~/.cli"}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := proc.Run(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		release()
+		if confined {
+			want(t, "confined", out.String(), []string{"wrote-session"}, []string{"wrote-program"})
+		} else {
+			want(t, "unconfined", out.String(), []string{"wrote-program"}, nil)
+		}
+	}
+}
