@@ -142,9 +142,20 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 		m.args = append(m.args, "--tmpfs", d)
 	}
 	// What the call needs of the host's /tmp, read-only: its home, its
-	// PATH, the program it runs, jlgcli's helper.
+	// PATH, the program it runs, jlgcli's helper; and the files its
+	// command line names (a script, the prompt's file), each alone.
 	for _, p := range hostTmp(append([]string{home, path, b.self, userGoCache(trusted, home), userGoModCache(trusted, home)}, filepath.SplitList(lookup(trusted, "PATH"))...)) {
 		m.roBind(p)
+	}
+	for _, a := range c.Argv[1:] {
+		if !strings.HasPrefix(a, "/tmp/") || m.mountOf(a) != "--tmpfs" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(a); err == nil && real == filepath.Clean(a) {
+			if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
+				m.roBind(real)
+			}
+		}
 	}
 
 	var own []string // the CLI's state, absolute
