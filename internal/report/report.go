@@ -668,7 +668,11 @@ func BaseTestsLine(n int, bt *gate.BaseTestsReport) string {
 		how = append(how, "the change touches no test file: its own run was theirs")
 	}
 	if bt.Counts != nil {
-		how = append(how, fmt.Sprintf("%d run, %d passed, %d failed, %d skipped", bt.Counts.Run, bt.Counts.Passed, bt.Counts.Failed, bt.Counts.Skipped))
+		c := fmt.Sprintf("%d run: %d passed, %d failed", bt.Counts.Run, bt.Counts.Passed, bt.Counts.Failed)
+		if bt.Counts.Skipped > 0 {
+			c += fmt.Sprintf(", %d not run (skipped)", bt.Counts.Skipped)
+		}
+		how = append(how, c)
 	}
 	if len(bt.ByExitStatus) > 0 {
 		how = append(how, "judged by exit status only: "+checkList(bt.ByExitStatus))

@@ -470,7 +470,7 @@ func TestTestsJudged(t *testing.T) {
 	r := New(res)
 	n := res.Attempts[last].Number
 	want := []string{
-		fmt.Sprintf("Tests of the base: the tests as they stood at the task's base passed on attempt %d (calc_test.go as the base had them; more_test.go of the change left out; 3 run, 3 passed, 0 failed, 0 skipped).", n),
+		fmt.Sprintf("Tests of the base: the tests as they stood at the task's base passed on attempt %d (calc_test.go as the base had them; more_test.go of the change left out; 3 run: 3 passed, 0 failed).", n),
 		`Tests not counted: check "make test" said neither how many tests ran nor which, so the rules fewer-tests-run, more-tests-skipped and the test-by-test comparison with the baseline were off for it, and the tests of the base judged it by exit status only.`,
 	}
 	if diff := cmp.Diff(want, r.TestsJudged); diff != "" {
