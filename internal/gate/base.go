@@ -116,7 +116,11 @@ func judgeBase(ctx context.Context, dir string, env []string, checks []Check, r 
 	var sub *Report
 	if len(bt.Laid)+len(bt.Removed) > 0 {
 		rep.Rerun = true
-		if err := bt.Lay(ctx); err != nil {
+		lay := bt.Lay
+		if lay == nil {
+			lay = func(context.Context) error { return fmt.Errorf("no way to lay them was given") }
+		}
+		if err := lay(ctx); err != nil {
 			rep.Status = BaseFail
 			r.addFindings([]GamingFinding{{Rule: RuleBaseTestsFail,
 				Message: fmt.Sprintf("the test files of the task's base could not be put back over the change to run them: %v", err)}}, opt.Gaming)

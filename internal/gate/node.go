@@ -36,9 +36,12 @@ type nodeParser struct {
 	tailLoc    string
 	summary    map[string]int
 	sawResults bool
+	// tapIndent is the indentation of the TAP result line just read (-1
+	// after any other line): its YAML block starts on the next line.
+	tapIndent int
 }
 
-func newNodeParser(dir string) *nodeParser { return &nodeParser{dir: dir} }
+func newNodeParser(dir string) *nodeParser { return &nodeParser{dir: dir, tapIndent: -1} }
 
 var (
 	nodeTAPResultRE  = regexp.MustCompile(`^( *)(not ok|ok) \d+(?: - (.*?))?(?: # (SKIP|TODO)\b.*)?$`)
@@ -55,7 +58,7 @@ var (
 func (p *nodeParser) line(s string, _ bool) {
 	t := strings.TrimRight(stripANSI(s), "\r")
 	if p.inYAML {
-		if strings.TrimSpace(t) == "..." {
+		if strings.TrimSpace(t) == "..." && len(t)-len(strings.TrimLeft(t, " ")) <= p.yamlIndent {
 			p.inYAML = false
 			p.endYAML()
 			return
@@ -70,8 +73,10 @@ func (p *nodeParser) line(s string, _ bool) {
 		p.summary[m[1]] = atoi(m[2])
 		return
 	}
-	if strings.TrimSpace(t) == "---" && p.sawResults {
-		p.inYAML, p.yaml = true, nil
+	afterResult := p.tapIndent
+	p.tapIndent = -1
+	if afterResult >= 0 && t == strings.Repeat(" ", afterResult+2)+"---" {
+		p.inYAML, p.yaml, p.yamlIndent = true, nil, afterResult+2
 		return
 	}
 	if m := nodeTAPSubtestRE.FindStringSubmatch(t); m != nil {
@@ -82,7 +87,7 @@ func (p *nodeParser) line(s string, _ bool) {
 		p.specDone()
 		level := len(m[1]) / 4
 		f := p.done(level, tapUnescape(m[3]), m[2] == "ok", m[4])
-		p.cur = f
+		p.cur, p.tapIndent = f, len(m[1])
 		return
 	}
 	if strings.HasPrefix(strings.TrimSpace(t), "✖ failing tests:") {
