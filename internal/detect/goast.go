@@ -20,10 +20,15 @@ import (
 //   - the locals of a function (receiver, parameters, results, variables,
 //     labels, those of its function literals) are renamed by first use;
 //   - the operands of + * == != && || & | ^ are ordered canonically, chains
-//     of one associative operator as one list ("a + b + c"); not those of a
-//     "+" with a string literal (a concatenation), nor those of && and ||
-//     that could panic or act (a call, an index, a selector, a dereference):
-//     "p != nil && p.x > 0" guards what "p.x > 0 && p != nil" does not;
+//     of one associative operator as one list ("a + b + c"); those of a "+"
+//     only when one of them is known to be a number (a number literal, a
+//     local declared as or from a number, len...: without types, two
+//     strings joined in another order are another string), and those of &&
+//     and || only when none could panic or act (a call, an index, a
+//     selector, a dereference): "p != nil && p.x > 0" guards what
+//     "p.x > 0 && p != nil" does not;
+//   - calls are not moved past each other, except those of the standard
+//     library that only compute (strings, strconv, math, fmt.Sprintf...);
 //   - a > b is b < a, a >= b is b <= a; x++ and x += 1 are x = x + 1;
 //     var x = v is x := v;
 //   - the statements of a block are ordered canonically where they do not
@@ -193,7 +198,7 @@ func canonicalDecl(d ast.Decl) string {
 		slices.Sort(s)
 		return strings.Join(s, ";")
 	}
-	c := &canon{locals: map[string]bool{}, escaping: map[string]bool{}}
+	c := &canon{locals: map[string]bool{}, escaping: map[string]bool{}, numbers: map[string]bool{}, numElems: map[string]bool{}}
 	if fd, ok := d.(*ast.FuncDecl); ok {
 		c.collect(fd)
 	}
@@ -224,6 +229,9 @@ func canonicalDecl(d ast.Decl) string {
 // canon writes Go syntax in canonical form.
 type canon struct {
 	locals, escaping map[string]bool
+	// numbers are the locals known to hold numbers, numElems those that
+	// hold slices, arrays or maps of numbers (by their declarations).
+	numbers, numElems map[string]bool
 	// mask: locals are written \x02name\x03 and compared as one mark;
 	// otherwise they are written as rename says.
 	mask   bool
@@ -233,6 +241,13 @@ type canon struct {
 // collect finds the locals of a function, and those that escape (their
 // address taken, or used in a function literal).
 func (c *canon) collect(fd *ast.FuncDecl) {
+	typed := func(id *ast.Ident, t ast.Expr) {
+		if id == nil || t == nil {
+			return
+		}
+		c.numbers[id.Name] = c.numbers[id.Name] || numberType(t)
+		c.numElems[id.Name] = c.numElems[id.Name] || elemNumbers(t)
+	}
 	addFields := func(fl *ast.FieldList) {
 		if fl == nil {
 			return
@@ -240,6 +255,7 @@ func (c *canon) collect(fd *ast.FuncDecl) {
 		for _, f := range fl.List {
 			for _, n := range f.Names {
 				c.local(n)
+				typed(n, f.Type)
 			}
 		}
 	}
@@ -250,6 +266,7 @@ func (c *canon) collect(fd *ast.FuncDecl) {
 		return
 	}
 	var lits []*ast.FuncLit
+	var defined [][2]ast.Node // a local and the value it is declared with
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -258,9 +275,12 @@ func (c *canon) collect(fd *ast.FuncDecl) {
 			lits = append(lits, n)
 		case *ast.AssignStmt:
 			if n.Tok == gotoken.DEFINE {
-				for _, l := range n.Lhs {
+				for i, l := range n.Lhs {
 					if id, ok := l.(*ast.Ident); ok {
 						c.local(id)
+						if len(n.Rhs) == len(n.Lhs) {
+							defined = append(defined, [2]ast.Node{id, n.Rhs[i]})
+						}
 					}
 				}
 			}
@@ -273,8 +293,12 @@ func (c *canon) collect(fd *ast.FuncDecl) {
 				}
 			}
 		case *ast.ValueSpec:
-			for _, id := range n.Names {
+			for i, id := range n.Names {
 				c.local(id)
+				typed(id, n.Type)
+				if n.Type == nil && len(n.Values) == len(n.Names) {
+					defined = append(defined, [2]ast.Node{id, n.Values[i]})
+				}
 			}
 		case *ast.TypeSpec:
 			c.local(n.Name)
@@ -289,6 +313,14 @@ func (c *canon) collect(fd *ast.FuncDecl) {
 		}
 		return true
 	})
+	// Locals declared from numbers hold numbers (in declaration order,
+	// once: x := 0; y := x + 1).
+	for _, d := range defined {
+		id := d[0].(*ast.Ident)
+		if c.numeric(d[1].(ast.Expr)) {
+			c.numbers[id.Name] = true
+		}
+	}
 	for _, l := range lits {
 		ast.Inspect(l.Body, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok {
@@ -599,6 +631,7 @@ func (c *canon) binary(op gotoken.Token, x, y ast.Expr) string {
 // known, say whether they may be ordered).
 func (c *canon) binaryOf(op gotoken.Token, s []string, operands []ast.Expr) string {
 	order := true
+	numeric := false
 	for _, e := range operands {
 		switch {
 		case op == gotoken.ADD && isStringLit(e):
@@ -606,6 +639,10 @@ func (c *canon) binaryOf(op gotoken.Token, s []string, operands []ast.Expr) stri
 		case (op == gotoken.LAND || op == gotoken.LOR) && !guardFree(e):
 			order = false
 		}
+		numeric = numeric || c.numeric(e)
+	}
+	if op == gotoken.ADD && operands != nil && !numeric {
+		order = false // strings, as far as can be told
 	}
 	if order {
 		s = slices.Clone(s)
@@ -622,6 +659,61 @@ func flatten(op gotoken.Token, e ast.Expr, out []ast.Expr) []ast.Expr {
 		return flatten(op, b.Y, out)
 	}
 	return append(out, e)
+}
+
+// numeric reports an expression known to be a number: a number literal,
+// a local declared with a number type or from a number, an element of a
+// local slice, array or map of numbers, len and cap, a conversion to a
+// number type, arithmetic over one of those.
+func (c *canon) numeric(e ast.Expr) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.BasicLit:
+		return e.Kind != gotoken.STRING
+	case *ast.Ident:
+		return c.numbers[e.Name] && c.locals[e.Name]
+	case *ast.IndexExpr:
+		id, ok := ast.Unparen(e.X).(*ast.Ident)
+		return ok && c.numElems[id.Name] && c.locals[id.Name]
+	case *ast.CallExpr:
+		if id, ok := e.Fun.(*ast.Ident); ok && !c.locals[id.Name] {
+			return id.Name == "len" || id.Name == "cap" || numberType(id)
+		}
+	case *ast.UnaryExpr:
+		return (e.Op == gotoken.SUB || e.Op == gotoken.ADD || e.Op == gotoken.XOR) && c.numeric(e.X)
+	case *ast.BinaryExpr:
+		switch e.Op {
+		case gotoken.SUB, gotoken.MUL, gotoken.QUO, gotoken.REM, gotoken.SHL, gotoken.SHR, gotoken.AND_NOT:
+			return true
+		case gotoken.ADD:
+			return c.numeric(e.X) || c.numeric(e.Y)
+		}
+	}
+	return false
+}
+
+// numberType reports the name of a number type.
+func numberType(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	if !ok {
+		return false
+	}
+	switch id.Name {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr",
+		"float32", "float64", "complex64", "complex128", "byte", "rune":
+		return true
+	}
+	return false
+}
+
+// elemNumbers reports a slice, array or map type of numbers.
+func elemNumbers(e ast.Expr) bool {
+	switch t := e.(type) {
+	case *ast.ArrayType:
+		return numberType(t.Elt)
+	case *ast.MapType:
+		return numberType(t.Value)
+	}
+	return false
 }
 
 func isStringLit(e ast.Expr) bool {
@@ -748,6 +840,37 @@ var pure = setOf([]string{"len", "cap", "min", "max", "complex", "real", "imag",
 	"int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr",
 	"float32", "float64", "complex64", "complex128", "string", "byte", "rune", "bool", "any"})
 
+// purePackages are the standard packages whose functions only compute
+// (their arguments aside), and pureFuncs such functions of other packages.
+var (
+	purePackages = setOf([]string{"strings", "strconv", "math", "unicode", "utf8", "utf16", "path", "bits", "cmplx"})
+	pureFuncs    = setOf([]string{"fmt.Sprint", "fmt.Sprintf", "fmt.Sprintln", "fmt.Errorf", "errors.New", "errors.Is",
+		"errors.As", "errors.Unwrap", "errors.Join", "slices.Contains", "slices.Index", "slices.Equal", "slices.Max",
+		"slices.Min", "bytes.Equal", "bytes.HasPrefix", "bytes.HasSuffix", "bytes.Contains", "filepath.Join",
+		"filepath.Base", "filepath.Dir", "filepath.Ext", "filepath.Clean"})
+)
+
+// pureCall reports a call that only computes: a builtin or conversion of
+// pure, or a function of the standard library that only computes.
+func (c *canon) pureCall(call *ast.CallExpr) bool {
+	switch f := call.Fun.(type) {
+	case *ast.Ident:
+		return pure[f.Name] && !c.locals[f.Name]
+	case *ast.SelectorExpr:
+		pkg, ok := f.X.(*ast.Ident)
+		if !ok || c.locals[pkg.Name] {
+			return false
+		}
+		if purePackages[pkg.Name] {
+			// not the few that act: a Builder's or Reader's methods are
+			// no package functions, and these return new values
+			return true
+		}
+		return pureFuncs[pkg.Name+"."+f.Sel.Name]
+	}
+	return false
+}
+
 func (c *canon) effectsOf(s ast.Stmt) effects {
 	e := effects{r: map[string]bool{}, w: map[string]bool{}}
 	switch s := s.(type) {
@@ -822,13 +945,16 @@ func (c *canon) read(x ast.Expr, e *effects) {
 				e.heapR = true
 			}
 		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && !c.locals[id.Name] && (purePackages[id.Name] || pureFuncs[id.Name+"."+n.Sel.Name]) {
+				return false // a package's function, read as a value
+			}
 			e.heapR = true
 			c.read(n.X, e)
 			return false
 		case *ast.IndexExpr, *ast.IndexListExpr, *ast.SliceExpr, *ast.StarExpr, *ast.TypeAssertExpr:
 			e.heapR = true
 		case *ast.CallExpr:
-			if id, ok := n.Fun.(*ast.Ident); ok && pure[id.Name] && !c.locals[id.Name] {
+			if c.pureCall(n) {
 				for _, a := range n.Args {
 					c.read(a, e)
 				}

@@ -31,10 +31,12 @@ import (
 // hunks holds it. A different function called, or another existing variable
 // assigned, stays a difference.
 //
-// Commutative operands are ordered canonically where one token stands on
-// each side and the tokens around bind less tightly: "x + 1" and "1 + x",
-// "a == b" and "b == a", "n * 2" and "2 * n" (not "+" next to a string
-// literal, which concatenates).
+// Commutative operands are ordered canonically where a term stands on each
+// side (a literal, a name, a dotted name, either with one call's arguments)
+// and the tokens around bind less tightly: "x + 1" and "1 + x", "a == b"
+// and "b == a", "n * 2" and "2 * n", "d.month() + 1" and "1 + d.month()";
+// a "+" only next to a number literal, since two strings joined in another
+// order are another string.
 type normDiff struct {
 	files map[string]*normFile
 	// order is the files in order of appearance.
@@ -258,7 +260,7 @@ func finishFile(f *normFile, hunks func(func([]normLine) bool)) {
 	base := map[string]bool{}
 	uses := map[string]int{}
 	var bound []string
-	seenBound := map[string]bool{}
+	seenBound, declared := map[string]bool{}, map[string]bool{}
 	for lines := range hunks {
 		for _, l := range lines {
 			if l.kind != '+' {
@@ -274,16 +276,20 @@ func finishFile(f *normFile, hunks func(func([]normLine) bool)) {
 					continue
 				}
 				uses[t]++
-				if !seenBound[t] && binds(l.toks, i) {
+				if seenBound[t] {
+					continue
+				}
+				if b, decl := binds(l.toks, i); b {
 					seenBound[t] = true
 					bound = append(bound, t)
+					declared[t] = decl
 				}
 			}
 		}
 	}
 	rename := map[string]string{}
 	for _, id := range bound {
-		if !base[id] && uses[id] >= 2 {
+		if !base[id] && (uses[id] >= 2 || declared[id]) {
 			rename[id] = "\x02v" + strconv.Itoa(len(rename)+1)
 		}
 	}
@@ -411,8 +417,10 @@ var bindWords = setOf([]string{"var", "let", "const", "def", "func", "function",
 
 // binds reports whether toks[i], an identifier, is bound there: after a
 // binding word, before := or an assignment at the start of a statement, in
-// a list of such names, or as a parameter.
-func binds(toks []string, i int) bool {
+// a list of such names, or as a parameter. declares says the binding makes
+// a new name (all of those but a plain assignment, which may assign a
+// variable the diff does not show).
+func binds(toks []string, i int) (bound, declares bool) {
 	prev := func(k int) string {
 		if k < 0 {
 			return ""
@@ -430,7 +438,7 @@ func binds(toks []string, i int) bool {
 	}
 	p := prev(i - 1)
 	if bindWords[p] || next(i+1) == ":=" || next(i+1) == "=>" {
-		return true
+		return true, true
 	}
 	// A list of names: a, b := …; for i, v in …; let a, b = …
 	if p == "," || startish(i) {
@@ -439,13 +447,13 @@ func binds(toks []string, i int) bool {
 			k -= 2
 		}
 		if k > 0 && bindWords[toks[k-1]] {
-			return true
+			return true, true
 		}
 		if startish(k) {
 			// at the start of a statement: up to an assignment?
 			for e := i + 1; e < len(toks); e += 2 {
 				if toks[e] == "=" || toks[e] == ":=" {
-					return true
+					return true, toks[e] == ":="
 				}
 				if toks[e] != "," || e+1 >= len(toks) || !isIdent(toks[e+1]) {
 					break
@@ -454,7 +462,8 @@ func binds(toks []string, i int) bool {
 		}
 	}
 	// A parameter: in a parenthesised list on a line that defines a
-	// function (def, func, function, lambda, or an arrow after the list).
+	// function (def, func, function, fn before the list, or an arrow after
+	// it).
 	if p == "(" || p == "," {
 		depth, k := 0, i-1
 		for ; k >= 0; k-- {
@@ -469,11 +478,32 @@ func binds(toks []string, i int) bool {
 			}
 		}
 		if k >= 0 && toks[k] == "(" {
-			// the function word before the list, or => after it
-			for j := k - 1; j >= 0 && j >= k-3; j-- {
-				switch toks[j] {
-				case "def", "func", "function", "fn":
-					return true
+			// the function's name (or none), and before it the word; in Go
+			// a method's receiver may stand between them
+			for j := k - 1; j >= 0; j-- {
+				t := toks[j]
+				if t == "def" || t == "func" || t == "function" || t == "fn" {
+					return true, true
+				}
+				if t == ")" {
+					d, m := 0, j
+					for ; m >= 0; m-- {
+						if toks[m] == ")" {
+							d++
+						} else if toks[m] == "(" {
+							d--
+						}
+						if d == 0 {
+							break
+						}
+					}
+					if m >= 1 && toks[m-1] == "func" {
+						return true, true
+					}
+					break
+				}
+				if !isIdent(t) && t != "*" && t != "." {
+					break
 				}
 			}
 			d := 0
@@ -485,12 +515,13 @@ func binds(toks []string, i int) bool {
 					d--
 				}
 				if d == 0 {
-					return next(j+1) == "=>"
+					arrow := next(j+1) == "=>"
+					return arrow, arrow
 				}
 			}
 		}
 	}
-	return false
+	return false, false
 }
 
 // lineState is what normalising a side of a hunk carries from line to line:
@@ -641,43 +672,55 @@ func commentAt(s string, i int, lg lang) string {
 	return ""
 }
 
-// operandSep are the tokens around a commutative operation with one token
-// on each side that bind less tightly than any of + * == != in the usual
-// languages: brackets, separators, assignments, logic, keywords.
+// operandSep are the tokens around a commutative operation whose operands
+// are single terms that bind less tightly than any of + * == != in the
+// usual languages: brackets, separators, assignments, logic, keywords. An
+// opening bracket after an operand, or a closing one before it, would make
+// it part of a call or an index: those are not.
 var operandSep = setOf([]string{
 	"", "(", ")", "[", "]", "{", "}", ",", ";", ":", "=", ":=", "+=", "-=", "*=", "/=", "?", "&&", "||", "!",
 	"return", "if", "elif", "while", "and", "or", "not", "yield", "case", "=>", "in", "else", "then",
 })
 
-// tighterThanCompare are the tokens around an operand of + or * that bind
-// less tightly than them but more than == and !=.
+// aroundArith are the tokens around an operand of + or * that bind less
+// tightly than them but more than == and !=.
 var aroundArith = setOf([]string{"==", "!=", "===", "!==", "<", ">", "<=", ">=", "is"})
 
 // commute orders the operands of "a op b" canonically, where a and b are
-// single tokens (identifiers or literals) and op is + * == != ===; see
-// normDiff.
+// terms (a literal, a name, a dotted name, either followed by one call's
+// arguments) and op is + * == != === !==; see normDiff.
 func commute(toks []string) []string {
-	var out []string
-	for i := 1; i+1 < len(toks); i++ {
-		op := toks[i]
+	out := toks
+	cloned := false
+	for i := 1; i+1 < len(out); i++ {
+		op := out[i]
 		if op != "+" && op != "*" && op != "==" && op != "!=" && op != "===" && op != "!==" {
 			continue
 		}
-		a, b := toks[i-1], toks[i+1]
-		if !operand(a) || !operand(b) || a <= b {
+		s := termBefore(out, i)
+		e := termAfter(out, i)
+		if s < 0 || e < 0 {
 			continue
 		}
-		if op == "+" && (strings.HasPrefix(a, `"`) || strings.HasPrefix(b, `"`)) {
+		a, b := out[s:i], out[i+1:e]
+		ka, kb := strings.Join(a, "\x01"), strings.Join(b, "\x01")
+		if ka <= kb {
 			continue
+		}
+		if op == "+" && !numberTok(a) && !numberTok(b) {
+			continue // perhaps strings: "+" is arithmetic next to a number
 		}
 		before, after := "", ""
-		if i >= 2 {
-			before = toks[i-2]
+		if s >= 1 {
+			before = out[s-1]
 		}
-		if i+2 < len(toks) {
-			after = toks[i+2]
+		if e < len(out) {
+			after = out[e]
 		}
-		ok := func(t string) bool {
+		ok := func(t string, closing bool) bool {
+			if closing && (t == ")" || t == "]") || !closing && (t == "(" || t == "[") {
+				return false
+			}
 			if operandSep[t] || strings.HasPrefix(t, "\x03") {
 				return true
 			}
@@ -689,20 +732,97 @@ func commute(toks []string) []string {
 			}
 			return false
 		}
-		if before == "-" && op == "+" || !ok(before) || !ok(after) {
+		if before == "-" && op == "+" || !ok(before, true) || !ok(after, false) {
 			continue
 		}
-		if out == nil {
-			out = slices.Clone(toks)
+		if !cloned {
+			out, cloned = slices.Clone(out), true
 		}
-		out[i-1], out[i+1] = b, a
-		toks = out
-	}
-	if out == nil {
-		return toks
+		swapped := make([]string, 0, e-s)
+		swapped = append(swapped, b...)
+		swapped = append(swapped, op)
+		swapped = append(swapped, a...)
+		copy(out[s:e], swapped)
+		i = s + len(b) // go on after the operator
 	}
 	return out
 }
+
+// termBefore is where the term that ends at toks[i-1] starts, or -1.
+func termBefore(toks []string, i int) int {
+	k := i - 1
+	if toks[k] == ")" { // a call's arguments
+		depth := 0
+		for ; k >= 0; k-- {
+			switch toks[k] {
+			case ")", "]":
+				depth++
+			case "(", "[":
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		if k <= 0 || toks[k] != "(" {
+			return -1
+		}
+		k--
+		if !isName(toks[k]) || keyword[toks[k]] {
+			return -1
+		}
+	} else if !operand(toks[k]) {
+		return -1
+	}
+	if !isName(toks[k]) {
+		return k
+	}
+	for k >= 2 && (toks[k-1] == "." || toks[k-1] == "?.") && isName(toks[k-2]) {
+		k -= 2
+	}
+	return k
+}
+
+// termAfter is where the term that starts at toks[i+1] ends (exclusive), or
+// -1.
+func termAfter(toks []string, i int) int {
+	k := i + 1
+	if !operand(toks[k]) {
+		return -1
+	}
+	if !isName(toks[k]) {
+		return k + 1
+	}
+	for k+2 < len(toks) && (toks[k+1] == "." || toks[k+1] == "?.") && isName(toks[k+2]) {
+		k += 2
+	}
+	k++
+	if k < len(toks) && toks[k] == "(" {
+		depth := 0
+		for ; k < len(toks); k++ {
+			switch toks[k] {
+			case "(", "[":
+				depth++
+			case ")", "]":
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		if k == len(toks) {
+			return -1
+		}
+		k++
+	}
+	return k
+}
+
+// numberTok reports a term that is one number literal.
+func numberTok(t []string) bool { return len(t) == 1 && t[0] != "" && t[0][0] >= '0' && t[0][0] <= '9' }
+
+// isName reports an identifier, or one renamed.
+func isName(t string) bool { return strings.HasPrefix(t, "\x02") || isIdent(t) }
 
 // operand reports a token that can stand alone as an operand.
 func operand(t string) bool {

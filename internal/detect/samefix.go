@@ -29,7 +29,14 @@ const (
 // close are a small edit of each other, and a small edit the normalisations
 // did not remove is a real one (a constant, an operator, a condition), which
 // embeddings rate as "the same" as readily as a rewording. See BENCHMARKS.md.
-const DefaultSameFixLexicalCap = 0.6
+const DefaultSameFixLexicalCap = 0.4
+
+// minSecondOpinionTokens is the fewest tokens the parts of each change that
+// stay different must have for embeddings to be asked: a few tokens that no
+// normalisation made equal (operands swapped around a "-", a guard after
+// what it guards, strings joined in another order) are a real difference,
+// which embeddings rate as the same. See BENCHMARKS.md.
+const minSecondOpinionTokens = 16
 
 // changeText is what the same-fix rule compares of an attempt: its whole
 // change (Change), else its own diff.
@@ -154,7 +161,7 @@ func (d LoopDetector) sameFix(ctx context.Context, a, b Attempt) (how string, ok
 	if limit == 0 {
 		limit = DefaultSameFixLexicalCap
 	}
-	if lex >= limit {
+	if lex >= limit || pa.tokens < minSecondOpinionTokens || pb.tokens < minSecondOpinionTokens {
 		return "", false
 	}
 	cos, err := embedCosine(ctx, d.Embedder, embeddingInput(pa), embeddingInput(pb))

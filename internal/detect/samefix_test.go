@@ -188,3 +188,75 @@ func TestSameFix(t *testing.T) {
 		})
 	}
 }
+
+func TestCommute(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"return x + 1", "return 1 + x"},
+		{"return 1 + x", "return 1 + x"},
+		{"y = a.b * c", "y = a.b * c"},
+		{"y = c * a.b", "y = a.b * c"},
+		{"s = String(d.m() + 1)", "s = String(1 + d.m())"},
+		{"return x + f(y)", "return x + f(y)"},         // f(y) + x: no number, perhaps strings
+		{"return a - x + 1", "return a - x + 1"},       // not an operand of a "+" alone
+		{"return x + 1 * 2", "return x + 1 * 2"},       // "*" binds tighter
+		{"if b == a {", "if a == b {"},                 // around ==
+		{"return n * 2 / 3", "return n * 2 / 3"},       // "/" binds as tightly
+		{"return name + \"!\"", "return name + \"!\""}, // a concatenation
+	} {
+		var st lineState
+		got := strings.Join(commute(st.tokens(c.in, langC)), " ")
+		var st2 lineState
+		want := strings.Join(st2.tokens(c.want, langC), " ")
+		if got != want {
+			t.Errorf("commute(%q) = %q, want %q", c.in, got, want)
+		}
+	}
+}
+
+// The second opinion: embeddings are asked about changes that stay
+// different only when what differs is a rewrite (lexically apart, and not
+// a few tokens).
+func TestSameFixEmbeddings(t *testing.T) {
+	pairs := loadCorpus(t)
+	pair := func(name string) []Attempt {
+		for _, p := range pairs {
+			if p.name == name {
+				a, b := p.attempts(true)
+				return []Attempt{a, b}
+			}
+		}
+		t.Fatalf("no pair %s", name)
+		return nil
+	}
+	near := &fakeEmbedder{vec: func(string) []float64 { return []float64{1, 0.1} }}
+	// A loop and reduce: the same sum, rewritten.
+	det, ok := LoopDetector{Similarity: 1.01, Embedder: near}.Check(context.Background(), pair("js-total-reduce"))
+	if !ok || det.Rule != RuleSameFix || !strings.Contains(det.Details, "embedding cosine 1.000 ≥ 0.950") {
+		t.Errorf("rewritten sum: %+v, %v", det, ok)
+	}
+	if _, ok := (LoopDetector{Similarity: 1.01}).Check(context.Background(), pair("js-total-reduce")); ok {
+		t.Error("rewritten sum found without embeddings")
+	}
+	far := &fakeEmbedder{vec: func(s string) []float64 {
+		if strings.Contains(s, "reduce") {
+			return []float64{0, 1}
+		}
+		return []float64{1, 0}
+	}}
+	if _, ok := (LoopDetector{Similarity: 1.01, Embedder: far}).Check(context.Background(), pair("js-total-reduce")); ok {
+		t.Error("found with embeddings far apart")
+	}
+	// Small real edits are not asked about: strings joined in another
+	// order, a changed constant, a guard after what it guards.
+	// (similar-diff asks the embedder once about each pair, same-fix never.)
+	calls := &fakeEmbedder{vec: func(string) []float64 { return []float64{1} }}
+	names := []string{"go-concat-vars", "py-seed-x-plus-2", "go-guard-order", "go-mean-loop-bound"}
+	for _, name := range names {
+		if det, ok := (LoopDetector{Similarity: 1.01, Embedder: calls}).Check(context.Background(), pair(name)); ok && strings.Contains(det.Names(), RuleSameFix) {
+			t.Errorf("%s: found %+v", name, det)
+		}
+	}
+	if calls.calls != len(names) {
+		t.Errorf("embedder asked %d times, want %d (similar-diff's)", calls.calls, len(names))
+	}
+}
