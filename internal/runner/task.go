@@ -526,8 +526,11 @@ func StateRoot(p Parts, dir, override string) (string, error) {
 	return root, nil
 }
 
-// worktreeSpace is a git worktree as the engine's Workspace.
+// worktreeSpace is a git worktree as the engine's Workspace; it reads the
+// attempts' snapshots for the same-fix loop rule (git.Worktree.ReadFiles).
 type worktreeSpace struct{ *git.Worktree }
+
+var _ engine.SnapshotReader = worktreeSpace{}
 
 func (w worktreeSpace) Dir() string { return w.Path }
 
