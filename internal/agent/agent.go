@@ -110,6 +110,10 @@ const (
 	// FailContext: the agent's session is full (context window or turn
 	// limit); a fresh session can go on.
 	FailContext FailureKind = "context"
+	// FailLimit: the call reached a limit of its sandbox (processes,
+	// memory, temporary space): the kernel refused or killed, or jlgcli
+	// ended it.
+	FailLimit FailureKind = "limit"
 )
 
 // Failure describes why a call failed.

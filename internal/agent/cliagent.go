@@ -197,6 +197,13 @@ func runParsed(ctx context.Context, name string, argv, env []string, req Request
 	r.ExitCode = res.ExitCode
 	r.Duration = res.Duration
 	switch {
+	case res.Limit != nil:
+		// The cause, whatever the CLI made of it.
+		r.Failure = &Failure{Kind: FailLimit, Message: res.Limit.Error()}
+		var h interface{ Hint() string }
+		if errors.As(res.Limit, &h) {
+			r.Failure.Hint = h.Hint()
+		}
 	case res.Stalled:
 		r.Failure = &Failure{Kind: FailStall, Message: fmt.Sprintf("stopped by jlgcli: no output for %s", req.StallTimeout)}
 	case res.Stopped:

@@ -101,7 +101,8 @@ func setupScript(env *testscript.Env) error {
 }
 
 // scriptCondition adds the conditions [root], true when the tests run as
-// root (a container, CI), and [knownbugs], true when
+// root (a container, CI), [pidslimit], true when the sandbox limits each
+// call's processes with a pids cgroup, and [knownbugs], true when
 // JLGCLI_TEST_KNOWN_BUGS=1: a script that shows a known bug starts with
 //
 //	[!knownbugs] skip 'KNOWN BUG: ...'
@@ -122,6 +123,11 @@ func scriptCondition(cond string) (bool, error) {
 			return false, fmt.Errorf("JLGCLI_REQUIRE_SANDBOX=1 but %s", why)
 		}
 		return why == "", nil
+	}
+	if cond == "pidslimit" {
+		// A process limit the kernel enforces per call (a pids cgroup).
+		how, _ := sandbox.LimitsAvailable()
+		return strings.Contains(how, "pids"), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

@@ -83,6 +83,8 @@ type Options struct {
 	ProgressFile string
 	// Guards may refuse a reply that claims done, in order.
 	Guards []Guard
+	// CallGuards may refuse any call's iteration, in order, before Guards.
+	CallGuards []CallGuard
 	// Journal, when set, keeps the run durable.
 	Journal Journal
 	// Resume, when set, continues a run from its journal.
@@ -110,6 +112,15 @@ const MaxSoftRefusals = 2
 type Guard interface {
 	// Check returns nil to accept done, or why it is refused.
 	Check(ctx context.Context, reply string) *Refusal
+}
+
+// CallGuard judges every call, whatever its reply claims: a refusal from
+// CheckCall refuses the iteration as a guard's refusal of done does (the
+// next prompt says why, the iteration's verdict is "refused"), even when
+// the reply claimed no more than progress. It is asked before the reply is
+// read (a call that failed is not asked).
+type CallGuard interface {
+	CheckCall(ctx context.Context) *Refusal
 }
 
 // Noter is a Guard with something to report when it accepts done (checks
@@ -347,7 +358,9 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 	gcancel()
 
 	r.mu.Lock()
-	r.res.add(e, resp.Usage)
+	withRefusal := e
+	withRefusal.Refusal = refusal
+	r.res.add(withRefusal, resp.Usage)
 	r.st.Iterations = i
 	r.st.ElapsedMs = r.elapsed()
 	if resp.SessionID != "" {
@@ -397,6 +410,16 @@ func (r *run) decide(ctx, gctx context.Context, i int, resp agent.Response, f *a
 	v := completion.Parse(resp.Text, r.o.Completion, r.o.Marker)
 	claimsDone := v.Status == completion.Done && len(r.o.Guards) > 0
 
+	if ref := r.callRefusal(gctx); ref != nil {
+		r.refused(ref)
+		if r.o.NoProgressLimit > 0 {
+			sameRefusal := prevRefused != nil && prevRefused.Guard == ref.Guard && prevRefused.Details == ref.Details
+			if stop := r.countRepeat(same && sameRefusal); stop != nil {
+				return "no-progress", ref, stop
+			}
+		}
+		return "refused", ref, nil
+	}
 	// No progress: checked after the entry is recorded, before the
 	// completion is parsed (seed 000). A reply that claims done before
 	// guards is the exception: the guards judge it first (the agent may
@@ -469,6 +492,17 @@ func (r *run) runGuards(ctx, gctx context.Context, reply string) (*Refusal, Stat
 		return ref, ""
 	}
 	return nil, ""
+}
+
+// callRefusal is the first refusal of the guards that judge every call
+// (CallGuard), nil when none refuses.
+func (r *run) callRefusal(ctx context.Context) *Refusal {
+	for _, g := range r.o.CallGuards {
+		if ref := g.CheckCall(ctx); ref != nil {
+			return ref
+		}
+	}
+	return nil
 }
 
 // refused records a refusal of done in the state.

@@ -225,6 +225,40 @@ func TestGuardRefusesDoneAndFeedsBack(t *testing.T) {
 	}
 }
 
+type callGuardFunc func() *Refusal
+
+func (g callGuardFunc) CheckCall(context.Context) *Refusal { return g() }
+
+// TestCallGuardRefusesAnyIteration: a call guard refuses an iteration
+// whose reply claims only progress, and one that claims done, as a guard's
+// refusal of done: the next prompt says why, the entry and show know it.
+func TestCallGuardRefusesAnyIteration(t *testing.T) {
+	calls := 0
+	cg := callGuardFunc(func() *Refusal {
+		calls++
+		if calls <= 2 {
+			return &Refusal{Guard: "git-control", Details: "undid .git/config", Prompt: "do not touch .git/config"}
+		}
+		return nil
+	})
+	a := &fakeAgent{replies: texts("working on it", "DONE", "fixed\nDONE")}
+	res := Run(context.Background(), a, opts(func(o *Options) { o.CallGuards = []CallGuard{cg} }))
+	if res.Status != StatusDone || res.Iterations != 3 {
+		t.Fatalf("%s after %d, want done after 3", res.Status, res.Iterations)
+	}
+	for i := 1; i <= 2; i++ {
+		if p := a.reqs[i].Prompt; !strings.Contains(p, "do not touch .git/config") {
+			t.Errorf("prompt %d does not say why the last iteration was refused:\n%s", i+1, p)
+		}
+		if r := res.Transcript[i-1].Refusal; r == nil || r.Guard != "git-control" {
+			t.Errorf("iteration %d's entry has refusal %+v", i, r)
+		}
+	}
+	if res.Transcript[2].Refusal != nil {
+		t.Errorf("the accepted iteration has a refusal")
+	}
+}
+
 func TestLimitWithGateFailingSaysSo(t *testing.T) {
 	gate := guardFunc(func(string) *Refusal {
 		return &Refusal{Guard: "checks", Details: "go test failed", Prompt: "fix it"}

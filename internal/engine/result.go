@@ -28,7 +28,9 @@ const (
 	StatusTimeout                Status = "timeout"
 	StatusInterrupted            Status = "interrupted"
 	StatusError                  Status = "error"
-	// StatusIncomplete ends a batch some of whose tasks are not done.
+	// StatusIncomplete ends a batch some of whose tasks are not done, and
+	// a task whose change passed but was held for the user's review (it
+	// touches jlgcli.toml or the repository's hooks: git.RefusedReview).
 	StatusIncomplete Status = "incomplete"
 )
 
@@ -66,7 +68,7 @@ type ExitCodeRow struct {
 var ExitCodes = []ExitCodeRow{
 	{ExitOK, "done", []Status{StatusDone}, "completion detected"},
 	{ExitBackendMissing, "backend-missing", []Status{StatusBackendMissing}, "the agent's executable is not installed"},
-	{ExitIncomplete, "incomplete", []Status{StatusIncomplete}, "batch: some task is not done (failed, blocked, conflict, not started)"},
+	{ExitIncomplete, "incomplete", []Status{StatusIncomplete}, "batch: some task is not done (failed, blocked, conflict, not started); task: its change was kept on its branch for review (it touches jlgcli.toml or the repository's hooks)"},
 	{ExitMaxIterations, "max-iterations", []Status{StatusMaxIterations}, "the iteration limit was reached"},
 	{ExitNoProgress, "no-progress", []Status{StatusNoProgress}, "identical consecutive replies (noProgressLimit)"},
 	{ExitUnauthenticated, "backend-unauthenticated", []Status{StatusBackendUnauthenticated}, "the agent CLI is not logged in / has no valid key"},
@@ -107,6 +109,9 @@ type Entry struct {
 	Failure      *agent.Failure `json:"failure,omitempty"`
 	// Windows are the subscription windows the call reported.
 	Windows []agent.Window `json:"windows,omitempty"`
+	// Refusal is why the iteration was refused (a guard of done, or one
+	// that judges every call); the journal keeps it in IterationData.
+	Refusal *Refusal `json:"refusal,omitempty"`
 }
 
 // Result is the outcome of a run, with the seed's field names.

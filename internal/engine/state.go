@@ -154,6 +154,7 @@ func Replay(events []Event) (State, []Entry, *StopData, error) {
 			if d.State.Iterations != len(transcript)+1 {
 				return st, nil, nil, fmt.Errorf("iteration %d event follows %d iterations", d.State.Iterations, len(transcript))
 			}
+			d.Entry.Refusal = d.Refusal
 			transcript = append(transcript, d.Entry)
 			st, stop = d.State, nil
 			st.Accepted = d.Verdict == VerdictDone

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -337,4 +338,23 @@ type MergeInfo struct {
 	Commit  string          `json:"commit,omitempty"`
 	Reason  string          `json:"reason,omitempty"`
 	Command string          `json:"command,omitempty"`
+}
+
+// HeldForReview reports whether the merge was refused because the change
+// touches files that decide what runs on the user's machine
+// (git.RefusedReview): the Reason starts with "review: ".
+func (m *MergeInfo) HeldForReview() bool {
+	return m != nil && m.Status == git.MergeRefused && strings.HasPrefix(m.Reason, string(git.RefusedReview)+": ")
+}
+
+// HoldForReview makes a done task whose merge was held for review
+// (MergeInfo.HeldForReview) incomplete: its work passed but is not where
+// it belongs until the user merged it, which its exit code and details say.
+func (r *TaskResult) HoldForReview() {
+	if r.Status != StatusDone || r.Git == nil || !r.Git.Merge.HeldForReview() {
+		return
+	}
+	r.Status, r.ExitCode = StatusIncomplete, StatusIncomplete.ExitCode()
+	r.Details = strings.TrimPrefix(r.Details+"; ", "; ") + "not merged: kept on branch " + r.Git.Branch + " for your review (" +
+		strings.TrimPrefix(r.Git.Merge.Reason, string(git.RefusedReview)+": ") + ")"
 }

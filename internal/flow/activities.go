@@ -493,13 +493,23 @@ func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, erro
 	m := &engine.MergeInfo{Status: git.MergeSkipped, Into: in.BaseBranch, Commit: squash,
 		Command: fmt.Sprintf("git fetch origin %s && git merge --ff-only FETCH_HEAD", ready)}
 	if in.MergePush {
-		if err := c.Push(ctx, squash+":refs/heads/"+in.BaseBranch); err != nil {
-			m.Status, m.Reason = git.MergeRefused, err.Error()
-			if !errors.Is(err, git.ErrPushRejected) {
-				return Finished{}, gitError(ctx, err)
+		var refused *git.MergeRefusedError
+		switch err := c.HoldForReview(ctx, in.BaseBranch, ready, in.Base, squash); {
+		case errors.As(err, &refused):
+			// Not pushed to the base branch: the user merges it after
+			// review.
+			m.Status, m.Reason = git.MergeRefused, string(refused.Reason)+": "+refused.Detail
+		case err != nil:
+			return Finished{}, gitError(ctx, err)
+		default:
+			if err := c.Push(ctx, squash+":refs/heads/"+in.BaseBranch); err != nil {
+				m.Status, m.Reason = git.MergeRefused, err.Error()
+				if !errors.Is(err, git.ErrPushRejected) {
+					return Finished{}, gitError(ctx, err)
+				}
+			} else {
+				m.Status, m.Command = git.MergeFastForwarded, ""
 			}
-		} else {
-			m.Status, m.Command = git.MergeFastForwarded, ""
 		}
 	}
 	f := Finished{Merge: m}

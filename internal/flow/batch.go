@@ -429,6 +429,19 @@ func (w *Activities) PushBase(ctx context.Context, in PushInput) (Finished, erro
 	}
 	defer unlock()
 	m := &engine.MergeInfo{Status: git.MergeFastForwarded, Into: in.BaseBranch}
+	base := "refs/remotes/origin/" + in.BaseBranch
+	if err := c.Fetch(ctx, "+refs/heads/"+in.BaseBranch+":"+base); err != nil {
+		return Finished{}, gitError(ctx, err)
+	}
+	var refused *git.MergeRefusedError
+	if err := c.HoldForReview(ctx, in.BaseBranch, in.Branch, base, "refs/remotes/origin/"+in.Branch); errors.As(err, &refused) {
+		// The user merges it after review.
+		m.Status, m.Reason = git.MergeRefused, string(refused.Reason)+": "+refused.Detail
+		m.Command = fmt.Sprintf("git fetch origin %s && git merge --ff-only FETCH_HEAD", in.Branch)
+		return Finished{Merge: m}, nil
+	} else if err != nil {
+		return Finished{}, gitError(ctx, err)
+	}
 	if err := c.Push(ctx, "refs/remotes/origin/"+in.Branch+":refs/heads/"+in.BaseBranch); err != nil {
 		if !errors.Is(err, git.ErrPushRejected) {
 			return Finished{}, gitError(ctx, err)

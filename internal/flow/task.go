@@ -278,6 +278,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			if f.Warning != "" {
 				res.Git.Warnings = append(res.Git.Warnings, f.Warning)
 			}
+			res.HoldForReview()
 		}
 	}
 	return res, nil

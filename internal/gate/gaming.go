@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/plural"
@@ -35,6 +36,11 @@ const (
 	// RuleWeakenedTest: the change removes or alters lines of code of a
 	// test file that existed at the task's base (TestOptions.WeakenedTests).
 	RuleWeakenedTest = "weakened-test"
+	// RuleGitControl: the agent (or a check) changed a file that decides
+	// what git executes (the repository's config, its hooks, the
+	// worktree's .git file); jlgcli undid it. It refuses the change
+	// whatever the anti-gaming mode says (Report.Refuse).
+	RuleGitControl = "git-control"
 )
 
 // WeakenedTest is a test file of the task's base whose lines of code the
@@ -47,7 +53,8 @@ type WeakenedTest struct {
 }
 
 // GamingFinding is a sign that the agent made the checks pass by weakening
-// the tests rather than by fixing the code.
+// the tests rather than by fixing the code, or did what a task may not do
+// (RuleGitControl).
 type GamingFinding struct {
 	Rule  string `json:"rule"`
 	Check string `json:"check,omitempty"`
@@ -130,4 +137,23 @@ func gamingFindings(base *Report, current []CheckReport, deleted []string, weake
 // comparable: a check whose test counts can be compared.
 func comparable(c CheckReport) bool {
 	return c.Counts != nil && !c.BuildFailed && !c.TimedOut && !c.Interrupted && c.Error == ""
+}
+
+// Refuse adds findings that refuse the change whatever the anti-gaming mode
+// says: each is one of Gaming and a TestFailures entry, and the report
+// fails (fix_required, unless it already says escalate_tier).
+func (r Report) Refuse(findings ...GamingFinding) Report {
+	if len(findings) == 0 {
+		return r
+	}
+	r.Gaming = append(slices.Clip(r.Gaming), findings...)
+	r.TestFailures = slices.Clip(r.TestFailures)
+	for _, g := range findings {
+		r.TestFailures = append(r.TestFailures, TestFailure{Test: gamingTest + g.Rule, Error: g.Message, File: g.File, Check: g.Check})
+	}
+	r.Status = StatusFail
+	if r.Recommendation != RecommendEscalateTier {
+		r.Recommendation = RecommendFixRequired
+	}
+	return r
 }

@@ -115,6 +115,8 @@ func outcome(c CheckResult) string {
 	switch {
 	case c.Error != "":
 		return "could not be started: " + c.Error
+	case c.Limit != "":
+		return "failed: " + c.Limit
 	case c.TimedOut:
 		return fmt.Sprintf("timed out after %s and was stopped", time.Duration(c.TimeoutMs)*time.Millisecond)
 	case c.Interrupted:

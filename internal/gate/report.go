@@ -372,6 +372,8 @@ func (b *builder) addRun(run *checkRun) {
 		b.addText(&r.RuntimeErrors, fmt.Sprintf("check %q timed out after %s and was stopped (an infinite loop or a deadlock?)", cr.Name, time.Duration(cr.TimeoutMs)*time.Millisecond))
 	case cr.Error != "":
 		b.addFailure(TestFailure{Test: cr.Name, Check: cr.Name, Error: "could not be started: " + cr.Error})
+	case cr.Limit != "":
+		b.addText(&r.RuntimeErrors, fmt.Sprintf("check %q failed: %s", cr.Name, cr.Limit))
 	case cr.ExitCode > 128 && !hasCrash(o):
 		b.crashed = true
 		b.addText(&r.RuntimeErrors, fmt.Sprintf("check %q was killed by signal %d (exit status %d)", cr.Name, cr.ExitCode-128, cr.ExitCode))

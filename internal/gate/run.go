@@ -49,7 +49,11 @@ type CheckResult struct {
 	// signal or the global timeout); its outcome says nothing of the code.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Error says why the check could not be started.
-	Error      string `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Limit says which limit of its sandbox the check reached, when that
+	// is why it failed: "the call reached its limit of 512 processes
+	// (sandbox.maxProcesses)".
+	Limit      string `json:"limit,omitempty"`
 	DurationMs int64  `json:"durationMs"`
 	TimeoutMs  int64  `json:"timeoutMs"`
 	// OutputTail is the end of the combined output, at most TailLines lines
@@ -207,6 +211,9 @@ func runObserved(ctx context.Context, dir string, env []string, c Check, observe
 		cr.TimedOut = true
 	}
 	cr.Passed = !pr.Stopped && pr.ExitCode == 0
+	if pr.Limit != nil {
+		cr.Limit = pr.Limit.Error()
+	}
 	cr.OutputTail = shortTail(tail.Bytes(), tail.Truncated())
 	if !cr.Interrupted {
 		cr.Fingerprint = fp.sum(cr.ExitCode, cr.TimedOut)

@@ -23,21 +23,28 @@ type Clone struct {
 	Timeout time.Duration
 }
 
-func (c *Clone) git() runner { return runner{c.Timeout} }
+// git is the runner of the clone's calls, pinned to the git directory
+// jlgcli made in it (Dir/.git).
+func (c *Clone) git() runner {
+	gitDir := filepath.Join(c.Dir, ".git")
+	return runner{timeout: c.Timeout, pin: pin{gitDir, gitDir, c.Dir}}
+}
 
 // OpenClone opens the clone of url in dir, making it when dir does not
 // exist (a clone without a checkout: its own working tree is never used).
-// A failure carries git's message.
+// A failure carries git's message. Its git directory is dir/.git, which
+// must be a directory.
 func OpenClone(ctx context.Context, dir, url string) (*Clone, error) {
 	c := &Clone{Dir: dir, URL: url}
 	g := c.git()
-	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, os.ErrNotExist) {
+	if fi, err := os.Lstat(filepath.Join(dir, ".git")); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			return nil, err
 		}
 		tmp := dir + ".new"
 		_ = os.RemoveAll(tmp)
-		if _, _, err := g.run(ctx, call{dir: filepath.Dir(dir), args: []string{"clone", "--quiet", "--no-checkout", "--", url, tmp}}); err != nil {
+		clone := runner{timeout: c.Timeout, cwd: filepath.Dir(dir)}
+		if _, _, err := clone.run(ctx, call{args: []string{"clone", "--quiet", "--no-checkout", "--", url, tmp}, remote: true}); err != nil {
 			_ = os.RemoveAll(tmp)
 			return nil, fmt.Errorf("clone %s: %w", url, err)
 		}
@@ -47,8 +54,10 @@ func OpenClone(ctx context.Context, dir, url string) (*Clone, error) {
 		return c, nil
 	} else if err != nil {
 		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: the clone's .git is not a directory", dir)
 	}
-	if _, _, err := g.run(ctx, call{dir: dir, args: []string{"remote", "set-url", "origin", url}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"remote", "set-url", "origin", url}}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -56,8 +65,8 @@ func OpenClone(ctx context.Context, dir, url string) (*Clone, error) {
 
 // Fetch fetches refspecs from the remote; a failure carries git's message.
 func (c *Clone) Fetch(ctx context.Context, refspecs ...string) error {
-	args := append([]string{"fetch", "--quiet", "--no-tags", "origin"}, refspecs...)
-	if _, _, err := c.git().run(ctx, call{dir: c.Dir, args: args}); err != nil {
+	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "origin"}, refspecs...)
+	if _, _, err := c.git().run(ctx, call{args: args, remote: true}); err != nil {
 		return fmt.Errorf("fetch from %s: %w", c.URL, err)
 	}
 	return nil
@@ -67,14 +76,14 @@ func (c *Clone) Fetch(ctx context.Context, refspecs ...string) error {
 // or none does.
 func (c *Clone) Push(ctx context.Context, refspecs ...string) error {
 	args := append([]string{"push", "--quiet", "--atomic", "origin"}, refspecs...)
-	_, _, err := c.git().run(ctx, call{dir: c.Dir, args: args})
+	_, _, err := c.git().run(ctx, call{args: args, remote: true})
 	return pushError("push to "+c.URL, err)
 }
 
 // RemoteRef is the commit ref points to on the remote; false when the
 // remote has no such ref.
 func (c *Clone) RemoteRef(ctx context.Context, ref string) (string, bool, error) {
-	out, _, err := c.git().run(ctx, call{dir: c.Dir, args: []string{"ls-remote", "--", "origin", ref}})
+	out, _, err := c.git().run(ctx, call{args: []string{"ls-remote", "--", "origin", ref}, remote: true})
 	if err != nil {
 		return "", false, fmt.Errorf("ls-remote %s: %w", c.URL, err)
 	}
@@ -89,12 +98,12 @@ func (c *Clone) RemoteRef(ctx context.Context, ref string) (string, bool, error)
 
 // Rev is the commit rev names in the clone.
 func (c *Clone) Rev(ctx context.Context, rev string) (string, error) {
-	return revCommit(ctx, c.git(), c.Dir, rev)
+	return revCommit(ctx, c.git(), rev)
 }
 
 // UpdateRef points ref at commit in the clone.
 func (c *Clone) UpdateRef(ctx context.Context, ref, commit string) error {
-	_, _, err := c.git().run(ctx, call{dir: c.Dir, args: []string{"update-ref", "-m", "jlgcli", ref, commit}})
+	_, _, err := c.git().run(ctx, call{args: []string{"update-ref", "-m", "jlgcli", ref, commit}})
 	return err
 }
 
@@ -110,20 +119,25 @@ func (c *Clone) Checkout(ctx context.Context, id, branch, at, base string) (*Wor
 	w := &Worktree{ID: id, RepoDir: c.Dir, Path: filepath.Join(c.Dir, filepath.FromSlash(WorktreesDir), id), Branch: branch,
 		Base: base, Timeout: c.Timeout}
 	if _, err := os.Lstat(w.Path); err == nil {
-		_, _, _ = g.run(ctx, call{dir: c.Dir, args: []string{"worktree", "remove", "--force", "--", w.Path}})
+		// Removed by hand: git would read the .git file a task left there.
 		if err := os.RemoveAll(w.Path); err != nil {
 			return nil, err
 		}
 	}
-	if _, _, err := g.run(ctx, call{dir: c.Dir, args: []string{"worktree", "prune"}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"worktree", "prune"}}); err != nil {
 		return nil, err
 	}
 	if err := ignoreWorktrees(filepath.Dir(w.Path)); err != nil {
 		return nil, err
 	}
-	if _, _, err := g.run(ctx, call{dir: c.Dir, args: []string{"worktree", "add", "--quiet", "--force", "-B", branch, "--", w.Path, at}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"worktree", "add", "--quiet", "--force", "-B", branch, "--", w.Path, at}}); err != nil {
 		return nil, fmt.Errorf("check out %s: %w", branch, err)
 	}
+	gitDir, err := worktreeGitDir(ctx, g, w.Path)
+	if err != nil {
+		return nil, fmt.Errorf("check out %s: %w", branch, err)
+	}
+	w.GitDir = gitDir
 	return w, nil
 }
 
@@ -131,32 +145,32 @@ func (c *Clone) Checkout(ctx context.Context, id, branch, at, base string) (*Wor
 // signed as the user's commits are.
 func (c *Clone) CommitTree(ctx context.Context, rev, message string, parents ...string) (string, error) {
 	g := c.git()
-	tree, err := revTree(ctx, g, c.Dir, rev)
+	tree, err := revTree(ctx, g, rev)
 	if err != nil {
 		return "", err
 	}
-	return commitTree(ctx, g, c.Dir, tree, message, true, parents...)
+	return commitTree(ctx, g, tree, message, true, parents...)
 }
 
 // WriteFile makes a commit holding one file, name, with data, and no
 // parent: how a worker leaves a record on the remote under a ref.
 func (c *Clone) WriteFile(ctx context.Context, name string, data []byte, message string) (string, error) {
 	g := c.git()
-	blob, _, err := g.run(ctx, call{dir: c.Dir, args: []string{"hash-object", "-w", "--stdin"}, stdin: strings.NewReader(string(data))})
+	blob, _, err := g.run(ctx, call{args: []string{"hash-object", "-w", "--stdin"}, stdin: strings.NewReader(string(data))})
 	if err != nil {
 		return "", err
 	}
 	entry := fmt.Sprintf("100644 blob %s\t%s\n", strings.TrimSpace(blob), name)
-	tree, _, err := g.run(ctx, call{dir: c.Dir, args: []string{"mktree"}, stdin: strings.NewReader(entry)})
+	tree, _, err := g.run(ctx, call{args: []string{"mktree"}, stdin: strings.NewReader(entry)})
 	if err != nil {
 		return "", err
 	}
-	return commitTree(ctx, g, c.Dir, strings.TrimSpace(tree), message, false)
+	return commitTree(ctx, g, strings.TrimSpace(tree), message, false)
 }
 
 // ReadFile is the content of name in the tree of rev.
 func (c *Clone) ReadFile(ctx context.Context, rev, name string) ([]byte, error) {
-	out, _, err := c.git().run(ctx, call{dir: c.Dir, args: []string{"cat-file", "blob", rev + ":" + name}})
+	out, _, err := c.git().run(ctx, call{args: []string{"cat-file", "blob", rev + ":" + name}})
 	return []byte(out), err
 }
 
@@ -164,7 +178,7 @@ func (c *Clone) ReadFile(ctx context.Context, rev, name string) ([]byte, error) 
 // merge-tree --write-tree, their merge base found by git) and returns the
 // merged tree, or the conflicting files.
 func (c *Clone) MergeTree(ctx context.Context, ours, theirs string) (tree string, conflicts []string, err error) {
-	out, code, err := c.git().run(ctx, call{dir: c.Dir, args: []string{"merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs}, ok: []int{1}})
+	out, code, err := c.git().run(ctx, call{args: []string{"merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs}, ok: []int{1}})
 	if err != nil {
 		return "", nil, err
 	}
@@ -177,10 +191,10 @@ func (c *Clone) MergeTree(ctx context.Context, ours, theirs string) (tree string
 
 // CommitOfTree makes a commit of tree with parents and message.
 func (c *Clone) CommitOfTree(ctx context.Context, tree, message string, parents ...string) (string, error) {
-	return commitTree(ctx, c.git(), c.Dir, tree, message, true, parents...)
+	return commitTree(ctx, c.git(), tree, message, true, parents...)
 }
 
 // Message is the message of commit.
 func (c *Clone) Message(ctx context.Context, commit string) (string, error) {
-	return c.git().line(ctx, c.Dir, "log", "-1", "--format=%B", commit)
+	return c.git().line(ctx, "log", "-1", "--no-ext-diff", "--no-textconv", "--format=%B", commit)
 }

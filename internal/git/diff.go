@@ -89,30 +89,30 @@ func (f FileChange) Binary() bool { return f.Added < 0 }
 // untracked files that are not ignored, binary files included. It reads the
 // worktree through a temporary index and changes nothing.
 func (w *Worktree) Diff(ctx context.Context) (Change, error) {
-	g := w.git()
-	tree, err := captureTree(ctx, g, w.Path)
+	g := w.tree(ctx)
+	tree, err := captureTree(ctx, g)
 	if err != nil {
 		return Change{}, err
 	}
-	return diffTrees(ctx, g, w.Path, w.Base, tree)
+	return diffTrees(ctx, g, w.Base, tree)
 }
 
 // DiffFrom measures the worktree's change against commit (e.g. the snapshot
 // of where an attempt started): what changed since. Like Diff, it changes
 // nothing.
 func (w *Worktree) DiffFrom(ctx context.Context, commit string) (Change, error) {
-	g := w.git()
-	tree, err := captureTree(ctx, g, w.Path)
+	g := w.tree(ctx)
+	tree, err := captureTree(ctx, g)
 	if err != nil {
 		return Change{}, err
 	}
-	return diffTrees(ctx, g, w.Path, commit, tree)
+	return diffTrees(ctx, g, commit, tree)
 }
 
 // diffTrees measures the change from commit base to tree.
-func diffTrees(ctx context.Context, g runner, dir, base, tree string) (Change, error) {
+func diffTrees(ctx context.Context, g runner, base, tree string) (Change, error) {
 	c := Change{Base: base, Tree: tree}
-	baseTree, err := revTree(ctx, g, dir, base)
+	baseTree, err := revTree(ctx, g, base)
 	if err != nil {
 		return c, err
 	}
@@ -125,7 +125,7 @@ func diffTrees(ctx context.Context, g runner, dir, base, tree string) (Change, e
 	// NUL-separated, in the same order.
 	args := append([]string{"diff-tree"}, diffOptions...)
 	args = append(args, "-z", "--raw", "--numstat", baseTree, tree)
-	out, _, err := g.run(ctx, call{dir: dir, args: args})
+	out, _, err := g.run(ctx, call{args: args})
 	if err != nil {
 		return c, err
 	}
@@ -144,7 +144,7 @@ func diffTrees(ctx context.Context, g runner, dir, base, tree string) (Change, e
 	if len(modified) > 0 {
 		args := append([]string{"diff-tree"}, diffOptions...)
 		args = append(args, "-p", "-U0", baseTree, tree, "--")
-		out, _, err := g.run(ctx, call{dir: dir, args: append(args, literal(modified)...)})
+		out, _, err := g.run(ctx, call{args: append(args, literal(modified)...)})
 		if err != nil {
 			return c, err
 		}
@@ -155,7 +155,7 @@ func diffTrees(ctx context.Context, g runner, dir, base, tree string) (Change, e
 	pw := &patchWriter{h: sha256.New(), limit: MaxDiffText}
 	args = append([]string{"diff-tree"}, diffOptions...)
 	args = append(args, "-p", "--binary", "--full-index", baseTree, tree)
-	if _, _, err := g.run(ctx, call{dir: dir, args: args, stdout: pw}); err != nil {
+	if _, _, err := g.run(ctx, call{args: args, stdout: pw}); err != nil {
 		return c, err
 	}
 	c.Hash = hex.EncodeToString(pw.h.Sum(nil))

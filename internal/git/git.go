@@ -1,15 +1,41 @@
 // Package git is jlgcli's interface to git: the worktree and branch of a
 // task, the measure of an attempt's change (diff text, hash, files), snapshots
 // of a worktree kept under refs/jlgcli/, commits on the task branch, the
-// squash merge into the base branch and the push of the task branch.
+// squash merge into the base branch and the push of the task branch; and the
+// files that decide what git executes in a repository (ControlPaths), which
+// jlgcli checks after every agent call (SnapshotControl).
 //
 // Everything shells out to the git binary, each call its own process (run by
 // proc.Run: no shell, its own process group, a timeout, stderr kept for the
-// error), with `-c core.quotepath=off`, LC_ALL=C, GIT_OPTIONAL_LOCKS=0 (so
-// that a status never rewrites the user's index) and GIT_TERMINAL_PROMPT=0.
-// Repository-selecting variables inherited from the environment (GIT_DIR,
-// GIT_WORK_TREE, GIT_INDEX_FILE, ...) are dropped, so that jlgcli started from
-// a git hook still works on the repository it was pointed at.
+// error), with LC_ALL=C, GIT_OPTIONAL_LOCKS=0 (so that a status never
+// rewrites the user's index) and GIT_TERMINAL_PROMPT=0. Repository-selecting
+// variables inherited from the environment (GIT_DIR, GIT_WORK_TREE,
+// GIT_INDEX_FILE, ...) are dropped, so that jlgcli started from a git hook
+// still works on the repository it was pointed at.
+//
+// Git never finds the repository itself: an agent writes in a task's
+// worktree (and in a loop's directory), and a `.git` file or directory there
+// would choose which repository, configuration and hooks git uses. Every
+// call names its git directory, common directory and working tree
+// (--git-dir, GIT_COMMON_DIR, --work-tree), taken from jlgcli's own record:
+// a Repo's, resolved once by Open from the user's checkout; a Worktree's,
+// recorded when it is planned, before any agent runs, or derived from the
+// repository's own list of its worktrees (never from the worktree's `.git`
+// file); a Clone's, the one jlgcli made. Every call also runs with no hook
+// of any kind (core.hooksPath=/dev/null: not post-checkout when a worktree
+// is made, not post-merge on a fast-forward, not pre-push on a push),
+// without fsmonitor (core.fsmonitor=false), without recursing into
+// submodules or nested repositories (submodule.recurse=false,
+// status.submoduleSummary=false, statuses that ignore submodules' contents,
+// and submodules' entries taken out of the index before `git add` so that
+// git never runs a status inside one, where the nested repository's own
+// configuration would run its filters), without the ext:: transport
+// (protocol.ext.allow=never), with diffs that run no external diff or
+// textconv (--no-ext-diff --no-textconv), and without credential helpers,
+// except for the calls that talk to a remote (push, fetch, clone,
+// ls-remote), which keep the user's. These -c options reach the gits that
+// git itself starts (GIT_CONFIG_PARAMETERS), where they win over the
+// configuration of any repository those open.
 //
 // The user's working tree, index and git config are never changed, except by
 // SquashMerge and Land (which update the checked-out base branch, as a merge
@@ -20,17 +46,16 @@
 // give a tree holding the tracked changes and the untracked files that are
 // not ignored.
 //
-// Commits are made with plumbing (commit-tree, update-ref): no commit hook
-// runs, the message is kept verbatim, and commit.gpgSign is honoured except
-// for snapshots. When the user has no identity configured (user.name,
-// user.email, author.*, committer.*, the GIT_AUTHOR_*/GIT_COMMITTER_*/EMAIL
-// variables), the commit gets the fallback identity jlgcli <jlgcli@localhost>
-// through `-c` options; the git config itself is never written.
+// Commits are made with plumbing (commit-tree, update-ref): the message is
+// kept verbatim, and commit.gpgSign is honoured except for snapshots. When
+// the user has no identity configured (user.name, user.email, author.*,
+// committer.*, the GIT_AUTHOR_*/GIT_COMMITTER_*/EMAIL variables), the commit
+// gets the fallback identity jlgcli <jlgcli@localhost> through `-c` options;
+// the git config itself is never written.
 //
-// Other hooks keep running where git runs them (post-checkout when a worktree
-// is created, pre-push on Push). Submodules are not initialised in task
-// worktrees. Squash-merging after the base branch has moved needs git 2.38
-// (merge-tree --write-tree); everything else works with older versions.
+// Submodules are not initialised in task worktrees. Squash-merging after the
+// base branch has moved needs git 2.38 (merge-tree --write-tree); everything
+// else works with older versions.
 package git
 
 import (
@@ -41,6 +66,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -185,7 +211,6 @@ var droppedEnv = map[string]bool{
 
 // call is one git invocation.
 type call struct {
-	dir    string
 	args   []string
 	config []string  // extra -c options (key=value)
 	env    []string  // extra environment entries
@@ -194,10 +219,47 @@ type call struct {
 	// ok lists exit codes other than 0 that are not failures (their code
 	// is returned with a nil error).
 	ok []int
+	// remote: the call talks to a remote (push, fetch, clone, ls-remote)
+	// and keeps the user's credential helpers.
+	remote bool
 }
 
-// runner runs git with a timeout per call.
-type runner struct{ timeout time.Duration }
+// pin is where a git call works, from jlgcli's own record: the git
+// directory, the common directory (the same for a main working tree) and
+// the working tree (the call's working directory too).
+type pin struct{ gitDir, commonDir, workTree string }
+
+// runner runs git with a timeout per call, pinned to one repository and
+// working tree. A runner without a git directory runs only what opens no
+// repository (clone, with an explicit cwd) or what finds one for Open.
+type runner struct {
+	timeout time.Duration
+	pin
+	// find lets git find the repository from cwd: Open's call only, in the
+	// user's checkout, before any agent ran.
+	find bool
+	cwd  string
+	// err, when set, is why no repository could be pinned: every call
+	// fails with it.
+	err error
+}
+
+// safety are the -c options of every call: no hook of any kind, no
+// fsmonitor, no recursion into submodules, no ext:: transport. They reach
+// the gits that git starts through GIT_CONFIG_PARAMETERS, above any
+// repository's own configuration.
+var safety = []string{
+	"core.quotepath=off",
+	"core.hooksPath=/dev/null",
+	"core.fsmonitor=false",
+	"submodule.recurse=false",
+	"status.submoduleSummary=false",
+	"protocol.ext.allow=never",
+}
+
+// noCredentials empties the list of credential helpers, for the calls that
+// do not talk to a remote.
+const noCredentials = "credential.helper="
 
 func (g runner) environ(extra []string) []string {
 	var env []string
@@ -209,14 +271,51 @@ func (g runner) environ(extra []string) []string {
 		env = append(env, kv)
 	}
 	env = append(env, "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+	if g.commonDir != "" {
+		env = append(env, "GIT_COMMON_DIR="+g.commonDir)
+	}
 	return append(env, extra...)
 }
 
+// argv is the command line of c: git, the pinned repository, the safety
+// options, c's own options and arguments.
+func (g runner) argv(c call) []string {
+	argv := []string{"git"}
+	if g.gitDir != "" {
+		argv = append(argv, "--git-dir="+g.gitDir, "--work-tree="+g.workTree)
+	}
+	for _, kv := range safety {
+		argv = append(argv, "-c", kv)
+	}
+	if !c.remote {
+		argv = append(argv, "-c", noCredentials)
+	}
+	for _, kv := range c.config {
+		argv = append(argv, "-c", kv)
+	}
+	return append(argv, c.args...)
+}
+
+// dir is where g's calls run.
+func (g runner) dir() string {
+	if g.cwd != "" {
+		return g.cwd
+	}
+	return g.workTree
+}
+
 // worktreeLocks serializes the git worktree commands of one repository
-// (by directory) in this process: git worktree add, remove and prune read
-// and write the list of worktrees without a lock of their own, and a
-// batch's tasks make and remove their worktrees at the same time.
+// (by common directory) in this process: git worktree add, remove and
+// prune read and write the list of worktrees without a lock of their own,
+// and a batch's tasks make and remove their worktrees at the same time.
 var worktreeLocks sync.Map // string → *sync.Mutex
+
+// lockWorktrees takes the lock of the worktree commands of g's repository.
+func (g runner) lockWorktrees() func() {
+	m, _ := worktreeLocks.LoadOrStore(filepath.Clean(g.commonDir), &sync.Mutex{})
+	m.(*sync.Mutex).Lock()
+	return m.(*sync.Mutex).Unlock
+}
 
 // uninterruptible are the git commands that write one ref, the index or
 // objects: short, and stopped in their middle they leave a lock file
@@ -224,14 +323,19 @@ var worktreeLocks sync.Map // string → *sync.Mutex
 // the run's resume included. Ctrl-C lets them end (their timeout still
 // holds); the caller sees its context done right after.
 var uninterruptible = map[string]bool{"update-ref": true, "commit-tree": true, "write-tree": true, "read-tree": true,
-	"mktree": true, "hash-object": true, "reset": true}
+	"mktree": true, "hash-object": true, "reset": true, "update-index": true}
 
 // run runs c and returns its stdout (when c.stdout is nil) and exit code.
 func (g runner) run(ctx context.Context, c call) (string, int, error) {
+	dir := g.dir()
+	if g.err != nil {
+		return "", -1, &Error{Args: c.args, Dir: dir, ExitCode: -1, Err: g.err}
+	}
+	if g.gitDir == "" && !g.find && (len(c.args) == 0 || c.args[0] != "clone") {
+		return "", -1, &Error{Args: c.args, Dir: dir, ExitCode: -1, Err: errors.New("no repository pinned for this git call")}
+	}
 	if len(c.args) > 0 && c.args[0] == "worktree" {
-		m, _ := worktreeLocks.LoadOrStore(filepath.Clean(c.dir), &sync.Mutex{})
-		m.(*sync.Mutex).Lock()
-		defer m.(*sync.Mutex).Unlock()
+		defer g.lockWorktrees()()
 	}
 	if len(c.args) > 0 && uninterruptible[c.args[0]] {
 		ctx = context.WithoutCancel(ctx)
@@ -243,14 +347,9 @@ func (g runner) run(ctx context.Context, c call) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := ctx.Err(); err != nil {
-		return "", -1, &Error{Args: c.args, Dir: c.dir, ExitCode: -1, TimedOut: err == context.DeadlineExceeded, Err: err}
+		return "", -1, &Error{Args: c.args, Dir: dir, ExitCode: -1, TimedOut: err == context.DeadlineExceeded, Err: err}
 	}
 
-	argv := []string{"git", "-c", "core.quotepath=off"}
-	for _, kv := range c.config {
-		argv = append(argv, "-c", kv)
-	}
-	argv = append(argv, c.args...)
 	var out bytes.Buffer
 	stdout := c.stdout
 	if stdout == nil {
@@ -258,15 +357,15 @@ func (g runner) run(ctx context.Context, c call) (string, int, error) {
 	}
 	stderr := proc.NewTail(stderrLimit)
 	res, err := proc.Run(ctx, proc.Cmd{
-		Argv:   argv,
-		Dir:    c.dir,
+		Argv:   g.argv(c),
+		Dir:    dir,
 		Env:    g.environ(c.env),
 		Stdin:  c.stdin,
 		Stdout: stdout,
 		Stderr: stderr,
 		Grace:  time.Second,
 	})
-	gerr := &Error{Args: c.args, Dir: c.dir, Stderr: stderr.String()}
+	gerr := &Error{Args: c.args, Dir: dir, Stderr: stderr.String()}
 	if err != nil {
 		if errors.Is(err, proc.ErrNotFound) {
 			err = ErrGitNotFound
@@ -295,9 +394,9 @@ func (g runner) run(ctx context.Context, c call) (string, int, error) {
 	return out.String(), 0, nil
 }
 
-// line runs c and returns its stdout without the trailing newline.
-func (g runner) line(ctx context.Context, dir string, args ...string) (string, error) {
-	out, _, err := g.run(ctx, call{dir: dir, args: args})
+// line runs args and returns its stdout without the trailing newline.
+func (g runner) line(ctx context.Context, args ...string) (string, error) {
+	out, _, err := g.run(ctx, call{args: args})
 	return strings.TrimRight(out, "\n"), err
 }
 
@@ -309,13 +408,40 @@ type Repo struct {
 	Dir string
 	// Timeout bounds each git call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// gitDir and commonDir are Dir's git directory and common directory,
+	// resolved by Open.
+	gitDir, commonDir string
 }
 
-func (r *Repo) git() runner { return runner{r.Timeout} }
+// git is the runner of r's calls: pinned to the git directories Open
+// resolved; a Repo made without Open (a literal) resolves them from Dir at
+// each call.
+func (r *Repo) git() runner {
+	if r.gitDir != "" {
+		return runner{timeout: r.Timeout, pin: pin{r.gitDir, r.commonDir, r.Dir}}
+	}
+	o, err := locate(context.Background(), r.Dir)
+	if err == nil && o.Dir != filepath.Clean(r.Dir) {
+		err = fmt.Errorf("%s is not the top of a working tree (%s is)", r.Dir, o.Dir)
+	}
+	if err != nil {
+		return runner{timeout: r.Timeout, cwd: r.Dir, err: err}
+	}
+	return runner{timeout: r.Timeout, pin: pin{o.gitDir, o.commonDir, r.Dir}}
+}
 
-// Open returns the repository whose working tree holds dir. The error wraps
-// ErrNotRepository when dir is not in a working tree (a bare repository has
-// none), ErrGitNotFound when git is missing.
+// GitDir is the repository's git directory (a linked worktree's own, under
+// the common directory's worktrees/), as Open resolved it.
+func (r *Repo) GitDir() string { return r.git().gitDir }
+
+// CommonDir is the repository's common directory: its config, hooks, refs
+// and objects (the git directory of its main working tree).
+func (r *Repo) CommonDir() string { return r.git().commonDir }
+
+// Open returns the repository whose working tree holds dir, with its git
+// directory and common directory resolved once, here: every later call
+// names them. The error wraps ErrNotRepository when dir is not in a working
+// tree (a bare repository has none), ErrGitNotFound when git is missing.
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	if dir == "" {
 		dir = "."
@@ -329,7 +455,14 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", abs)
 	}
-	top, err := runner{}.line(ctx, abs, "rev-parse", "--show-toplevel")
+	return locate(ctx, abs)
+}
+
+// locate finds the repository of the directory abs: the one call where git
+// finds a repository itself, in the user's checkout.
+func locate(ctx context.Context, abs string) (*Repo, error) {
+	g := runner{find: true, cwd: abs}
+	out, err := g.line(ctx, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if err != nil {
 		var gerr *Error
 		if errors.As(err, &gerr) && gerr.Err == nil {
@@ -337,22 +470,27 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		}
 		return nil, err
 	}
-	if top == "" {
+	lines := strings.Split(out, "\n")
+	if len(lines) != 3 || lines[0] == "" || lines[0] == "--show-toplevel" {
 		return nil, fmt.Errorf("%s: %w (no working tree)", abs, ErrNotRepository)
 	}
-	return &Repo{Dir: top}, nil
+	common := lines[2]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(abs, common)
+	}
+	return &Repo{Dir: lines[0], gitDir: lines[1], commonDir: filepath.Clean(common)}, nil
 }
 
 // Head returns the commit HEAD points to; the error wraps ErrNoCommits when
 // the repository has none.
 func (r *Repo) Head(ctx context.Context) (string, error) {
-	return revCommit(ctx, r.git(), r.Dir, "HEAD")
+	return revCommit(ctx, r.git(), "HEAD")
 }
 
 // CurrentBranch returns the short name of the branch checked out in the
 // working tree ("main"), or "" when HEAD is detached.
 func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
-	return currentBranch(ctx, r.git(), r.Dir)
+	return currentBranch(ctx, r.git())
 }
 
 // Dirty reports whether the working tree has changes that are not
@@ -360,7 +498,7 @@ func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
 // that are not ignored. A task started from such a tree starts from HEAD
 // without them unless they are included (NewWorktree's includeDirty).
 func (r *Repo) Dirty(ctx context.Context) (bool, error) {
-	return dirty(ctx, r.git(), r.Dir, true)
+	return dirty(ctx, r.git(), true)
 }
 
 // Changed reports whether tracked files have changes, staged or not;
@@ -368,11 +506,11 @@ func (r *Repo) Dirty(ctx context.Context) (bool, error) {
 // such a tree (SquashMerge, FastForward); an untracked file only stops it
 // when the merge would write at its path.
 func (r *Repo) Changed(ctx context.Context) (bool, error) {
-	return dirty(ctx, r.git(), r.Dir, false)
+	return dirty(ctx, r.git(), false)
 }
 
-func currentBranch(ctx context.Context, g runner, dir string) (string, error) {
-	out, code, err := g.run(ctx, call{dir: dir, args: []string{"symbolic-ref", "-q", "HEAD"}, ok: []int{1}})
+func currentBranch(ctx context.Context, g runner) (string, error) {
+	out, code, err := g.run(ctx, call{args: []string{"symbolic-ref", "-q", "HEAD"}, ok: []int{1}})
 	if err != nil {
 		return "", err
 	}
@@ -382,14 +520,16 @@ func currentBranch(ctx context.Context, g runner, dir string) (string, error) {
 	return strings.TrimPrefix(strings.TrimSpace(out), "refs/heads/"), nil
 }
 
-// dirty reports whether `git status` lists anything in dir (untracked files
-// count when untracked is set).
-func dirty(ctx context.Context, g runner, dir string, untracked bool) (bool, error) {
+// dirty reports whether `git status` lists anything in g's working tree
+// (untracked files count when untracked is set). A submodule counts when
+// its commit changed, not for what its own working tree holds: git would
+// run a status inside it, with its own configuration.
+func dirty(ctx context.Context, g runner, untracked bool) (bool, error) {
 	u := "--untracked-files=no"
 	if untracked {
 		u = "--untracked-files=normal"
 	}
-	out, _, err := g.run(ctx, call{dir: dir, args: []string{"status", "--porcelain", "-z", u, "--", ".", notState}})
+	out, _, err := g.run(ctx, call{args: []string{"status", "--porcelain", "-z", u, "--ignore-submodules=dirty", "--", ".", notState}})
 	if err != nil {
 		return false, err
 	}
@@ -397,8 +537,8 @@ func dirty(ctx context.Context, g runner, dir string, untracked bool) (bool, err
 }
 
 // revCommit resolves rev to a commit id.
-func revCommit(ctx context.Context, g runner, dir, rev string) (string, error) {
-	out, code, err := g.run(ctx, call{dir: dir, args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}"}, ok: []int{1}})
+func revCommit(ctx context.Context, g runner, rev string) (string, error) {
+	out, code, err := g.run(ctx, call{args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}"}, ok: []int{1}})
 	if err != nil {
 		return "", err
 	}
@@ -413,12 +553,12 @@ func revCommit(ctx context.Context, g runner, dir, rev string) (string, error) {
 
 // ResolveCommit is the commit rev names; ErrNotCommit when it names none.
 func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
-	return revCommit(ctx, r.git(), r.Dir, rev)
+	return revCommit(ctx, r.git(), rev)
 }
 
 // revTree resolves rev to a tree id.
-func revTree(ctx context.Context, g runner, dir, rev string) (string, error) {
-	out, code, err := g.run(ctx, call{dir: dir, args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{tree}"}, ok: []int{1}})
+func revTree(ctx context.Context, g runner, rev string) (string, error) {
+	out, code, err := g.run(ctx, call{args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{tree}"}, ok: []int{1}})
 	if err != nil {
 		return "", err
 	}
@@ -430,8 +570,8 @@ func revTree(ctx context.Context, g runner, dir, rev string) (string, error) {
 
 // identity returns the -c options that give a commit the fallback identity
 // for the parts (name, email) the user has not configured.
-func identity(ctx context.Context, g runner, dir string) ([]string, error) {
-	out, _, err := g.run(ctx, call{dir: dir, args: []string{"config", "--get-regexp", `^(user|author|committer)\.(name|email)$`}, ok: []int{1}})
+func identity(ctx context.Context, g runner) ([]string, error) {
+	out, _, err := g.run(ctx, call{args: []string{"config", "--get-regexp", `^(user|author|committer)\.(name|email)$`}, ok: []int{1}})
 	if err != nil {
 		return nil, err
 	}
@@ -466,8 +606,8 @@ func identity(ctx context.Context, g runner, dir string) ([]string, error) {
 // commitTree makes a commit of tree with parents and message, with the
 // fallback identity where needed. sign=false passes --no-gpg-sign; true
 // leaves commit.gpgSign to the user's config.
-func commitTree(ctx context.Context, g runner, dir, tree, message string, sign bool, parents ...string) (string, error) {
-	id, err := identity(ctx, g, dir)
+func commitTree(ctx context.Context, g runner, tree, message string, sign bool, parents ...string) (string, error) {
+	id, err := identity(ctx, g)
 	if err != nil {
 		return "", err
 	}
@@ -482,7 +622,7 @@ func commitTree(ctx context.Context, g runner, dir, tree, message string, sign b
 	if !strings.HasSuffix(message, "\n") {
 		message += "\n"
 	}
-	out, _, err := g.run(ctx, call{dir: dir, args: args, config: id, stdin: strings.NewReader(message)})
+	out, _, err := g.run(ctx, call{args: args, config: id, stdin: strings.NewReader(message)})
 	if err != nil {
 		return "", err
 	}
@@ -494,49 +634,74 @@ func commitTree(ctx context.Context, g runner, dir, tree, message string, sign b
 // user's or of a task's, even where no ignore rule hides it yet.
 const notState = ":(top,exclude).jlgcli"
 
-// addAll is the git add that stages everything but jlgcli's own state
-// directory. git add refuses a pathspec, even an excluding one, that names
-// an ignored path: once .jlgcli is ignored (the store adds it to
+// addAll stages everything in g's working tree but jlgcli's own state
+// directory, in the index c names (its environment: the real index, or a
+// temporary one). git add refuses a pathspec, even an excluding one, that
+// names an ignored path: once .jlgcli is ignored (the store adds it to
 // .git/info/exclude; users add it to .gitignore), it is left out without
 // being named.
-func addAll(ctx context.Context, g runner, dir string) ([]string, error) {
-	_, code, err := g.run(ctx, call{dir: dir, args: []string{"check-ignore", "-q", "--no-index", "--", ".jlgcli"}, ok: []int{1}})
+//
+// git add runs a `git status` inside every checked-out submodule it has in
+// the index (to see whether its files changed), and that git reads the
+// nested repository's own configuration, which an agent writes: its filter
+// drivers would run. So the index's submodules whose directory holds a
+// repository are taken out of it first; git add puts them back as it adds
+// any nested repository, at the commit their HEAD names, without running
+// anything inside them.
+func addAll(ctx context.Context, g runner, c call) error {
+	_, code, err := g.run(ctx, call{args: []string{"check-ignore", "-q", "--no-index", "--", ".jlgcli"}, ok: []int{1}})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if code == 0 {
-		return []string{"add", "-A", "--", "."}, nil
+	out, _, err := g.run(ctx, call{args: []string{"ls-files", "-s", "-z"}, env: c.env, config: c.config})
+	if err != nil {
+		return err
 	}
-	return []string{"add", "-A", "--", ".", notState}, nil
+	var nested strings.Builder
+	for _, e := range strings.Split(out, "\x00") {
+		meta, p, ok := strings.Cut(e, "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(g.workTree, filepath.FromSlash(p), ".git")); err == nil {
+			nested.WriteString(p)
+			nested.WriteByte(0)
+		}
+	}
+	if nested.Len() > 0 {
+		rm := c
+		rm.args, rm.stdin = []string{"update-index", "--force-remove", "-z", "--stdin"}, strings.NewReader(nested.String())
+		if _, _, err := g.run(ctx, rm); err != nil {
+			return err
+		}
+	}
+	add := c
+	add.config = append(slices.Clip(c.config), "advice.addEmbeddedRepo=false")
+	add.args = []string{"add", "-A", "--", "."}
+	if code != 0 {
+		add.args = append(add.args, notState)
+	}
+	_, _, err = g.run(ctx, add)
+	return err
 }
 
-// captureTree writes the state of the working tree at dir (tracked changes
-// and untracked files that are not ignored) as a tree and returns its id. It
-// uses a temporary index seeded with a copy of dir's index (for its stat
-// cache and its skip-worktree bits): the real index is only read. The
-// .jlgcli directory at the top is left out.
-func captureTree(ctx context.Context, g runner, dir string) (string, error) {
-	indexPath, err := g.line(ctx, dir, "rev-parse", "--git-path", "index")
-	if err != nil {
-		return "", err
-	}
-	if !filepath.IsAbs(indexPath) {
-		indexPath = filepath.Join(dir, indexPath)
-	}
+// captureTree writes the state of g's working tree (tracked changes and
+// untracked files that are not ignored) as a tree and returns its id. It
+// uses a temporary index seeded with a copy of the working tree's index
+// (for its stat cache and its skip-worktree bits): the real index is only
+// read. The .jlgcli directory at the top is left out.
+func captureTree(ctx context.Context, g runner) (string, error) {
 	tmp, err := os.MkdirTemp("", "jlgcli-index-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
 	tmpIndex := filepath.Join(tmp, "index")
-	if err := copyFile(indexPath, tmpIndex); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := copyFile(filepath.Join(g.gitDir, "index"), tmpIndex); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
-	c := call{dir: dir, env: []string{"GIT_INDEX_FILE=" + tmpIndex}, config: []string{"core.splitIndex=false"}}
-	if c.args, err = addAll(ctx, g, dir); err != nil {
-		return "", err
-	}
-	if _, _, err := g.run(ctx, c); err != nil {
+	c := call{env: []string{"GIT_INDEX_FILE=" + tmpIndex}, config: []string{"core.splitIndex=false"}}
+	if err := addAll(ctx, g, c); err != nil {
 		return "", err
 	}
 	c.args = []string{"write-tree"}

@@ -19,17 +19,17 @@ func TestRefWritesOutliveCtrlC(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	g := runner{}
-	if _, _, err := g.run(ctx, call{dir: dir, args: []string{"update-ref", "refs/jlgcli/x/1", head}}); err != nil {
+	g := r.git()
+	if _, _, err := g.run(ctx, call{args: []string{"update-ref", "refs/jlgcli/x/1", head}}); err != nil {
 		t.Fatalf("update-ref under a cancelled context: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "jlgcli", "x", "1.lock")); !os.IsNotExist(err) {
 		t.Errorf("a lock file is left: %v", err)
 	}
-	if got, err := revCommit(context.Background(), g, dir, "refs/jlgcli/x/1"); err != nil || got != head {
+	if got, err := revCommit(context.Background(), g, "refs/jlgcli/x/1"); err != nil || got != head {
 		t.Errorf("refs/jlgcli/x/1 = %s, %v; want %s", got, err, head)
 	}
-	if _, _, err := g.run(ctx, call{dir: dir, args: []string{"status"}}); err == nil {
+	if _, _, err := g.run(ctx, call{args: []string{"status"}}); err == nil {
 		t.Error("git status ran under a cancelled context")
 	}
 }

@@ -73,14 +73,12 @@ type landRecord struct {
 
 // landFiles are the paths of the landing record and lock of the checkout.
 func (r *Repo) landFiles(ctx context.Context) (record, lock string, err error) {
-	out, err := r.git().line(ctx, r.Dir, "rev-parse", "--git-path", landRecordName)
-	if err != nil {
-		return "", "", err
+	g := r.git()
+	if g.err != nil {
+		return "", "", g.err
 	}
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(r.Dir, out)
-	}
-	return out, filepath.Join(filepath.Dir(out), landLockName), nil
+	out := filepath.Join(g.gitDir, landRecordName)
+	return out, filepath.Join(g.gitDir, landLockName), nil
 }
 
 // lockLanding takes the checkout's landing lock: one landing at a time in
@@ -162,50 +160,50 @@ func (r *Repo) settle(ctx context.Context, path string) (*landRecord, error) {
 		rec.Done = true
 		return rec, writeLanding(path, *rec)
 	}
-	at, err := revCommit(ctx, g, r.Dir, "refs/heads/"+rec.Into)
+	at, err := revCommit(ctx, g, "refs/heads/"+rec.Into)
 	if err != nil {
 		return nil, err
 	}
-	if at == rec.Commit || isAncestor(ctx, g, r.Dir, rec.Commit, at) {
+	if at == rec.Commit || isAncestor(ctx, g, rec.Commit, at) {
 		return done()
 	}
 	if !rec.CheckedOut {
 		// Its one write, the branch move, was not made.
 		return nil, dropLanding(path)
 	}
-	cur, err := currentBranch(ctx, g, r.Dir)
+	cur, err := currentBranch(ctx, g)
 	if err != nil {
 		return nil, err
 	}
-	clean, err := filesAsIndex(ctx, g, r.Dir)
+	clean, err := filesAsIndex(ctx, g)
 	if err != nil {
 		return nil, err
 	}
-	if cur == rec.Into && at == rec.Head && clean && indexIs(ctx, g, r.Dir, rec.Commit) {
+	if cur == rec.Into && at == rec.Head && clean && indexIs(ctx, g, rec.Commit) {
 		// Killed between the files and the branch move.
-		if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-ref", "-m", "jlgcli: squash-merge " + rec.Branch + " (ended after a stop)",
+		if _, _, err := g.run(ctx, call{args: []string{"update-ref", "-m", "jlgcli: squash-merge " + rec.Branch + " (ended after a stop)",
 			"refs/heads/" + rec.Into, rec.Commit, rec.Head}}); err != nil {
 			return nil, err
 		}
 		return done()
 	}
-	if cur == rec.Into && at == rec.Head && rec.From != "" && (indexIs(ctx, g, r.Dir, rec.From) || indexIs(ctx, g, r.Dir, rec.Index)) {
+	if cur == rec.Into && at == rec.Head && rec.From != "" && (indexIs(ctx, g, rec.From) || indexIs(ctx, g, rec.Index)) {
 		// Killed before the files moved, the user's changes still there:
 		// their index goes back as it was.
-		if tree, err := captureTree(ctx, g, r.Dir); err != nil {
+		if tree, err := captureTree(ctx, g); err != nil {
 			return nil, err
-		} else if from, err := revTree(ctx, g, r.Dir, rec.From); err != nil {
+		} else if from, err := revTree(ctx, g, rec.From); err != nil {
 			return nil, err
 		} else if tree == from {
-			if !indexIs(ctx, g, r.Dir, rec.Index) {
-				if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", rec.Index}}); err != nil {
+			if !indexIs(ctx, g, rec.Index) {
+				if _, _, err := g.run(ctx, call{args: []string{"read-tree", rec.Index}}); err != nil {
 					return nil, err
 				}
 			}
 			return nil, dropLanding(path)
 		}
 	}
-	if clean && indexIs(ctx, g, r.Dir, "HEAD") {
+	if clean && indexIs(ctx, g, "HEAD") {
 		// Nothing of it is in the checkout (not written, or undone).
 		return nil, dropLanding(path)
 	}
@@ -225,18 +223,18 @@ func kept(rec *landRecord) string {
 
 // indexIs reports whether the index of the checkout at dir holds exactly
 // the tree of rev.
-func indexIs(ctx context.Context, g runner, dir, rev string) bool {
+func indexIs(ctx context.Context, g runner, rev string) bool {
 	if rev == "" {
 		return false
 	}
-	_, code, err := g.run(ctx, call{dir: dir, args: []string{"diff-index", "--cached", "--quiet", rev, "--"}, ok: []int{1}})
+	_, code, err := g.run(ctx, call{args: []string{"diff-index", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", rev, "--"}, ok: []int{1}})
 	return err == nil && code == 0
 }
 
 // filesAsIndex reports whether the tracked files of the checkout at dir are
 // as its index says (untracked files do not count).
-func filesAsIndex(ctx context.Context, g runner, dir string) (bool, error) {
-	out, _, err := g.run(ctx, call{dir: dir, args: []string{"status", "--porcelain", "-z", "--untracked-files=no", "--", ".", notState}})
+func filesAsIndex(ctx context.Context, g runner) (bool, error) {
+	out, _, err := g.run(ctx, call{args: []string{"status", "--porcelain", "-z", "--untracked-files=no", "--ignore-submodules=dirty", "--", ".", notState}})
 	if err != nil {
 		return false, err
 	}

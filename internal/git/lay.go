@@ -20,9 +20,12 @@ func (w *Worktree) LayFiles(ctx context.Context, commit string, paths []string) 
 	if len(paths) == 0 {
 		return nil
 	}
-	g := w.git()
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	g := w.tree(ctx)
 	args := append([]string{"ls-tree", "-r", "-z", "--name-only", commit, "--"}, literal(paths)...)
-	out, _, err := g.run(ctx, call{dir: w.Path, args: args})
+	out, _, err := g.run(ctx, call{args: args})
 	if err != nil {
 		return err
 	}
@@ -58,7 +61,7 @@ func (w *Worktree) LayFiles(ctx context.Context, commit string, paths []string) 
 		}
 	}
 	args = append([]string{"restore", "--source=" + commit, "--worktree", "--"}, literal(present)...)
-	_, _, err = g.run(ctx, call{dir: w.Path, args: args})
+	_, _, err = g.run(ctx, call{args: args})
 	return err
 }
 

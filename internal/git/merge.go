@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"slices"
 	"strings"
 )
 
@@ -93,6 +95,10 @@ const (
 	// it can neither be ended nor dropped without touching the user's
 	// changes.
 	RefusedInterrupted MergeRefusal = "interrupted"
+	// RefusedReview: the change adds, modifies or deletes files that decide
+	// what runs on the user's machine (ReviewFiles): it is merged by the
+	// user, after review, never by jlgcli.
+	RefusedReview MergeRefusal = "review"
 )
 
 // MergeRefusedError is SquashMerge declining to merge, with why and the
@@ -207,7 +213,7 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail}
 	}
-	tip, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch)
+	tip, err := revCommit(ctx, g, "refs/heads/"+branch)
 	if err != nil {
 		return nil, fmt.Errorf("branch %s: %w", branch, err)
 	}
@@ -219,7 +225,7 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 		return nil, err
 	}
 	if last != nil && last.Done && last.Branch == branch && last.Into == into {
-		if at, err := revCommit(ctx, g, r.Dir, "refs/heads/"+into); err == nil && (at == last.Commit || isAncestor(ctx, g, r.Dir, last.Commit, at)) {
+		if at, err := revCommit(ctx, g, "refs/heads/"+into); err == nil && (at == last.Commit || isAncestor(ctx, g, last.Commit, at)) {
 			return &Squash{Into: into, Branch: branch, Head: last.Head, CheckedOut: last.CheckedOut, Landed: last.Commit}, nil
 		}
 	}
@@ -235,14 +241,14 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 		}
 		return nil, refuse(RefusedNotCheckedOut, fmt.Sprintf("%s is not checked out in %s (%s is)", into, r.Dir, at))
 	}
-	if s.Head, err = revCommit(ctx, g, r.Dir, "refs/heads/"+into); err != nil {
+	if s.Head, err = revCommit(ctx, g, "refs/heads/"+into); err != nil {
 		return nil, err
 	}
 	if s.CheckedOut {
 		if s.From, err = r.includedHere(ctx, s.Head, included); err != nil {
 			return nil, err
 		}
-		if d, err := dirty(ctx, g, r.Dir, false); err != nil {
+		if d, err := dirty(ctx, g, false); err != nil {
 			return nil, err
 		} else if d && s.From == "" && included != "" {
 			return nil, refuse(RefusedDirty, fmt.Sprintf("%s has uncommitted changes that are not the ones the task took in (commit %s): "+
@@ -251,17 +257,17 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 			return nil, refuse(RefusedDirty, r.Dir+" has uncommitted changes: commit or stash them first")
 		}
 	}
-	headTree, err := revTree(ctx, g, r.Dir, s.Head)
+	headTree, err := revTree(ctx, g, s.Head)
 	if err != nil {
 		return nil, err
 	}
-	if isAncestor(ctx, g, r.Dir, s.Head, tip) {
-		if s.Tree, err = revTree(ctx, g, r.Dir, tip); err != nil {
+	if isAncestor(ctx, g, s.Head, tip) {
+		if s.Tree, err = revTree(ctx, g, tip); err != nil {
 			return nil, err
 		}
 	} else {
 		s.Moved = true
-		out, code, err := g.run(ctx, call{dir: r.Dir, args: []string{"merge-tree", "--write-tree", "--no-messages", s.Head, tip}, ok: []int{1}})
+		out, code, err := g.run(ctx, call{args: []string{"merge-tree", "--write-tree", "--no-messages", s.Head, tip}, ok: []int{1}})
 		var gerr *Error
 		switch {
 		case errors.As(err, &gerr) && gerr.Err == nil && (gerr.ExitCode == 129 || strings.Contains(gerr.Stderr, "usage")):
@@ -280,7 +286,84 @@ func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOu
 	if s.Tree == headTree {
 		return nil, fmt.Errorf("%s into %s: %w", branch, into, ErrNothingToMerge)
 	}
+	if held, err := r.ReviewFiles(ctx, headTree, s.Tree); err != nil {
+		return nil, err
+	} else if len(held) > 0 {
+		return nil, refuse(RefusedReview, reviewDetail(into, branch, held))
+	}
 	return s, nil
+}
+
+// projectFile is jlgcli's project configuration file (config.ProjectFile;
+// the config package imports this one).
+const projectFile = "jlgcli.toml"
+
+// ReviewFiles lists the paths that the change from from to to (commits or
+// trees) adds, modifies or deletes and that decide what runs on the user's
+// machine: a jlgcli.toml at any depth (its hooks run, its settings confine
+// agents), the repository's own hooks (the directory core.hooksPath names
+// in the working tree, .githooks) and the hook managers' files at the top
+// (HookManagerFiles). A landing that would bring such a change is refused
+// (RefusedReview): the user merges it after review.
+func (r *Repo) ReviewFiles(ctx context.Context, from, to string) ([]string, error) {
+	g := r.git()
+	hooks, err := trackedHooksDir(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	rel, _ := within(g.workTree, hooks)
+	return reviewFiles(ctx, g, rel, from, to)
+}
+
+// HoldForReview is a *MergeRefusedError (RefusedReview) when the change
+// from from to to, of branch into into, touches files that decide what runs
+// on the machines of those who merge it (as Repo.ReviewFiles lists them;
+// the clone's own core.hooksPath is not the users': .githooks stands for
+// it); nil when it touches none.
+func (c *Clone) HoldForReview(ctx context.Context, into, branch, from, to string) error {
+	held, err := reviewFiles(ctx, c.git(), "", from, to)
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	return &MergeRefusedError{Reason: RefusedReview, Branch: branch, Into: into, Detail: reviewDetail(into, branch, held)}
+}
+
+// reviewFiles lists the paths of the change from from to to that need a
+// review (Repo.ReviewFiles); hooks is the tracked hooks directory relative
+// to the top ("": none but .githooks).
+func reviewFiles(ctx context.Context, g runner, hooks, from, to string) ([]string, error) {
+	args := append([]string{"diff-tree"}, diffOptions...)
+	out, _, err := g.run(ctx, call{args: append(args, "-z", "--name-only", from, to)})
+	if err != nil {
+		return nil, err
+	}
+	under := func(p, dir string) bool {
+		return dir != "" && dir != "." && (p == dir || strings.HasPrefix(p, dir+"/"))
+	}
+	var held []string
+	for _, p := range strings.Split(out, "\x00") {
+		switch {
+		case p == "":
+		case path.Base(p) == projectFile, under(p, hooks), under(p, ".githooks"), slices.ContainsFunc(HookManagerFiles, func(f string) bool { return under(p, f) }):
+			held = append(held, p)
+		}
+	}
+	return held, nil
+}
+
+// reviewDetail says why a change that touches held files is not merged.
+func reviewDetail(into, branch string, held []string) string {
+	return fmt.Sprintf("the change touches files that decide what runs on your machine, which jlgcli never merges for you: %s; "+
+		"review them (git diff %s...%s -- %s), then merge it yourself", strings.Join(held, ", "), shellQuote(into), shellQuote(branch),
+		strings.Join(quoteAll(held), " "))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = shellQuote(s)
+	}
+	return out
 }
 
 // Land commits s.Tree on s.Head with message and moves s.Into to it, only
@@ -319,7 +402,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	if _, err := r.settle(ctx, path); err != nil {
 		return "", err
 	}
-	if at, err := revCommit(ctx, g, r.Dir, "refs/heads/"+s.Into); err != nil {
+	if at, err := revCommit(ctx, g, "refs/heads/"+s.Into); err != nil {
 		return "", err
 	} else if at != s.Head {
 		return "", refuse(RefusedBaseMoved, s.Into+" moved meanwhile")
@@ -333,7 +416,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	} else if cur != s.Into && s.CheckedOut {
 		return "", refuse(RefusedNotCheckedOut, s.Into+" is no longer checked out in "+r.Dir)
 	}
-	c, err := commitTree(ctx, g, r.Dir, s.Tree, message, true, s.Head)
+	c, err := commitTree(ctx, g, s.Tree, message, true, s.Head)
 	if err != nil {
 		return "", err
 	}
@@ -343,7 +426,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	if s.From != "" {
 		// The tree of the user's index, to put it back if the landing
 		// stops before the files move.
-		out, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"write-tree"}})
+		out, _, err := g.run(ctx, call{args: []string{"write-tree"}})
 		if err != nil {
 			return "", refuse(RefusedDirty, "the index of "+r.Dir+" cannot be read as a tree: "+oneLine(err.Error()))
 		}
@@ -355,7 +438,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	}
 	landStep("recorded")
 	if !s.CheckedOut {
-		if _, _, err := g.run(ctx, call{dir: r.Dir, args: update}); err != nil {
+		if _, _, err := g.run(ctx, call{args: update}); err != nil {
 			_ = dropLanding(path)
 			return "", refuse(RefusedBaseMoved, s.Into+" moved meanwhile: "+oneLine(err.Error()))
 		}
@@ -369,7 +452,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	from := s.Head
 	undo := func() {
 		if s.From != "" {
-			_, _, _ = g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", rec.Index}})
+			_, _, _ = g.run(ctx, call{args: []string{"read-tree", rec.Index}})
 		}
 		_ = dropLanding(path)
 	}
@@ -377,18 +460,18 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 		// The user's files are the included changes' tree: the index
 		// holds it too (their untracked files then count as tracked, as
 		// they are in c), and the files move from there.
-		if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", s.From}}); err != nil {
+		if _, _, err := g.run(ctx, call{args: []string{"read-tree", s.From}}); err != nil {
 			undo()
 			return "", err
 		}
 		from = s.From
 		landStep("staged")
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"update-index", "-q", "--refresh"}, ok: []int{1}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"update-index", "-q", "--refresh"}, ok: []int{1}}); err != nil {
 		undo()
 		return "", err
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", from, c}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"read-tree", "-m", "-u", from, c}}); err != nil {
 		undo()
 		var gerr *Error
 		if errors.As(err, &gerr) && gerr.Err == nil {
@@ -397,9 +480,9 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 		return "", err
 	}
 	landStep("checked-out")
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: update}); err != nil {
+	if _, _, err := g.run(ctx, call{args: update}); err != nil {
 		// into moved under us: put the files back as they were.
-		_, _, _ = g.run(ctx, call{dir: r.Dir, args: []string{"read-tree", "-m", "-u", c, from}})
+		_, _, _ = g.run(ctx, call{args: []string{"read-tree", "-m", "-u", c, from}})
 		undo()
 		return "", err
 	}
@@ -445,18 +528,18 @@ func (r *Repo) includedHere(ctx context.Context, head, included string) (string,
 		return "", nil
 	}
 	g := r.git()
-	if parent, err := revCommit(ctx, g, r.Dir, included+"^"); err != nil || parent != head {
+	if parent, err := revCommit(ctx, g, included+"^"); err != nil || parent != head {
 		return "", nil
 	}
-	tree, err := captureTree(ctx, g, r.Dir)
+	tree, err := captureTree(ctx, g)
 	if err != nil {
 		return "", err
 	}
-	want, err := revTree(ctx, g, r.Dir, included)
+	want, err := revTree(ctx, g, included)
 	if err != nil {
 		return "", err
 	}
-	headTree, err := revTree(ctx, g, r.Dir, head)
+	headTree, err := revTree(ctx, g, head)
 	if err != nil {
 		return "", err
 	}
@@ -479,17 +562,28 @@ func abbrev(s string) string {
 // worktree away.
 func (r *Repo) CheckoutSquash(ctx context.Context, s *Squash, path string) (remove func() error, err error) {
 	g := r.git()
-	c, err := commitTree(ctx, g, r.Dir, s.Tree, "jlgcli: "+s.Branch+" on "+s.Into, false, s.Head)
+	c, err := commitTree(ctx, g, s.Tree, "jlgcli: "+s.Branch+" on "+s.Into, false, s.Head)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"worktree", "add", "--quiet", "--detach", "--", path, c}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"worktree", "add", "--quiet", "--detach", "--", path, c}}); err != nil {
 		return nil, err
 	}
-	return func() error {
-		_, _, err := g.run(context.WithoutCancel(ctx), call{dir: r.Dir, args: []string{"worktree", "remove", "--force", "--", path}})
+	// The checks run there: it is taken away as a task's worktree is,
+	// from the repository's record, whatever they left in it.
+	w := &Worktree{RepoDir: r.Dir, Path: path, Timeout: r.Timeout}
+	remove = func() error {
+		ctx := context.WithoutCancel(ctx)
+		if err := w.removeDir(ctx); err != nil {
+			return err
+		}
+		_, _, err := w.repo().run(ctx, call{args: []string{"worktree", "prune"}})
 		return err
-	}, nil
+	}
+	if w.GitDir, err = worktreeGitDir(ctx, g, path); err != nil {
+		return nil, errors.Join(err, remove())
+	}
+	return remove, nil
 }
 
 // conflicted lists the conflicted paths from git merge-tree's output (the
@@ -508,8 +602,8 @@ func conflicted(out string) []string {
 }
 
 // isAncestor reports whether a is an ancestor of (or is) b.
-func isAncestor(ctx context.Context, g runner, dir, a, b string) bool {
-	_, code, err := g.run(ctx, call{dir: dir, args: []string{"merge-base", "--is-ancestor", a, b}, ok: []int{1}})
+func isAncestor(ctx context.Context, g runner, a, b string) bool {
+	_, code, err := g.run(ctx, call{args: []string{"merge-base", "--is-ancestor", a, b}, ok: []int{1}})
 	return err == nil && code == 0
 }
 
@@ -524,7 +618,7 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 		return fmt.Errorf("push %s: %w", branch, ErrNotTaskBranch)
 	}
 	g := r.git()
-	if _, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch); err != nil {
+	if _, err := revCommit(ctx, g, "refs/heads/"+branch); err != nil {
 		return fmt.Errorf("push %s: %w", branch, err)
 	}
 	remote, err := r.pushRemote(ctx, branch)
@@ -532,7 +626,7 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 		return err
 	}
 	ref := "refs/heads/" + branch
-	_, _, err = g.run(ctx, call{dir: r.Dir, args: []string{"push", "--quiet", "--no-force-with-lease", remote, ref + ":" + ref}})
+	_, _, err = g.run(ctx, call{args: []string{"push", "--quiet", "--no-force-with-lease", "--no-recurse-submodules", remote, ref + ":" + ref}, remote: true})
 	return pushError(fmt.Sprintf("push %s to %s", branch, remote), err)
 }
 
@@ -552,7 +646,7 @@ func pushError(what string, err error) error {
 func (r *Repo) pushRemote(ctx context.Context, branch string) (string, error) {
 	g := r.git()
 	for _, key := range []string{"branch." + branch + ".pushRemote", "remote.pushDefault", "branch." + branch + ".remote"} {
-		out, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"config", "--get", key}, ok: []int{1}})
+		out, _, err := g.run(ctx, call{args: []string{"config", "--get", key}, ok: []int{1}})
 		if err != nil {
 			return "", err
 		}
@@ -560,7 +654,7 @@ func (r *Repo) pushRemote(ctx context.Context, branch string) (string, error) {
 			return v, nil
 		}
 	}
-	out, err := g.line(ctx, r.Dir, "remote")
+	out, err := g.line(ctx, "remote")
 	if err != nil {
 		return "", err
 	}
@@ -591,7 +685,7 @@ func (r *Repo) FastForward(ctx context.Context, into, branch string) (string, er
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail, Command: command}
 	}
-	tip, err := revCommit(ctx, g, r.Dir, "refs/heads/"+branch)
+	tip, err := revCommit(ctx, g, "refs/heads/"+branch)
 	if err != nil {
 		return "", fmt.Errorf("branch %s: %w", branch, err)
 	}
@@ -605,22 +699,27 @@ func (r *Repo) FastForward(ctx context.Context, into, branch string) (string, er
 	if cur != into {
 		return "", refuse(RefusedNotCheckedOut, fmt.Sprintf("%s is not checked out in %s", into, r.Dir))
 	}
-	if d, err := dirty(ctx, g, r.Dir, false); err != nil {
+	if d, err := dirty(ctx, g, false); err != nil {
 		return "", err
 	} else if d {
 		return "", refuse(RefusedDirty, r.Dir+" has uncommitted changes: commit or stash them first")
 	}
-	head, err := revCommit(ctx, g, r.Dir, "refs/heads/"+into)
+	head, err := revCommit(ctx, g, "refs/heads/"+into)
 	if err != nil {
 		return "", err
 	}
 	if head == tip {
 		return "", ErrNothingToMerge
 	}
-	if !isAncestor(ctx, g, r.Dir, head, tip) {
+	if !isAncestor(ctx, g, head, tip) {
 		return "", refuse(RefusedBaseMoved, into+" has moved since the task started")
 	}
-	if _, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"merge", "--ff-only", "--quiet", tip}}); err != nil {
+	if held, err := r.ReviewFiles(ctx, head, tip); err != nil {
+		return "", err
+	} else if len(held) > 0 {
+		return "", refuse(RefusedReview, reviewDetail(into, branch, held))
+	}
+	if _, _, err := g.run(ctx, call{args: []string{"merge", "--ff-only", "--quiet", tip}}); err != nil {
 		return "", refuse(RefusedWouldOverwrite, "git merge --ff-only failed: "+oneLine(err.Error()))
 	}
 	return tip, nil
@@ -633,7 +732,7 @@ func (r *Repo) Remote(ctx context.Context, branch string) (string, error) {
 
 // RemoteURL is the URL of remote name.
 func (r *Repo) RemoteURL(ctx context.Context, name string) (string, error) {
-	return r.git().line(ctx, r.Dir, "remote", "get-url", "--", name)
+	return r.git().line(ctx, "remote", "get-url", "--", name)
 }
 
 func oneLine(s string) string {

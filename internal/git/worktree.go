@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -44,11 +45,117 @@ type Worktree struct {
 	// DirtyIncluded is true when the user's uncommitted changes were
 	// brought in as the branch's first commit (which is then Base).
 	DirtyIncluded bool `json:"dirtyIncluded,omitempty"`
+	// GitDir is the worktree's git directory in the repository,
+	// <common>/worktrees/<name>, recorded when the worktree is planned,
+	// before any agent runs in it: every git call in the worktree names it,
+	// never the worktree's .git file, which the agent can rewrite. A value
+	// read back without it (a run of an older jlgcli) derives it from the
+	// repository's own list of its worktrees (see worktreeGitDir).
+	GitDir string `json:"gitDir,omitempty"`
 	// Timeout bounds each git call; zero means DefaultTimeout.
 	Timeout time.Duration `json:"-"`
 }
 
-func (w *Worktree) git() runner { return runner{w.Timeout} }
+// repo is the runner of the calls on the worktree's repository (its
+// worktrees, branches and refs), pinned to the common directory: the
+// recorded GitDir's, else the one the user's checkout RepoDir has.
+func (w *Worktree) repo() runner {
+	if w.GitDir != "" {
+		common := filepath.Dir(filepath.Dir(w.GitDir))
+		return runner{timeout: w.Timeout, pin: pin{common, common, w.RepoDir}}
+	}
+	r, err := locate(context.Background(), w.RepoDir)
+	if err != nil {
+		return runner{timeout: w.Timeout, cwd: w.RepoDir, err: err}
+	}
+	return runner{timeout: w.Timeout, pin: pin{r.commonDir, r.commonDir, w.RepoDir}}
+}
+
+// tree is the runner of the calls in the worktree, pinned to its git
+// directory (GitDir, derived once when the record has none).
+func (w *Worktree) tree(ctx context.Context) runner {
+	g := w.repo()
+	if g.err != nil {
+		return g
+	}
+	if w.GitDir == "" {
+		gitDir, err := worktreeGitDir(ctx, g, w.Path)
+		if err != nil {
+			return runner{timeout: w.Timeout, cwd: w.Path, err: err}
+		}
+		w.GitDir = gitDir
+	}
+	return runner{timeout: w.Timeout, pin: pin{w.GitDir, g.commonDir, w.Path}}
+}
+
+// worktreeGitDir is the git directory of the linked worktree at path of
+// the repository g is pinned to, as the repository records it: `git
+// worktree list --porcelain` lists path, and the entry of <common>/worktrees
+// whose gitdir file names path/.git is its git directory. The worktree's own
+// .git file is never read.
+func worktreeGitDir(ctx context.Context, g runner, path string) (string, error) {
+	want := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		want = real
+	}
+	out, err := g.line(ctx, "worktree", "list", "--porcelain")
+	if err != nil {
+		return "", err
+	}
+	listed := false
+	for _, l := range strings.Split(out, "\n") {
+		if p, ok := strings.CutPrefix(l, "worktree "); ok && sameDir(p, want) {
+			listed = true
+		}
+	}
+	if !listed {
+		return "", fmt.Errorf("%w: %s is not a worktree of %s", ErrNotWorktree, path, g.commonDir)
+	}
+	dirs, err := os.ReadDir(filepath.Join(g.commonDir, "worktrees"))
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNotWorktree, err)
+	}
+	// Its name is the directory's base name unless git had to number it.
+	slices.SortStableFunc(dirs, func(a, b os.DirEntry) int {
+		return cmpBool(a.Name() != filepath.Base(path), b.Name() != filepath.Base(path))
+	})
+	for _, d := range dirs {
+		gitDir := filepath.Join(g.commonDir, "worktrees", d.Name())
+		if recordedAt(gitDir) == want {
+			return gitDir, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no entry of %s names %s", ErrNotWorktree, filepath.Join(g.commonDir, "worktrees"), path)
+}
+
+// recordedAt is the working tree the linked worktree's git directory
+// gitDir belongs to, as its gitdir file records it (symlinks resolved);
+// "" when it records none.
+func recordedAt(gitDir string) string {
+	data, err := os.ReadFile(filepath.Join(gitDir, "gitdir"))
+	if err != nil {
+		return ""
+	}
+	dotGit := strings.TrimSpace(string(data))
+	if filepath.Base(dotGit) != ".git" {
+		return ""
+	}
+	at := filepath.Dir(dotGit)
+	if real, err := filepath.EvalSymlinks(at); err == nil {
+		at = real
+	}
+	return filepath.Clean(at)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
 
 // NewWorktree creates the worktree of task id: a new branch BranchName(id,
 // task) made from baseRef ("" or "HEAD": the current HEAD), checked out in
@@ -85,7 +192,7 @@ func (r *Repo) PlanWorktree(ctx context.Context, id, task, baseRef string, inclu
 	if baseRef == "" {
 		baseRef = "HEAD"
 	}
-	base, err := revCommit(ctx, g, r.Dir, baseRef)
+	base, err := revCommit(ctx, g, baseRef)
 	if err != nil {
 		return nil, err
 	}
@@ -95,13 +202,14 @@ func (r *Repo) PlanWorktree(ctx context.Context, id, task, baseRef string, inclu
 		Path:    filepath.Join(r.Dir, filepath.FromSlash(WorktreesDir), id),
 		Branch:  BranchName(id, task),
 		Base:    base,
+		GitDir:  filepath.Join(g.commonDir, "worktrees", id),
 		Timeout: r.Timeout,
 	}
 	if baseRef == "HEAD" {
 		if w.BaseBranch, err = r.CurrentBranch(ctx); err != nil {
 			return nil, err
 		}
-	} else if full, _, err := g.run(ctx, call{dir: r.Dir, args: []string{"rev-parse", "-q", "--verify", "--symbolic-full-name", "--end-of-options", baseRef}, ok: []int{1}}); err != nil {
+	} else if full, _, err := g.run(ctx, call{args: []string{"rev-parse", "-q", "--verify", "--symbolic-full-name", "--end-of-options", baseRef}, ok: []int{1}}); err != nil {
 		return nil, err
 	} else if b, ok := strings.CutPrefix(strings.TrimSpace(full), "refs/heads/"); ok {
 		w.BaseBranch = b
@@ -109,7 +217,10 @@ func (r *Repo) PlanWorktree(ctx context.Context, id, task, baseRef string, inclu
 	if _, err := os.Lstat(w.Path); err == nil {
 		return nil, fmt.Errorf("worktree %s already exists", w.Path)
 	}
-	if made, err := refExists(ctx, g, r.Dir, w.baseRef()); err != nil {
+	if _, err := os.Lstat(w.GitDir); err == nil {
+		return nil, fmt.Errorf("the repository already has a worktree named %s (%s)", id, w.GitDir)
+	}
+	if made, err := refExists(ctx, g, w.baseRef()); err != nil {
 		return nil, err
 	} else if made {
 		return nil, fmt.Errorf("task %s already has refs (%s)", id, w.baseRef())
@@ -128,17 +239,17 @@ func (r *Repo) PlanWorktree(ctx context.Context, id, task, baseRef string, inclu
 			return nil, err
 		}
 		if d {
-			tree, err := captureTree(ctx, g, r.Dir)
+			tree, err := captureTree(ctx, g)
 			if err != nil {
 				return nil, fmt.Errorf("capture uncommitted changes: %w", err)
 			}
-			baseTree, err := revTree(ctx, g, r.Dir, base)
+			baseTree, err := revTree(ctx, g, base)
 			if err != nil {
 				return nil, err
 			}
 			if tree != baseTree { // not only changes git cannot carry (inside submodules)
 				msg := "WIP: uncommitted changes brought into the task\n\nCaptured by jlgcli (--include-dirty) from the working tree for task " + id + ".\n"
-				c, err := commitTree(ctx, g, r.Dir, tree, msg, true, base)
+				c, err := commitTree(ctx, g, tree, msg, true, base)
 				if err != nil {
 					return nil, fmt.Errorf("commit uncommitted changes: %w", err)
 				}
@@ -150,20 +261,25 @@ func (r *Repo) PlanWorktree(ctx context.Context, id, task, baseRef string, inclu
 }
 
 // Create makes the worktree w plans (PlanWorktree): its branch at Base,
-// checked out at Path, then refs/jlgcli/<id>/base, which keeps Base. That
-// ref is written last: without it, Reopen knows that Create was cut short.
+// checked out at Path with its git directory at GitDir, then
+// refs/jlgcli/<id>/base, which keeps Base. That ref is written last:
+// without it, Reopen knows that Create was cut short.
 func (w *Worktree) Create(ctx context.Context) error {
-	g := w.git()
+	g := w.repo()
 	if err := ignoreWorktrees(filepath.Dir(w.Path)); err != nil {
 		return err
 	}
-	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "add", "--quiet", "-b", w.Branch, "--", w.Path, w.Base}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"worktree", "add", "--quiet", "-b", w.Branch, "--", w.Path, w.Base}}); err != nil {
 		return fmt.Errorf("create worktree: %w", err)
 	}
-	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"update-ref", "-m", "jlgcli: task base", w.baseRef(), w.Base, ""}}); err != nil {
+	err := w.checkLinked(ctx)
+	if err == nil {
+		_, _, err = g.run(ctx, call{args: []string{"update-ref", "-m", "jlgcli: task base", w.baseRef(), w.Base, ""}})
+	}
+	if err != nil {
 		// Undo: the worktree and the branch hold nothing yet.
-		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: w.RepoDir, args: []string{"worktree", "remove", "--force", "--", w.Path}})
-		_, _, _ = g.run(context.WithoutCancel(ctx), call{dir: w.RepoDir, args: []string{"branch", "-D", "--", w.Branch}})
+		_ = w.removeDir(context.WithoutCancel(ctx))
+		_, _, _ = g.run(context.WithoutCancel(ctx), call{args: []string{"branch", "-D", "--", w.Branch}})
 		return err
 	}
 	return nil
@@ -172,9 +288,9 @@ func (w *Worktree) Create(ctx context.Context) error {
 // baseRef is the ref that keeps the task's base: refs/jlgcli/<id>/base.
 func (w *Worktree) baseRef() string { return RefPrefix + w.ID + "/" + BaseName }
 
-// refExists reports whether ref exists in the repository of dir.
-func refExists(ctx context.Context, g runner, dir, ref string) (bool, error) {
-	_, code, err := g.run(ctx, call{dir: dir, args: []string{"rev-parse", "-q", "--verify", ref}, ok: []int{1}})
+// refExists reports whether ref exists in g's repository.
+func refExists(ctx context.Context, g runner, ref string) (bool, error) {
+	_, code, err := g.run(ctx, call{args: []string{"rev-parse", "-q", "--verify", ref}, ok: []int{1}})
 	return err == nil && code == 0, err
 }
 
@@ -186,8 +302,8 @@ func refExists(ctx context.Context, g runner, dir, ref string) (bool, error) {
 // away first (no attempt can have run there; changes found are kept as the
 // snapshot refs/jlgcli/<id>/final) and the worktree is made again.
 func (w *Worktree) Reopen(ctx context.Context) error {
-	g := w.git()
-	made, err := refExists(ctx, g, w.RepoDir, w.baseRef())
+	g := w.repo()
+	made, err := refExists(ctx, g, w.baseRef())
 	if err != nil {
 		return err
 	}
@@ -201,23 +317,30 @@ func (w *Worktree) Reopen(ctx context.Context) error {
 	if _, err := os.Lstat(w.Path); err == nil {
 		return fmt.Errorf("%w: %s exists but is not the worktree of %s", ErrNotWorktree, w.Path, w.Branch)
 	}
-	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "prune"}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"worktree", "prune"}}); err != nil {
 		return err
 	}
 	if err := ignoreWorktrees(filepath.Dir(w.Path)); err != nil {
 		return err
 	}
 	add := []string{"worktree", "add", "--quiet", "--", w.Path, w.Branch}
-	if ok, err := refExists(ctx, g, w.RepoDir, "refs/heads/"+w.Branch); err != nil {
+	if ok, err := refExists(ctx, g, "refs/heads/"+w.Branch); err != nil {
 		return err
 	} else if !ok {
 		add = []string{"worktree", "add", "--quiet", "-b", w.Branch, "--", w.Path, w.Base}
 	}
-	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: add}); err != nil {
+	if _, _, err := g.run(ctx, call{args: add}); err != nil {
 		return fmt.Errorf("reopen worktree: %w", err)
 	}
+	// Made again under the name it had (its directory's), or numbered by
+	// git when that name is still taken.
+	gitDir, err := worktreeGitDir(ctx, g, w.Path)
+	if err != nil {
+		return fmt.Errorf("reopen worktree: %w", err)
+	}
+	w.GitDir = gitDir
 	if !made {
-		if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"update-ref", "-m", "jlgcli: task base", w.baseRef(), w.Base, ""}}); err != nil {
+		if _, _, err := g.run(ctx, call{args: []string{"update-ref", "-m", "jlgcli: task base", w.baseRef(), w.Base, ""}}); err != nil {
 			return err
 		}
 	}
@@ -231,15 +354,15 @@ func (w *Worktree) clear(ctx context.Context) error {
 	if _, err := os.Lstat(w.Path); err != nil {
 		return nil
 	}
-	g := w.git()
-	_, _, _ = g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "unlock", "--", w.Path}, ok: []int{128}})
+	g := w.repo()
+	_, _, _ = g.run(ctx, call{args: []string{"worktree", "unlock", "--", w.Path}, ok: []int{128}})
 	if w.checkLinked(ctx) == nil {
 		return w.Remove(ctx)
 	}
 	if err := os.RemoveAll(w.Path); err != nil {
 		return err
 	}
-	_, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "prune"}})
+	_, _, err := g.run(ctx, call{args: []string{"worktree", "prune"}})
 	return err
 }
 
@@ -273,7 +396,7 @@ func (w *Worktree) check(ctx context.Context) error {
 	if err := w.checkLinked(ctx); err != nil {
 		return err
 	}
-	b, err := currentBranch(ctx, w.git(), w.Path)
+	b, err := currentBranch(ctx, w.tree(ctx))
 	if err != nil {
 		return err
 	}
@@ -283,36 +406,34 @@ func (w *Worktree) check(ctx context.Context) error {
 	return nil
 }
 
-// checkLinked verifies that w.Path is the top of a linked worktree (not a
-// main working tree, not a directory inside one).
+// checkLinked verifies that w.Path is the directory of a linked worktree
+// of the repository, the one its git directory belongs to, as the
+// repository records it (the gitdir file of GitDir, in the common
+// directory), not as the worktree's own .git file says.
 func (w *Worktree) checkLinked(ctx context.Context) error {
 	if w.Path == "" || w.Branch == "" {
 		return fmt.Errorf("%w: empty path or branch", ErrNotWorktree)
 	}
-	if _, err := os.Stat(w.Path); err != nil {
-		return fmt.Errorf("%w: %v", ErrNotWorktree, err)
-	}
-	out, err := w.git().line(ctx, w.Path, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+	fi, err := os.Lstat(w.Path)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotWorktree, err)
 	}
-	lines := strings.Split(out, "\n")
-	if len(lines) != 3 {
-		return fmt.Errorf("%w: unexpected rev-parse output %q", ErrNotWorktree, out)
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory", ErrNotWorktree, w.Path)
 	}
-	top, gitDir, common := lines[0], lines[1], lines[2]
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(w.Path, common)
+	g := w.tree(ctx)
+	if g.err != nil {
+		return fmt.Errorf("%w: %v", ErrNotWorktree, g.err)
+	}
+	if filepath.Base(filepath.Dir(w.GitDir)) != "worktrees" {
+		return fmt.Errorf("%w: %s is not the git directory of a linked worktree", ErrNotWorktree, w.GitDir)
 	}
 	want, err := filepath.EvalSymlinks(w.Path)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotWorktree, err)
 	}
-	if filepath.Clean(top) != want {
-		return fmt.Errorf("%w: %s is inside %s", ErrNotWorktree, w.Path, top)
-	}
-	if sameDir(gitDir, common) {
-		return fmt.Errorf("%w: %s is a main working tree", ErrNotWorktree, w.Path)
+	if at := recordedAt(w.GitDir); at != want {
+		return fmt.Errorf("%w: the repository's worktree %s is at %q, not %s", ErrNotWorktree, w.GitDir, at, w.Path)
 	}
 	return nil
 }
@@ -329,12 +450,12 @@ func sameDir(a, b string) bool {
 // Dirty reports whether the worktree differs from its branch's last commit
 // (untracked files that are not ignored included).
 func (w *Worktree) Dirty(ctx context.Context) (bool, error) {
-	return dirty(ctx, w.git(), w.Path, true)
+	return dirty(ctx, w.tree(ctx), true)
 }
 
 // Head returns the commit the task branch points to.
 func (w *Worktree) Head(ctx context.Context) (string, error) {
-	return revCommit(ctx, w.git(), w.Path, "HEAD")
+	return revCommit(ctx, w.tree(ctx), "HEAD")
 }
 
 // Snapshot saves the worktree's whole state (tracked changes and untracked
@@ -354,21 +475,21 @@ func (w *Worktree) Snapshot(ctx context.Context, name string) (string, error) {
 }
 
 func (w *Worktree) snapshot(ctx context.Context, name string) (string, error) {
-	g := w.git()
-	head, err := w.Head(ctx)
+	g := w.tree(ctx)
+	head, err := revCommit(ctx, g, "HEAD")
 	if err != nil {
 		return "", err
 	}
-	tree, err := captureTree(ctx, g, w.Path)
+	tree, err := captureTree(ctx, g)
 	if err != nil {
 		return "", err
 	}
 	ref := w.SnapshotRef(name)
-	c, err := commitTree(ctx, g, w.Path, tree, "jlgcli snapshot "+w.ID+"/"+name, false, head)
+	c, err := commitTree(ctx, g, tree, "jlgcli snapshot "+w.ID+"/"+name, false, head)
 	if err != nil {
 		return "", err
 	}
-	if _, _, err := g.run(ctx, call{dir: w.Path, args: []string{"update-ref", "-m", "jlgcli: snapshot", ref, c}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"update-ref", "-m", "jlgcli: snapshot", ref, c}}); err != nil {
 		return "", err
 	}
 	return c, nil
@@ -385,17 +506,17 @@ func (w *Worktree) Restore(ctx context.Context, commit string) error {
 	if err := w.check(ctx); err != nil {
 		return err
 	}
-	g := w.git()
-	tree, err := revTree(ctx, g, w.Path, commit)
+	g := w.tree(ctx)
+	tree, err := revTree(ctx, g, commit)
 	if err != nil {
 		return err
 	}
 	for _, args := range [][]string{
 		{"read-tree", "--reset", "-u", tree},
 		{"clean", "-f", "-f", "-d", "-q", "-e", "/.jlgcli/"},
-		{"reset", "-q"},
+		{"reset", "-q", "--no-recurse-submodules"},
 	} {
-		if _, _, err := g.run(ctx, call{dir: w.Path, args: args}); err != nil {
+		if _, _, err := g.run(ctx, call{args: args}); err != nil {
 			return fmt.Errorf("restore %s: %w", commit, err)
 		}
 	}
@@ -410,12 +531,12 @@ func (w *Worktree) ResetToBase(ctx context.Context) error {
 	if err := w.check(ctx); err != nil {
 		return err
 	}
-	g := w.git()
+	g := w.tree(ctx)
 	for _, args := range [][]string{
-		{"reset", "-q", "--hard", w.Base},
+		{"reset", "-q", "--hard", "--no-recurse-submodules", w.Base},
 		{"clean", "-f", "-f", "-d", "-q", "-e", "/.jlgcli/"},
 	} {
-		if _, _, err := g.run(ctx, call{dir: w.Path, args: args}); err != nil {
+		if _, _, err := g.run(ctx, call{args: args}); err != nil {
 			return fmt.Errorf("reset to base: %w", err)
 		}
 	}
@@ -433,49 +554,45 @@ func (w *Worktree) Commit(ctx context.Context, message string) (sha string, comm
 	if err := w.check(ctx); err != nil {
 		return "", false, err
 	}
-	g := w.git()
-	head, err := w.Head(ctx)
+	g := w.tree(ctx)
+	head, err := revCommit(ctx, g, "HEAD")
 	if err != nil {
 		return "", false, err
 	}
-	add, err := addAll(ctx, g, w.Path)
+	if err := addAll(ctx, g, call{}); err != nil {
+		return "", false, err
+	}
+	tree, err := g.line(ctx, "write-tree")
 	if err != nil {
 		return "", false, err
 	}
-	if _, _, err := g.run(ctx, call{dir: w.Path, args: add}); err != nil {
-		return "", false, err
-	}
-	tree, err := g.line(ctx, w.Path, "write-tree")
-	if err != nil {
-		return "", false, err
-	}
-	headTree, err := revTree(ctx, g, w.Path, head)
+	headTree, err := revTree(ctx, g, head)
 	if err != nil {
 		return "", false, err
 	}
 	if tree == headTree {
 		return "", false, nil
 	}
-	c, err := commitTree(ctx, g, w.Path, tree, message, true, head)
+	c, err := commitTree(ctx, g, tree, message, true, head)
 	if err != nil {
 		return "", false, err
 	}
 	subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
-	if _, _, err := g.run(ctx, call{dir: w.Path, args: []string{"update-ref", "-m", "jlgcli: commit: " + subject, "refs/heads/" + w.Branch, c, head}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"update-ref", "-m", "jlgcli: commit: " + subject, "refs/heads/" + w.Branch, c, head}}); err != nil {
 		return "", false, err
 	}
 	return c, true, nil
 }
 
-// Remove deletes the worktree's directory (ignored files too) and prunes
-// git's record of it; the branch and refs/jlgcli/<id>/ stay. When the
-// worktree holds changes not on the branch, they are first saved as the
-// snapshot refs/jlgcli/<id>/final, so that nothing is lost. Removing a
-// worktree that is already gone only prunes. The worktree may have another
-// branch checked out (an agent may switch); it must be a linked worktree.
+// Remove deletes the worktree's directory (ignored files too) and its git
+// directory, and prunes git's record of it; the branch and
+// refs/jlgcli/<id>/ stay. When the worktree holds changes not on the
+// branch, they are first saved as the snapshot refs/jlgcli/<id>/final, so
+// that nothing is lost. Removing a worktree that is already gone only
+// prunes. The worktree may have another branch checked out (an agent may
+// switch); it must be a linked worktree.
 func (w *Worktree) Remove(ctx context.Context) error {
-	g := w.git()
-	if _, err := os.Stat(w.Path); err == nil {
+	if _, err := os.Lstat(w.Path); err == nil {
 		// Whatever branch an agent left checked out there.
 		if err := w.checkLinked(ctx); err != nil {
 			return err
@@ -489,12 +606,27 @@ func (w *Worktree) Remove(ctx context.Context) error {
 				return fmt.Errorf("save the worktree before removing it: %w", err)
 			}
 		}
-		if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "remove", "--force", "--", w.Path}}); err != nil {
+		if err := w.removeDir(ctx); err != nil {
 			return err
 		}
 	}
-	_, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"worktree", "prune"}})
+	_, _, err := w.repo().run(ctx, call{args: []string{"worktree", "prune"}})
 	return err
+}
+
+// removeDir deletes the worktree's directory and its git directory, as git
+// worktree remove does, without git: git would read the worktree's .git
+// file to check it, and refuse a worktree holding submodules.
+func (w *Worktree) removeDir(ctx context.Context) error {
+	if err := os.RemoveAll(w.Path); err != nil {
+		return fmt.Errorf("remove the worktree %s: %w", w.Path, err)
+	}
+	g := w.tree(ctx)
+	if g.err != nil || filepath.Base(filepath.Dir(w.GitDir)) != "worktrees" {
+		return nil // the prune that follows takes its record away
+	}
+	defer g.lockWorktrees()()
+	return os.RemoveAll(w.GitDir)
 }
 
 // Discard takes away everything of a task that made nothing: its worktree,
@@ -503,8 +635,8 @@ func (w *Worktree) Remove(ctx context.Context) error {
 // branch has moved from Base, or the worktree holds changes. Reopen makes
 // the worktree again from the plan, should the task go on.
 func (w *Worktree) Discard(ctx context.Context) (bool, error) {
-	g := w.git()
-	if _, err := os.Stat(w.Path); err == nil {
+	g := w.repo()
+	if _, err := os.Lstat(w.Path); err == nil {
 		if err := w.checkLinked(ctx); err != nil {
 			return false, err
 		}
@@ -512,10 +644,10 @@ func (w *Worktree) Discard(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
-	if ok, err := refExists(ctx, g, w.RepoDir, "refs/heads/"+w.Branch); err != nil {
+	if ok, err := refExists(ctx, g, "refs/heads/"+w.Branch); err != nil {
 		return false, err
 	} else if ok {
-		tip, err := revCommit(ctx, g, w.RepoDir, "refs/heads/"+w.Branch)
+		tip, err := revCommit(ctx, g, "refs/heads/"+w.Branch)
 		if err != nil || tip != w.Base {
 			return false, err
 		}
@@ -523,10 +655,10 @@ func (w *Worktree) Discard(ctx context.Context) (bool, error) {
 	if err := w.Remove(ctx); err != nil {
 		return false, err
 	}
-	if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"branch", "-D", "--", w.Branch}, ok: []int{1}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"branch", "-D", "--", w.Branch}, ok: []int{1}}); err != nil {
 		return false, err
 	}
-	refs, err := g.line(ctx, w.RepoDir, "for-each-ref", "--format=%(refname)", RefPrefix+w.ID+"/")
+	refs, err := g.line(ctx, "for-each-ref", "--format=%(refname)", RefPrefix+w.ID+"/")
 	if err != nil {
 		return false, err
 	}
@@ -535,7 +667,7 @@ func (w *Worktree) Discard(ctx context.Context) (bool, error) {
 		fmt.Fprintf(&del, "delete %s\n", ref)
 	}
 	if del.Len() > 0 {
-		if _, _, err := g.run(ctx, call{dir: w.RepoDir, args: []string{"update-ref", "--stdin"}, stdin: strings.NewReader(del.String())}); err != nil {
+		if _, _, err := g.run(ctx, call{args: []string{"update-ref", "--stdin"}, stdin: strings.NewReader(del.String())}); err != nil {
 			return false, err
 		}
 	}

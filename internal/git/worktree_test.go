@@ -396,8 +396,8 @@ func TestCommit(t *testing.T) {
 }
 
 func TestIdentityFallbackPerField(t *testing.T) {
-	dir, _ := newRepo(t)
-	g := runner{}
+	dir, r := newRepo(t)
+	g := r.git()
 	cases := []struct {
 		name   string
 		config map[string]string
@@ -422,7 +422,7 @@ func TestIdentityFallbackPerField(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			id, err := identity(ctx, g, dir)
+			id, err := identity(ctx, g)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -559,14 +559,16 @@ func TestWorktreeJSONRoundTrip(t *testing.T) {
 }
 
 func TestErrorsCarryStderrAndTimeout(t *testing.T) {
-	dir, r := newRepo(t)
-	_, _, err := runner{}.run(ctx, call{dir: dir, args: []string{"rev-parse", "--verify", "no-such-thing"}})
+	_, r := newRepo(t)
+	_, _, err := r.git().run(ctx, call{args: []string{"rev-parse", "--verify", "no-such-thing"}})
 	var gerr *Error
 	if !errors.As(err, &gerr) || gerr.ExitCode == 0 || !strings.Contains(err.Error(), "fatal:") || !strings.Contains(err.Error(), "git rev-parse --verify no-such-thing") {
 		t.Errorf("error = %v", err)
 	}
 	start := time.Now()
-	_, _, err = runner{timeout: 300 * time.Millisecond}.run(ctx, call{dir: dir, args: []string{"-c", "alias.slow=!sleep 30", "slow"}})
+	slow := r.git()
+	slow.timeout = 300 * time.Millisecond
+	_, _, err = slow.run(ctx, call{args: []string{"-c", "alias.slow=!sleep 30", "slow"}})
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &gerr) || !gerr.TimedOut || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("a call past its timeout: %v, want a timeout", err)
 	}

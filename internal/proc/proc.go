@@ -53,6 +53,15 @@ type Cmd struct {
 	// processes live in a session of their own. SIGKILL to the group after
 	// the grace is unchanged.
 	Stop func(pid int)
+	// ExtraFiles are given to the process as file descriptors 3, 4, ...
+	// (exec.Cmd.ExtraFiles); Run closes them once the process has started
+	// (or could not be), for the process holds its own copies.
+	ExtraFiles []*os.File
+	// Limit, when set, is asked once the process has ended (its group
+	// killed, its output drained) whether the process reached a limit of
+	// its sandbox: processes, memory, temporary space. Its answer is
+	// Result.Limit.
+	Limit func(Result) error
 }
 
 // Result is how a process ended.
@@ -70,6 +79,9 @@ type Result struct {
 	Stalled bool
 	// Duration is the wall time from start to the end of the group.
 	Duration time.Duration
+	// Limit says which limit of its sandbox the process reached, when
+	// that is why it failed (Cmd.Limit); nil otherwise.
+	Limit error
 }
 
 // ErrNotFound is returned (wrapped) when the executable does not exist.
@@ -93,6 +105,9 @@ func KillAll() {
 // SIGKILL after the grace period; the result then has Stopped set. An error is
 // returned only when the process could not be started.
 func Run(ctx context.Context, c Cmd) (Result, error) {
+	// The process holds its own copies of the extra files once started;
+	// ours would keep a pipe open after it ended.
+	defer closeFiles(c.ExtraFiles)
 	if len(c.Argv) == 0 {
 		return Result{}, errors.New("proc: empty command")
 	}
@@ -104,7 +119,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cmd := &exec.Cmd{Path: path, Args: c.Argv, Dir: c.Dir, Env: c.Env}
+	cmd := &exec.Cmd{Path: path, Args: c.Argv, Dir: c.Dir, Env: c.Env, ExtraFiles: c.ExtraFiles}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &pipes{}
 	p.lastOutput.Store(time.Now().UnixNano())
@@ -114,7 +129,9 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	closeFiles(c.ExtraFiles)
+	if err != nil {
 		p.closeAll()
 		return Result{}, fmt.Errorf("start %s: %w", c.Argv[0], err)
 	}
@@ -148,7 +165,16 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	} else {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
+	if c.Limit != nil {
+		res.Limit = c.Limit(res)
+	}
 	return res, nil
+}
+
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // pipes are a child's standard streams, owned by jlgcli: the child gets

@@ -600,3 +600,32 @@ func TestKillTaggedKillsOnlyTheTaggedGroups(t *testing.T) {
 		t.Errorf("the untagged process was killed: %v", err)
 	}
 }
+
+// TestExtraFilesAndLimit: an extra file is the process's fd 3, Run's copy
+// is closed once the process has started (the reader sees the end of the
+// pipe when the process ends), and Limit is asked with the result.
+func TestExtraFilesAndLimit(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var asked Result
+	why := errors.New("a limit")
+	res, err := Run(context.Background(), Cmd{
+		Argv:       []string{"sh", "-c", "echo through-fd-3 >&3; exit 3"},
+		ExtraFiles: []*os.File{w},
+		Limit:      func(r Result) error { asked = r; return why },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetReadDeadline(time.Now().Add(hangGuard))
+	got, err := io.ReadAll(r)
+	if err != nil || string(got) != "through-fd-3\n" {
+		t.Errorf("fd 3 gave %q, %v; want the line and the end of the pipe", got, err)
+	}
+	if asked.ExitCode != 3 || res.ExitCode != 3 || res.Limit != why {
+		t.Errorf("Limit asked with %+v, result %+v", asked, res)
+	}
+}

@@ -56,7 +56,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 			info.Removed = true
 		}
 	}
-	repo := &git.Repo{Dir: s.Repo}
+	repo := s.repo(ctx)
 	switch {
 	case s.Commit == git.CommitDirect && (res.Status == engine.StatusDone || info.WIP != ""):
 		// Seed 003's direct strategy: the commits, a failure's WIP too, land
@@ -70,6 +70,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 	if m := info.Merge; m != nil && m.Status == git.MergeRefused {
 		warn("%s was not merged (%s); to merge it: %s", wt.Branch, m.Reason, m.Command)
 	}
+
 	if (s.Push || s.PR) && len(res.Attempts) > 0 {
 		if rm, err := repo.Remote(ctx, wt.Branch); err != nil {
 			warn("push: %v", err)
@@ -81,6 +82,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 		}
 	}
 	res.Git = info
+	res.HoldForReview()
 	writeReports(p, run, *res)
 	if s.PR && info.Pushed {
 		if url, err := OpenPR(ctx, p, s.Repo, wt.Branch, wt.BaseBranch, SquashSubject(res.Task), run.MarkdownReportPath()); err != nil {
@@ -91,6 +93,16 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 		}
 	}
 	return info
+}
+
+// repo is the user's checkout the task works on, its git directories
+// resolved once (git.Open); one that cannot be opened fails each call with
+// why.
+func (s TaskSpec) repo(ctx context.Context) *git.Repo {
+	if r, err := git.Open(ctx, s.Repo); err == nil {
+		return r
+	}
+	return &git.Repo{Dir: s.Repo}
 }
 
 // writeReports writes the task's final report into its run directory.
@@ -147,10 +159,10 @@ func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.Mer
 	m := &engine.MergeInfo{Into: wt.BaseBranch}
 	if s.Merge == git.MergeNone {
 		m.Status = git.MergeSkipped
-		m.Command = fmt.Sprintf("git merge --squash %s && git commit -m %q", wt.Branch, SquashSubject(res.Task))
+		m.Command = squashByHand(wt.Branch, res.Task)
 		return m
 	}
-	repo := &git.Repo{Dir: s.Repo}
+	repo := s.repo(ctx)
 	msg := squashMessage(*res, wt.Branch)
 	included := ""
 	if wt.DirtyIncluded {
@@ -158,6 +170,12 @@ func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.Mer
 	}
 	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg, included)
 	return mergeOutcome(m, git.MergeMerged, sha, err)
+}
+
+// squashByHand is the command that squash-merges branch, the work of task,
+// into the checked-out branch by hand.
+func squashByHand(branch, task string) string {
+	return fmt.Sprintf("git merge --squash %s && git commit -m %q", branch, SquashSubject(task))
 }
 
 // mergeOutcome fills m with how a merge (squash or fast-forward) into the

@@ -182,7 +182,7 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 	if err := settings(run, &s, p); err != nil {
 		return Landing{}, err
 	}
-	site := &checkoutSite{repo: &git.Repo{Dir: s.Repo}, run: run, spec: s, res: res, into: into, p: p}
+	site := &checkoutSite{repo: s.repo(ctx), run: run, spec: s, res: res, into: into, p: p}
 	return LandTask(ctx, site, run.ID, into, s, func(head string) {
 		p.progress("%s moved since task %s branched: running its checks on its change laid on %s", into, run.ID, shortSHA(head))
 	})
@@ -207,6 +207,10 @@ func (c *checkoutSite) Lay(ctx context.Context) (Laid, error) {
 		return Laid{Nothing: true}, nil
 	case errors.As(err, &refused) && refused.Reason == git.RefusedConflict:
 		return Laid{Conflict: refused.Detail}, nil
+	case errors.As(err, &refused) && refused.Reason == git.RefusedReview:
+		// Not the base's doing: no run from it would land either.
+		refused.Command = squashByHand(c.spec.Worktree.Branch, c.res.Task)
+		return Laid{}, refused
 	case err != nil:
 		return Laid{}, err
 	}

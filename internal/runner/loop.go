@@ -257,7 +257,15 @@ func (s LoopSpec) run(ctx context.Context, p Parts, a agent.Agent, run *store.Ru
 	if err != nil {
 		return engine.Result{}, err
 	}
-	o.Guards, o.Journal, o.Resume, o.Observer = guards, j, resume, p.LoopObserver
+	// In a repository, git's control files are checked around every call
+	// and the checks.
+	watch, err := loopWatch(ctx, s.Cwd, j.Record, p)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	a = watch.agent(a)
+	o.Guards, o.CallGuards = watch.guards(guards)
+	o.Journal, o.Resume, o.Observer = j, resume, p.LoopObserver
 	o.Windows = p.windowBook(o.WindowLimits, j)
 	if s.Handoff {
 		o.ProgressFile = run.ProgressPath()

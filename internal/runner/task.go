@@ -323,15 +323,30 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
-	o := s.options(p, run.ID, prompt, &wt, baseline, tiers)
-	o.Plan, o.Planner, o.Journal, o.Resume, o.Checked, o.Observer = s.Plan, planner, j, resume, checked, p.TaskObserver
+	watch, err := taskWatch(ctx, &wt, j, p)
+	if err != nil {
+		return engine.TaskResult{}, err
+	}
+	o := s.options(p, run.ID, prompt, &wt, baseline, tiers, watch)
+	o.Plan, o.Planner, o.Journal, o.Resume, o.Checked, o.Observer = s.Plan, watch.planner(planner), j, resume, checked, p.TaskObserver
 	o.Windows = p.windowBook(o.WindowLimits, j)
 	res := engine.RunTask(ctx, o)
 	res.Baseline = baseline
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		c.Close() // the live line goes before the messages of the end
 	}
+	done := res.Status == engine.StatusDone
 	res.Git = s.finish(ctx, p, run, &res)
+	if done && res.Status != engine.StatusDone {
+		// The landing was held: the index and the checkpoint say so too.
+		var cp engine.TaskCheckpoint
+		if err := run.ReadCheckpoint(&cp); err == nil {
+			cp.Progress.Status = string(res.Status)
+			if err := j.CheckpointTask(cp); err != nil {
+				p.warn("checkpoint: %v", err)
+			}
+		}
+	}
 	if Resumable(res.Status) || res.Status == engine.StatusBudgetExceeded {
 		p.notice("%s", StoppedTask(run.ID, run.Meta.Parent, res.Status))
 	}
@@ -340,8 +355,9 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 }
 
 // options are the engine's options of the task in wt, without journal,
-// plan or observer.
-func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, baseline *gate.Report, tiers []engine.Tier) engine.TaskOptions {
+// plan or observer; watch checks git's control files around its agents'
+// calls and its checks.
+func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, baseline *gate.Report, tiers []engine.Tier, watch *controlWatch) engine.TaskOptions {
 	loops := detect.LoopDetector{Similarity: s.Similarity, SameErrorCount: s.SameErrors}
 	if e := s.Embeddings; e != nil {
 		key := ""
@@ -353,11 +369,14 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 	}
 	env := append(slices.Clip(s.Env), RunTag(runID))
 	policy := s.Policy(prompt)
-	policy.Tiers = tiers // with their agents
+	policy.Tiers = nil
+	for _, t := range tiers {
+		policy.Tiers = append(policy.Tiers, watch.tier(t)) // with their agents
+	}
 	return engine.TaskOptions{
 		RunID: runID, Policy: policy,
 		Workspace: worktreeSpace{wt},
-		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, ws: wt},
+		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, watch: watch, ws: wt},
 		Loops:     loops, Prices: cost.DefaultTable().Merge(s.Prices),
 		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
 		WindowLimits: s.WindowLimits,
@@ -394,7 +413,11 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	if err != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}}
 	}
-	o := s.options(p, runID, task, wt, baseline, tiers)
+	watch, err := taskWatch(ctx, wt, j, p)
+	if err != nil {
+		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitError, Details: err.Error()}}
+	}
+	o := s.options(p, runID, task, wt, baseline, tiers, watch)
 	o.Journal = j
 	return engine.RunAttempt(ctx, o, h, next)
 }
@@ -411,8 +434,12 @@ func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, w
 	if err != nil {
 		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}
 	}
-	o := s.options(p, runID, task, wt, nil, tiers)
-	o.Plan, o.Planner = true, planner
+	watch, err := taskWatch(ctx, wt, nil, p)
+	if err != nil {
+		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitError, Details: err.Error()}
+	}
+	o := s.options(p, runID, task, wt, nil, tiers, watch)
+	o.Plan, o.Planner = true, watch.planner(planner)
 	return engine.RunPlanner(ctx, o, h)
 }
 
@@ -513,8 +540,11 @@ func StateRoot(p Parts, dir, override string) (string, error) {
 	return root, nil
 }
 
-// worktreeSpace is a git worktree as the engine's Workspace.
+// worktreeSpace is a git worktree as the engine's Workspace; it reads the
+// attempts' snapshots for the same-fix loop rule (git.Worktree.ReadFiles).
 type worktreeSpace struct{ *git.Worktree }
+
+var _ engine.SnapshotReader = worktreeSpace{}
 
 func (w worktreeSpace) Dir() string { return w.Path }
 
@@ -528,6 +558,9 @@ type tester struct {
 	gaming   gate.Gaming
 	// editTests: the task is meant to change its tests (TaskSpec.EditTests).
 	editTests bool
+	// watch checks git's control files around the agent's calls and the
+	// checks (nil: not checked).
+	watch *controlWatch
 	// ws is the worktree: the base's tests are laid over it, and it is put
 	// back after the checks (nil: neither).
 	ws *git.Worktree
@@ -551,7 +584,7 @@ func (t *tester) Test(ctx context.Context, change git.Change) gate.Report {
 	scratch, done := scratchDir(t.dir)
 	defer done()
 	o.Scratch = scratch
-	rep := gate.Test(ctx, t.dir, t.env, t.checks, o)
+	rep := t.watch.test(t.checks, func() gate.Report { return gate.Test(ctx, t.dir, t.env, t.checks, o) })
 	t.putBack(ctx, change.Tree, &rep)
 	return rep
 }

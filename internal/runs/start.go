@@ -21,10 +21,14 @@ import (
 
 // RunOnce makes one call to agent a (Pick) with prompt and cfg's settings:
 // no run is kept, and a rate limit is reported, not waited for. obs follows
-// the call; nil: nobody.
+// the call; nil: nobody. In a git repository, what the call changes in
+// git's control files is put back (runner.WatchGit).
 func RunOnce(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, obs engine.Observer, p runner.Parts) (engine.Result, error) {
 	ctx, _, err := runner.Confine(ctx, cfg.Sandbox, p, "", cfg.Cwd)
 	if err != nil {
+		return engine.Result{}, err
+	}
+	if a, err = runner.WatchGit(ctx, a, cfg.Cwd, p); err != nil {
 		return engine.Result{}, err
 	}
 	opts := runner.LoopSpecOf(cfg, a.Name()).Options(store.NewRunID(time.Now()), prompt)

@@ -121,7 +121,10 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 			add(p, false)
 		}
 	}
-	args = append(args, "--bind", private, private)
+	if n := b.tmpSize(); n > 0 {
+		args = append(args, "--size", strconv.FormatInt(n, 10))
+	}
+	args = append(args, "--tmpfs", private)
 	env = setEnv(env, "TMPDIR", private)
 	env = setEnv(env, "IS_SANDBOX", "1")
 	// The protected paths are made read-only again where a writable path
@@ -190,7 +193,7 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	c.Env = env
 	c.Dir = dir
 	c.Stop = func(pid int) { signalDescendants(pid, syscall.SIGTERM) }
-	return c, release, nil
+	return b.limit(c, release)
 }
 
 // denied are the paths hidden from a call: the defaults and denyRead, less

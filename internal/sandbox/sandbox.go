@@ -10,7 +10,8 @@
 // HTTP proxy for the other hosts (Needs.Hosts and allowHosts). It runs in its
 // own user, PID and IPC namespaces with no capabilities, and dies with
 // jlgcli. Checks get the same file rules; their network is the machine's
-// unless checksNetwork is off.
+// unless checksNetwork is off. Each call has limits of processes, memory
+// and temporary space (limits.go).
 //
 // A run's Box travels with its context (With, From) to the two places that
 // start untrusted processes: an agent call and a check.
@@ -84,7 +85,8 @@ type Config struct {
 	ProjectEnv []string `json:"projectEnv,omitempty"`
 	// MaxProcesses, MaxMemory and MaxTmp limit each call: its processes
 	// (threads included), its memory in bytes, the size of its private
-	// temporary directory in bytes; 0 is the default (DefaultLimits).
+	// temporary directory in bytes; 0 is the default (DefaultLimits), a
+	// negative value none (the configuration gives none: tests do).
 	MaxProcesses int   `json:"maxProcesses,omitempty"`
 	MaxMemory    int64 `json:"maxMemory,omitempty"`
 	MaxTmp       int64 `json:"maxTmp,omitempty"`
@@ -158,6 +160,9 @@ type Record struct {
 	Tool string `json:"tool,omitempty"`
 	// Reason says why a run in auto mode is not confined.
 	Reason string `json:"reason,omitempty"`
+	// Limits are the limits of each call ("512 processes, 8 GiB of
+	// memory, 2 GiB of /tmp (cgroup v1)"), Unlimited when unconfined.
+	Limits string `json:"limits,omitempty"`
 }
 
 // String is the record in one line: "bubblewrap 0.8.0", "off (unconfined,
@@ -197,7 +202,7 @@ func (e *UnavailableError) Error() string {
 // not write even when they lie in its working directory (jlgcli's own run
 // records).
 func New(cfg Config, protect ...string) (*Box, Record, error) {
-	rec := Record{Mode: cfg.Mode}
+	rec := Record{Mode: cfg.Mode, Limits: Unlimited}
 	if cfg.Mode == "" {
 		rec.Mode = Auto
 	}
@@ -221,8 +226,9 @@ func New(cfg Config, protect ...string) (*Box, Record, error) {
 		rec.Reason = err.Error()
 		return nil, rec, nil
 	}
-	rec.Confined, rec.Tool = true, tool
-	return &Box{cfg: cfg, bwrap: path, home: home, self: self, protect: protect}, rec, nil
+	b := &Box{cfg: cfg, bwrap: path, home: home, self: self, protect: protect}
+	rec.Confined, rec.Tool, rec.Limits = true, tool, b.limitsRecord()
+	return b, rec, nil
 }
 
 const installHint = "install bubblewrap (Debian, Ubuntu: sudo apt install bubblewrap; Fedora: sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap), " +

@@ -205,6 +205,8 @@ func gateFailure(r gate.Report) string {
 			s = c.Name + " timed out"
 		case c.Error != "":
 			s = c.Name + ": " + firstLine(c.Error)
+		case c.Limit != "":
+			s = c.Name + ": " + c.Limit
 		}
 		if l := lastLine(c.OutputTail); l != "" {
 			s += ": " + l

@@ -55,6 +55,9 @@ func ShowLoop(w io.Writer, st runs.State) error {
 		if e.Failure != nil {
 			fmt.Fprintf(w, "failure: %s: %s\n", e.Failure.Kind, e.Failure.Message)
 		}
+		if e.Refusal != nil {
+			fmt.Fprintf(w, "refused by %s: %s\n", e.Refusal.Guard, e.Refusal.Details)
+		}
 		fmt.Fprintf(w, "output: %s\n%s\n", st.OutputPath(e.Iteration), e.Response)
 	}
 	return nil
