@@ -388,6 +388,9 @@ svg text.tiername { text-anchor: middle; font-weight: 600; }
 {{- else}}
 <p>No attempt was made.</p>
 {{- end}}
+{{- range .TestsJudged}}
+<p class="tests">{{.}}</p>
+{{- end}}
 
 <h2>Loops detected</h2>
 {{- if .Detections}}

@@ -119,6 +119,9 @@ func (r Report) mdAttempts(p printer) {
 		}
 		p("\n")
 	}
+	for _, l := range r.TestsJudged {
+		p("%s\n\n", mdText(l))
+	}
 
 }
 
