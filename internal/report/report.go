@@ -19,6 +19,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // Bounds of a report.
@@ -621,13 +622,15 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// JSON is the report as indented JSON, with a final newline.
+// JSON is the report as indented JSON, with a final newline, every
+// character a terminal would run escaped (termsafe.JSON: the values are
+// unchanged).
 func (r Report) JSON() ([]byte, error) {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	return append(data, '\n'), nil
+	return append(termsafe.JSON(data), '\n'), nil
 }
 
 // testsJudged are the lines of TestsJudged: the last word of the tests of
