@@ -15,6 +15,10 @@ import (
 const (
 	// RuleSameDiff: two attempts in a row made the same change.
 	RuleSameDiff = "same-diff"
+	// RuleSameFix: two attempts in a row made the same fix in another
+	// form (layout, comments, names of new locals, the order of operands or
+	// of independent statements).
+	RuleSameFix = "same-fix"
 	// RuleNoChange: two attempts in a row changed nothing.
 	RuleNoChange = "no-change"
 	// RuleSameError: SameErrorCount attempts in a row failed the gate the
@@ -53,6 +57,21 @@ type Attempt struct {
 	// on each other would make a one-line fix to a large change "nearly the
 	// same change" as the previous attempt's.
 	Diff string `json:"diff,omitempty"`
+	// Change is the attempt's whole change as a unified diff against a
+	// reference that the attempts compared share (the engine gives the
+	// change against the task's base), bounded; ChangeCut says it was cut
+	// there. The same-fix rule compares it: two attempts that leave the
+	// same code up to its form made the same fix, whether the second
+	// started over or rewrote the first's work. When empty, Diff is
+	// compared instead (attempts that each start from the same tree).
+	Change    string `json:"change,omitempty"`
+	ChangeCut bool   `json:"changeCut,omitempty"`
+	// Files are the paths Change touches, all of them even when it was cut
+	// (optional: the diff's own files are read too).
+	Files []string `json:"files,omitempty"`
+	// Tree, when set, reads the files of the tree the attempt left, for
+	// the same-fix rule's comparison of Go syntax trees.
+	Tree Tree `json:"-"`
 	// Empty: the attempt changed nothing.
 	Empty bool `json:"empty,omitempty"`
 	// GateError is the gate's failure: its fingerprint (gate.Fingerprint,
@@ -76,7 +95,8 @@ type Detection struct {
 	Attempts []int `json:"attempts"`
 	// Details says what was seen, for humans, rule by rule; for
 	// similar-diff, the measure used (lexical similarity or embedding
-	// cosine) and its value.
+	// cosine) and its value; for same-fix, what was set aside (and the Go
+	// declarations compared as syntax trees), or the embedding cosine.
 	Details string `json:"details"`
 }
 
@@ -97,8 +117,13 @@ type LoopDetector struct {
 	Similarity float64
 	// Embedder, when set, measures the similar-diff rule with embeddings of
 	// the changed lines instead; when it fails, the lexical measure is used
-	// and the detection says so.
+	// and the detection says so. The same-fix rule asks it for a second
+	// opinion on changes that its deterministic rules find different.
 	Embedder Embedder
+	// SameFixLexicalCap: the same-fix rule asks the Embedder only about
+	// changes whose differing parts are lexically less similar than this
+	// (0 means DefaultSameFixLexicalCap).
+	SameFixLexicalCap float64
 	// EmbeddingThreshold is the cosine similarity of embeddings from which
 	// two changes are nearly the same: 0 means DefaultEmbeddingThreshold.
 	EmbeddingThreshold float64
@@ -113,13 +138,14 @@ type LoopDetector struct {
 }
 
 // Check evaluates the last attempt of history (oldest first) against the
-// attempts before it, with the rules in this order: same-diff, no-change,
-// same-error, oscillation, similar-diff; the detection names every rule
-// that fired, in that order.
+// attempts before it, with the rules in this order: same-diff, same-fix,
+// no-change, same-error, oscillation, similar-diff; the detection names
+// every rule that fired, in that order.
 // An attempt whose gate passed is never part of a loop: when the last one
 // passed, nothing is found, and a passed attempt breaks every sequence.
-// Empty attempts count for no-change only. Only the similar-diff rule with
-// an Embedder uses ctx.
+// Empty attempts count for no-change only. Only the same-fix rule (reading
+// the attempts' Trees, asking the Embedder) and the similar-diff rule with
+// an Embedder use ctx.
 func (d LoopDetector) Check(ctx context.Context, history []Attempt) (Detection, bool) {
 	if len(history) == 0 || history[len(history)-1].Passed() {
 		return Detection{}, false
@@ -153,6 +179,16 @@ func (d LoopDetector) Check(ctx context.Context, history []Attempt) (Detection, 
 	if n >= 2 && !last.Empty && !prev.Empty && sameChange(prev, last) {
 		fired = append(fired, Detection{Rule: RuleSameDiff, Attempts: nums(prev, last),
 			Details: fmt.Sprintf("attempts %d and %d made the same change", prev.Number, last.Number)})
+	}
+	if n >= 2 && !last.Empty && !prev.Empty && !sameChange(prev, last) {
+		if ta, _ := prev.changeText(); ta != "" {
+			if tb, _ := last.changeText(); tb != "" {
+				if how, ok := d.sameFix(ctx, prev, last); ok {
+					fired = append(fired, Detection{Rule: RuleSameFix, Attempts: nums(prev, last),
+						Details: fmt.Sprintf("attempts %d and %d made the same fix in another form: %s", prev.Number, last.Number, how)})
+				}
+			}
+		}
 	}
 	if n >= 2 && last.Empty && prev.Empty {
 		fired = append(fired, Detection{Rule: RuleNoChange, Attempts: nums(prev, last),

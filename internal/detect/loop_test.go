@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -161,7 +162,7 @@ func TestLoopRules(t *testing.T) {
 			details: "lexical similarity 0.938 ≥ 0.900 (renamed delay→backoff, f→fn, i→try, …)"},
 		{name: "reformatted",
 			history: hist(at{hash: "A", diff: pyA, err: "fp1"}, at{hash: "B", diff: pyABlack, err: "fp2"}),
-			rule:    RuleSimilarDiff, attempts: []int{1, 2}, details: "lexical similarity 1.000"},
+			rule:    RuleSameFix, rules: []string{RuleSameFix, RuleSimilarDiff}, attempts: []int{1, 2}, details: "lexical similarity 1.000"},
 		{name: "a small real change",
 			history: hist(at{hash: "A", diff: offByOneA, err: "fp1"}, at{hash: "B", diff: offByOneB, err: "fp2"})},
 		{name: "another idea",
@@ -172,9 +173,10 @@ func TestLoopRules(t *testing.T) {
 			d:       LoopDetector{Similarity: 0.8},
 			history: hist(at{hash: "A", diff: offByOneA, err: "fp1"}, at{hash: "B", diff: offByOneB, err: "fp2"}),
 			rule:    RuleSimilarDiff, attempts: []int{1, 2}, details: "lexical similarity 0.829 ≥ 0.800"},
-		{name: "threshold above 1 disables",
+		{name: "threshold above 1 disables similar-diff, not same-fix",
 			d:       LoopDetector{Similarity: 1.01},
-			history: hist(at{hash: "A", diff: pyA, err: "fp1"}, at{hash: "B", diff: pyABlack, err: "fp2"})},
+			history: hist(at{hash: "A", diff: pyA, err: "fp1"}, at{hash: "B", diff: pyABlack, err: "fp2"}),
+			rule:    RuleSameFix, attempts: []int{1, 2}, details: "the same fix in another form"},
 		{name: "no diff text",
 			history: hist(at{hash: "A", err: "fp1"}, at{hash: "B", err: "fp2"})},
 
@@ -269,14 +271,15 @@ func TestLoopEmbeddings(t *testing.T) {
 		return []float64{1, 0}
 	}}
 	reformatted := hist(at{hash: "A", diff: pyA, err: "fp1"}, at{hash: "B", diff: pyABlack, err: "fp2"})
-	if det, ok := (LoopDetector{Embedder: far}).Check(context.Background(), reformatted); ok {
-		t.Errorf("embeddings far apart, found %+v", det)
+	// (same-fix sees that the change is the same, whatever the embeddings.)
+	if det, ok := (LoopDetector{Embedder: far}).Check(context.Background(), reformatted); !ok || det.Names() != RuleSameFix {
+		t.Errorf("embeddings far apart, found %+v, want same-fix alone", det)
 	}
 
 	// An embedder that fails: the lexical measure, said so.
 	broken := &fakeEmbedder{err: errors.New("embeddings: 503 Service Unavailable: overloaded")}
 	det, ok = LoopDetector{Embedder: broken}.Check(context.Background(), reformatted)
-	if !ok || det.Rule != RuleSimilarDiff || !strings.Contains(det.Details, "embeddings failed (embeddings: 503 Service Unavailable: overloaded), lexical similarity 1.000") {
+	if !ok || det.Names() != "same-fix, similar-diff" || !strings.Contains(det.Details, "embeddings failed (embeddings: 503 Service Unavailable: overloaded), lexical similarity 1.000") {
 		t.Errorf("broken embedder: %+v, %v", det, ok)
 	}
 	if _, ok := (LoopDetector{Embedder: broken}).Check(context.Background(), twoIdeas); ok {
@@ -304,7 +307,7 @@ func TestDetectionJSON(t *testing.T) {
 	a := Attempt{Number: 1, Tier: "cheap", DiffHash: "h", GateError: "v1:ff"}
 	b, _ = json.Marshal(a)
 	var back Attempt
-	if err := json.Unmarshal(b, &back); err != nil || back != a {
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, a) {
 		t.Errorf("round trip %s: %+v, %v", b, back, err)
 	}
 }

@@ -222,14 +222,22 @@ func (p Policy) Resumed(st TaskState, stop *StopData) TaskState {
 }
 
 // LoopHistory is what the loop rules see after attempt a: the attempts of
-// a's step in h, then a.
+// a's step in h, then a. Each has its own change (AttemptDiff, for
+// similar-diff) and its whole change against the task's base (Change, kept
+// bounded, with all its files, for same-fix); not its tree, which only the
+// task that makes the attempt reads.
 func LoopHistory(h History, a Attempt) []detect.Attempt {
 	var out []detect.Attempt
 	for _, x := range append(slices.Clip(h.Attempts), a) {
 		if x.Step != a.Step {
 			continue
 		}
+		var files []string
+		for _, f := range x.Change.Files {
+			files = append(files, f.Path)
+		}
 		out = append(out, detect.Attempt{Number: x.Number, Tier: x.Tier, DiffHash: x.Change.Hash, Diff: x.AttemptDiff,
+			Change: x.Change.Diff, ChangeCut: x.Change.Truncated, Files: files,
 			Empty: x.Unchanged, GateError: gateError(x.Gate)})
 	}
 	return out

@@ -83,6 +83,16 @@ type LoopChecker interface {
 	Check(ctx context.Context, history []detect.Attempt) (detect.Detection, bool)
 }
 
+// SnapshotReader is what a Workspace may offer the loop rules besides: the
+// files of a saved state (an attempt's Result), which the same-fix rule
+// reads to compare Go code as syntax trees. Without it the rule compares
+// the attempts' diffs only.
+type SnapshotReader interface {
+	// ReadFiles returns the contents of paths in commit's tree; a path
+	// that is not there is absent from the map.
+	ReadFiles(ctx context.Context, commit string, paths []string) (map[string][]byte, error)
+}
+
 // TaskRecorder keeps a task durable, as Journal does a loop.
 type TaskRecorder interface {
 	Record(ev Event) error
@@ -181,6 +191,8 @@ type task struct {
 	planner    *Attempt
 	stop       *StopData
 	journalErr error
+	// files are the files of saved states the loop rules read.
+	files fileCache
 }
 
 // RunTask develops the task through its tiers until a change passes the gate
@@ -596,11 +608,109 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 		return a, nil, true
 	}
 	if t.o.Loops != nil {
-		if det, found := t.o.Loops.Check(ctx, LoopHistory(t.history(), a)); found {
+		if det, found := t.o.Loops.Check(ctx, t.loopHistory(t.history(), a)); found {
 			return a, &det, true
 		}
 	}
 	return a, nil, true
+}
+
+// loopHistory is LoopHistory with each attempt's tree, read through the
+// workspace when it can (SnapshotReader): the files the rules read are
+// kept until the next check, which compares the attempt just made with the
+// one after it, so that no file is read twice.
+func (t *task) loopHistory(h History, a Attempt) []detect.Attempt {
+	hist := LoopHistory(h, a)
+	r, ok := t.o.Workspace.(SnapshotReader)
+	if !ok {
+		return hist
+	}
+	results := map[int]string{}
+	for _, x := range append(slices.Clip(h.Attempts), a) {
+		results[x.Number] = x.Result
+	}
+	keep := map[string]bool{}
+	for i := range hist {
+		if c := results[hist[i].Number]; c != "" {
+			hist[i].Tree = &snapshotTree{r: r, commit: c, cache: &t.files}
+			if i >= len(hist)-2 {
+				keep[c] = true
+			}
+		}
+	}
+	t.files.retain(keep)
+	return hist
+}
+
+// snapshotTree is the tree of one saved state, as the loop rules read it.
+type snapshotTree struct {
+	r      SnapshotReader
+	commit string
+	cache  *fileCache
+}
+
+func (s *snapshotTree) ReadFiles(ctx context.Context, paths []string) (map[string][]byte, error) {
+	out, missing := s.cache.get(s.commit, paths)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	got, err := s.r.ReadFiles(ctx, s.commit, missing)
+	if err != nil {
+		return nil, err
+	}
+	s.cache.put(s.commit, missing, got)
+	for p, c := range got {
+		out[p] = c
+	}
+	return out, nil
+}
+
+// fileCache keeps the files read from saved states, absent ones too.
+type fileCache struct {
+	mu sync.Mutex
+	m  map[string]map[string][]byte // commit → path → content (nil: absent)
+}
+
+func (c *fileCache) get(commit string, paths []string) (map[string][]byte, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string][]byte{}
+	var missing []string
+	for _, p := range paths {
+		content, ok := c.m[commit][p]
+		switch {
+		case !ok:
+			missing = append(missing, p)
+		case content != nil:
+			out[p] = content
+		}
+	}
+	return out, missing
+}
+
+func (c *fileCache) put(commit string, paths []string, got map[string][]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]map[string][]byte{}
+	}
+	if c.m[commit] == nil {
+		c.m[commit] = map[string][]byte{}
+	}
+	for _, p := range paths {
+		c.m[commit][p] = got[p] // nil when absent
+	}
+}
+
+// retain drops the files of the states not in keep.
+func (c *fileCache) retain(keep map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if !keep[k] {
+			delete(c.m, k)
+		}
+	}
 }
 
 // gateError identifies how the gate failed, for the same-error rule: the

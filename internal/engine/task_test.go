@@ -39,6 +39,7 @@ type fakeWS struct {
 	names     []string // the names Snapshot was given, in order
 	restores  []string // the commits Restore was given, in order
 	commits   []string // the messages of the commits made, in order
+	reads     []string // the files ReadFiles read, as commit:path
 }
 
 func newWS(files map[string]string) *fakeWS {
@@ -71,6 +72,23 @@ func (w *fakeWS) DiffFrom(_ context.Context, commit string) (git.Change, error) 
 		return git.Change{}, fmt.Errorf("no commit %s", commit)
 	}
 	return fakeChange(from, w.files), nil
+}
+
+func (w *fakeWS) ReadFiles(_ context.Context, commit string, paths []string) (map[string][]byte, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	snap, ok := w.snaps[commit]
+	if !ok {
+		return nil, fmt.Errorf("no commit %s", commit)
+	}
+	out := map[string][]byte{}
+	for _, p := range paths {
+		w.reads = append(w.reads, commit+":"+p)
+		if c, ok := snap[p]; ok {
+			out[p] = []byte(c)
+		}
+	}
+	return out, nil
 }
 
 func (w *fakeWS) Restore(_ context.Context, commit string) error {
@@ -715,6 +733,36 @@ func TestRunTask(t *testing.T) {
 					t.Errorf("attempt 2's own diff holds attempt 1's change:\n%s", d)
 				}
 				mustContain(t, "the detection", r.Detections[0].Details, "lexical similarity")
+			},
+		},
+		{
+			name: "the same fix in other forms (Go syntax trees): nudge, then escalate",
+			tiers: []tierSpec{
+				{name: "t1", attempts: 5, replies: []reply{
+					edit("a.go", "package a\n\nfunc Answer(x int) int {\n\ta := x\n\tb := 1\n\treturn a + b\n}\n"),
+					// the statements in another order, other names, a comment
+					edit("a.go", "package a\n\n// Answer answers.\nfunc Answer(n int) int {\n\tone := 1\n\tv := n\n\treturn one + v\n}\n"),
+					// the names of the first, parentheses
+					edit("a.go", "package a\n\nfunc Answer(x int) int {\n\tb := 1\n\ta := x\n\treturn (b + a)\n}\n")}},
+				{name: "t2", attempts: 3, replies: []reply{edit("a.go", "right answer")}},
+			},
+			judge:        answer("right answer", nil),
+			status:       StatusDone,
+			actions:      []string{ActionRetry, ActionNudge, ActionEscalate, ActionPass},
+			attemptTiers: []string{"t1", "t1", "t1", "t2"},
+			detections:   []detWant{{"same-fix", []int{1, 2}, "t1", ActionNudge}, {"same-fix, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
+			commits:      []string{"feat: Fix the answer (tier t2, attempt 1)"},
+			snapshots:    snapNames(4),
+			check: func(t *testing.T, w *world, r TaskResult) {
+				mustContain(t, "the detection", r.Detections[0].Details, "attempts 1 and 2 made the same fix in another form",
+					"in a.go, the declaration it changes is the same syntax tree", "func Answer")
+				mustContain(t, "tier 1's third prompt", w.agents["t1"].prompts()[2], "Step back: your attempts are going round in circles (same-fix")
+				mustContain(t, "tier 2's first prompt", w.agents["t2"].prompts()[0], "You take over from tier t1", "same-fix")
+				// Each attempt's a.go is read once: attempt 2's tree, read
+				// when it was checked, is kept for the check of attempt 3.
+				if want := []string{"snap-2:a.go", "snap-4:a.go", "snap-6:a.go"}; !slices.Equal(w.ws.reads, want) {
+					t.Errorf("files read %v, want %v", w.ws.reads, want)
+				}
 			},
 		},
 		{

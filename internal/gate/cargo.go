@@ -53,8 +53,11 @@ func (p *cargoParser) line(s string, _ bool) {
 			p.order = append(p.order, m[1])
 		}
 		p.tests[m[1]] = m[2]
-		if m[2] == "ok" {
+		switch m[2] {
+		case "ok":
 			p.o.pass(m[1])
+		case "ignored":
+			p.o.skip(m[1])
 		}
 		return
 	}

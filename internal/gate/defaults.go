@@ -39,13 +39,20 @@ const (
 	FormatCargo = "cargo"
 	// FormatPython reads python -m compileall and Python tracebacks.
 	FormatPython = "python"
+	// FormatNode reads node's test runner (node --test) with its TAP or
+	// spec reporter.
+	FormatNode = "node"
+	// FormatJest and FormatVitest read the summaries of jest and vitest:
+	// their counts of tests.
+	FormatJest   = "jest"
+	FormatVitest = "vitest"
 	// FormatText reads any output: crashes only.
 	FormatText = "text"
 )
 
 var (
 	kinds   = []string{KindBuild, KindVet, KindTest}
-	formats = []string{FormatGoTest, FormatGo, FormatPytest, FormatCargo, FormatPython, FormatText}
+	formats = []string{FormatGoTest, FormatGo, FormatPytest, FormatCargo, FormatPython, FormatNode, FormatJest, FormatVitest, FormatText}
 )
 
 func (c Check) validateHints() error {
@@ -143,6 +150,9 @@ func InferKind(c Check) string {
 		case "golangci-lint", "staticcheck", "ruff", "flake8", "pylint", "mypy", "eslint", "clippy", "cargo-clippy", "shellcheck":
 			return KindVet
 		}
+		if p == "node" && slices.ContainsFunc(w[i+1:], isNodeTestFlag) {
+			return KindTest
+		}
 		if i+1 < len(w) && (p == "go" || p == "cargo" || p == "npm" || p == "yarn" || p == "pnpm" || p == "make" || p == "dotnet" || p == "mvn" || p == "gradle") {
 			switch sub := w[i+1]; {
 			case sub == "test" || sub == "nextest" || sub == "t":
@@ -168,15 +178,29 @@ func InferKind(c Check) string {
 
 // InferFormat is c.Format, or the parser that c's command calls for: go
 // test with -json is FormatGoTest, another go command FormatGo, pytest
-// FormatPytest, cargo FormatCargo, python FormatPython, anything else
+// FormatPytest, cargo FormatCargo, python FormatPython, node --test
+// FormatNode, jest FormatJest, vitest FormatVitest, anything else
 // FormatText.
 func InferFormat(c Check) string {
 	if c.Format != "" {
 		return c.Format
 	}
 	w, _ := c.words()
+	return formatOfWords(w)
+}
+
+// formatOfWords is the parser that a command of words calls for.
+func formatOfWords(w []string) string {
 	for i, x := range w {
 		switch p := program(x); p {
+		case "node":
+			if slices.ContainsFunc(w[i+1:], isNodeTestFlag) {
+				return FormatNode
+			}
+		case "jest":
+			return FormatJest
+		case "vitest":
+			return FormatVitest
 		case "go":
 			if i+1 < len(w) && w[i+1] == "test" && slices.ContainsFunc(w[i+2:], func(a string) bool {
 				return a == "-json" || a == "--json" || a == "-json=true" || a == "--json=true"
@@ -272,7 +296,7 @@ func DetectDefaults(dir string) []Check {
 		add(&test, KindTest, FormatCargo, "cargo", "test", "--no-fail-fast")
 	}
 	if npmHasTest(filepath.Join(dir, "package.json")) {
-		add(&test, KindTest, FormatText, "npm", "test")
+		add(&test, KindTest, npmTestFormat(dir), "npm", "test")
 	}
 	return slices.Concat(build, vet, test)
 }
@@ -360,10 +384,18 @@ func hasPythonTests(dir string) bool {
 	return false
 }
 
-// pytestInstalled reports whether python can import pytest (a second at
-// most).
+// pytestInstalled reports whether python can import pytest (five seconds
+// at most). It runs isolated (-I: neither the current directory nor the
+// PYTHON* variables on its import path) from an empty directory of its
+// own, so that a pytest.py (or anything) in the project is not what runs.
 func pytestInstalled(python string) bool {
-	cmd := exec.Command(python, "-c", "import pytest")
+	tmp, err := os.MkdirTemp("", "jlgcli-pytest-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command(python, "-I", "-c", "import pytest")
+	cmd.Dir = tmp
 	if err := cmd.Start(); err != nil {
 		return false
 	}
@@ -410,4 +442,136 @@ func IsTestFile(p string) bool {
 		return strings.HasSuffix(stem, "_spec") || strings.HasSuffix(stem, "_test")
 	}
 	return false
+}
+
+// isNodeTestFlag: the flag that makes node run tests.
+func isNodeTestFlag(a string) bool { return a == "--test" }
+
+// npmFamily are the package managers whose "test" runs package.json's test
+// script.
+var npmFamily = map[string]bool{"npm": true, "yarn": true, "pnpm": true, "bun": true}
+
+// npmTest reports whether words run package.json's test script: npm test,
+// npm t, npm run test, yarn test, pnpm test, ...
+func npmTest(w []string) bool {
+	for i, x := range w {
+		if !npmFamily[program(x)] || i+1 >= len(w) {
+			continue
+		}
+		switch w[i+1] {
+		case "test", "t":
+			return true
+		case "run", "run-script":
+			return i+2 < len(w) && w[i+2] == "test"
+		}
+	}
+	return false
+}
+
+// npmTestFormat is the parser of what package.json's test script in dir
+// runs: FormatNode for node --test, FormatJest, FormatVitest; else
+// FormatText.
+func npmTestFormat(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return FormatText
+	}
+	var pkg struct {
+		Scripts map[string]string `json:"scripts"`
+	}
+	if json.Unmarshal(data, &pkg) != nil {
+		return FormatText
+	}
+	w, _ := shellWords(pkg.Scripts["test"])
+	switch f := formatOfWords(w); f {
+	case FormatNode, FormatJest, FormatVitest:
+		return f
+	}
+	return FormatText
+}
+
+// Counted is c as the gate runs it so that its tests can be counted and
+// named, and the parser of its output. A check whose command jlgcli reads
+// (one simple command, its format not set otherwise, no JUnit report) is
+// rewritten where that changes nothing but its output: go test gets -json
+// (unless it has -json already, or builds a binary: -c, -o, -list, -fuzz),
+// pytest gets -rA (every test's outcome named in its summary). npm test
+// (yarn, pnpm) is read with the parser of what package.json's test script
+// runs in dir (node --test, jest, vitest). Any other check is run as it
+// is; its tests are counted when its output says how many ran.
+func Counted(c Check, dir string) (Check, string) {
+	format := InferFormat(c)
+	w, ok := c.words()
+	if !ok || c.JUnit != "" {
+		return c, format
+	}
+	inferred := formatOfWords(w)
+	if c.Format != "" && c.Format != inferred && !(c.Format == FormatText && npmTest(w)) {
+		return c, format
+	}
+	if npmTest(w) && (c.Format == "" || c.Format == FormatText) {
+		return c, npmTestFormat(dir)
+	}
+	var out []string
+	switch inferred {
+	case FormatGo:
+		out = goTestJSON(w)
+		if out != nil {
+			format = FormatGoTest
+		}
+	case FormatPytest:
+		out = pytestAll(w)
+	}
+	if out == nil {
+		return c, format
+	}
+	r := c
+	if c.Shell != "" {
+		q := make([]string, len(out))
+		for i, a := range out {
+			q[i] = shellQuote(a)
+		}
+		r.Shell = strings.Join(q, " ")
+	} else {
+		r.Argv = out
+	}
+	if r.Format != "" {
+		r.Format = format
+	}
+	return r, format
+}
+
+// goTestJSON is the words of a go test with -json added after "test"; nil
+// when they are not a go test, have it already, or build a binary.
+func goTestJSON(w []string) []string {
+	if len(w) < 2 || program(w[0]) != "go" || w[1] != "test" {
+		return nil
+	}
+	for _, a := range w[2:] {
+		if a == "-args" || a == "--args" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "json" || name == "c" || name == "o" || name == "list" || name == "fuzz") {
+			return nil
+		}
+	}
+	return slices.Concat(w[:2], []string{"-json"}, w[2:])
+}
+
+// pytestAll is the words of a pytest with -rA added at the end; nil when
+// they are not a pytest or have it.
+func pytestAll(w []string) []string {
+	k := -1
+	for i, x := range w {
+		p := program(x)
+		if p == "pytest" || p == "py.test" || (p == "python" && i+2 < len(w) && w[i+1] == "-m" && (w[i+2] == "pytest" || w[i+2] == "py.test")) {
+			k = i
+			break
+		}
+	}
+	if k < 0 || slices.Contains(w, "-rA") {
+		return nil
+	}
+	return append(slices.Clone(w), "-rA")
 }

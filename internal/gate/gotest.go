@@ -174,6 +174,7 @@ func (p *goTestParser) result() *parsed {
 					o.counts.Passed++
 				}
 			case "skip":
+				o.skip(id)
 				if leaf {
 					o.counts.Skipped++
 				}

@@ -70,6 +70,7 @@ func parseJUnit(r io.Reader, dir string) (*parsed, error) {
 				o.failures = append(o.failures, junitFailure(c, problems[0], id, file, dir))
 			case len(c.Skipped) > 0:
 				o.counts.Skipped++
+				o.skip(id)
 			default:
 				o.counts.Passed++
 				o.pass(id)
@@ -209,6 +210,9 @@ func readJUnit(dir, pattern string, before junitSnapshot) (o *parsed, warnings [
 		o.counts.Run += one.counts.Run
 		for id := range one.passed {
 			o.pass(id)
+		}
+		for id := range one.skipped {
+			o.skip(id)
 		}
 	}
 	return o, warnings

@@ -58,8 +58,9 @@ type parsed struct {
 	// buildFailed: the code did not build (or a test file did not load), so
 	// the failures are not to be re-run.
 	buildFailed bool
-	// passed holds the ids of the tests seen passing, for reruns.
-	passed map[string]bool
+	// passed holds the ids of the tests seen passing, for reruns and for
+	// the tests of the base (TestOutcomes); skipped those seen skipped.
+	passed, skipped map[string]bool
 }
 
 func (o *parsed) add(d diag) { o.diags = append(o.diags, d) }
@@ -69,6 +70,13 @@ func (o *parsed) pass(id string) {
 		o.passed = map[string]bool{}
 	}
 	o.passed[id] = true
+}
+
+func (o *parsed) skip(id string) {
+	if o.skipped == nil {
+		o.skipped = map[string]bool{}
+	}
+	o.skipped[id] = true
 }
 
 // parser reads a check's output line by line (line is never called from
@@ -104,6 +112,10 @@ func newParser(format, kind, dir string) parser {
 		return newCargoParser()
 	case FormatPython:
 		return &pythonParser{dir: dir}
+	case FormatNode:
+		return newNodeParser(dir)
+	case FormatJest, FormatVitest:
+		return &jsSummaryParser{}
 	}
 	return &textParser{}
 }

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,7 @@ type pytestParser struct {
 	subs     map[string][]string // the lines of each subsection of FAILURES and ERRORS
 	subOrder []string
 	summary  []pytestSummary
+	passed   []string // the node ids of -rA's PASSED, XPASS and XFAIL lines
 	counts   map[string]int
 	hasCount bool
 	crashes  []string
@@ -41,8 +43,11 @@ var (
 	pytestSectionRE = regexp.MustCompile(`^={3,} (.+?) ={3,}$`)
 	pytestSubRE     = regexp.MustCompile(`^_{3,} (.+?) _{3,}$`)
 	pytestShortRE   = regexp.MustCompile(`^(FAILED|ERROR) (\S+(?:\[[^\]]*\])?)(?: - (.*))?$`)
-	pytestCountsRE  = regexp.MustCompile(`^(?:\d+ [a-z]+(?:, \d+ [a-z]+)*|no tests ran) in [\d.]+s\b`)
-	pytestCountRE   = regexp.MustCompile(`(\d+) ([a-z]+)`)
+	// pytestPassedRE is a line of -rA's summary for a test that passed (or
+	// failed as expected): "PASSED tests/test_x.py::test_a".
+	pytestPassedRE = regexp.MustCompile(`^(?:PASSED|XPASS|XFAIL) (\S+::\S+(?:\[[^\]]*\])?)`)
+	pytestCountsRE = regexp.MustCompile(`^(?:\d+ [a-z]+(?:, \d+ [a-z]+)*|no tests ran) in [\d.]+s\b`)
+	pytestCountRE  = regexp.MustCompile(`(\d+) ([a-z]+)`)
 	// pytestLocRE matches a location of a traceback: "tests/test_x.py:7:
 	// AssertionError", "tests/test_x.py:15: in test_div_zero".
 	pytestLocRE = regexp.MustCompile(`^([^\s:]+\.py):(\d+):(?: (.*))?$`)
@@ -79,6 +84,8 @@ func (p *pytestParser) line(s string, _ bool) {
 	case "short test summary info":
 		if m := pytestShortRE.FindStringSubmatch(t); m != nil {
 			p.summary = append(p.summary, pytestSummary{kind: m[1], nodeID: m[2], msg: m[3]})
+		} else if m := pytestPassedRE.FindStringSubmatch(t); m != nil {
+			p.passed = append(p.passed, m[1])
 		}
 	}
 }
@@ -149,6 +156,9 @@ func (d pyDetail) errorText() string {
 
 func (p *pytestParser) result() *parsed {
 	o := &parsed{}
+	for _, id := range p.passed {
+		o.pass(id)
+	}
 	for _, c := range p.crashes {
 		o.add(diag{text: c, class: classRuntime, crash: true})
 	}
@@ -171,6 +181,10 @@ func (p *pytestParser) result() *parsed {
 			}
 		}
 	}
+	// -rA lists errors before failures, -rfE after: failures first.
+	slices.SortStableFunc(summary, func(a, b pytestSummary) int {
+		return strings.Compare(b.kind, a.kind) // FAILED before ERROR
+	})
 	for _, s := range summary {
 		if seen[s.kind+s.nodeID] {
 			continue

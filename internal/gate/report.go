@@ -91,6 +91,56 @@ type CheckReport struct {
 	// Reruns is how many times its failed tests were run again.
 	Reruns int      `json:"reruns,omitempty"`
 	Flaky  []string `json:"flaky,omitempty"`
+	// Tests name its tests by how they ended, when its output names them
+	// (go test -json, pytest -rA, node --test, cargo, JUnit): kept in a
+	// baseline (TestOptions.KeepTests), which the tests of the base are
+	// compared with test by test.
+	Tests *TestOutcomes `json:"tests,omitempty"`
+}
+
+// TestOutcomes are the ids of a check's tests by how they ended: Go's
+// "pkg.TestName/sub", pytest's node ids, node's "suite > test", cargo's
+// paths, JUnit's "class.name". A flaky test is passed.
+type TestOutcomes struct {
+	Passed  []string `json:"passed,omitempty"`
+	Failed  []string `json:"failed,omitempty"`
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// outcomes are the tests of a run as its parser named them; nil when it
+// named none.
+func outcomes(o *parsed, flaky []string) *TestOutcomes {
+	if o == nil {
+		return nil
+	}
+	var t TestOutcomes
+	passed := map[string]bool{}
+	for id := range o.passed {
+		passed[id] = true
+	}
+	for _, id := range flaky {
+		passed[id] = true
+	}
+	for id := range passed {
+		t.Passed = append(t.Passed, id)
+	}
+	for _, f := range o.failures {
+		if f.id != "" && !passed[f.id] {
+			t.Failed = append(t.Failed, f.id)
+		}
+	}
+	for id := range o.skipped {
+		if !passed[id] {
+			t.Skipped = append(t.Skipped, id)
+		}
+	}
+	if len(t.Passed)+len(t.Failed)+len(t.Skipped) == 0 {
+		return nil
+	}
+	slices.Sort(t.Passed)
+	t.Failed = slices.Compact(slices.Sorted(slices.Values(t.Failed)))
+	slices.Sort(t.Skipped)
+	return &t
 }
 
 // Report is the tester's verdict on the code, in the seed's JSON format
@@ -131,6 +181,15 @@ type Report struct {
 	NotRun      []string `json:"not_run,omitempty"`
 	Interrupted bool     `json:"interrupted,omitempty"`
 	DurationMs  int64    `json:"duration_ms"`
+	// Uncounted are the checks (of tests, or of a kind jlgcli cannot
+	// tell) that ran to their end and whose output said neither how many
+	// tests ran nor which: the rules that compare tests (fewer-tests-run,
+	// more-tests-skipped, and the tests of the base test by test) are off
+	// for them, and the tests of the base judge them by their exit status.
+	Uncounted []string `json:"uncounted,omitempty"`
+	// BaseTests is what the tests as they stood at the task's base said
+	// of the change (TestOptions.BaseTests); nil when they were not asked.
+	BaseTests *BaseTestsReport `json:"base_tests,omitempty"`
 }
 
 // MarshalJSON writes the seed's lists as [] when empty, never null.
@@ -273,6 +332,7 @@ func (b *builder) addRun(run *checkRun) {
 			r.Counts.add(c)
 			b.testsRan = b.testsRan || c.Run > 0
 		}
+		rep.Tests = outcomes(o, run.flaky)
 	}
 	r.Checks = append(r.Checks, rep)
 	r.Flaky = append(r.Flaky, run.flaky...)
@@ -367,6 +427,9 @@ func (b *builder) judge(interrupted bool) {
 		if c.Counts != nil && c.Kind == KindTest && c.Counts.Run == 0 && c.Passed {
 			b.addText(&r.Warnings, fmt.Sprintf("check %q ran no test", c.Name))
 		}
+		if uncounted(c) {
+			r.Uncounted = append(r.Uncounted, c.Name)
+		}
 	}
 
 	escalate := r.Status != StatusPass && (b.parseErrors >= EscalateSyntaxErrors || b.crashed || b.timedOut)
@@ -393,6 +456,13 @@ func (b *builder) judge(interrupted bool) {
 	if interrupted || b.timedOut {
 		lower(0.5)
 	}
+}
+
+// uncounted: a check of tests (or of a kind jlgcli cannot tell) that ran
+// to its end, built, and whose output counted no test.
+func uncounted(c CheckReport) bool {
+	return (c.Kind == KindTest || c.Kind == "") && c.Counts == nil && c.Tests == nil &&
+		!c.BuildFailed && !c.TimedOut && !c.Interrupted && c.Error == ""
 }
 
 func hasCrash(o *parsed) bool {

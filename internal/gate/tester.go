@@ -2,6 +2,8 @@ package gate
 
 import (
 	"context"
+	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -41,6 +43,18 @@ type TestOptions struct {
 	// MaxRerunFailures is the most failed tests that are run again; zero
 	// means DefaultMaxRerunFailures.
 	MaxRerunFailures int
+	// KeepTests keeps in the report each check's tests by name
+	// (CheckReport.Tests): a baseline's, which the tests of the base are
+	// compared with.
+	KeepTests bool
+	// BaseTests, when set, judges a change that passed its own checks with
+	// the tests as they stood at the task's base, against Baseline.
+	BaseTests *BaseTests
+	// Scratch is a directory of jlgcli's own, empty, writable by the
+	// checks and no part of the change, where the checks' by-products go
+	// (Python's bytecode: PYTHONPYCACHEPREFIX); "": none. The checks run
+	// with PYTHONDONTWRITEBYTECODE=1 in any case.
+	Scratch string
 }
 
 func (o TestOptions) maxReruns() int {
@@ -76,7 +90,7 @@ func (o TestOptions) maxRerunFailures() int {
 // flaky passes, and the report's status is then a warning.
 func Test(ctx context.Context, dir string, env []string, checks []Check, opt TestOptions) Report {
 	start := time.Now()
-	full := environ(env)
+	full := environ(append(slices.Clip(env), checkEnv(opt.Scratch)...))
 	var runs []*checkRun
 	var notRun []string
 	interrupted := false
@@ -99,14 +113,43 @@ func Test(ctx context.Context, dir string, env []string, checks []Check, opt Tes
 			break
 		}
 	}
-	return build(runs, notRun, interrupted, start, opt)
+	r := build(runs, notRun, interrupted, start, opt)
+	if opt.BaseTests != nil {
+		judgeBase(ctx, dir, env, checks, &r, opt)
+	}
+	if !opt.KeepTests {
+		for i := range r.Checks {
+			r.Checks[i].Tests = nil
+		}
+	}
+	r.DurationMs = time.Since(start).Milliseconds()
+	return r
+}
+
+// checkEnv is what the gate adds to its checks' environment: Python writes
+// no bytecode next to the sources (what it compiles goes to scratch, a
+// directory of jlgcli's own, when there is one; and it reads none that an
+// agent may have left there).
+func checkEnv(scratch string) []string {
+	env := []string{"PYTHONDONTWRITEBYTECODE=1"}
+	if scratch != "" {
+		env = append(env, "PYTHONPYCACHEPREFIX="+filepath.Join(scratch, "pycache"))
+	}
+	return env
 }
 
 // BaselineReport runs the checks before the first iteration, for Test's
-// TestOptions.Baseline: every check, even after a failure, and no reruns.
+// TestOptions.Baseline: Test with BaselineOptions.
 func BaselineReport(ctx context.Context, dir string, env []string, checks []Check) *Report {
-	r := Test(ctx, dir, env, checks, TestOptions{RunAll: true, MaxReruns: -1})
+	r := Test(ctx, dir, env, checks, BaselineOptions(""))
 	return &r
+}
+
+// BaselineOptions are the options of a baseline: every check, even after a
+// failure, no reruns, and the tests by name (KeepTests); scratch is as
+// TestOptions.Scratch.
+func BaselineOptions(scratch string) TestOptions {
+	return TestOptions{RunAll: true, MaxReruns: -1, KeepTests: true, Scratch: scratch}
 }
 
 // RunStaged is Run that stops at the first check that fails (checks
@@ -127,7 +170,8 @@ func checkNames(checks []Check) []string {
 // runCheck runs one check, reading its output with its parser and its
 // JUnit files.
 func runCheck(ctx context.Context, dir string, env []string, c Check) *checkRun {
-	run := &checkRun{check: c, kind: InferKind(c), format: InferFormat(c)}
+	c, format := Counted(c, dir)
+	run := &checkRun{check: c, kind: InferKind(c), format: format}
 	run.cr, run.o, run.notes = runParsed(ctx, dir, env, c, run.kind, run.format)
 	return run
 }

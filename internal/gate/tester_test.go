@@ -163,12 +163,14 @@ func TestTestFlakyGo(t *testing.T) {
 		t.Errorf("counts %+v, want %+v", r.Counts, want)
 	}
 
-	// go test without -json (a --check): the rerun adds -json.
+	// go test without -json (a --check): the gate adds -json, so that its
+	// tests are counted and named.
 	counter = t.TempDir()
 	env = append(slices.Clone(goEnv), "FLAKY_DIR="+counter)
 	r = Test(context.Background(), dir, env, []Check{{Name: "go test ./...", Shell: "go test ./..."}}, TestOptions{})
-	if r.Status != StatusWarning || !slices.Equal(r.Flaky, []string{"example.com/proj/flaky.TestFlaky"}) || r.Checks[0].Format != FormatGo {
-		t.Errorf("status %s, flaky %v, format %s", r.Status, r.Flaky, r.Checks[0].Format)
+	if c := r.Checks[0]; r.Status != StatusWarning || !slices.Equal(r.Flaky, []string{"example.com/proj/flaky.TestFlaky"}) ||
+		c.Format != FormatGoTest || c.Command != "go test -json ./..." || c.Name != "go test ./..." || c.Counts == nil {
+		t.Errorf("status %s, flaky %v, format %s, command %q, counts %v", r.Status, r.Flaky, c.Format, c.Command, c.Counts)
 	}
 }
 

@@ -726,7 +726,17 @@ func copyFile(from, to string) error {
 		out.Close()
 		return err
 	}
-	return out.Close()
+	if err := out.Close(); err != nil {
+		return err
+	}
+	// The copy keeps the time of the index: git trusts an entry's cached
+	// stat only when the file is older than the index that cached it
+	// (racy git), and a copy made now would make a file written since the
+	// index look unchanged.
+	if fi, err := in.Stat(); err == nil {
+		return os.Chtimes(to, fi.ModTime(), fi.ModTime())
+	}
+	return nil
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // LongRun is how long a run lasts before its end is worth a notification.
@@ -51,19 +53,27 @@ func (d *Desktop) notify(ctx context.Context, e Event) error {
 	return exec.CommandContext(ctx, path, argv[1:]...).Run()
 }
 
+// markup escapes what a notification server that takes markup in a body
+// (body-markup: <b>, <a href>, <img>) would read as such.
+var markup = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
 // command is the argv that shows e on this system's desktop; nil: none.
+// The text, which quotes a prompt or a task sheet, is made safe
+// (termsafe.Line: no control character, no bidi override) and, for
+// notify-send, its markup escaped: it shows as written.
 func (d *Desktop) command(e Event) []string {
 	goos := d.GOOS
 	if goos == "" {
 		goos = runtime.GOOS
 	}
-	title := "jlgcli: " + e.Command + " " + e.Status
+	title := termsafe.Line("jlgcli: " + e.Command + " " + e.Status)
+	text := termsafe.Line(e.Text)
 	switch goos {
 	case "darwin":
 		quote := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
-		return []string{"osascript", "-e", `display notification "` + quote.Replace(e.Text) + `" with title "` + quote.Replace(title) + `"`}
+		return []string{"osascript", "-e", `display notification "` + quote.Replace(text) + `" with title "` + quote.Replace(title) + `"`}
 	case "linux", "freebsd", "openbsd", "netbsd":
-		return []string{"notify-send", "--app-name=jlgcli", title, e.Text}
+		return []string{"notify-send", "--app-name=jlgcli", title, markup.Replace(text)}
 	}
 	return nil
 }

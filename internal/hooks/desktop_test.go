@@ -55,3 +55,19 @@ func TestDesktopCommands(t *testing.T) {
 		t.Errorf("windows: %q", c)
 	}
 }
+
+// A notification quotes a prompt or a task sheet's title: its control
+// characters and bidi overrides are shown escaped, its markup as written.
+func TestDesktopHostileText(t *testing.T) {
+	e := Event{Command: "task", Status: "done\x1b[8m", Text: "task r ended done: Fix \x1b]52;c;eA==\a<a href=\"http://evil\">it</a> & \u202eexe\nmore"}
+	linux := (&Desktop{GOOS: "linux"}).command(e)
+	want := []string{"notify-send", "--app-name=jlgcli", `jlgcli: task done\x1b[8m`,
+		`task r ended done: Fix \x1b]52;c;eA==\a&lt;a href="http://evil"&gt;it&lt;/a&gt; &amp; \u202eexe\nmore`}
+	if strings.Join(linux, "|") != strings.Join(want, "|") {
+		t.Errorf("linux: %q, want %q", linux, want)
+	}
+	mac := (&Desktop{GOOS: "darwin"}).command(e)
+	if !strings.Contains(mac[2], `display notification "task r ended done: Fix \\x1b]52;c;eA==\\a<a href=\"http://evil\">it</a> & \\u202eexe\\nmore" with title "jlgcli: task done\\x1b[8m"`) {
+		t.Errorf("macOS: %q", mac)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // BatchRecommendation says what to do about one task of a batch that is
@@ -40,7 +41,7 @@ func BatchRecommendation(s batch.Summary, t batch.TaskSummary) string {
 // BatchMarkdown is a batch's report as Markdown: its status, every task with
 // its status, tier outcomes, attempts, cost and duration, the dependency
 // graph by level, the timeline of the tasks, and a recommendation for each
-// task that is not done.
+// task that is not done. It is safe for a terminal (termsafe.Text).
 func BatchMarkdown(s batch.Summary) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -107,7 +108,7 @@ func BatchMarkdown(s batch.Summary) string {
 	if n == 0 {
 		p("Every task is done and merged into %s.\n", mdCode(s.BaseBranch, false))
 	}
-	return b.String()
+	return termsafe.Text(b.String())
 }
 
 func batchCounts(s batch.Summary) string {
@@ -209,7 +210,8 @@ func ganttClass(status string) string {
 // BatchHTML is a batch's report as one self-contained HTML page: inline CSS
 // and SVG, no script, nothing loaded from anywhere; the tasks, the
 // dependency levels, a Gantt chart of the tasks over time coloured by
-// status, and the recommendations. Every text is escaped by html/template.
+// status, and the recommendations. Every text is escaped by html/template;
+// the page is safe for a terminal (termsafe.Text).
 func BatchHTML(s batch.Summary) string {
 	type row struct {
 		batch.TaskSummary
@@ -239,7 +241,7 @@ func BatchHTML(s batch.Summary) string {
 	if err := batchPage.Execute(&b, v); err != nil {
 		panic(fmt.Sprintf("report: batch html: %v", err)) // a fixed template over plain values
 	}
-	return b.String()
+	return termsafe.Text(b.String())
 }
 
 var batchPage = template.Must(template.New("batch").Parse(`<!DOCTYPE html>

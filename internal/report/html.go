@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // HTML is the report as one self-contained HTML page: inline CSS, no
@@ -11,7 +13,9 @@ import (
 // timeline of the attempts drawn in inline SVG: one bar per attempt, in
 // order, its height proportional to its cost, its colour the gate's
 // verdict, grouped by tier with the tier changes and the loops detected
-// marked. Every text from the result is escaped by html/template.
+// marked. Every text from the result is escaped by html/template, and the
+// page is safe for a terminal (termsafe.Text: an agent's control
+// characters and bidi overrides show as \x1b, \u202e in it).
 func (r Report) HTML() string {
 	var b strings.Builder
 	v := htmlView{Report: r, Chart: timeline(r), Status: r.statusLine(), Started: when(r.StartedAt),
@@ -46,7 +50,7 @@ func (r Report) HTML() string {
 		// happen short of a bug, which the tests catch.
 		panic(fmt.Sprintf("report: html: %v", err))
 	}
-	return b.String()
+	return termsafe.Text(b.String())
 }
 
 type htmlView struct {
@@ -387,6 +391,9 @@ svg text.tiername { text-anchor: middle; font-weight: 600; }
 </table>
 {{- else}}
 <p>No attempt was made.</p>
+{{- end}}
+{{- range .TestsJudged}}
+<p class="tests">{{.}}</p>
 {{- end}}
 
 <h2>Loops detected</h2>

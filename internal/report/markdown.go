@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // Markdown is the report as GitHub-flavoured Markdown: the status, a
@@ -10,7 +12,8 @@ import (
 // the loops detected, the unique errors, the flaky tests, where the work is
 // in git, the recommendation, and the last diff. Every text from the
 // result is escaped or put in code, so that it shows as written and no
-// HTML in it is rendered.
+// HTML in it is rendered; the whole is safe for a terminal (termsafe.Text:
+// an agent's escape codes in it are shown, never run).
 func (r Report) Markdown() string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -18,7 +21,7 @@ func (r Report) Markdown() string {
 		r.mdErrors, r.mdFlaky, r.mdGit, r.mdEnd} {
 		section(p)
 	}
-	return b.String()
+	return termsafe.Text(b.String())
 }
 
 // printer writes formatted text to a report.
@@ -118,6 +121,9 @@ func (r Report) mdAttempts(p printer) {
 				mdText(g.Summary))
 		}
 		p("\n")
+	}
+	for _, l := range r.TestsJudged {
+		p("%s\n\n", mdText(l))
 	}
 
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // Bounds of a report.
@@ -76,6 +77,11 @@ type Report struct {
 	Detections  []Detection  `json:"detections"`
 	GateResults []GateResult `json:"gate_results"`
 	FlakyTests  []string     `json:"flaky_tests"`
+	// TestsJudged says how the tests judged the change: whether the tests
+	// as they stood at the task's base ran against it (or were set aside,
+	// and why), and which checks' tests could not be counted (the rules
+	// that were off for them).
+	TestsJudged []string `json:"tests_judged,omitempty"`
 
 	DurationMs int64 `json:"duration_ms"`
 	// CostUSD is the task's cost; CostKnown false means no agent reported
@@ -304,6 +310,7 @@ func New(res engine.TaskResult) Report {
 	}
 	r.UniqueErrors, r.UniqueErrorsLeftOut = errs.list, errs.leftOut
 	r.FlakyTests = flaky.list
+	r.TestsJudged = testsJudged(res)
 	if n := len(res.Attempts); n > 0 {
 		r.lastDiff(res.Attempts[n-1], res.Git)
 	}
@@ -615,11 +622,82 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// JSON is the report as indented JSON, with a final newline.
+// JSON is the report as indented JSON, with a final newline, every
+// character a terminal would run escaped (termsafe.JSON: the values are
+// unchanged).
 func (r Report) JSON() ([]byte, error) {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	return append(data, '\n'), nil
+	return append(termsafe.JSON(data), '\n'), nil
+}
+
+// testsJudged are the lines of TestsJudged: the last word of the tests of
+// the base (the last attempt whose gate asked them), and the checks whose
+// tests the baseline could not count.
+func testsJudged(res engine.TaskResult) []string {
+	var out []string
+	for i := len(res.Attempts) - 1; i >= 0; i-- {
+		bt := res.Attempts[i].Gate.BaseTests
+		if bt == nil || bt.Status == gate.BaseNotRun {
+			continue
+		}
+		out = append(out, BaseTestsLine(res.Attempts[i].Number, bt))
+		break
+	}
+	if res.Baseline != nil && len(res.Baseline.Uncounted) > 0 {
+		out = append(out, fmt.Sprintf("Tests not counted: %s said neither how many tests ran nor which, so the rules fewer-tests-run, more-tests-skipped and the test-by-test comparison with the baseline were off for %s, and the tests of the base judged %s by exit status only.",
+			checkList(res.Baseline.Uncounted), them(len(res.Baseline.Uncounted)), them(len(res.Baseline.Uncounted))))
+	}
+	return out
+}
+
+// BaseTestsLine says what the tests as they stood at the task's base said
+// of attempt n's change.
+func BaseTestsLine(n int, bt *gate.BaseTestsReport) string {
+	if bt.Status == gate.BaseSetAside {
+		return fmt.Sprintf("Tests of the base: set aside for attempt %d: %s.", n, strings.TrimSuffix(bt.Reason, "."))
+	}
+	var how []string
+	if bt.Rerun {
+		if len(bt.Laid) > 0 {
+			how = append(how, fmt.Sprintf("%s as the base had them", strings.Join(bt.Laid, ", ")))
+		}
+		if len(bt.Removed) > 0 {
+			how = append(how, fmt.Sprintf("%s of the change left out", strings.Join(bt.Removed, ", ")))
+		}
+	} else {
+		how = append(how, "the change touches no test file: its own run was theirs")
+	}
+	if bt.Counts != nil {
+		c := fmt.Sprintf("%d run: %d passed, %d failed", bt.Counts.Run, bt.Counts.Passed, bt.Counts.Failed)
+		if bt.Counts.Skipped > 0 {
+			c += fmt.Sprintf(", %d not run (skipped)", bt.Counts.Skipped)
+		}
+		how = append(how, c)
+	}
+	if len(bt.ByExitStatus) > 0 {
+		how = append(how, "judged by exit status only: "+checkList(bt.ByExitStatus))
+	}
+	verdict := "passed"
+	if bt.Status == gate.BaseFail {
+		verdict = "failed"
+	}
+	return fmt.Sprintf("Tests of the base: the tests as they stood at the task's base %s on attempt %d (%s).", verdict, n, strings.Join(how, "; "))
+}
+
+func checkList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("check %q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }

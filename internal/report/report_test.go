@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -453,5 +454,43 @@ func TestWindowsInTheReport(t *testing.T) {
 	b, _ := json.Marshal(r)
 	if !strings.Contains(string(b), `"windows":[{"backend":"claude","kind":"5h","used":0.92,"resets_at":"2026-11-22T14:05:00Z","reported_at":"2026-11-22T12:00:00Z"}]`) {
 		t.Errorf("json: %s", b)
+	}
+}
+
+// TestTestsJudged: the report says what the tests of the base said of the
+// last attempt that ran them, or why they were set aside, and which
+// checks' tests could not be counted; in the JSON, the Markdown and the
+// HTML.
+func TestTestsJudged(t *testing.T) {
+	res := successResult()
+	res.Baseline = &gate.Report{Uncounted: []string{"make test"}}
+	last := len(res.Attempts) - 1
+	res.Attempts[last].Gate.BaseTests = &gate.BaseTestsReport{Status: gate.BasePass, Rerun: true,
+		Laid: []string{"calc_test.go"}, Removed: []string{"more_test.go"}, Counts: &gate.Counts{Run: 3, Passed: 3}}
+	r := New(res)
+	n := res.Attempts[last].Number
+	want := []string{
+		fmt.Sprintf("Tests of the base: the tests as they stood at the task's base passed on attempt %d (calc_test.go as the base had them; more_test.go of the change left out; 3 run: 3 passed, 0 failed).", n),
+		`Tests not counted: check "make test" said neither how many tests ran nor which, so the rules fewer-tests-run, more-tests-skipped and the test-by-test comparison with the baseline were off for it, and the tests of the base judged it by exit status only.`,
+	}
+	if diff := cmp.Diff(want, r.TestsJudged); diff != "" {
+		t.Fatalf("tests judged (-want +got):\n%s", diff)
+	}
+	data, err := r.JSON()
+	if err != nil || !bytes.Contains(data, []byte(`"tests_judged"`)) {
+		t.Errorf("JSON: %v %s", err, data)
+	}
+	if md := r.Markdown(); !strings.Contains(md, "Tests of the base: the tests as they stood") || !strings.Contains(md, "Tests not counted: check") {
+		t.Errorf("Markdown:\n%s", md)
+	}
+	if h := r.HTML(); !strings.Contains(h, `<p class="tests">Tests not counted: check &#34;make test&#34;`) {
+		t.Errorf("HTML:\n%s", h)
+	}
+
+	res.Attempts[last].Gate.BaseTests = &gate.BaseTestsReport{Status: gate.BaseSetAside, Reason: "the task declares that it changes existing tests (editTests): its own tests judged it"}
+	res.Baseline = nil
+	r = New(res)
+	if want := []string{fmt.Sprintf("Tests of the base: set aside for attempt %d: the task declares that it changes existing tests (editTests): its own tests judged it.", n)}; !slices.Equal(r.TestsJudged, want) {
+		t.Errorf("set aside: %q", r.TestsJudged)
 	}
 }

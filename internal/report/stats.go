@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // TaskRow is a task run as the run index holds it.
@@ -208,7 +209,7 @@ func (s Summary) Text() string {
 	tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIER\tTASKS\tFINISHED\tSUCCESS\tATTEMPTS\tCOST")
 	for _, t := range s.Tiers {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", t.Name, t.Tasks, t.Finished, percent(t.SuccessRate), t.Attempts, s.dollars(&t.CostUSD))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", termsafe.Line(t.Name), t.Tasks, t.Finished, percent(t.SuccessRate), t.Attempts, s.dollars(&t.CostUSD))
 	}
 	tw.Flush()
 	return b.String()

@@ -377,7 +377,7 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 	return engine.TaskOptions{
 		RunID: runID, Policy: policy,
 		Workspace: worktreeSpace{wt},
-		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, watch: watch},
+		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, watch: watch, ws: wt},
 		Loops:     loops, Prices: cost.DefaultTable().Merge(s.Prices),
 		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
 		WindowLimits: s.WindowLimits,
@@ -461,7 +461,10 @@ func (s TaskSpec) Baseline(ctx context.Context, runID, dir string) *gate.Report 
 	if err != nil {
 		return nil
 	}
-	return gate.BaselineReport(ctx, dir, append(slices.Clip(s.Env), RunTag(runID)), s.Checks)
+	scratch, done := scratchDir(dir)
+	defer done()
+	r := gate.Test(ctx, dir, append(slices.Clip(s.Env), RunTag(runID)), s.Checks, gate.BaselineOptions(scratch))
+	return &r
 }
 
 // baseline takes (or reads back) the gate's report before any change.
@@ -470,9 +473,20 @@ func (s TaskSpec) baseline(ctx context.Context, p Parts, run *store.Run, j journ
 		return r, err
 	}
 	p.progress("running %s on the starting point for the baseline", plural.N(len(s.Checks), "check"))
-	r := gate.BaselineReport(ctx, s.Worktree.Path, env, s.Checks)
-	if r == nil || r.Interrupted || ctx.Err() != nil {
+	scratch, done := scratchDir(s.Worktree.Path)
+	rep := gate.Test(ctx, s.Worktree.Path, env, s.Checks, gate.BaselineOptions(scratch))
+	done()
+	r := &rep
+	// What the checks wrote is no part of the task's start.
+	wt := s.Worktree
+	if err := wt.Restore(context.WithoutCancel(ctx), wt.Base); err != nil {
+		return nil, fmt.Errorf("put the worktree back after the baseline: %w", err)
+	}
+	if r.Interrupted || ctx.Err() != nil {
 		return nil, nil
+	}
+	if w := UncountedWarning(r.Uncounted); w != "" {
+		p.warn("%s", w)
 	}
 	data, _ := json.Marshal(r)
 	if err := j.Record(engine.Event{Type: EventTaskBaseline, Time: time.Now(), Data: data}); err != nil {
@@ -527,8 +541,11 @@ func StateRoot(p Parts, dir, override string) (string, error) {
 	return root, nil
 }
 
-// worktreeSpace is a git worktree as the engine's Workspace.
+// worktreeSpace is a git worktree as the engine's Workspace; it reads the
+// attempts' snapshots for the same-fix loop rule (git.Worktree.ReadFiles).
 type worktreeSpace struct{ *git.Worktree }
+
+var _ engine.SnapshotReader = worktreeSpace{}
 
 func (w worktreeSpace) Dir() string { return w.Path }
 
@@ -545,11 +562,16 @@ type tester struct {
 	// watch checks git's control files around the agent's calls and the
 	// checks (nil: not checked).
 	watch *controlWatch
+	// ws is the worktree: the base's tests are laid over it, and it is put
+	// back after the checks (nil: neither).
+	ws *git.Worktree
 }
 
 // Test runs the gate on the tree; the change's deleted test files, and
 // the test files of the base whose lines it removes or alters (unless the
-// task is meant to edit its tests), are anti-gaming findings.
+// task is meant to edit its tests), are anti-gaming findings. A change that
+// passes its own checks is judged by the tests as they stood at the base
+// too (baseTests). The tree is put back as it was after the checks.
 func (t *tester) Test(ctx context.Context, change git.Change) gate.Report {
 	o := gate.TestOptions{Baseline: t.baseline, DeletedTestFiles: change.DeletedTests, Gaming: t.gaming}
 	if !t.editTests {
@@ -558,7 +580,15 @@ func (t *tester) Test(ctx context.Context, change git.Change) gate.Report {
 		}
 	}
 	ctx = t.watch.confine(ctx)
-	return t.watch.test(t.checks, func() gate.Report { return gate.Test(ctx, t.dir, t.env, t.checks, o) })
+	if t.ws != nil {
+		o.BaseTests = t.baseTests(change)
+	}
+	scratch, done := scratchDir(t.dir)
+	defer done()
+	o.Scratch = scratch
+	rep := t.watch.test(t.checks, func() gate.Report { return gate.Test(ctx, t.dir, t.env, t.checks, o) })
+	t.putBack(ctx, change.Tree, &rep)
+	return rep
 }
 
 // StoppedTask is the notice of task id stopped with status: what to resume

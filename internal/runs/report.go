@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // NoReportError is a batch that has no report yet: it has not stopped.
@@ -69,7 +70,7 @@ func Report(ctx context.Context, root, id, format string, p runner.Parts, connec
 		switch format {
 		case "json":
 			data, err := json.MarshalIndent(res, "", "  ")
-			return append(data, '\n'), err
+			return append(termsafe.JSON(data), '\n'), err
 		case "html":
 			return []byte(report.BatchHTML(res)), nil
 		}

@@ -132,14 +132,16 @@ func firstLine(s string) string {
 	return ""
 }
 
+// quoteOrEmpty is s cut to n cells, safe for a terminal (clip), in double
+// quotes; "(empty reply)" for none.
 func quoteOrEmpty(s string, n int) string {
 	if s == "" {
 		return "(empty reply)"
 	}
-	return fmt.Sprintf("%q", clip(s, n))
+	return `"` + clip(s, n) + `"`
 }
 
-// clip cuts s to n cells.
+// clip is s on one line, safe for a terminal, cut to n cells (fit).
 func clip(s string, n int) string { return fit(s, n) }
 
 func fmtDuration(d time.Duration) string {

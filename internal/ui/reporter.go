@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // Reporter writes jlgcli's messages on stderr, one whole line at a time,
 // each with its prefix: "jlgcli: ", "jlgcli: warning: ", "jlgcli: hint: ",
-// "jlgcli: error: ". A quiet reporter leaves out progress messages only.
+// "jlgcli: error: ". A message is made safe for a terminal (termsafe.Text):
+// it may quote an agent, a check or a repository. A quiet reporter leaves
+// out progress messages only.
 // When a live status line is attached, a message clears it and draws it
 // again after itself, so that it never tears the line. It is safe for
 // concurrent use.
@@ -72,7 +76,7 @@ func (r *Reporter) Printf(format string, a ...any) { r.Notice(fmt.Sprintf(format
 func (r *Reporter) line(prefix, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	text := prefix + msg + "\n"
+	text := prefix + termsafe.Text(msg) + "\n"
 	if r.live != nil {
 		r.live.Above(text)
 		return

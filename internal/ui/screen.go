@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
 
 	"golang.org/x/text/width"
+
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // Screen is the stream that progress is drawn on (stderr) as the live lines
@@ -29,7 +30,7 @@ type Screen struct {
 
 // NewScreen returns the screen of w. When live is false, the lines written
 // through it are meant for a log: each starts with the time of day
-// ("14:05:09 ").
+// ("14:05:09 "), and is made safe for a terminal (termsafe.Text).
 func NewScreen(w io.Writer, live bool, width func() int) Screen {
 	if !live {
 		w = &stampWriter{w: w, now: time.Now}
@@ -50,7 +51,9 @@ func (s Screen) width() int {
 	return 80
 }
 
-// stampWriter puts the time of day before each line.
+// stampWriter puts the time of day before each line, and writes the lines
+// safe for a terminal (termsafe.Text): off a terminal no escape code is
+// written, not even one of an agent's that a line quotes.
 type stampWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
@@ -63,7 +66,7 @@ func (s *stampWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	var out bytes.Buffer
 	stamp := s.now().Format("15:04:05 ")
-	for line := range strings.Lines(string(p)) {
+	for line := range strings.Lines(termsafe.Text(string(p))) {
 		if !s.mid {
 			out.WriteString(stamp)
 		}
@@ -125,8 +128,11 @@ func (l *live) start(s Screen, lines func() []string) {
 
 // frame writes, in one Write, above (whole lines) and the region below it,
 // in place of the region on the screen. Off a terminal it writes above
-// only. l.mu is held.
+// only. above and the region's lines are made safe for a terminal
+// (termsafe): the only escape codes written are the frame's own. l.mu is
+// held.
 func (l *live) frame(above string) {
+	above = termsafe.Text(above)
 	if !l.s.Live {
 		if above != "" {
 			io.WriteString(l.s.W, above)
@@ -203,26 +209,13 @@ func (l *live) close() {
 	l.frame("")
 }
 
-// ansi matches the escape sequences a line may carry (colours, cursor
-// moves), which are left out of what is drawn.
-var ansi = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
+// oneLine makes the line ends and tabs of a text spaces.
+var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\t", " ")
 
-// printable is s without escape sequences and control characters (a tab is
-// a space).
-func printable(s string) string {
-	if strings.ContainsRune(s, 0x1b) {
-		s = ansi.ReplaceAllString(s, "")
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t':
-			return ' '
-		case unicode.IsControl(r):
-			return -1
-		}
-		return r
-	}, s)
-}
+// printable is s on one line, safe for a terminal: its line ends and tabs
+// are spaces, its escape sequences and other control characters are shown
+// (termsafe.Line: "\x1b[31m"), never run.
+func printable(s string) string { return termsafe.Line(oneLine.Replace(s)) }
 
 // runeCells is the number of cells r takes on a terminal: 2 for wide
 // characters, 0 for combining marks and zero-width ones, 1 otherwise.

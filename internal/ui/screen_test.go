@@ -315,7 +315,9 @@ func TestFit(t *testing.T) {
 		{"日本語", 6, "日本語"},
 		{"日本語", 5, "日本…"},
 		{"日本語", 4, "日…"},
-		{"a\x1b[31mred\x1b[0m\tb", 10, "ared b"},
+		{"a\x1b[31mred\x1b[0m\tb", 10, `a\x1b[31m…`},
+		{"a\x1b[31mred\x1b[0m\tb\r\nc", 40, `a\x1b[31mred\x1b[0m b c`},
+		{"\u202eabc\u009b", 20, `\u202eabc\u009b`},
 		{"é", 1, "é"},
 	} {
 		if got := fit(c.in, c.n); got != c.want || cells(got) > c.n {

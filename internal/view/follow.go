@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // State writes st as show prints it: text, or the JSON object
-// (compact: on one line).
+// (compact: on one line), safe for a terminal either way (termsafe).
 func State(w io.Writer, st runs.State, asJSON, compact bool) error {
 	var obj any
 	switch st.Meta.Command {
@@ -26,7 +27,7 @@ func State(w io.Writer, st runs.State, asJSON, compact bool) error {
 	}
 	switch {
 	case asJSON && compact:
-		return json.NewEncoder(w).Encode(obj)
+		return json.NewEncoder(termsafe.JSONWriter(w)).Encode(obj)
 	case asJSON:
 		return JSON(w, obj)
 	case st.Meta.Command == "task":
@@ -96,12 +97,25 @@ func Show(ctx context.Context, w io.Writer, root string, asJSON, follow, live bo
 	return err
 }
 
-// Logs writes on w the raw output of the newest agent call of run id under
+// Logs writes on w the output of the newest agent call of run id under
 // root (the one under way, else the last made), after a notice on say
-// naming it. With follow, while the run is live, it goes on writing it as
-// the agent writes it, and the next calls' after it, each after a notice,
-// until the run ends.
-func Logs(ctx context.Context, w io.Writer, say Say, root, id string, follow bool) error {
+// naming it: its bytes as the agent wrote them when raw, else made safe for
+// a terminal (termsafe.Text). With follow, while the run is live, it goes
+// on writing it as the agent writes it, and the next calls' after it, each
+// after a notice, until the run ends.
+func Logs(ctx context.Context, w io.Writer, say Say, root, id string, follow, raw bool) (err error) {
+	if !raw {
+		var end func(*error)
+		w, end = safe(w)
+		defer end(&err)
+	}
+	// flush ends one call's output before the next call's notice.
+	flush := func() error {
+		if t, ok := w.(*termsafe.Writer); ok {
+			return t.Flush()
+		}
+		return nil
+	}
 	n, path, found, err := runs.LastOutput(root, id)
 	if err != nil {
 		return err
@@ -129,6 +143,9 @@ func Logs(ctx context.Context, w io.Writer, say Say, root, id string, follow boo
 			return nil
 		}
 		if e.N != shown {
+			if err := flush(); err != nil {
+				return err
+			}
 			say.Notice(fmt.Sprintf("output of call %d", e.N))
 			shown = e.N
 		}

@@ -12,14 +12,16 @@ import (
 )
 
 // logs of a run that no process runs prints its last call's output once,
-// even with follow, after a line that names the call.
+// even with follow, after a line that names the call: made safe for a
+// terminal, or with raw its bytes as the agent wrote them.
 func TestLogsOfAnEndedRun(t *testing.T) {
 	root := t.TempDir()
 	run, err := store.Create(root, "20261125T100000Z-abcd1234", store.Meta{Command: "loop", Backend: "fake", Prompt: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n, text := range []string{"first call\n", "second call\n"} {
+	second := "\x1b]52;c;ZWNobyBwd25lZAo=\asecond call\r\n\u202eok\xff"
+	for n, text := range []string{"first call\n", second} {
 		w, err := run.Output(n + 1)
 		if err != nil {
 			t.Fatal(err)
@@ -30,16 +32,22 @@ func TestLogsOfAnEndedRun(t *testing.T) {
 		}
 	}
 	run.Close()
-	var out strings.Builder
-	say := &lines{}
-	if err := Logs(context.Background(), &out, say, root, "last", true); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != "second call\n" {
-		t.Errorf("Logs wrote %q, want the second call's output", out.String())
-	}
-	if len(say.notices) != 1 || !strings.HasPrefix(say.notices[0], "output of call 2 (") {
-		t.Errorf("Logs said %q, want the call named", say.notices)
+	for _, raw := range []bool{false, true} {
+		var out strings.Builder
+		say := &lines{}
+		if err := Logs(context.Background(), &out, say, root, "last", true, raw); err != nil {
+			t.Fatal(err)
+		}
+		want := `\x1b]52;c;ZWNobyBwd25lZAo=\asecond call` + "\r\n" + `\u202eok\xff`
+		if raw {
+			want = second
+		}
+		if out.String() != want {
+			t.Errorf("Logs (raw %v) wrote %q, want %q", raw, out.String(), want)
+		}
+		if len(say.notices) != 1 || !strings.HasPrefix(say.notices[0], "output of call 2 (") {
+			t.Errorf("Logs said %q, want the call named", say.notices)
+		}
 	}
 }
 

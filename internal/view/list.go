@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // titleWidth bounds the TITLE column of Runs, the last one, so that a long
@@ -26,7 +27,11 @@ const titleWidth = 24
 // of a batch reads task<XXXXXXXX (the end of the batch's id), the title is
 // cut to its column. When a run listed has subscription windows, a WINDOWS
 // column before the title gives the use of each ("5h 92%, weekly 50%").
-func Runs(w io.Writer, list []runs.Run) error {
+// Each cell is safe for a terminal (termsafe.Line): a title is a prompt's,
+// a task sheet's.
+func Runs(w io.Writer, list []runs.Run) (err error) {
+	w, end := safe(w)
+	defer end(&err)
 	withWindows := slices.ContainsFunc(list, func(r runs.Run) bool { return len(r.Windows) > 0 })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	windowsHead := ""
@@ -41,12 +46,12 @@ func Runs(w io.Writer, list []runs.Run) error {
 		}
 		windows := ""
 		if withWindows {
-			windows = dash(windowUse(r.Windows)) + "\t"
+			windows = dash(termsafe.Line(windowUse(r.Windows))) + "\t"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s%s\n", r.ID, command, r.Status, r.Backend, r.Iterations,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s%s\n", r.ID, command, r.Status, termsafe.Line(r.Backend), r.Iterations,
 			cost.Amount(r.CostUSD, r.CostKnown, false),
 			(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live),
-			windows, Cut(r.Title, titleWidth))
+			windows, Cut(termsafe.Line(r.Title), titleWidth))
 	}
 	return tw.Flush()
 }
@@ -68,8 +73,11 @@ func windowUse(ws []store.Window) string {
 
 // Usage writes the windows as `jlgcli usage` lists them: backend, window,
 // use, reset and how long ago the agent reported it; then the backends that
-// reported none, or a sentence when none reported any.
-func Usage(w io.Writer, u runs.Usage, now time.Time) error {
+// reported none, or a sentence when none reported any; safe for a
+// terminal (termsafe: the windows are as the agents reported them).
+func Usage(w io.Writer, u runs.Usage, now time.Time) (err error) {
+	w, end := safe(w)
+	defer end(&err)
 	const who = "only an agent logged in with a subscription reports its windows (claude with a claude.ai login)"
 	if len(u.Windows) == 0 {
 		by := "" // the backends of the runs kept here
@@ -89,7 +97,7 @@ func Usage(w io.Writer, u runs.Usage, now time.Time) error {
 				resets += " (past)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\n", x.Backend, x.Kind, engine.Percent(x.Used), resets,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\n", termsafe.Line(x.Backend), termsafe.Line(x.Kind), engine.Percent(x.Used), resets,
 			(time.Duration(x.AgeMs) * time.Millisecond).Round(time.Second))
 	}
 	if err := tw.Flush(); err != nil {
@@ -104,12 +112,16 @@ func Usage(w io.Writer, u runs.Usage, now time.Time) error {
 
 // Backends writes the backends as `jlgcli backends` lists them: a table,
 // then under it how to install a missing built-in one, why one cannot be
-// used, and what will make its calls fail.
-func Backends(w io.Writer, rows []runs.Backend) error {
+// used, and what will make its calls fail; safe for a terminal (termsafe:
+// a version is what the CLI printed).
+func Backends(w io.Writer, rows []runs.Backend) (err error) {
+	w, end := safe(w)
+	defer end(&err)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tINSTALLED\tVERSION\tSTATUS\tPATH")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, yesNo(r.Installed), dash(r.Version), r.Status, dash(r.Path))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(r.Name), yesNo(r.Installed), dash(termsafe.Line(r.Version)), r.Status,
+			dash(termsafe.Line(r.Path)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -129,18 +141,21 @@ func Backends(w io.Writer, rows []runs.Backend) error {
 }
 
 // Config writes the settings as `jlgcli config` prints them: a table,
-// "-" for an empty value; or a JSON array, "<redacted>" as it is.
-func Config(w io.Writer, settings []config.Setting, asJSON bool) error {
+// "-" for an empty value, each cell safe for a terminal (termsafe.Line: a
+// value may be a project file's); or a JSON array, "<redacted>" as it is.
+func Config(w io.Writer, settings []config.Setting, asJSON bool) (err error) {
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(termsafe.JSONWriter(w))
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false) // "<redacted>" as it is
 		return enc.Encode(settings)
 	}
+	w, end := safe(w)
+	defer end(&err)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 	for _, s := range settings {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, dash(s.Value), s.Source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(s.Key), dash(termsafe.Line(s.Value)), termsafe.Line(s.Source))
 	}
 	return tw.Flush()
 }
@@ -148,7 +163,7 @@ func Config(w io.Writer, settings []config.Setting, asJSON bool) error {
 // Stopped writes that run stopped (stop) on w, and on say how to go on
 // with it: resume it, or, for a batch's task, its batch.
 func Stopped(w io.Writer, say Say, run runs.Run) {
-	fmt.Fprintf(w, "stopped %s run %s: %s\n", run.Command, run.ID, run.Status)
+	fmt.Fprintf(w, "stopped %s run %s: %s\n", run.Command, run.ID, termsafe.Line(run.Status))
 	if run.Parent != "" {
 		say.Hint("its batch goes on without it; 'jlgcli resume " + run.Parent + "' runs it later")
 	} else {
@@ -170,12 +185,13 @@ func ExitCodes() string {
 
 // Completions are the shell's completions of a run id that starts with
 // prefix among list (newest first): each id with its command, status and
-// title, then "last" when there is a run.
+// title (safe for a terminal: termsafe.Line), then "last" when there is a
+// run.
 func Completions(list []runs.Run, prefix string) []string {
 	var out []string
 	for _, r := range list {
 		if strings.HasPrefix(r.ID, prefix) {
-			out = append(out, r.ID+"\t"+r.Command+" "+r.Status+": "+Cut(r.Title, 40))
+			out = append(out, r.ID+"\t"+r.Command+" "+r.Status+": "+Cut(termsafe.Line(r.Title), 40))
 		}
 	}
 	if strings.HasPrefix("last", prefix) && len(list) > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/report"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // Say is where the lines about a result go besides the result itself
@@ -22,24 +23,29 @@ type Say interface {
 }
 
 // JSON writes v as the command line prints every JSON object: indented by
-// two spaces, one newline after.
+// two spaces, one newline after, every character a terminal would run
+// escaped (termsafe.JSON: the values are unchanged).
 func JSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.JSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
 // Result writes a run's result: the JSON object, or the agent's reply, on
 // w; on say, why a run that is not done stopped and what to do about it
-// (report.Hint), a done run's note, and that the reply was cut. The error
-// is w's.
+// (report.Hint), a done run's note, and that the reply was cut. The reply
+// is made safe for a terminal (termsafe.Text): the exact text is the JSON
+// object's. The error is w's.
 func Result(w io.Writer, say Say, asJSON bool, res engine.Result) error {
 	if asJSON {
 		if err := JSON(w, res); err != nil {
 			return err
 		}
 	} else if res.Text != "" && (len(res.Transcript) > 0 || res.Status == engine.StatusInterrupted) {
-		fmt.Fprintln(w, strings.TrimRight(res.Text, "\n"))
+		// Made safe first: a CRLF line end keeps its CR, as it was.
+		if _, err := fmt.Fprintln(w, strings.TrimRight(termsafe.Text(res.Text), "\n")); err != nil {
+			return err
+		}
 	}
 	if res.Status == engine.StatusDone && res.Details != "" && !asJSON {
 		say.Notice("note: " + res.Details)
@@ -54,6 +60,19 @@ func Result(w io.Writer, say Say, asJSON bool, res engine.Result) error {
 		say.Notice(fmt.Sprintf("the reply was longer than %d MiB; only its tail was kept", agent.MaxReplyBytes>>20))
 	}
 	return nil
+}
+
+// safe is w made safe for a terminal (termsafe.Writer): whatever the text
+// written to it holds of an agent's, a check's or a repository's, its
+// escape sequences show and none runs. end writes what it holds, and
+// gives its error to *err unless *err is set already.
+func safe(w io.Writer) (t *termsafe.Writer, end func(err *error)) {
+	t = termsafe.NewWriter(w)
+	return t, func(err *error) {
+		if ferr := t.Flush(); *err == nil {
+			*err = ferr
+		}
+	}
 }
 
 // LoopResult writes a loop's result (Result), then on say its run id and

@@ -26,11 +26,16 @@ import (
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/sheet"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // TaskSummary writes what a task did: its summary, each tier that made
-// attempts, the loops detected, and where its work is.
+// attempts, the loops detected, and where its work is, safe for a
+// terminal (termsafe).
 func TaskSummary(w io.Writer, res engine.TaskResult) {
+	sw := termsafe.NewWriter(w)
+	defer sw.Flush()
+	w = sw
 	if res.Summary != "" {
 		fmt.Fprintln(w, res.Summary)
 	}
@@ -71,8 +76,11 @@ func LoopEnd(res engine.Result) string {
 }
 
 // BatchTable writes a batch's tasks, one row each, then why each task that
-// is not done stopped.
+// is not done stopped, safe for a terminal (termsafe).
 func BatchTable(w io.Writer, res batch.Summary) {
+	sw := termsafe.NewWriter(w)
+	defer sw.Flush()
+	w = sw
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tCOST\tDURATION\tRUN\tCOMMIT")
 	for _, t := range res.Tasks {
@@ -83,7 +91,7 @@ func BatchTable(w io.Writer, res batch.Summary) {
 		if t.Commit != nil {
 			commit = ShortSHA(*t.Commit)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Attempts, cost.Amount(t.CostUSD, t.CostKnown, false),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", termsafe.Line(t.ID), t.Status, t.Attempts, cost.Amount(t.CostUSD, t.CostKnown, false),
 			(time.Duration(t.DurationMs) * time.Millisecond).Round(time.Second), run, commit)
 	}
 	_ = tw.Flush()
@@ -120,8 +128,12 @@ func TaskChanged(t batch.TaskSummary) string {
 }
 
 // BatchPlan writes what a batch would run, level by level: each task with
-// its sheet, dependencies, tiers, checks, budget and timeout.
+// its sheet, dependencies, tiers, checks, budget and timeout, safe for a
+// terminal (termsafe: a sheet's id and title are the repository's).
 func BatchPlan(w io.Writer, spec runner.BatchSpec, levels [][]string) {
+	sw := termsafe.NewWriter(w)
+	defer sw.Flush()
+	w = sw
 	byID := map[string]runner.BatchTask{}
 	for _, t := range spec.Tasks {
 		byID[t.ID] = t
@@ -137,7 +149,7 @@ func BatchPlan(w io.Writer, spec runner.BatchSpec, levels [][]string) {
 		for _, id := range ids {
 			order++
 			t := byID[id]
-			fmt.Fprintf(w, "  %d. %s (%s): %s\n", order, t.ID, t.File, t.Title)
+			fmt.Fprintf(w, "  %d. %s (%s): %s\n", order, termsafe.Line(t.ID), termsafe.Line(t.File), termsafe.Line(t.Title))
 			if len(t.Depends) > 0 {
 				from := ""
 				if t.DependsFrom == string(sheet.FromBody) {

@@ -12,6 +12,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // killed is what the status of a running run that is not live adds.
@@ -20,8 +21,12 @@ func killed(id string) string {
 }
 
 // ShowLoop writes a loop (or a single run) as show prints it: its result,
-// and each iteration's reply with the file that holds its raw output.
-func ShowLoop(w io.Writer, st runs.State) error {
+// and each iteration's reply with the file that holds its raw output; the
+// replies, failures and refusals safe for a terminal (termsafe), as they
+// are in that file and in show --json.
+func ShowLoop(w io.Writer, st runs.State) (err error) {
+	w, end := safe(w)
+	defer end(&err)
 	res := *st.Loop
 	status := string(res.Status)
 	if res.Status == engine.StatusRunning && !st.Live {
@@ -30,23 +35,23 @@ func ShowLoop(w io.Writer, st runs.State) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\n", st.ID)
 	fmt.Fprintf(tw, "command\t%s\n", st.Meta.Command)
-	fmt.Fprintf(tw, "backend\t%s\n", st.Meta.Backend)
+	fmt.Fprintf(tw, "backend\t%s\n", termsafe.Line(st.Meta.Backend))
 	if sb := st.Meta.Sandbox; sb != nil {
 		fmt.Fprintf(tw, "sandbox\t%s\n", sb)
 	}
 	fmt.Fprintf(tw, "status\t%s\n", status)
 	if res.Details != "" {
-		fmt.Fprintf(tw, "details\t%s\n", res.Details)
+		fmt.Fprintf(tw, "details\t%s\n", termsafe.Line(res.Details))
 	}
 	fmt.Fprintf(tw, "iterations\t%d\n", res.Iterations)
 	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
 	fmt.Fprintf(tw, "cost\t%s\n", cost.Amount(res.CostUSD, res.CostKnown, false))
 	fmt.Fprintf(tw, "tokens\t%d in, %d out\n", res.InputTokens, res.OutputTokens)
 	if len(res.Windows) > 0 {
-		fmt.Fprintf(tw, "windows\t%s\n", res.Windows.Text(time.Now(), time.Local))
+		fmt.Fprintf(tw, "windows\t%s\n", termsafe.Line(res.Windows.Text(time.Now(), time.Local)))
 	}
 	fmt.Fprintf(tw, "started\t%s\n", st.Meta.StartedAt.Local().Format(time.RFC3339))
-	fmt.Fprintf(tw, "directory\t%s\n", st.Dir)
+	fmt.Fprintf(tw, "directory\t%s\n", termsafe.Line(st.Dir))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -65,8 +70,10 @@ func ShowLoop(w io.Writer, st runs.State) error {
 
 // ShowTask writes a task run as show prints it: its result, and each
 // attempt with the refs that keep the tree it started from and the one it
-// left.
-func ShowTask(w io.Writer, st runs.State) error {
+// left, safe for a terminal (termsafe).
+func ShowTask(w io.Writer, st runs.State) (err error) {
+	w, end := safe(w)
+	defer end(&err)
 	res := *st.Task
 	status := string(res.Status)
 	switch {
@@ -81,30 +88,30 @@ func ShowTask(w io.Writer, st runs.State) error {
 	if t := st.Meta.Temporal; t != nil {
 		fmt.Fprintf(tw, "temporal\t%s (namespace %s, queue %s)\n", t.Address, t.Namespace, t.Queue)
 	}
-	fmt.Fprintf(tw, "task\t%s\n", engine.Subject(st.Meta.Prompt))
+	fmt.Fprintf(tw, "task\t%s\n", termsafe.Line(engine.Subject(st.Meta.Prompt)))
 	if sb := st.Meta.Sandbox; sb != nil {
 		fmt.Fprintf(tw, "sandbox\t%s\n", sb)
 	}
 	fmt.Fprintf(tw, "status\t%s\n", status)
 	if res.Details != "" {
-		fmt.Fprintf(tw, "details\t%s\n", res.Details)
+		fmt.Fprintf(tw, "details\t%s\n", termsafe.Line(res.Details))
 	}
 	fmt.Fprintf(tw, "attempts\t%d\n", len(res.Attempts))
 	fmt.Fprintf(tw, "cost\t%s of $%.2f\n", cost.Amount(res.CostUSD, res.CostKnown, res.CostEstimated), res.BudgetUSD)
 	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
 	if len(res.Windows) > 0 {
-		fmt.Fprintf(tw, "windows\t%s\n", res.Windows.Text(time.Now(), time.Local))
+		fmt.Fprintf(tw, "windows\t%s\n", termsafe.Line(res.Windows.Text(time.Now(), time.Local)))
 	}
 	if g := res.Git; g != nil {
-		fmt.Fprintf(tw, "branch\t%s\n", g.Branch)
+		fmt.Fprintf(tw, "branch\t%s\n", termsafe.Line(g.Branch))
 		if g.Merge != nil {
 			fmt.Fprintf(tw, "merge\t%s %s\n", g.Merge.Status, ShortSHA(g.Merge.Commit))
 		}
 	} else if st.Worktree.Branch != "" {
-		fmt.Fprintf(tw, "branch\t%s\n", st.Worktree.Branch)
-		fmt.Fprintf(tw, "worktree\t%s\n", st.Worktree.Path)
+		fmt.Fprintf(tw, "branch\t%s\n", termsafe.Line(st.Worktree.Branch))
+		fmt.Fprintf(tw, "worktree\t%s\n", termsafe.Line(st.Worktree.Path))
 	}
-	fmt.Fprintf(tw, "directory\t%s\n", st.Dir)
+	fmt.Fprintf(tw, "directory\t%s\n", termsafe.Line(st.Dir))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -124,7 +131,8 @@ func ShowTask(w io.Writer, st runs.State) error {
 		if a.Detection != nil {
 			action += " (" + a.Detection.Names() + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s%d\t%s%d-result\n", a.Number, step, a.Tier, a.Gate.Status, action, cost.Amount(a.CostUSD, a.CostKnown, a.CostEstimated),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s%d\t%s%d-result\n", a.Number, step, termsafe.Line(a.Tier), termsafe.Line(a.Gate.Status),
+			termsafe.Line(action), cost.Amount(a.CostUSD, a.CostKnown, a.CostEstimated),
 			refs, a.Number, refs, a.Number)
 	}
 	return tw.Flush()
@@ -145,6 +153,9 @@ func ShownBatch(st runs.State) batch.Summary {
 // then its tasks with their runs and statuses (BatchTable).
 func ShowBatch(w io.Writer, st runs.State) {
 	res := ShownBatch(st)
+	sw := termsafe.NewWriter(w)
+	defer sw.Flush()
+	w = sw
 	fmt.Fprintf(w, "run      %s\ncommand  batch\nstatus   %s\ncost     %s\n\n", st.ID, res.Status, cost.Amount(res.CostUSD, res.CostKnown, false))
 	BatchTable(w, res)
 }

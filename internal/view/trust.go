@@ -7,21 +7,26 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/termsafe"
 	"github.com/jlgcli/jlgcli/internal/trust"
 )
 
 // Trusted writes what `jlgcli trust` trusted: the file and the start of
 // its SHA-256, what it runs or sends outside the sandbox from now on, the
 // files of the project its hooks run (which the trust does not cover), and
-// the trust it replaced.
-func Trusted(w io.Writer, t runs.Trusted) error {
+// the trust it replaced. What the file sets is shown safe for a terminal
+// (termsafe: one line each), so that no escape sequence in it hides a
+// part of what the user trusts.
+func Trusted(w io.Writer, t runs.Trusted) (err error) {
+	w, end := safe(w)
+	defer end(&err)
 	fmt.Fprintf(w, "trusted %s (sha256 %s) as it is now; any change to it takes the trust away\n", t.File, t.SHA256[:12])
 	if len(t.Runs) == 0 {
 		fmt.Fprintln(w, "it sets nothing that runs or sends outside the sandbox")
 	} else {
 		fmt.Fprintln(w, "what it runs or sends outside the sandbox, for every run that reads it:")
 		for _, r := range t.Runs {
-			fmt.Fprintln(w, "  "+r)
+			fmt.Fprintln(w, "  "+termsafe.Line(r))
 		}
 	}
 	for _, p := range t.Unguarded {
@@ -39,7 +44,9 @@ func Trusted(w io.Writer, t runs.Trusted) error {
 
 // TrustedFiles writes the files the user trusted (`jlgcli trust --list`),
 // each with its state: trusted, changed (no longer trusted), gone.
-func TrustedFiles(w io.Writer, record string, files []runs.TrustedFile) error {
+func TrustedFiles(w io.Writer, record string, files []runs.TrustedFile) (err error) {
+	w, end := safe(w)
+	defer end(&err)
 	if len(files) == 0 {
 		_, err := fmt.Fprintf(w, "no file is trusted (the record: %s)\n", record)
 		return err
@@ -47,18 +54,20 @@ func TrustedFiles(w io.Writer, record string, files []runs.TrustedFile) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATE\tSHA256\tTRUSTED\tFILE")
 	for _, f := range files {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.State, f.SHA256[:12], f.At.Local().Format(time.DateTime), f.Path)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.State, f.SHA256[:12], f.At.Local().Format(time.DateTime), termsafe.Line(f.Path))
 	}
 	return tw.Flush()
 }
 
 // Untrusted writes what `jlgcli trust --remove` did to file: removed is the
 // trust it took away (nil: there was none).
-func Untrusted(w io.Writer, file string, removed *trust.Entry) error {
+func Untrusted(w io.Writer, file string, removed *trust.Entry) (err error) {
+	w, end := safe(w)
+	defer end(&err)
 	if removed == nil {
-		_, err := fmt.Fprintf(w, "%s was not trusted\n", file)
+		_, err = fmt.Fprintf(w, "%s was not trusted\n", file)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s is no longer trusted: its hooks and the other settings that run outside the sandbox are ignored\n", file)
+	_, err = fmt.Fprintf(w, "%s is no longer trusted: its hooks and the other settings that run outside the sandbox are ignored\n", file)
 	return err
 }

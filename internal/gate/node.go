@@ -1,0 +1,372 @@
+package gate
+
+import (
+	"regexp"
+	"strings"
+)
+
+// nodeParser reads the output of node's test runner (node --test, and npm
+// test when the test script runs it) with either of its built-in
+// reporters: TAP (node 18 to 22 when stdout is no terminal) and spec (a
+// terminal, and node 23 on). Each test is named by its path of suites and
+// tests ("suite > test"); the leaves are counted (a test with subtests
+// counts through them, as Go's do); a failure gets its file:line and its
+// error with the expected and actual values.
+type nodeParser struct {
+	dir string
+	o   parsed
+	// names are the names of the enclosing suites and tests by level.
+	names []string
+	// children[l]: a result was seen at level l since the last result at
+	// level l-1 (its parent then has subtests).
+	children []bool
+	// yaml: the lines of the TAP YAML block being read; cur the failure
+	// it belongs to (nil for a pass).
+	yaml       []string
+	inYAML     bool
+	yamlIndent int
+	cur        *failure
+	// spec: the spec reporter's failure whose error lines are read, and
+	// the indentation of its result line; tail: the "failing tests:"
+	// recap at the end, which repeats the failures.
+	specCur    *failure
+	specIndent int
+	specLines  []string
+	tail       bool
+	tailLoc    string
+	summary    map[string]int
+	sawResults bool
+	// tapIndent is the indentation of the TAP result line just read (-1
+	// after any other line): its YAML block starts on the next line.
+	tapIndent int
+}
+
+func newNodeParser(dir string) *nodeParser { return &nodeParser{dir: dir, tapIndent: -1} }
+
+var (
+	nodeTAPResultRE  = regexp.MustCompile(`^( *)(not ok|ok) \d+(?: - (.*?))?(?: # (SKIP|TODO)\b.*)?$`)
+	nodeTAPSubtestRE = regexp.MustCompile(`^( *)# Subtest: (.*)$`)
+	nodeSummaryRE    = regexp.MustCompile(`^(?:# |ℹ )(tests|suites|pass|fail|cancelled|skipped|todo) (\d+)$`)
+	// The spec reporter: "✔ name (1.2ms)", "✖ name (3ms)", "﹣ name (0.2ms) # SKIP",
+	// "▶ suite" (a suite starts; it ends with ✔ or ✖ at its indentation).
+	nodeSpecResultRE = regexp.MustCompile(`^( *)(✔|✖|﹣) (.*?)(?: \([\d.]+m?s\))?(?: # (SKIP|TODO)\b.*)?$`)
+	nodeSpecSuiteRE  = regexp.MustCompile(`^( *)▶ (.*)$`)
+	nodeLocRE        = regexp.MustCompile(`^(?:test at )?(.+?):(\d+):\d+$`)
+	nodeFrameRE      = regexp.MustCompile(`\(?((?:/|\.|[A-Za-z]:)[^\s():]*\.[cm]?[jt]sx?):(\d+):\d+\)?`)
+)
+
+func (p *nodeParser) line(s string, _ bool) {
+	t := strings.TrimRight(stripANSI(s), "\r")
+	if p.inYAML {
+		if strings.TrimSpace(t) == "..." && len(t)-len(strings.TrimLeft(t, " ")) <= p.yamlIndent {
+			p.inYAML = false
+			p.endYAML()
+			return
+		}
+		p.yaml = append(p.yaml, t)
+		return
+	}
+	if m := nodeSummaryRE.FindStringSubmatch(strings.TrimSpace(t)); m != nil && len(t)-len(strings.TrimLeft(t, " ")) == 0 {
+		if p.summary == nil {
+			p.summary = map[string]int{}
+		}
+		p.summary[m[1]] = atoi(m[2])
+		return
+	}
+	afterResult := p.tapIndent
+	p.tapIndent = -1
+	if afterResult >= 0 && t == strings.Repeat(" ", afterResult+2)+"---" {
+		p.inYAML, p.yaml, p.yamlIndent = true, nil, afterResult+2
+		return
+	}
+	if m := nodeTAPSubtestRE.FindStringSubmatch(t); m != nil {
+		p.enter(len(m[1])/4, tapUnescape(m[2]))
+		return
+	}
+	if m := nodeTAPResultRE.FindStringSubmatch(t); m != nil {
+		p.specDone()
+		level := len(m[1]) / 4
+		f := p.done(level, tapUnescape(m[3]), m[2] == "ok", m[4])
+		p.cur, p.tapIndent = f, len(m[1])
+		return
+	}
+	if strings.HasPrefix(strings.TrimSpace(t), "✖ failing tests:") {
+		p.specDone()
+		p.tail = true
+		return
+	}
+	if p.tail {
+		// The recap: "test at file:line:col" then the failure again.
+		if m := nodeLocRE.FindStringSubmatch(strings.TrimSpace(t)); m != nil && strings.HasPrefix(strings.TrimSpace(t), "test at ") {
+			p.tailLoc = strings.TrimSpace(t)
+			return
+		}
+		if m := nodeSpecResultRE.FindStringSubmatch(t); m != nil && m[2] == "✖" && p.tailLoc != "" {
+			lm := nodeLocRE.FindStringSubmatch(p.tailLoc)
+			for i := range p.o.failures {
+				f := &p.o.failures[i]
+				if f.File == "" && (f.Test == m[3] || strings.HasSuffix(f.Test, " > "+m[3])) {
+					f.File, f.Line = relPath(p.dir, lm[1]), atoi(lm[2])
+					break
+				}
+			}
+			p.tailLoc = ""
+		}
+		return
+	}
+	if m := nodeSpecSuiteRE.FindStringSubmatch(t); m != nil {
+		p.specDone()
+		p.enter(len(m[1])/2, m[2])
+		return
+	}
+	if m := nodeSpecResultRE.FindStringSubmatch(t); m != nil {
+		p.specDone()
+		level := len(m[1]) / 2
+		if level < len(p.names) && p.names[level] == m[3] {
+			// The end of a suite started with ▶: its result.
+			p.names = p.names[:level]
+		}
+		f := p.done(level, m[3], m[2] != "✖", m[4])
+		if f != nil {
+			p.specCur, p.specIndent, p.specLines = f, len(m[1]), nil
+		}
+		return
+	}
+	if p.specCur != nil {
+		indent := len(t) - len(strings.TrimLeft(t, " "))
+		if strings.TrimSpace(t) == "" || indent > p.specIndent {
+			if len(p.specLines) < maxKeptLines {
+				p.specLines = append(p.specLines, t)
+			}
+			return
+		}
+		p.specDone()
+	}
+	if crashLine(t) {
+		p.o.add(diag{text: strings.TrimSpace(t), class: classRuntime, crash: true})
+	}
+}
+
+// enter notes a suite or test that starts at level, with name.
+func (p *nodeParser) enter(level int, name string) {
+	for len(p.names) < level {
+		p.names = append(p.names, "")
+	}
+	p.names = append(p.names[:level], name)
+}
+
+// id is the name of the test name at level: the path of its parents.
+func (p *nodeParser) id(level int, name string) string {
+	parts := make([]string, 0, level+1)
+	for i := 0; i < level && i < len(p.names); i++ {
+		if p.names[i] != "" {
+			parts = append(parts, p.names[i])
+		}
+	}
+	return strings.Join(append(parts, name), " > ")
+}
+
+// done records the end of the test name at level; the failure it made
+// (nil for a pass, a skip or a parent whose subtests failed).
+func (p *nodeParser) done(level int, name string, ok bool, directive string) *failure {
+	p.sawResults = true
+	p.o.hasCounts = true
+	for len(p.children) <= level+1 {
+		p.children = append(p.children, false)
+	}
+	parent := p.children[level+1]
+	p.children[level+1] = false
+	p.children[level] = true
+	id := p.id(level, name)
+	if len(p.names) > level {
+		p.names = p.names[:level]
+	}
+	switch {
+	case directive != "":
+		// # SKIP, # TODO: not run, or not held against the run.
+		p.o.skip(id)
+		if !parent {
+			p.o.counts.Skipped++
+		}
+		return nil
+	case ok:
+		p.o.pass(id)
+		if !parent {
+			p.o.counts.Passed++
+		}
+		return nil
+	case parent:
+		return nil // failed because a subtest did
+	}
+	p.o.counts.Failed++
+	p.o.failures = append(p.o.failures, failure{TestFailure: TestFailure{Test: id}, id: id})
+	return &p.o.failures[len(p.o.failures)-1]
+}
+
+// endYAML reads the YAML block of a TAP result: the failure's location
+// and error.
+func (p *nodeParser) endYAML() {
+	f := p.cur
+	p.cur = nil
+	if f == nil || len(p.o.failures) == 0 {
+		return
+	}
+	f = &p.o.failures[len(p.o.failures)-1]
+	fields := map[string]string{}
+	var key string
+	var block []string
+	indent := -1
+	flush := func() {
+		if key != "" && block != nil {
+			fields[key] = strings.Join(block, "\n")
+		}
+		key, block = "", nil
+	}
+	for _, l := range p.yaml {
+		trimmed := strings.TrimLeft(l, " ")
+		ind := len(l) - len(trimmed)
+		if indent < 0 {
+			indent = ind
+		}
+		if key != "" && block != nil && (ind > indent || trimmed == "") {
+			block = append(block, strings.TrimPrefix(l, strings.Repeat(" ", indent+2)))
+			continue
+		}
+		flush()
+		k, v, ok := strings.Cut(trimmed, ":")
+		if !ok || ind != indent {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if v == "|-" || v == "|" || v == ">-" {
+			key, block = k, []string{}
+			continue
+		}
+		fields[k] = yamlScalar(v)
+	}
+	flush()
+	if fields["failureType"] == "subtestsFailed" {
+		return
+	}
+	if m := nodeLocRE.FindStringSubmatch(fields["location"]); m != nil {
+		f.File, f.Line = relPath(p.dir, m[1]), atoi(m[2])
+	}
+	msg := strings.TrimSpace(fields["error"])
+	if n := fields["name"]; n != "" && !strings.HasPrefix(msg, n) {
+		msg = n + ": " + msg
+	}
+	if _, ok := fields["expected"]; ok {
+		msg += "\nexpected: " + fields["expected"] + "\nactual: " + fields["actual"]
+	}
+	// The location of the failure in the test file, from the stack.
+	if m := nodeFrameRE.FindStringSubmatch(fields["stack"]); m != nil && (f.File == "" || relPath(p.dir, m[1]) == f.File) {
+		f.File, f.Line = relPath(p.dir, m[1]), atoi(m[2])
+	}
+	f.Error = clip(msg)
+	if f.Error == "" {
+		f.Error = "failed"
+	}
+}
+
+// specDone ends the error lines of a spec reporter's failure.
+func (p *nodeParser) specDone() {
+	f := p.specCur
+	p.specCur = nil
+	if f == nil {
+		return
+	}
+	var msg []string
+	for _, l := range p.specLines {
+		tl := strings.TrimSpace(l)
+		if strings.HasPrefix(tl, "at ") {
+			if m := nodeFrameRE.FindStringSubmatch(tl); m != nil && !strings.HasPrefix(m[1], "node:") && f.File == "" {
+				f.File, f.Line = relPath(p.dir, m[1]), atoi(m[2])
+			}
+			continue
+		}
+		if tl == "{" || tl == "}" || strings.HasPrefix(tl, "generatedMessage:") || strings.HasPrefix(tl, "code:") {
+			continue
+		}
+		msg = append(msg, tl)
+	}
+	f.Error = clip(strings.TrimSpace(strings.Join(msg, "\n")))
+	if f.Error == "" {
+		f.Error = "failed"
+	}
+	p.specLines = nil
+}
+
+func (p *nodeParser) result() *parsed {
+	p.specDone()
+	o := &p.o
+	if !p.sawResults && p.summary != nil {
+		// Only the summary: its counts.
+		o.hasCounts = true
+		o.counts.Passed = p.summary["pass"]
+		o.counts.Failed = p.summary["fail"] + p.summary["cancelled"]
+		o.counts.Skipped = p.summary["skipped"] + p.summary["todo"]
+	}
+	o.counts.Run = o.counts.Passed + o.counts.Failed
+	return o
+}
+
+// yamlScalar is the value of a one-line YAML scalar: unquoted.
+func yamlScalar(v string) string {
+	switch {
+	case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+		return strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+	case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"':
+		return strings.ReplaceAll(v[1:len(v)-1], `\"`, `"`)
+	}
+	return v
+}
+
+// tapUnescape undoes TAP's escapes of a test's name (\# and \\).
+func tapUnescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	return strings.NewReplacer(`\#`, "#", `\\`, `\`).Replace(s)
+}
+
+// jsSummaryParser reads the summary of jest and vitest: their counts of
+// tests ("Tests:       1 failed, 2 passed, 3 total"; "Tests  1 failed |
+// 2 passed (3)").
+type jsSummaryParser struct {
+	o parsed
+}
+
+var (
+	jestTestsRE   = regexp.MustCompile(`^Tests:\s+(.*?),?\s*\d+ total`)
+	vitestTestsRE = regexp.MustCompile(`^Tests\s+(.*?)\s*\(\d+\)`)
+	jsCountRE     = regexp.MustCompile(`(\d+) (passed|failed|skipped|todo|pending)`)
+)
+
+func (p *jsSummaryParser) line(s string, _ bool) {
+	t := strings.TrimSpace(stripANSI(s))
+	m := jestTestsRE.FindStringSubmatch(t)
+	if m == nil {
+		m = vitestTestsRE.FindStringSubmatch(t)
+	}
+	if m == nil {
+		if crashLine(t) {
+			p.o.add(diag{text: t, class: classRuntime, crash: true})
+		}
+		return
+	}
+	var c Counts
+	for _, cm := range jsCountRE.FindAllStringSubmatch(m[1], -1) {
+		switch n := atoi(cm[1]); cm[2] {
+		case "passed":
+			c.Passed += n
+		case "failed":
+			c.Failed += n
+		default:
+			c.Skipped += n
+		}
+	}
+	c.Run = c.Passed + c.Failed
+	p.o.counts, p.o.hasCounts = c, true
+}
+
+func (p *jsSummaryParser) result() *parsed { return &p.o }
