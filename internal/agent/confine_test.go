@@ -60,7 +60,7 @@ func TestNeedsPerCLI(t *testing.T) {
 	}{
 		{name: "claude", env: []string{"HOME=" + home},
 			dirs:     []string{"~/.claude"},
-			ro:       []string{"~/.claude/settings.json", "~/.claude/settings.local.json", "~/.claude/.claude.json", "~/.claude/CLAUDE.md", "~/.claude/commands", "~/.claude/agents", "~/.claude/skills", "~/.claude/plugins", "~/.claude/hooks", "~/.claude/rules", "~/.claude/output-styles", "~/.claude/remote-settings.json"},
+			ro:       []string{"~/.claude/settings.json", "~/.claude/settings.local.json", "~/.claude/.claude.json", "~/.claude/CLAUDE.md", "~/.claude/commands", "~/.claude/agents", "~/.claude/skills", "~/.claude/plugins", "~/.claude/hooks", "~/.claude/rules", "~/.claude/output-styles", "~/.claude/remote-settings.json", "~/.claude/session-env", "~/.claude/backups"},
 			writable: []string{"~/.claude/projects", "~/.claude/.credentials.json", "~/.claude/sessions"},
 			vars:     []string{"ANTHROPIC_*", "CLAUDE_*", "DISABLE_*"}},
 		{name: "claude", env: []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + moved},
@@ -95,13 +95,16 @@ func TestNeedsPerCLI(t *testing.T) {
 		{name: "qwen", env: []string{"HOME=" + home, "QWEN_HOME=" + moved, "QWEN_RUNTIME_DIR=/run/q"},
 			dirs: []string{"$moved", "/run/q"}, ro: []string{"$moved/settings.json", "$moved/updates"}},
 		{name: "opencode", env: []string{"HOME=" + home},
-			dirs:     []string{"~/.local/share/opencode", "~/.local/state/opencode", "~/.config/opencode", "~/.cache/opencode"},
-			ro:       []string{"~/.config/opencode", "~/.cache/opencode", "~/.local/share/opencode/bin"},
-			writable: []string{"~/.local/share/opencode/storage", "~/.local/share/opencode/auth.json", "~/.local/state/opencode/locks"},
+			dirs: []string{"~/.local/share/opencode", "~/.local/state/opencode", "~/.config/opencode", "~/.cache/opencode"},
+			ro: []string{"~/.config/opencode/opencode.json", "~/.config/opencode/opencode.jsonc", "~/.config/opencode/config.json", "~/.config/opencode/AGENTS.md",
+				"~/.config/opencode/plugin", "~/.config/opencode/plugins", "~/.config/opencode/agent", "~/.config/opencode/command", "~/.config/opencode/tool",
+				"~/.config/opencode/node_modules", "~/.config/opencode/package.json", "~/.cache/opencode", "~/.local/share/opencode/bin",
+				"~/.local/share/opencode/auth.json"},
+			writable: []string{"~/.local/share/opencode/storage", "~/.local/share/opencode/opencode.db", "~/.local/state/opencode/locks", "~/.config/opencode/.gitignore"},
 			vars:     []string{"OPENCODE_*", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}},
 		{name: "kilo", env: []string{"HOME=" + home, "XDG_CONFIG_HOME=/cfg", "XDG_CACHE_HOME=/cache", "XDG_STATE_HOME=/state"},
 			dirs:     []string{"~/.local/share/kilo", "/state/kilo", "/cfg/kilo", "/cache/kilo", "/state/kilo-sandbox-policy"},
-			ro:       []string{"/cfg/kilo", "/cache/kilo", "~/.local/share/kilo/memory"},
+			ro:       []string{"/cfg/kilo/kilo.json", "/cfg/kilo/plugin", "/cache/kilo", "~/.local/share/kilo/memory", "~/.local/share/kilo/auth.json"},
 			writable: []string{"~/.local/share/kilo/storage", "/state/kilo-sandbox-policy"},
 			vars:     []string{"KILO_*", "KILOCODE_*"}},
 	}
@@ -182,6 +185,22 @@ func TestNeedsEnvFromConfiguration(t *testing.T) {
 	write(t, filepath.Join(home, ".config", "opencode", "opencode.json"), `{"provider":{"x":{"options":{"apiKey":"{env:MY_X_KEY}"}}}}`)
 	if n := needs("opencode", append(env, `OPENCODE_CONFIG_CONTENT={"provider":{"y":{"options":{"apiKey":"{env:MY_Y_KEY}"}}}}`), ""); !slices.Contains(n.Env, "MY_X_KEY") || !slices.Contains(n.Env, "MY_Y_KEY") {
 		t.Errorf("opencode: Env %v lacks MY_X_KEY or MY_Y_KEY", n.Env)
+	}
+}
+
+// opencode's auth.json names remote configurations the next session
+// fetches (plugins included): read-only, unless it holds an OAuth login,
+// which is refreshed.
+func TestNeedsOpencodeAuth(t *testing.T) {
+	home := t.TempDir()
+	auth := filepath.Join(home, ".local", "share", "opencode", "auth.json")
+	write(t, auth, `{"anthropic":{"type":"api","key":"sk"}}`)
+	if n := needs("opencode", []string{"HOME=" + home}, ""); !slices.Contains(n.ReadOnly, auth) {
+		t.Errorf("API keys only: ReadOnly %v lacks auth.json", n.ReadOnly)
+	}
+	write(t, auth, `{"anthropic":{"type": "oauth","refresh":"r","access":"a","expires":1}}`)
+	if n := needs("opencode", []string{"HOME=" + home}, ""); slices.Contains(n.ReadOnly, auth) {
+		t.Errorf("an OAuth login: auth.json is read-only, want it refreshed")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 
@@ -50,7 +51,7 @@ func needs(name string, env []string, cwd string) sandbox.Needs {
 
 // claudeNeeds: Claude Code keeps everything in its configuration directory
 // ($CLAUDE_CONFIG_DIR, else ~/.claude): sessions (projects/*/<id>.jsonl,
-// what --resume reads), sessions/, todos, shell snapshots, backups, and its
+// what --resume reads), sessions/, todos, shell snapshots, and its
 // credentials (.credentials.json, refreshed by a temporary file renamed over
 // it), so the directory stays writable. Its global configuration
 // (~/.claude.json, or .claude.json in $CLAUDE_CONFIG_DIR: MCP servers,
@@ -72,7 +73,10 @@ func claudeNeeds(env []string, cwd string) sandbox.Needs {
 		".claude.json", ".config.json", "backups",
 		// Instructions and what the next session loads and runs.
 		"CLAUDE.md", "rules", "commands", "agents", "skills", "output-styles", "workflows", "hooks",
-		"plugins", "cowork_plugins", "loop.md", "teams", "jobs", "daemon.json")
+		"plugins", "cowork_plugins", "loop.md", "teams", "jobs", "daemon.json",
+		// The environment files of SessionStart hooks, sourced before
+		// each command of that session, again when it is resumed.
+		"session-env")
 	// Auto memory (projects/<project>/memory/MEMORY.md, loaded into every
 	// session of that project): the ones that exist, and the call's own.
 	if mem, err := filepath.Glob(filepath.Join(d, "projects", "*", "memory")); err == nil {
@@ -117,7 +121,7 @@ func claudeProjectKey(path string) string {
 	var key strings.Builder
 	for _, r := range path {
 		switch {
-		case r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
 			key.WriteRune(r)
 		case r >= 0x10000:
 			key.WriteString("--")
@@ -137,19 +141,7 @@ func claudeProjectKey(path string) string {
 	if n < 0 {
 		n = -n
 	}
-	return k[:200] + "-" + strconvBase36(n)
-}
-
-func strconvBase36(n int64) string {
-	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 36 {
-		b = append([]byte{digits[n%36]}, b...)
-	}
-	return string(b)
+	return k[:200] + "-" + strconv.FormatInt(n, 36)
 }
 
 // projectRoots are the directories a CLI may take for the project of a call
@@ -362,16 +354,20 @@ func jsonKeyVars(file string) []string {
 	return out
 }
 
-// opencodeNeeds: opencode and its fork Kilo keep their sessions and
-// credentials (opencode.db or kilo.db, storage/, snapshot/, auth.json) in
-// $XDG_DATA_HOME/<name> and their locks and recent models in
-// $XDG_STATE_HOME/<name>; Kilo writes its command policy at every run. Their
-// configuration directory ($XDG_CONFIG_HOME/<name>: config, plugins, agents,
-// commands, AGENTS.md, node_modules) and their cache ($XDG_CACHE_HOME/<name>:
-// the provider packages they install and load, the tools they download
-// into bin/, the models catalog) stay read-only: both are made when missing
-// (they create them at start), and a provider package or tool not yet
-// installed cannot be installed by a confined call (STATE.md).
+// opencodeNeeds: opencode and its fork Kilo keep their sessions (opencode.db
+// or kilo.db, storage/, snapshot/) in $XDG_DATA_HOME/<name> and their locks
+// and recent models in $XDG_STATE_HOME/<name>; Kilo writes its command
+// policy at every run. At start they make their configuration directory
+// ($XDG_CONFIG_HOME/<name>), write a .gitignore there when it has none (and
+// stop when that fails), and make bin/ in their cache ($XDG_CACHE_HOME/<name>),
+// so both are made when missing; what the configuration directory holds
+// (config, plugins, tools, agents, commands, AGENTS.md, node_modules) and the
+// whole cache (the provider packages they install and import, the tools they
+// download into bin/, the models catalog) stay read-only: a provider
+// package or tool not yet installed cannot be installed by a confined call
+// (STATE.md). auth.json names remote configurations (a "wellknown" entry:
+// the next session fetches its config, plugins included): read-only unless
+// it holds an OAuth login, whose tokens are refreshed.
 func opencodeNeeds(name string, env []string) sandbox.Needs {
 	dir := func(k, def string) string {
 		if d := dirOf(env, k, def); d != "" {
@@ -384,12 +380,26 @@ func opencodeNeeds(name string, env []string) sandbox.Needs {
 	if data == "" {
 		return sandbox.Needs{}
 	}
-	dirs := []string{data, state, config, cache}
-	ro := []string{config, cache}
+	prefix := strings.ToUpper(name)
+	dirs := []string{data, state, config, cache, filepath.Join(cache, "bin")}
+	ro := under(config, name+".json", name+".jsonc", "opencode.json", "opencode.jsonc", "config.json", "config",
+		"AGENTS.md", "CLAUDE.md", "agent", "agents", "command", "commands", "mode", "modes", "plugin", "plugins",
+		"skill", "skills", "tool", "tools", "rules", "workflows", "themes", "package.json", "package-lock.json",
+		"bun.lock", "bun.lockb", "npm-shrinkwrap.json", "yarn.lock", ".npmrc", "node_modules")
+	ro = append(ro, cache)
 	// Tools and plugins kept with the data, and Kilo's memory (loaded into
 	// the next session of a project).
 	ro = append(ro, under(data, "bin", "plugin", "plugins", "memory")...)
-	prefix := strings.ToUpper(name)
+	for _, f := range []string{"auth.json", "auth-v2.json"} {
+		if f = filepath.Join(data, f); !refreshes(f) {
+			ro = append(ro, f)
+		}
+	}
+	for _, k := range []string{prefix + "_CONFIG_DIR", prefix + "_MODELS_PATH"} {
+		if p := lookupEnv(env, k); p != "" {
+			ro = append(ro, p)
+		}
+	}
 	e := []string{prefix + "_*", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"}
 	hosts := []string{"opencode.ai", "models.dev"}
 	if name == "kilo" {
@@ -416,6 +426,16 @@ func opencodeNeeds(name string, env []string) sandbox.Needs {
 	e = append(e, envRefs(lookupEnv(env, prefix+"_CONFIG_CONTENT"))...)
 	ro = append(ro, referenced(lookupEnv(env, "HOME"), cfg, []string{data, state})...)
 	return sandbox.Needs{Dirs: dirs, ReadOnly: ro, Env: e, Hosts: hosts}
+}
+
+// oauthEntry finds an OAuth login in opencode's auth.json.
+var oauthEntry = regexp.MustCompile(`"type"\s*:\s*"oauth"`)
+
+// refreshes tells whether the credentials file f holds an OAuth login,
+// whose tokens the CLI refreshes (so it must stay writable).
+func refreshes(f string) bool {
+	b, err := os.ReadFile(f)
+	return err == nil && oauthEntry.Match(b)
 }
 
 // providerKeys are the variables opencode and Kilo read for the keys of the
