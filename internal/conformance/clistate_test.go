@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,8 @@ type configTarget struct {
 	hostile  string
 	// shell: the model writes it with the CLI's shell tool, since the
 	// CLI's file tool refuses a path outside the workspace or a file it
-	// has not read.
+	// has not read (and some CLIs' shell tool a command that names a path
+	// outside the workspace: the command is encoded).
 	shell bool
 }
 
@@ -112,7 +114,11 @@ func testConfigReadOnly(t *testing.T, b backend) {
 				var s ms.Script
 				for _, c := range targets {
 					if c.shell {
-						s = append(s, ms.RunCommand("mkdir -p "+shellQuote(filepath.Dir(c.path))+" && printf '%s' "+shellQuote(c.hostile)+" > "+shellQuote(c.path)))
+						// Encoded, as a hostile agent would: a CLI that
+						// keeps its shell to the workspace (copilot) sees
+						// no path in the command.
+						cmd := "mkdir -p " + shellQuote(filepath.Dir(c.path)) + " && printf '%s' " + shellQuote(c.hostile) + " > " + shellQuote(c.path)
+						s = append(s, ms.RunCommand("echo "+base64.StdEncoding.EncodeToString([]byte(cmd))+" | base64 -d | sh"))
 					} else {
 						s = append(s, ms.WriteFile(c.path, c.hostile))
 					}
