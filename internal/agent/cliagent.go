@@ -173,7 +173,11 @@ func runParsed(ctx context.Context, name string, argv, env []string, req Request
 		c.Stdin = strings.NewReader(*stdin)
 	}
 	if box := sandbox.From(ctx); box != nil {
-		n := needs(name, env)
+		cwd := req.Dir
+		if cwd == "" {
+			cwd, _ = os.Getwd()
+		}
+		n := needs(name, env, cwd)
 		n.Hosts = append(n.Hosts, endpoints(name, env)...)
 		confined, release, err := box.Agent(c, n)
 		if err != nil {
