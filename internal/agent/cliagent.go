@@ -185,7 +185,11 @@ func runParsed(ctx context.Context, name string, argv, env, explicit []string, r
 	if box := sandbox.From(ctx); box != nil {
 		// What the call may write and reach follows from the trusted
 		// environment: not from a variable a project's file set.
-		confined, release, err := box.Agent(c, SandboxNeeds(name, box.Trusted(env)), explicit)
+		cwd := req.Dir
+		if cwd == "" {
+			cwd, _ = os.Getwd()
+		}
+		confined, release, err := box.Agent(c, SandboxNeeds(name, box.Trusted(env), cwd), explicit)
 		if err != nil {
 			return Response{}, err
 		}

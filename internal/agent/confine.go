@@ -10,45 +10,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
-// needs is what each built-in CLI needs in a sandbox (sandbox.Needs): the
-// directories and files it keeps its state and credentials in, as its
-// environment places them, and its default API hosts. Endpoints the
-// environment or the CLI's configuration name are added by endpoints.
-func needs(name string, env []string) sandbox.Needs {
-	dir := func(k, def string) string { return dirOf(env, k, def) }
-	switch name {
-	case "claude":
-		d := dir("CLAUDE_CONFIG_DIR", ".claude")
-		return sandbox.Needs{Dirs: []string{d}, Files: []string{dir("", ".claude.json"), filepath.Join(d, ".claude.json")},
-			Hosts: []string{"api.anthropic.com", "console.anthropic.com", "claude.ai", "platform.claude.com"}}
-	case "codex":
-		return sandbox.Needs{Dirs: []string{dir("CODEX_HOME", ".codex")},
-			Hosts: []string{"api.openai.com", "chatgpt.com", "auth.openai.com"}}
-	case "copilot":
-		return sandbox.Needs{Dirs: []string{dir("COPILOT_HOME", ".copilot")},
-			Hosts: []string{"api.githubcopilot.com", "*.githubcopilot.com", "api.github.com", "github.com", "copilot-proxy.githubusercontent.com"}}
-	case "gemini":
-		return sandbox.Needs{Dirs: []string{filepath.Join(dir("GEMINI_CLI_HOME", ""), ".gemini")},
-			Hosts: []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "www.googleapis.com"}}
-	case "qwen":
-		return sandbox.Needs{Dirs: []string{dir("QWEN_HOME", ".qwen")},
-			Hosts: []string{"dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "chat.qwen.ai", "portal.qwen.ai"}}
-	case "opencode", "kilo":
-		var dirs []string
-		for _, d := range [][2]string{{"XDG_DATA_HOME", ".local/share"}, {"XDG_CONFIG_HOME", ".config"}, {"XDG_CACHE_HOME", ".cache"}, {"XDG_STATE_HOME", ".local/state"}} {
-			dirs = append(dirs, filepath.Join(dir(d[0], d[1]), name))
-		}
-		hosts := []string{"opencode.ai", "models.dev"}
-		if name == "kilo" {
-			hosts = []string{"kilo.ai", "*.kilo.ai", "api.kilocode.ai", "models.dev"}
-			// Kilo's own command policy, which it writes at every run.
-			dirs = append(dirs, filepath.Join(dir("XDG_STATE_HOME", ".local/state"), "kilo-sandbox-policy"))
-		}
-		return sandbox.Needs{Dirs: dirs, Hosts: hosts}
-	}
-	return sandbox.Needs{}
-}
-
 // dirOf is the directory that the variable k of env names, else def in the
 // home directory of env; "" when neither is known.
 func dirOf(env []string, k, def string) string {
@@ -122,11 +83,11 @@ func lookupEnv(env []string, k string) string {
 }
 
 // SandboxNeeds is what a call of the backend name ("" or a command
-// backend: nothing beyond its working directory) needs in a sandbox: its
-// CLI's state and configuration, variables, and API endpoints as env (the
-// trusted environment, sandbox.Box.Trusted) places them.
-func SandboxNeeds(name string, env []string) sandbox.Needs {
-	n := needs(name, env)
+// backend: nothing beyond its working directory cwd) needs in a sandbox:
+// its CLI's state and configuration, variables, and API endpoints as env
+// (the trusted environment, sandbox.Box.Trusted) places them.
+func SandboxNeeds(name string, env []string, cwd string) sandbox.Needs {
+	n := needs(name, env, cwd)
 	n.Hosts = append(n.Hosts, endpoints(name, env)...)
 	return n
 }

@@ -170,6 +170,7 @@ var cases = []tcase{
 	{name: "ratelimit-wait", fn: testRateLimitWait},
 	{name: "window-limit", only: "claude", fn: testWindowLimit},
 	{name: "window-none", only: "codex", fn: testWindowNone},
+	{name: "config-readonly", fn: testConfigReadOnly},
 }
 
 // TestConformance drives every CLI through every case, with jlgcli.
@@ -676,6 +677,9 @@ type call struct {
 	// setup, when set, prepares the working directory (a git repository,
 	// files) before the server and the CLI's environment are made.
 	setup func(t *testing.T, work string)
+	// prepare, when set, is given the CLI's environment once it is made
+	// (its configuration files written), before jlgcli runs.
+	prepare func(t *testing.T, env []string)
 	// guard bounds the call; zero: hangGuard.
 	guard time.Duration
 	// userConfig, when set, is written as jlgcli's user configuration file
@@ -699,6 +703,8 @@ type outcome struct {
 	// stateHome is $XDG_STATE_HOME of the run, under which jlgcli keeps
 	// the runs of a working directory outside a git repository.
 	stateHome string
+	// env is the CLI's environment.
+	env []string
 }
 
 // result is the part of jlgcli's result object the tests read.
@@ -777,6 +783,9 @@ func jlgcli(t *testing.T, b backend, c call) *outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c.prepare != nil {
+		c.prepare(t, env)
+	}
 	if c.userConfig != "" {
 		f := filepath.Join(lookup(env)("XDG_CONFIG_HOME"), "jlgcli", "config.toml")
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
@@ -822,7 +831,7 @@ func jlgcli(t *testing.T, b backend, c call) *outcome {
 		Dir:     work,
 	})
 	o := &outcome{exit: code, stdout: stdout.String(), stderr: stderr.String(), srv: srv, work: work, elapsed: time.Since(start),
-		stateHome: lookup(env)("XDG_STATE_HOME")}
+		stateHome: lookup(env)("XDG_STATE_HOME"), env: env}
 	if ctx.Err() != nil {
 		t.Errorf("jlgcli %s: still running after %v (hang guard)", strings.Join(args, " "), guard)
 	}

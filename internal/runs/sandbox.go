@@ -25,7 +25,7 @@ func SandboxCheck(ctx context.Context, cfg *config.Config, backend string, p run
 		return sandbox.Probe{Record: rec}, nil
 	}
 	env := append(os.Environ(), cfg.EnvList()...)
-	pr, err := box.ProbeAgent(ctx, "", env, agent.SandboxNeeds(backend, box.Trusted(env)))
+	pr, err := box.ProbeAgent(ctx, "", env, agent.SandboxNeeds(backend, box.Trusted(env), cfg.Cwd))
 	pr.Record = rec
 	pr.Limits = sandbox.Limits(cfg.Sandbox)
 	return pr, err
