@@ -212,6 +212,7 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	// writable may later run by name. A writable path they hold (a task's
 	// worktree in the state directory) is made writable again.
 	var ro []string
+	whole := map[string]bool{} // read-only with all they hold
 	keep := func(p string) {
 		if real, err := filepath.EvalSymlinks(p); err == nil && m.isWritable(real) && !slices.Contains(ro, real) {
 			ro = append(ro, real)
@@ -226,6 +227,9 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 			continue
 		}
 		keep(p)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			whole[real] = true
+		}
 	}
 	for _, p := range b.protect {
 		if p = expand(p, home, trusted); p != "" {
@@ -238,6 +242,7 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		if root := programRoot(real); !inside(dir, root) {
 			keep(root)
+			whole[root] = true
 		}
 	}
 	for _, p := range b.control {
@@ -264,6 +269,9 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 	sort.Strings(ro)
 	for _, real := range ro {
 		m.roBind(real)
+		if whole[real] {
+			continue // a CLI's configuration, a program: nothing in it is writable
+		}
 		for _, w := range m.writable {
 			if w != real && inside(w, real) {
 				m.args = append(m.args, "--bind", w, w)
