@@ -297,7 +297,9 @@ func (b *Box) wrap(c proc.Cmd, needs Needs, check bool) (proc.Cmd, func(), error
 		}
 	}
 	for _, s := range hostSockets(m) {
-		m.args = append(m.args, "--ro-bind", "/dev/null", s)
+		if !slices.ContainsFunc(b.cfg.AllowRead, func(a string) bool { a = expand(a, home, trusted); return a != "" && inside(s, a) }) {
+			m.args = append(m.args, "--ro-bind", "/dev/null", s)
+		}
 	}
 
 	env = allowEnv(env, b.cfg.PassEnv, needs.Env)

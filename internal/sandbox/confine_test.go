@@ -386,3 +386,20 @@ func TestProgramReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowReadSocket: a socket of the host the user gives back with
+// allowRead (Docker's, for testcontainers) is reachable; the others not.
+func TestAllowReadSocket(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	home, work := t.TempDir(), t.TempDir()
+	listenUnix(t, filepath.Join(home, "docker.sock"))
+	listenUnix(t, filepath.Join(home, "other.sock"))
+	b := boxOf(t, Config{AllowRead: []string{"~/docker.sock"}})
+	got := sh(t, agentOf(b, Needs{}), work, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, `
+for s in docker other; do
+  python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected", sys.argv[1])' "$HOME/$s.sock" 2>/dev/null || echo "refused $s"
+done`)
+	want(t, "confined", got, []string{"connected " + home + "/docker.sock", "refused other"}, nil)
+}
