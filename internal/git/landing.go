@@ -37,17 +37,37 @@ const (
 // checkout.
 const landLockWait = 2 * time.Minute
 
-// LandHook, when set, is called at each step of Land with the step's name:
-// "record" (nothing written yet), "recorded" (the record is written),
-// "staged" (with included changes: the index holds them), "checked-out"
-// (index and files at the new commit), "moved" (the branch moved) and
-// "landed" (the record marked done). Tests set it to stop the process
-// there; jlgcli never does.
+// LandHook, when set, is called at each step of a landing with the step's
+// name: before each of its git calls, "git " and the git command ("git
+// read-tree"), from the first call of PrepareSquash to the last of Land,
+// those of the ending of an earlier landing included (SettleLanding); and
+// between them "record" (nothing written yet), "recorded" (the record is
+// written), "staged" (with included changes: the index holds them),
+// "checked-out" (index and files at the new commit), "moved" (the branch
+// moved) and "landed" (the record marked done). Tests set it to stop the
+// process there; jlgcli never does.
 var LandHook func(step string)
 
 func landStep(step string) {
 	if LandHook != nil {
 		LandHook(step)
+	}
+}
+
+// landingKey marks the context of a landing's git calls (inLanding), whose
+// every call is a step of LandHook.
+type landingKey struct{}
+
+// inLanding is ctx with its git calls marked as a landing's.
+func inLanding(ctx context.Context) context.Context {
+	return context.WithValue(ctx, landingKey{}, true)
+}
+
+// landCall is the step of LandHook before git call c, when ctx is a
+// landing's.
+func landCall(ctx context.Context, c call) {
+	if LandHook != nil && len(c.args) > 0 && ctx.Value(landingKey{}) != nil {
+		landStep("git " + c.args[0])
 	}
 }
 

@@ -209,6 +209,7 @@ type Squash struct {
 // dropped, first; when it was this branch's, the Squash says where it
 // landed (Landed).
 func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOut bool, included string) (*Squash, error) {
+	ctx = inLanding(ctx)
 	g := r.git()
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail}
@@ -382,7 +383,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 		return s.Landed, nil
 	}
 	g := r.git()
-	ctx = context.WithoutCancel(ctx) // never left half done
+	ctx = inLanding(context.WithoutCancel(ctx)) // never left half done
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: s.Branch, Into: s.Into, Detail: detail,
 			Command: mergeCommand(s.Into, s.Branch, message, !s.CheckedOut)}
@@ -504,7 +505,7 @@ func (r *Repo) landed(path string, rec landRecord) error {
 // user's checkout (see settle), under the landing lock, and returns the
 // record of the last landing there.
 func (r *Repo) settleLanding(ctx context.Context) (*landRecord, error) {
-	ctx = context.WithoutCancel(ctx)
+	ctx = inLanding(context.WithoutCancel(ctx))
 	path, _, err := r.landFiles(ctx)
 	if err != nil {
 		return nil, err
