@@ -550,8 +550,30 @@ func diffTree(ctx context.Context, g runner, a, b string) (treeDiff, error) {
 // takenBack is what takeBack did: the paths where what the landing had
 // staged or written was put back as it was before; those the user changed
 // (left as they are); and those where it is in a commit the user made
-// since (left as they are).
-type takenBack struct{ back, theirs, committed []string }
+// since (left as they are). A path can be in back and theirs: its index
+// entry or its file was put back, the other is the user's.
+type takenBack struct {
+	back, theirs, committed []string
+	// entries are the paths of back whose index entry was put back.
+	entries map[string]bool
+}
+
+// backList lists tb.back, saying of a path that the user changed too
+// which of its entry and its file was put back.
+func (tb takenBack) backList() string {
+	list := make([]string, len(tb.back))
+	for i, p := range tb.back {
+		list[i] = p
+		if slices.Contains(tb.theirs, p) {
+			if tb.entries[p] {
+				list[i] += " (its index entry)"
+			} else {
+				list[i] += " (its file)"
+			}
+		}
+	}
+	return listed(list)
+}
 
 // takeBack takes out of the checkout what the landing rec had staged or
 // written there, where it is still as the landing left it. now and files
@@ -565,7 +587,7 @@ type takenBack struct{ back, theirs, committed []string }
 // landing wrote it (the commit's), not as before: it is put back as it was
 // (removed when there was none). Anything else is the user's.
 func (r *Repo) takeBack(ctx context.Context, g runner, rec landRecord, t landTrees, now, files string, moved bool) (takenBack, error) {
-	var tb takenBack
+	tb := takenBack{entries: map[string]bool{}}
 	var headIndex, headFiles treeDiff // HEAD's tree against the index, and the files, of before
 	if moved {
 		if ht, err := revTree(ctx, g, "HEAD"); err == nil {
@@ -613,6 +635,7 @@ func (r *Repo) takeBack(ctx context.Context, g runner, rec landRecord, t landTre
 		default:
 			info.WriteString(e.a.indexInfo(t.commit, p))
 			note(&tb.back, p)
+			tb.entries[p] = true
 		}
 	}
 
@@ -715,7 +738,7 @@ func (r *Repo) interrupted(rec landRecord, at, cur string, tb takenBack) error {
 	}
 	var did []string
 	if len(tb.back) > 0 {
-		did = append(did, "what it had staged or written was put back as it was before ("+listed(tb.back)+")")
+		did = append(did, "what it had staged or written was put back as it was before ("+tb.backList()+")")
 	}
 	if len(tb.committed) > 0 {
 		did = append(did, "what it had staged or written of "+listed(tb.committed)+" is in the commit you made since, and was left there")

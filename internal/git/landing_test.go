@@ -59,7 +59,7 @@ func TestInterruptedLandingTheUserChanged(t *testing.T) {
 	if !errors.As(err, &refused) || refused.Reason != RefusedInterrupted {
 		t.Fatalf("landing again over the user's edit: %v, want refused (interrupted)", err)
 	}
-	for _, s := range []string{"greet.go", "put back as it was before (README.md, greet.go, greet_test.go)", "git stash -u && git merge --ff-only "} {
+	for _, s := range []string{"greet.go", "put back as it was before (README.md, greet.go (its index entry), greet_test.go)", "git stash -u && git merge --ff-only "} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("the refusal does not say %q: %v", s, err)
 		}
