@@ -73,10 +73,13 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 		say.Error(err.Error())
 		var h *hintError
 		var ru *runner.UsageError
+		var landing *runner.LandingError
 		if errors.As(err, &h) && h.hint != "" {
 			say.Hint(h.hint)
 		} else if errors.As(err, &ru) && ru.Hint != "" {
 			say.Hint(ru.Hint)
+		} else if errors.As(err, &landing) && landing.Hint() != "" {
+			say.Hint(landing.Hint())
 		}
 		var tr *trust.Error
 		switch {
@@ -99,12 +102,17 @@ func ExitCode(err error) int {
 		usage *usageError
 		cfg   *config.Error
 		tr    *trust.Error // the record of trusted files, damaged
+		// A landing left half done that the user's changes stopped
+		// from ending.
+		landing *runner.LandingError
 	)
 	switch {
 	case err == nil:
 		return engine.ExitOK
 	case errors.As(err, &exit):
 		return exit.code
+	case errors.As(err, &landing):
+		return landing.Status().ExitCode()
 	case errors.As(err, &usage), errors.As(err, &cfg), errors.As(err, &tr), runner.IsUsage(err),
 		// A run named wrong, or whose files the user must repair or remove.
 		errors.Is(err, store.ErrEmptyID), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrAmbiguous),

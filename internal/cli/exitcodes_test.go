@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/runner"
 )
 
 // The README's exit-code table and engine.ExitCodes, from which the code
@@ -44,5 +47,14 @@ func TestBatchExitCodesAreTheContracts(t *testing.T) {
 	if batch.ExitIncomplete != engine.StatusIncomplete.ExitCode() || batch.ExitInterrupted != engine.StatusInterrupted.ExitCode() ||
 		string(batch.BatchIncomplete) != string(engine.StatusIncomplete) {
 		t.Errorf("batch exit codes %d/%d, statuses %s: not the table's", batch.ExitIncomplete, batch.ExitInterrupted, batch.BatchIncomplete)
+	}
+}
+
+// A landing left half done that the user's changes stopped from ending
+// ends any command incomplete (exit 3), as the table says.
+func TestInterruptedLandingIsIncomplete(t *testing.T) {
+	err := fmt.Errorf("load: %w", &runner.LandingError{Refusal: &git.MergeRefusedError{Reason: git.RefusedInterrupted, Detail: "d", Command: "c"}})
+	if got := ExitCode(err); got != engine.ExitIncomplete || got != engine.StatusIncomplete.ExitCode() {
+		t.Errorf("exit %d, want %d (incomplete)", got, engine.ExitIncomplete)
 	}
 }

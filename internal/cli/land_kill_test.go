@@ -6,9 +6,11 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,18 +19,32 @@ import (
 )
 
 // landKillEnv names the step of a landing (git.LandHook) at which the
-// jlgcli started by a test kills itself with SIGKILL.
+// jlgcli started by a test kills itself with SIGKILL: a step's name
+// ("checked-out"), or #N, the Nth step of the process's landings (its
+// git calls and named steps, counted from 1).
 const landKillEnv = "JLGCLI_TEST_LAND_KILL"
 
+// landTraceEnv names a file where the jlgcli started by a test appends
+// the name of each step of its landings, one a line.
+const landTraceEnv = "JLGCLI_TEST_LAND_TRACE"
+
 // armLandKill makes this jlgcli kill itself at the landing step the test
-// asked for.
+// asked for, and trace the steps where it was asked to.
 func armLandKill() {
-	step := os.Getenv(landKillEnv)
-	if step == "" {
+	step, trace := os.Getenv(landKillEnv), os.Getenv(landTraceEnv)
+	if step == "" && trace == "" {
 		return
 	}
+	n := 0
 	git.LandHook = func(s string) {
-		if s == step {
+		n++
+		if trace != "" {
+			if f, err := os.OpenFile(trace, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+				fmt.Fprintln(f, s)
+				f.Close()
+			}
+		}
+		if s == step || step == "#"+strconv.Itoa(n) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
@@ -72,7 +88,20 @@ func TestLandingKilledAtEachStep(t *testing.T) {
 	}
 }
 
-func landKilledAt(t *testing.T, step, mode string) {
+// landWorld is a repository on main where a task (or a batch of one
+// sheet) makes the answer 42, writes gone.txt and removes old.txt, and
+// lands by a squash merge into the checked-out main: mode task, batch, or
+// include-dirty (a task that takes in the user's staged README.md and
+// untracked notes.txt).
+type landWorld struct {
+	mode             string
+	work, repo, head string
+	// args are the arguments of the command that lands.
+	args []string
+}
+
+func newLandWorld(t *testing.T, mode string) *landWorld {
+	t.Helper()
 	dirty := mode == "include-dirty"
 	work := t.TempDir()
 	repo := filepath.Join(work, "repo")
@@ -101,10 +130,10 @@ func landKilledAt(t *testing.T, step, mode string) {
 	tgitOut(t, work, "init", "-q", "-b", "main", "repo")
 	tgitOut(t, repo, "add", "-A")
 	tgitOut(t, repo, "commit", "-q", "-m", "initial")
-	head := tgitOut(t, repo, "rev-parse", "main")
-	args := []string{"task", "--json", "--check", "sh check.sh", "Make the answer 42"}
+	w := &landWorld{mode: mode, work: work, repo: repo, head: tgitOut(t, repo, "rev-parse", "main")}
+	w.args = []string{"task", "--json", "--check", "sh check.sh", "Make the answer 42"}
 	if mode == "batch" {
-		args = []string{"batch", "--json", "--check", "sh check.sh", "sheets"}
+		w.args = []string{"batch", "--json", "--check", "sh check.sh", "sheets"}
 	}
 	if dirty {
 		if err := os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo, being edited\n"), 0o644); err != nil {
@@ -114,30 +143,41 @@ func landKilledAt(t *testing.T, step, mode string) {
 			t.Fatal(err)
 		}
 		tgitOut(t, repo, "add", "README.md")
-		args = append(args[:2], append([]string{"--include-dirty"}, args[2:]...)...)
+		w.args = append(w.args[:2], append([]string{"--include-dirty"}, w.args[2:]...)...)
 	}
+	t.Cleanup(func() { killLeftovers(t, work) })
+	return w
+}
+
+// runID is the id of the run of the command that lands.
+func (w *landWorld) runID(t *testing.T) string {
+	t.Helper()
+	for _, r := range runIDs(t, w.repo) {
+		meta, err := os.ReadFile(filepath.Join(w.repo, ".jlgcli", "runs", r, "meta.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(meta), `"command": "`+w.args[0]+`"`) {
+			return r
+		}
+	}
+	t.Fatalf("no %s run: %v", w.args[0], runIDs(t, w.repo))
+	return ""
+}
+
+func landKilledAt(t *testing.T, step, mode string) {
+	dirty := mode == "include-dirty"
+	w := newLandWorld(t, mode)
+	work, repo, head, args := w.work, w.repo, w.head, w.args
 	before := tgitOut(t, repo, "status", "--porcelain")
 	beforeIndex := tgitOut(t, repo, "ls-files", "-s")
 
 	env := append(killEnv(t, work), landKillEnv+"="+step)
-	t.Cleanup(func() { killLeftovers(t, work) })
 	code, _, stderr := runJlgcli(t, repo, env, args...)
 	if code != -int(syscall.SIGKILL) {
 		t.Fatalf("jlgcli task exited %d, want killed at %s\nstderr:\n%s", code, step, stderr)
 	}
-	id := ""
-	for _, r := range runIDs(t, repo) {
-		meta, err := os.ReadFile(filepath.Join(repo, ".jlgcli", "runs", r, "meta.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(meta), `"command": "`+args[0]+`"`) {
-			id = r
-		}
-	}
-	if id == "" {
-		t.Fatalf("no %s run: %v", args[0], runIDs(t, repo))
-	}
+	id := w.runID(t)
 	if step == "record" {
 		// Killed before any write in the checkout: it is as it was.
 		if got := tgitOut(t, repo, "rev-parse", "main"); got != head {

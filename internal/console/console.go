@@ -7,6 +7,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -56,6 +57,10 @@ type Stdio struct {
 	// untrustedSaid are the untrusted project files whose ignored
 	// settings were said.
 	untrustedSaid map[string]bool
+	// completing: the command completes a run id for the shell, and
+	// leaves a landing to settle to the next command, which says what it
+	// did.
+	completing bool
 }
 
 // Hooks are the hooks of the configuration (the command's, --cwd's project
@@ -167,6 +172,13 @@ func (s *Stdio) LoadConfig(flags *config.Layer) (*config.Config, error) {
 // error of the flags names the flag. The first one resolved with flags is
 // the command's: its hooks are read there. What it ignored of a project
 // file that is not trusted (its hooks, ...) is said once on Err.
+//
+// Every command that works in a repository or keeps runs resolves its
+// directory here first: a landing that a stopped jlgcli left half done in
+// the checkout that holds it is settled then (runner.SettleLanding), before
+// the command does anything else there; what was done is said on Err, and
+// a landing that the user's changes stopped from ending is the command's
+// error.
 func (s *Stdio) LoadLayers(flags *config.Layer) (runs.Config, error) {
 	dir, err := s.WorkDir()
 	if err != nil {
@@ -176,6 +188,15 @@ func (s *Stdio) LoadLayers(flags *config.Layer) (runs.Config, error) {
 	var cerr *config.Error
 	if errors.As(err, &cerr) {
 		cerr.NameFlag()
+	}
+	if err == nil && !s.completing {
+		notice, err := runner.SettleLanding(context.Background(), c.Cwd)
+		if err != nil {
+			return runs.Config{}, err
+		}
+		if notice != "" {
+			s.Reporter().Notice(notice)
+		}
 	}
 	if err == nil && flags != nil && s.cfg == nil {
 		s.cfg = c.Config // the command's own: its --cwd's project file
@@ -218,6 +239,7 @@ func (s *Stdio) StateRoot(stateDir string) (string, error) {
 // prefix among the runs kept here (view.Completions); none when they
 // cannot be read.
 func (s *Stdio) Completions(prefix string) []string {
+	s.completing = true
 	root, err := s.StateRoot("")
 	if err != nil {
 		return nil

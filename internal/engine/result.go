@@ -28,9 +28,11 @@ const (
 	StatusTimeout                Status = "timeout"
 	StatusInterrupted            Status = "interrupted"
 	StatusError                  Status = "error"
-	// StatusIncomplete ends a batch some of whose tasks are not done, and
-	// a task whose change passed but was held for the user's review (it
-	// touches jlgcli.toml or the repository's hooks: git.RefusedReview).
+	// StatusIncomplete ends a batch some of whose tasks are not done, a
+	// task whose change passed but was held for the user's review (it
+	// touches jlgcli.toml or the repository's hooks: git.RefusedReview),
+	// and any command that found a landing left half done by a stopped
+	// jlgcli in a checkout the user changed since (runner.LandingError).
 	StatusIncomplete Status = "incomplete"
 )
 
@@ -68,7 +70,7 @@ type ExitCodeRow struct {
 var ExitCodes = []ExitCodeRow{
 	{ExitOK, "done", []Status{StatusDone}, "completion detected"},
 	{ExitBackendMissing, "backend-missing", []Status{StatusBackendMissing}, "the agent's executable is not installed"},
-	{ExitIncomplete, "incomplete", []Status{StatusIncomplete}, "batch: some task is not done (failed, blocked, conflict, not started); task: its change was kept on its branch for review (it touches jlgcli.toml or the repository's hooks)"},
+	{ExitIncomplete, "incomplete", []Status{StatusIncomplete}, "batch: some task is not done (failed, blocked, conflict, not started); task: its change was kept on its branch for review (it touches jlgcli.toml or the repository's hooks); any command: a landing a stopped jlgcli left half done was put back, the checkout having changed since"},
 	{ExitMaxIterations, "max-iterations", []Status{StatusMaxIterations}, "the iteration limit was reached"},
 	{ExitNoProgress, "no-progress", []Status{StatusNoProgress}, "identical consecutive replies (noProgressLimit)"},
 	{ExitUnauthenticated, "backend-unauthenticated", []Status{StatusBackendUnauthenticated}, "the agent CLI is not logged in / has no valid key"},

@@ -337,6 +337,7 @@ func (g runner) run(ctx context.Context, c call) (string, int, error) {
 	if len(c.args) > 0 && c.args[0] == "worktree" {
 		defer g.lockWorktrees()()
 	}
+	landCall(ctx, c)
 	if len(c.args) > 0 && uninterruptible[c.args[0]] {
 		ctx = context.WithoutCancel(ctx)
 	}

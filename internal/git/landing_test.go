@@ -2,6 +2,9 @@ package git
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -11,9 +14,18 @@ type stopLanding struct{}
 
 func landStoppedAt(t *testing.T, step string, land func()) {
 	t.Helper()
+	landStoppedAtNth(t, step, 0, land)
+}
+
+// landStoppedAtNth stops land at the step after n others of that name.
+func landStoppedAtNth(t *testing.T, step string, n int, land func()) {
+	t.Helper()
 	LandHook = func(s string) {
 		if s == step {
-			panic(stopLanding{})
+			if n == 0 {
+				panic(stopLanding{})
+			}
+			n--
 		}
 	}
 	defer func() {
@@ -26,8 +38,9 @@ func landStoppedAt(t *testing.T, step string, land func()) {
 }
 
 // A landing cut short after the files moved, in a checkout the user
-// changed since, is neither ended nor dropped: the next landing refuses
-// and touches nothing; once the user put it back, it is ended.
+// changed since, is not ended: the next landing takes back out what it
+// had staged and written, leaves the user's edit (of a file it added) as
+// it is, and refuses, saying how to land it; the one after lands anew.
 func TestInterruptedLandingTheUserChanged(t *testing.T) {
 	dir, r := newRepo(t)
 	head := tgit(t, dir, "rev-parse", "main")
@@ -40,24 +53,33 @@ func TestInterruptedLandingTheUserChanged(t *testing.T) {
 		t.Fatalf("main moved to %s before its step", got)
 	}
 	write(t, dir, "greet.go", "package main // the user's edit\n")
-	status := tgit(t, dir, "status", "--porcelain")
 
 	_, err := r.SquashMerge(ctx, "main", w.Branch, "feat: greet", "")
 	var refused *MergeRefusedError
 	if !errors.As(err, &refused) || refused.Reason != RefusedInterrupted {
 		t.Fatalf("landing again over the user's edit: %v, want refused (interrupted)", err)
 	}
+	for _, s := range []string{"greet.go", "put back as it was before (README.md, greet.go (its index entry), greet_test.go)", "git stash -u && git merge --ff-only "} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("the refusal does not say %q: %v", s, err)
+		}
+	}
 	if got := tgit(t, dir, "rev-parse", "main"); got != head {
 		t.Errorf("main moved to %s", got)
 	}
-	if got := tgit(t, dir, "status", "--porcelain"); got != status {
-		t.Errorf("the status changed:\n%s\nwas\n%s", got, status)
+	if got := tgit(t, dir, "status", "--porcelain"); got != "?? greet.go" {
+		t.Errorf("the status is\n%s\nwant the user's greet.go alone, untracked as before the landing", got)
+	}
+	if got := read(t, dir, "README.md"); got != "# demo\n" {
+		t.Errorf("README.md, which the landing wrote, holds %q", got)
 	}
 	if got := read(t, dir, "greet.go"); got != "package main // the user's edit\n" {
 		t.Errorf("the user's edit was overwritten: %q", got)
 	}
 
-	write(t, dir, "greet.go", "package main\n\nfunc greet() string { return \"hi\" }\n")
+	if err := os.Remove(filepath.Join(dir, "greet.go")); err != nil {
+		t.Fatal(err)
+	}
 	c, err := r.SquashMerge(ctx, "main", w.Branch, "feat: greet", "")
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +93,8 @@ func TestInterruptedLandingTheUserChanged(t *testing.T) {
 }
 
 // A landing into a branch that is not checked out (a batch's), stopped
-// before its branch move, is dropped by the next one, which lands anew.
+// before its branch move, is finished by the next one, which finds it
+// landed.
 func TestInterruptedLandingAside(t *testing.T) {
 	dir, r := newRepo(t)
 	tgit(t, dir, "branch", "trunk")
@@ -89,18 +112,22 @@ func TestInterruptedLandingAside(t *testing.T) {
 	if got := tgit(t, dir, "rev-parse", "trunk"); got != head {
 		t.Fatalf("trunk moved to %s", got)
 	}
+	rec, err := readLanding(filepath.Join(r.GitDir(), landRecordName))
+	if err != nil || rec == nil || rec.Done {
+		t.Fatalf("the record of the landing stopped: %+v, %v", rec, err)
+	}
 	s, err = r.PrepareSquash(ctx, "trunk", w.Branch, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Landed != "" {
-		t.Fatalf("a landing that never moved trunk is taken as landed at %s", s.Landed)
+	if s.Landed != rec.Commit {
+		t.Fatalf("the landing stopped before trunk moved is taken as landed at %q, want it finished at %s", s.Landed, rec.Commit)
 	}
 	c, err := r.Land(ctx, s, "feat: one")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tgit(t, dir, "rev-parse", "trunk"); got != c {
-		t.Errorf("trunk at %s, want %s", got, c)
+	if got := tgit(t, dir, "rev-parse", "trunk"); got != c || c != rec.Commit || tgit(t, dir, "rev-parse", c+"^") != head {
+		t.Errorf("trunk at %s, want %s on %s", got, rec.Commit, head)
 	}
 }

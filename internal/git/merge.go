@@ -91,9 +91,9 @@ const (
 	// git 2.38).
 	RefusedBaseMoved MergeRefusal = "base-moved"
 	// RefusedInterrupted: a landing in the user's working tree was cut
-	// short (the process was killed) and the tree changed since, so that
-	// it can neither be ended nor dropped without touching the user's
-	// changes.
+	// short (the process was killed) and the user changed the checkout
+	// since, so that it could not be finished: what it had staged or
+	// written was put back, the user's changes left as they are (settle).
 	RefusedInterrupted MergeRefusal = "interrupted"
 	// RefusedReview: the change adds, modifies or deletes files that decide
 	// what runs on the user's machine (ReviewFiles): it is merged by the
@@ -209,6 +209,7 @@ type Squash struct {
 // dropped, first; when it was this branch's, the Squash says where it
 // landed (Landed).
 func (r *Repo) PrepareSquash(ctx context.Context, into, branch string, checkedOut bool, included string) (*Squash, error) {
+	ctx = inLanding(ctx)
 	g := r.git()
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: branch, Into: into, Detail: detail}
@@ -373,16 +374,18 @@ func quoteAll(ss []string) []string {
 // overwritten. No commit hook runs.
 //
 // The landing is written first in a record of the checkout's git directory
-// (synced), and marked done at its end; a process killed in between leaves
-// it for the next landing in that checkout to end or drop (PrepareSquash),
-// so that the user's checkout is never left half landed. One landing at a
-// time runs in a checkout, across processes.
+// (synced), with the trees of the user's index and files, and marked done
+// at its end; a process killed in between leaves it for the next jlgcli
+// command in that checkout (SettleLanding), or the next landing there
+// (PrepareSquash), to finish, or to take back out when the user changed the
+// checkout since (see settle), so that the user's checkout is never left
+// half landed. One landing at a time runs in a checkout, across processes.
 func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, error) {
 	if s.Landed != "" {
 		return s.Landed, nil
 	}
 	g := r.git()
-	ctx = context.WithoutCancel(ctx) // never left half done
+	ctx = inLanding(context.WithoutCancel(ctx)) // never left half done
 	refuse := func(reason MergeRefusal, detail string) error {
 		return &MergeRefusedError{Reason: reason, Branch: s.Branch, Into: s.Into, Detail: detail,
 			Command: mergeCommand(s.Into, s.Branch, message, !s.CheckedOut)}
@@ -399,7 +402,7 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 		return "", err
 	}
 	defer unlock()
-	if _, err := r.settle(ctx, path); err != nil {
+	if _, _, err := r.settle(ctx, path); err != nil {
 		return "", err
 	}
 	if at, err := revCommit(ctx, g, "refs/heads/"+s.Into); err != nil {
@@ -420,17 +423,16 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	if err != nil {
 		return "", err
 	}
-	subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
-	update := []string{"update-ref", "-m", "jlgcli: squash-merge " + s.Branch + ": " + subject, "refs/heads/" + s.Into, c, s.Head}
 	rec := landRecord{Into: s.Into, Branch: s.Branch, Head: s.Head, Commit: c, CheckedOut: s.CheckedOut, From: s.From}
-	if s.From != "" {
-		// The tree of the user's index, to put it back if the landing
-		// stops before the files move.
-		out, _, err := g.run(ctx, call{args: []string{"write-tree"}})
-		if err != nil {
+	if s.CheckedOut {
+		// The trees of the user's index and files, to tell what the
+		// landing wrote from what the user did if it is cut short.
+		if rec.Index, err = indexTree(ctx, g); err != nil {
 			return "", refuse(RefusedDirty, "the index of "+r.Dir+" cannot be read as a tree: "+oneLine(err.Error()))
 		}
-		rec.Index = strings.TrimSpace(out)
+		if rec.Files, err = captureTree(ctx, g); err != nil {
+			return "", err
+		}
 	}
 	landStep("record")
 	if err := writeLanding(path, rec); err != nil {
@@ -438,56 +440,86 @@ func (r *Repo) Land(ctx context.Context, s *Squash, message string) (string, err
 	}
 	landStep("recorded")
 	if !s.CheckedOut {
-		if _, _, err := g.run(ctx, call{args: update}); err != nil {
+		subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+		if _, _, err := g.run(ctx, call{args: []string{"update-ref", "-m", "jlgcli: squash-merge " + s.Branch + ": " + subject, "refs/heads/" + s.Into, c, s.Head}}); err != nil {
 			_ = dropLanding(path)
 			return "", refuse(RefusedBaseMoved, s.Into+" moved meanwhile: "+oneLine(err.Error()))
 		}
 		landStep("moved")
 		return c, r.landed(path, rec)
 	}
-	// Bring the index and files from where they are (head, or the changes
-	// the task took in) to c; nothing is written when a file is in the
-	// way. The refresh first (as merge and checkout do) keeps a file
-	// touched but unchanged from counting as a change.
-	from := s.Head
-	undo := func() {
-		if s.From != "" {
+	if err := r.checkOut(ctx, g, path, rec, false, message); err != nil {
+		var way *inTheWay
+		if errors.As(err, &way) {
+			return "", refuse(RefusedWouldOverwrite, "files in "+r.Dir+" are in the way: "+way.msg)
+		}
+		return "", err
+	}
+	return c, r.landed(path, rec)
+}
+
+// inTheWay is git read-tree -u refusing to overwrite files.
+type inTheWay struct{ msg string }
+
+func (e *inTheWay) Error() string { return "files in the way: " + e.msg }
+
+// checkOut makes the writes of the landing rec in the checkout: its index
+// and files brought from where they are (Head, or From, whose tree the
+// index holds already when staged) to the commit the way a fast-forward
+// does (nothing in the way is overwritten: an *inTheWay), then its branch
+// moved. The refresh first (as merge and checkout do) keeps a file touched
+// but unchanged from counting as a change. A failure puts the index and
+// files back as they were and drops the record at path. message is the
+// commit's; "" for a landing that a stopped process left, whose record is
+// kept when it fails for another reason than files in the way, so that
+// the next command settles it again.
+func (r *Repo) checkOut(ctx context.Context, g runner, path string, rec landRecord, staged bool, message string) error {
+	from, c := rec.Head, rec.Commit
+	undo := func(err error) error {
+		if rec.From != "" {
 			_, _, _ = g.run(ctx, call{args: []string{"read-tree", rec.Index}})
 		}
-		_ = dropLanding(path)
+		var way *inTheWay
+		if message != "" || errors.As(err, &way) {
+			_ = dropLanding(path)
+		}
+		return err
 	}
-	if s.From != "" {
+	if rec.From != "" {
 		// The user's files are the included changes' tree: the index
 		// holds it too (their untracked files then count as tracked, as
 		// they are in c), and the files move from there.
-		if _, _, err := g.run(ctx, call{args: []string{"read-tree", s.From}}); err != nil {
-			undo()
-			return "", err
+		if !staged {
+			if _, _, err := g.run(ctx, call{args: []string{"read-tree", rec.From}}); err != nil {
+				return undo(err)
+			}
+			landStep("staged")
 		}
-		from = s.From
-		landStep("staged")
+		from = rec.From
 	}
 	if _, _, err := g.run(ctx, call{args: []string{"update-index", "-q", "--refresh"}, ok: []int{1}}); err != nil {
-		undo()
-		return "", err
+		return undo(err)
 	}
 	if _, _, err := g.run(ctx, call{args: []string{"read-tree", "-m", "-u", from, c}}); err != nil {
-		undo()
 		var gerr *Error
-		if errors.As(err, &gerr) && gerr.Err == nil {
-			return "", refuse(RefusedWouldOverwrite, "files in "+r.Dir+" are in the way: "+strings.TrimSpace(gerr.Stderr))
+		if errors.As(err, &gerr) && gerr.Err == nil && !errors.Is(err, ErrTransient) {
+			return undo(&inTheWay{strings.TrimSpace(gerr.Stderr)})
 		}
-		return "", err
+		return undo(err)
 	}
 	landStep("checked-out")
+	update := r.moveBranch(rec)
+	if message != "" {
+		subject, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+		update[2] = "jlgcli: squash-merge " + rec.Branch + ": " + subject
+	}
 	if _, _, err := g.run(ctx, call{args: update}); err != nil {
 		// into moved under us: put the files back as they were.
 		_, _, _ = g.run(ctx, call{args: []string{"read-tree", "-m", "-u", c, from}})
-		undo()
-		return "", err
+		return undo(err)
 	}
 	landStep("moved")
-	return c, r.landed(path, rec)
+	return nil
 }
 
 // landed marks the landing rec done.
@@ -500,11 +532,11 @@ func (r *Repo) landed(path string, rec landRecord) error {
 	return nil
 }
 
-// settleLanding ends or drops the landing a killed process left in the
-// user's checkout (see settle), under the landing lock, and returns the
-// record of the last landing there.
+// settleLanding settles the landing a killed process left in the user's
+// checkout (see settle), under the landing lock, and returns the record of
+// the last landing there.
 func (r *Repo) settleLanding(ctx context.Context) (*landRecord, error) {
-	ctx = context.WithoutCancel(ctx)
+	ctx = inLanding(context.WithoutCancel(ctx))
 	path, _, err := r.landFiles(ctx)
 	if err != nil {
 		return nil, err
@@ -517,7 +549,8 @@ func (r *Repo) settleLanding(ctx context.Context) (*landRecord, error) {
 		return nil, err
 	}
 	defer unlock()
-	return r.settle(ctx, path)
+	rec, _, err := r.settle(ctx, path)
+	return rec, err
 }
 
 // includedHere is included (the commit of the uncommitted changes a task

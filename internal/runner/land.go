@@ -260,3 +260,53 @@ func baselineIn(id string, events []engine.Event) (*gate.Report, error) {
 	}
 	return nil, nil
 }
+
+// SettleLanding is what every command of jlgcli does first in the checkout
+// that holds dir (the console, when it resolves the command's directory):
+// the landing that a stopped jlgcli left there half done, if any, is
+// finished when the checkout is as it left it, and the notice says so; when
+// the user changed the checkout since, what it had staged or written is
+// put back and the error is a *LandingError (exit 3) that says what
+// happened and the command that lands it (git.Repo.SettleLanding). When
+// there is nothing to do it reads a file or two and runs no git process
+// (git.LandingPending).
+func SettleLanding(ctx context.Context, dir string) (notice string, err error) {
+	if !git.LandingPending(dir) {
+		return "", nil
+	}
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		return "", nil // not a checkout after all: nothing of jlgcli's there
+	}
+	settled, err := repo.SettleLanding(ctx)
+	var refused *git.MergeRefusedError
+	switch {
+	case errors.As(err, &refused):
+		return "", &LandingError{Refusal: refused}
+	case err != nil:
+		return "", fmt.Errorf("the landing that a stopped jlgcli left in %s: %w", repo.Dir, err)
+	case settled != nil:
+		return settled.String(), nil
+	}
+	return "", nil
+}
+
+// LandingError is a landing that a stopped jlgcli left half done and that
+// could not be finished, because the user changed the checkout since: what
+// it had staged or written there was put back, and the user's changes
+// left as they are. Its status is incomplete (exit 3).
+type LandingError struct{ Refusal *git.MergeRefusedError }
+
+func (e *LandingError) Error() string { return e.Refusal.Detail }
+func (e *LandingError) Unwrap() error { return e.Refusal }
+
+// Hint is the command that lands it.
+func (e *LandingError) Hint() string {
+	if e.Refusal.Command == "" {
+		return ""
+	}
+	return "to land it: " + e.Refusal.Command
+}
+
+// Status is the status a command that met it ends with.
+func (e *LandingError) Status() engine.Status { return engine.StatusIncomplete }
