@@ -109,7 +109,10 @@ func newWorldOn(t testing.TB, opts []temporaltest.TestServerOption, extraEnv ...
 		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com", "GIT_CONFIG_NOSYSTEM=1",
 		// The agents run confined on the workers (the submitted task's
 		// sandbox, auto): the calls they record are outside their worktree.
-		"JLGCLI_SANDBOX_ALLOW_WRITE="+w.dir)
+		"JLGCLI_SANDBOX_ALLOW_WRITE="+w.dir,
+		// and they read their settings from JLGCLI_E2E_*, which a confined
+		// agent gets when the user names it.
+		"JLGCLI_SANDBOX_PASS_ENV=JLGCLI_E2E_*")
 	w.env = append(w.env, extraEnv...)
 
 	seed := filepath.Join(w.dir, "seed")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,8 +69,12 @@ type cliSpec struct {
 
 // cliAgent is an Agent over a known CLI.
 type cliAgent struct {
-	spec cliSpec
-	env  []string // base environment (nil: the process's own)
+	spec     cliSpec
+	env      []string // base environment (nil: the process's own)
+	explicit []string // the names of env the run gives it (Registry.Explicit)
+	// untrusted are the names of env a project's file set
+	// (Registry.Untrusted).
+	untrusted []string
 }
 
 // Name implements Agent.
@@ -77,19 +82,22 @@ func (a *cliAgent) Name() string { return a.spec.name }
 
 // Check implements Agent: the executable, its version, then the probe.
 func (a *cliAgent) Check(ctx context.Context) Availability {
-	path, err := proc.LookPath(a.spec.bin, a.env)
+	// Found, and probed outside any sandbox, with jlgcli's own values of
+	// what a project's file set.
+	penv := proc.Trusted(baseEnv(a.env), a.untrusted)
+	path, err := proc.LookPath(a.spec.bin, penv)
 	if err != nil {
 		return Availability{Status: Missing, Details: fmt.Sprintf("%s is not installed (not found in PATH); install it with: %s", a.spec.bin, InstallCommand(a.spec.name))}
 	}
 	av := Availability{Status: Available, Path: path}
 	if a.spec.note != nil {
-		env := baseEnv(a.env)
+		env := slices.Clone(penv)
 		if sandbox.From(ctx) != nil {
 			env = append(env, "IS_SANDBOX=1") // as the sandbox sets it for every call
 		}
 		av.Note = a.spec.note(env)
 	}
-	out, err := quickOutput(ctx, a.env, path, "--version")
+	out, err := quickOutput(ctx, penv, path, "--version")
 	v, ok := parseVersion(out)
 	if err != nil || !ok {
 		av.Status = Unsupported
@@ -103,7 +111,7 @@ func (a *cliAgent) Check(ctx context.Context) Availability {
 		return av
 	}
 	if a.spec.probe != nil {
-		if st, why := a.spec.probe(ctx, path, a.env); st != "" {
+		if st, why := a.spec.probe(ctx, path, penv); st != "" {
 			av.Status, av.Details = st, why
 		}
 	}
@@ -133,12 +141,14 @@ func (a *cliAgent) Run(ctx context.Context, req Request) (Response, error) {
 	}
 	env := append(baseEnv(a.env), req.Env...)
 	env = append(env, inv.Env...)
-	return runParsed(ctx, a.spec.name, append([]string{a.spec.bin}, inv.Args...), env, req, inv.Stdin, a.spec.newParser())
+	return runParsed(ctx, a.spec.name, append([]string{a.spec.bin}, inv.Args...), env, append(envNames(req.Env, inv.Env), a.explicit...), req, inv.Stdin, a.spec.newParser())
 }
 
 // runParsed runs one call of the CLI name ("" for a command backend) and
-// feeds its output to p. The call is confined when ctx carries a sandbox.
-func runParsed(ctx context.Context, name string, argv, env []string, req Request, stdin *string, p streamParser) (Response, error) {
+// feeds its output to p. The call is confined when ctx carries a sandbox:
+// then of env it gets what its CLI needs, the user's passEnv and the
+// variables named in explicit (those the run and the adapter give it).
+func runParsed(ctx context.Context, name string, argv, env, explicit []string, req Request, stdin *string, p streamParser) (Response, error) {
 	stderr := proc.NewTail(stderrKeep)
 	var sink io.Writer = &proc.Lines{Max: lineMax, Fn: p.Line}
 	if w, ok := p.(io.Writer); ok {
@@ -173,13 +183,13 @@ func runParsed(ctx context.Context, name string, argv, env []string, req Request
 		c.Stdin = strings.NewReader(*stdin)
 	}
 	if box := sandbox.From(ctx); box != nil {
+		// What the call may write and reach follows from the trusted
+		// environment: not from a variable a project's file set.
 		cwd := req.Dir
 		if cwd == "" {
 			cwd, _ = os.Getwd()
 		}
-		n := needs(name, env, cwd)
-		n.Hosts = append(n.Hosts, endpoints(name, env)...)
-		confined, release, err := box.Agent(c, n)
+		confined, release, err := box.Agent(c, SandboxNeeds(name, box.Trusted(env), cwd), explicit)
 		if err != nil {
 			return Response{}, err
 		}
@@ -221,6 +231,18 @@ type writerFunc func(p []byte)
 func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
 
 // baseEnv is the environment a call starts from.
+// envNames are the names of the variables of the lists.
+func envNames(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, kv := range l {
+			name, _, _ := strings.Cut(kv, "=")
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func baseEnv(env []string) []string {
 	if env != nil {
 		return append([]string(nil), env...)

@@ -28,6 +28,12 @@ type Command struct {
 	Prompt string
 	// Env is the base environment (nil: jlgcli's own).
 	Env []string
+	// Explicit are the names of the variables of Env the run gives it
+	// (Registry.Explicit).
+	Explicit []string
+	// Untrusted are the names of Env a project's file set
+	// (Registry.Untrusted).
+	Untrusted []string
 }
 
 // Name implements Agent.
@@ -36,7 +42,7 @@ func (c *Command) Name() string { return c.BackendName }
 // Check implements Agent: a command backend is available when its program
 // exists; it has no version or authentication to check.
 func (c *Command) Check(ctx context.Context) Availability {
-	path, err := proc.LookPath(c.Argv[0], c.Env)
+	path, err := proc.LookPath(c.Argv[0], proc.Trusted(baseEnv(c.Env), c.Untrusted))
 	if err != nil {
 		return Availability{Status: Missing, Details: fmt.Sprintf("%s: command %q not found", c.BackendName, c.Argv[0])}
 	}
@@ -68,7 +74,7 @@ func (c *Command) Run(ctx context.Context, req Request) (Response, error) {
 		stdin = &req.Prompt
 	}
 	env := append(baseEnv(c.Env), req.Env...)
-	return runParsed(ctx, "", argv, env, req, stdin, &plainParser{text: proc.NewTail(MaxReplyBytes)})
+	return runParsed(ctx, "", argv, env, append(envNames(req.Env), c.Explicit...), req, stdin, &plainParser{text: proc.NewTail(MaxReplyBytes)})
 }
 
 // plainParser takes standard output as the reply, as it is: it is written

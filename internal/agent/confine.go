@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // dirOf is the directory that the variable k of env names, else def in the
@@ -79,4 +80,14 @@ func configURLs(text string) []string {
 func lookupEnv(env []string, k string) string {
 	v, _ := proc.LookupEnv(env, k)
 	return v
+}
+
+// SandboxNeeds is what a call of the backend name ("" or a command
+// backend: nothing beyond its working directory cwd) needs in a sandbox:
+// its CLI's state and configuration, variables, and API endpoints as env
+// (the trusted environment, sandbox.Box.Trusted) places them.
+func SandboxNeeds(name string, env []string, cwd string) sandbox.Needs {
+	n := needs(name, env, cwd)
+	n.Hosts = append(n.Hosts, endpoints(name, env)...)
+	return n
 }

@@ -75,6 +75,15 @@ type Registry struct {
 	Commands map[string]CommandSpec
 	// Env is the base environment of every agent (nil: jlgcli's own).
 	Env []string
+	// Explicit are the names of the variables of Env the run gives its
+	// agents (--env, [env], a tier's env): a confined agent gets them beside
+	// what its CLI needs.
+	Explicit []string
+	// Untrusted are the names of the variables a project's file set: an
+	// agent is looked for, and its version and login probed outside any
+	// sandbox, with jlgcli's own values of them (proc.Trusted), so that a
+	// repository's PATH never picks the program jlgcli runs.
+	Untrusted []string
 }
 
 // UnknownError is returned for a backend name that is neither built in nor
@@ -109,10 +118,10 @@ func (r *Registry) Get(name string) (Agent, error) {
 		if mode == "" {
 			mode = PromptStdin
 		}
-		return &Command{BackendName: name, Argv: c.Command, Prompt: mode, Env: r.Env}, nil
+		return &Command{BackendName: name, Argv: c.Command, Prompt: mode, Env: r.Env, Explicit: r.Explicit, Untrusted: r.Untrusted}, nil
 	}
 	if spec, ok := builtinSpec(name); ok {
-		return &cliAgent{spec: spec, env: r.Env}, nil
+		return &cliAgent{spec: spec, env: r.Env, explicit: r.Explicit, untrusted: r.Untrusted}, nil
 	}
 	return nil, &UnknownError{Name: name, Known: r.Names()}
 }

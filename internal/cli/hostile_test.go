@@ -597,7 +597,7 @@ func connectAll(p params, relays bool) (string, error) {
 	if root == "" {
 		return "", errors.New("no parameter scan")
 	}
-	own := os.Getenv("TMPDIR")
+	own := ownRelays()
 	var reached, failed []string
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.Type()&fs.ModeSocket == 0 {
@@ -605,7 +605,7 @@ func connectAll(p params, relays bool) (string, error) {
 		}
 		if relays {
 			dir := filepath.Base(filepath.Dir(path))
-			if !strings.HasPrefix(dir, "jlgcli-sandbox-") || own != "" && strings.HasPrefix(own, filepath.Dir(path)+"/") {
+			if !strings.HasPrefix(dir, "jlgcli-sandbox-") || own[filepath.Dir(path)] {
 				return nil
 			}
 		}
@@ -626,6 +626,37 @@ func connectAll(p params, relays bool) (string, error) {
 		return "", fmt.Errorf("none reached: %s", strings.Join(failed, "; "))
 	}
 	return "reached " + strings.Join(reached, " "), nil
+}
+
+// ownRelays are the directories of the call's own relay sockets, as the
+// sandbox's helper (an ancestor of this process) was given them:
+// `__sandbox-init --relay ADDR=SOCKET ...`; none unconfined.
+func ownRelays() map[string]bool {
+	own := map[string]bool{}
+	for pid := os.Getppid(); pid > 1; {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			break
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		for i, a := range args {
+			if a == "--relay" && i+1 < len(args) {
+				if _, sock, ok := strings.Cut(args[i+1], "="); ok {
+					own[filepath.Dir(sock)] = true
+				}
+			}
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			break
+		}
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) < 2 {
+			break
+		}
+		pid, _ = strconv.Atoi(f[1])
+	}
+	return own
 }
 
 func hold(p params) error {

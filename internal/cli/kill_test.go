@@ -47,6 +47,9 @@ func killEnv(t *testing.T, work string) []string {
 		// The fake agent's records are in work, outside its working
 		// directory (as setupScript says).
 		"JLGCLI_SANDBOX_ALLOW_WRITE=" + work,
+		// and reads where its script is from the environment, which a
+		// confined agent gets when the user names it.
+		"JLGCLI_SANDBOX_PASS_ENV=FAKEAGENT_*",
 	}
 }
 

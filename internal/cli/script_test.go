@@ -92,6 +92,9 @@ func setupScript(env *testscript.Env) error {
 	// outside the agent's working directory, so $WORK is writable to it.
 	// The sandbox's own scripts clear it.
 	env.Setenv("JLGCLI_SANDBOX_ALLOW_WRITE", env.WorkDir)
+	// Confined agents get an allow-list of jlgcli's environment: the test
+	// programs' own settings are on it, as a user would put theirs.
+	env.Setenv("JLGCLI_SANDBOX_PASS_ENV", "FAKEAGENT_*,HOSTILE*,WORK,CLAUDE_CALLS,STANDIN_*")
 	for _, d := range []string{"home", "xdg"} {
 		if err := os.MkdirAll(filepath.Join(env.WorkDir, d), 0o755); err != nil {
 			return err
@@ -322,7 +325,7 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 func scriptEnv(ts *testscript.TestScript) []string {
 	env := []string{"PWD=" + ts.MkAbs(".")}
 	for _, k := range []string{"WORK", "PATH", "HOME", "XDG_CONFIG_HOME", "FAKEAGENT_SCRIPT", "TMPDIR", "GORACE", "GOCOVERDIR",
-		"JLGCLI_BACKEND", "JLGCLI_MAX_ITERATIONS", "JLGCLI_TIMEOUT", "JLGCLI_COMPLETION", "JLGCLI_NO_PROGRESS_LIMIT", "JLGCLI_SANDBOX", "JLGCLI_SANDBOX_ALLOW_WRITE"} {
+		"JLGCLI_BACKEND", "JLGCLI_MAX_ITERATIONS", "JLGCLI_TIMEOUT", "JLGCLI_COMPLETION", "JLGCLI_NO_PROGRESS_LIMIT", "JLGCLI_SANDBOX", "JLGCLI_SANDBOX_ALLOW_WRITE", "JLGCLI_SANDBOX_PASS_ENV"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

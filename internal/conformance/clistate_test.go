@@ -226,7 +226,7 @@ func probeReadOnly() string {
 	}
 	c := proc.Cmd{Argv: []string{"/bin/sh", "-c", `echo pwned > "$1"; mkdir "$2"; echo pwned > "$2/x"`, "sh", existing, absent},
 		Dir: dir, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + dir}}
-	confined, release, err := box.Agent(c, sandbox.Needs{Dirs: []string{state}, ReadOnly: []string{existing, absent}})
+	confined, release, err := box.Agent(c, sandbox.Needs{Dirs: []string{state}, ReadOnly: []string{existing, absent}}, nil)
 	if err != nil {
 		return err.Error()
 	}

@@ -779,7 +779,8 @@ func jlgcli(t *testing.T, b backend, c call) *outcome {
 		ms.WithPathDir(filepath.Dir(bin)),
 		tzOption(),
 		ms.WithModelPrice(priceIn, priceOut),
-		ms.WithEnv(tagVar+"="+tag))
+		// The tag reaches the confined CLI as a variable the user names.
+		ms.WithEnv(tagVar+"="+tag, "JLGCLI_SANDBOX_PASS_ENV="+tagVar))
 	if err != nil {
 		t.Fatal(err)
 	}

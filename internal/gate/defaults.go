@@ -389,6 +389,14 @@ func hasPythonTests(dir string) bool {
 // PYTHON* variables on its import path) from an empty directory of its
 // own, so that a pytest.py (or anything) in the project is not what runs.
 func pytestInstalled(python string) bool {
+	// A project's own virtualenv is the project's (an agent's, after a
+	// call): jlgcli never runs its python outside the sandbox, it looks
+	// for pytest's package in it instead.
+	if venv := filepath.Dir(filepath.Dir(python)); filepath.IsAbs(python) && filepath.Base(filepath.Dir(python)) == "bin" &&
+		(filepath.Base(venv) == ".venv" || filepath.Base(venv) == "venv") {
+		found, _ := filepath.Glob(filepath.Join(venv, "lib", "python*", "site-packages", "pytest", "__init__.py"))
+		return len(found) > 0
+	}
 	tmp, err := os.MkdirTemp("", "jlgcli-pytest-")
 	if err != nil {
 		return false

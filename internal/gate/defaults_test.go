@@ -246,3 +246,23 @@ func TestRerunArgv(t *testing.T) {
 		t.Error("cargo is re-run whole")
 	}
 }
+
+// TestVenvPythonNotRun: a project's own .venv/bin/python (which an agent
+// may have written) is never run outside the sandbox to learn whether
+// pytest is there: its site-packages are looked at instead.
+func TestVenvPythonNotRun(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	os.MkdirAll(filepath.Join(dir, ".venv", "bin"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".venv", "bin", "python"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "test_x.py"), []byte("def test_x():\n    assert True\n"), 0o644)
+	DetectDefaults(dir)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the project's .venv/bin/python ran")
+	}
+	os.MkdirAll(filepath.Join(dir, ".venv", "lib", "python3.11", "site-packages", "pytest"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".venv", "lib", "python3.11", "site-packages", "pytest", "__init__.py"), nil, 0o644)
+	if !pytestInstalled(pythonFor(dir)) {
+		t.Error("pytest in the virtualenv's site-packages was not found")
+	}
+}

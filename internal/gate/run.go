@@ -173,7 +173,7 @@ func runObserved(ctx context.Context, dir string, env []string, c Check, observe
 	var release func()
 	var err error
 	if box := sandbox.From(ctx); box != nil && len(pc.Argv) > 0 {
-		pc, release, err = box.Check(pc)
+		pc, release, err = box.Check(pc, varNames(env, os.Environ()))
 	}
 	var pr proc.Result
 	if err == nil {
@@ -275,4 +275,22 @@ func shortTail(out []byte, truncated bool) string {
 		s = strings.Join(lines, "\n")
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// varNames are the names of the variables of env that base does not hold as
+// they are (those the run gives its checks beside jlgcli's own
+// environment).
+func varNames(env, base []string) []string {
+	have := make(map[string]bool, len(base))
+	for _, kv := range base {
+		have[kv] = true
+	}
+	var out []string
+	for _, kv := range env {
+		if !have[kv] {
+			name, _, _ := strings.Cut(kv, "=")
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -65,10 +65,57 @@ func ControlPaths(ctx context.Context, dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil && real != r.Dir {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		real = abs
+	}
+	if real != r.Dir {
 		paths = append(paths, filepath.Join(real, ".git"))
 	}
-	return paths, nil
+	return append(paths, nestedControls(real, r.Dir)...), nil
+}
+
+// nestedMax bounds the walk of a loop's directory for nested repositories.
+const nestedMax = 200000
+
+// nestedControls are the control paths of the repositories below dir (a
+// vendored clone, a directory of projects, a submodule's checkout): their
+// .git entry, and the config and hooks a .git directory holds, which the
+// user's git opens when they work there. The top's own .git (of top),
+// node_modules and jlgcli's state are not walked; past nestedMax entries
+// the walk stops.
+func nestedControls(dir, top string) []string {
+	var out []string
+	n := 0
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if n++; n > nestedMax {
+			return filepath.SkipAll
+		}
+		if !d.IsDir() && d.Name() != ".git" {
+			return nil
+		}
+		switch d.Name() {
+		case "node_modules", ".jlgcli":
+			return filepath.SkipDir
+		case ".git":
+			if filepath.Dir(p) == top {
+				return filepath.SkipDir
+			}
+			out = append(out, p)
+			if d.IsDir() {
+				out = append(out, filepath.Join(p, "config"), filepath.Join(p, "config.worktree"), filepath.Join(p, "hooks"))
+				if m, err := moduleControls(filepath.Join(p, "modules")); err == nil {
+					out = append(out, m...)
+				}
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	return out
 }
 
 // ControlPaths lists the control paths of the task's worktree, as

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -368,6 +369,29 @@ func LookupEnv(env []string, k string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Trusted is env with each variable of untrusted (the names a project's
+// file set) given back jlgcli's own value, or none: what decides where a
+// program is found, what a sandbox lets a call write, read and reach, reads
+// it, never a value a repository chose.
+func Trusted(env, untrusted []string) []string {
+	if len(untrusted) == 0 {
+		return env
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(untrusted, name) {
+			out = append(out, kv)
+		}
+	}
+	for _, name := range untrusted {
+		if v, ok := os.LookupEnv(name); ok {
+			out = append(out, name+"="+v)
+		}
+	}
+	return out
 }
 
 func lookPath(name string, env []string) (string, error) {

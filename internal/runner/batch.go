@@ -120,7 +120,7 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 		t.Spec.Repo = repo.Dir
 		// A sandbox asked for and not to be had stops the batch before
 		// anything is made.
-		_, rec, err := Confine(ctx, t.Spec.Sandbox, bp.Parts, "", "")
+		_, rec, err := Confine(ctx, t.Spec.Sandbox, bp.Parts, Site{})
 		if err != nil {
 			return batch.Summary{}, err
 		}

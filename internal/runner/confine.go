@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -14,20 +15,65 @@ import (
 // auto on a machine that cannot confine).
 var unconfined sync.Once
 
-// Confine returns ctx carrying the sandbox of c (sandbox.New) for a run kept
-// under root in dir, and the record of the confinement it has. The run's
-// records (root) and dir's project file stay read-only to its agents, so
-// that none loosens its own sandbox or rewrites its journal. A sandbox asked
-// for (mode on) that this machine cannot give is a UsageError naming what is
+// Site is where a run's agents and checks run, as its confinement sees it.
+type Site struct {
+	// Root is the run's state directory ("" for a call of no run kept
+	// here): its records stay read-only to its agents.
+	Root string
+	// Protect are the paths that stay read-only to the calls even inside
+	// their working directory (loopSite, taskSite).
+	Protect []string
+	// RunID, when set, gives the calls the run's own caches (under Root,
+	// else the temporary directory), kept until the run ends.
+	RunID string
+}
+
+// LoopSite is the site of a loop run in cwd: its records, and the
+// project's file of cwd, which an agent must not use to loosen its own
+// sandbox or plant hooks.
+func LoopSite(root, cwd, runID string) Site {
+	return Site{Root: root, Protect: []string{filepath.Join(cwd, config.ProjectFile)}, RunID: runID}
+}
+
+// taskSite is the site of a task run: its records, and its worktree's
+// pointer to the repository's git directory, which an agent must not turn
+// to a git directory of its own.
+func taskSite(root, worktree, runID string) Site {
+	s := Site{Root: root, RunID: runID}
+	if worktree != "" {
+		s.Protect = append(s.Protect, filepath.Join(worktree, ".git"))
+	}
+	return s
+}
+
+// cacheDir is where the run's own caches are: under its state directory,
+// else (a worker's attempt) the temporary directory.
+func (s Site) cacheDir() string {
+	if s.RunID == "" {
+		return ""
+	}
+	if s.Root != "" {
+		return filepath.Join(s.Root, "cache", s.RunID)
+	}
+	return filepath.Join(os.TempDir(), "jlgcli-cache", s.RunID)
+}
+
+// Confine returns ctx carrying the sandbox of c (sandbox.New) for a run at
+// site, and the record of the confinement it has. A sandbox asked for
+// (mode on) that this machine cannot give is a UsageError naming what is
 // missing.
-func Confine(ctx context.Context, c sandbox.Config, p Parts, root, dir string) (context.Context, sandbox.Record, error) {
+func Confine(ctx context.Context, c sandbox.Config, p Parts, site Site) (context.Context, sandbox.Record, error) {
 	var protect []string
-	if root != "" {
-		protect = append(protect, root)
+	if site.Root != "" {
+		protect = append(protect, site.Root)
 	}
-	if dir != "" {
-		protect = append(protect, filepath.Join(dir, config.ProjectFile))
+	protect = append(protect, site.Protect...)
+	// The user's own configuration (their settings, the project files they
+	// trusted) stays read-only to the calls even when allowWrite holds it.
+	if f := config.UserFile(p.getenv); f != "" {
+		protect = append(protect, filepath.Dir(f))
 	}
+	c.CacheDir = site.cacheDir()
 	box, rec, err := sandbox.New(c, protect...)
 	var ue *sandbox.UnavailableError
 	if errors.As(err, &ue) {
@@ -42,4 +88,12 @@ func Confine(ctx context.Context, c sandbox.Config, p Parts, root, dir string) (
 		})
 	}
 	return sandbox.With(ctx, box), rec, nil
+}
+
+// endCaches throws away the run's own caches once it has ended (not when
+// it stopped in a way resume continues: they are still its).
+func endCaches(ctx context.Context, resumable bool) {
+	if b := sandbox.From(ctx); b != nil && !resumable {
+		_ = b.RemoveCaches()
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/guard"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // Git's control files (the repository's config and hooks, a worktree's
@@ -276,6 +277,16 @@ func (w *controlWatch) why(changes []git.ControlChange) string {
 		"do the task without touching them.", w.list(changes))
 }
 
+// confine is ctx whose sandbox (if any) keeps the control files read-only
+// to the call, so that what the check after it would undo cannot even be
+// written.
+func (w *controlWatch) confine(ctx context.Context) context.Context {
+	if b := sandbox.From(ctx); w != nil && b != nil {
+		return sandbox.With(ctx, b.WithControl(w.paths))
+	}
+	return ctx
+}
+
 // agent wraps a so that every call of it is checked.
 func (w *controlWatch) agent(a agent.Agent) agent.Agent {
 	if w == nil || a == nil {
@@ -312,7 +323,7 @@ func (a watchedAgent) Run(ctx context.Context, req agent.Request) (agent.Respons
 		return agent.Response{}, err
 	}
 	a.w.take() // what an earlier call did was told already
-	resp, err := a.Agent.Run(ctx, req)
+	resp, err := a.Agent.Run(a.w.confine(ctx), req)
 	if _, uerr := a.w.end("agent"); uerr != nil {
 		return resp, uerr
 	}
@@ -348,7 +359,7 @@ func (g controlledGuard) Check(ctx context.Context, reply string) *engine.Refusa
 	if err := g.w.begin(); err != nil {
 		return &engine.Refusal{Guard: controlGuardName, Details: err.Error(), Prompt: err.Error()}
 	}
-	ref := g.Guard.Check(ctx, reply)
+	ref := g.Guard.Check(g.w.confine(ctx), reply)
 	changes, err := g.w.end("checks")
 	g.w.take()
 	switch {

@@ -141,7 +141,7 @@ func LandTask(ctx context.Context, site LandSite, runID, into string, s TaskSpec
 			return Landing{}, err
 		}
 		env := append(slices.Clip(s.Env), RunTag(runID))
-		ctx, _, err := Confine(ctx, s.Sandbox, Parts{}, "", "")
+		ctx, _, err := Confine(ctx, s.Sandbox, Parts{}, Site{RunID: runID})
 		if err != nil {
 			remove()
 			return Landing{}, err

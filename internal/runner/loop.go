@@ -128,12 +128,12 @@ func StartLoop(ctx context.Context, s LoopSpec, a agent.Agent, prompt, stateDir 
 	if err != nil {
 		return engine.Result{}, err
 	}
-	ctx, confined, err := Confine(ctx, s.Sandbox, p, root, s.Cwd)
+	id := store.NewRunID(time.Now())
+	ctx, confined, err := Confine(ctx, s.Sandbox, p, LoopSite(root, s.Cwd, id))
 	if err != nil {
 		return engine.Result{}, err
 	}
 	opts, _ := json.Marshal(s.Recorded())
-	id := store.NewRunID(time.Now())
 	run, err := store.Create(root, id, store.Meta{Command: "loop", Backend: a.Name(), Prompt: prompt, Options: opts, Cwd: s.Cwd, Sandbox: &confined})
 	if err != nil {
 		return engine.Result{}, fmt.Errorf("create run: %w", err)
@@ -185,7 +185,7 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 		s.Handoff = true
 	}
 	limits.applyLoop(&s)
-	ctx, _, err = Confine(ctx, s.Sandbox, p, root, s.Cwd)
+	ctx, _, err = Confine(ctx, s.Sandbox, p, LoopSite(root, s.Cwd, run.ID))
 	if err != nil {
 		return engine.Result{}, false, err
 	}
@@ -193,7 +193,7 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 	if s.Command != nil {
 		commands = map[string]agent.CommandSpec{s.Backend: *s.Command}
 	}
-	a, err := p.Registry(commands, s.Env).Get(s.Backend)
+	a, err := p.Registry(commands, s.Env, s.Sandbox.ProjectEnv).Get(s.Backend)
 	if err != nil {
 		return engine.Result{}, false, &UsageError{Err: err}
 	}
@@ -271,6 +271,7 @@ func (s LoopSpec) run(ctx context.Context, p Parts, a agent.Agent, run *store.Ru
 		o.ProgressFile = run.ProgressPath()
 	}
 	res := engine.Run(ctx, a, o)
+	endCaches(ctx, Resumable(res.Status))
 	if c, ok := p.LoopObserver.(interface{ Close() }); ok {
 		c.Close()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -120,9 +121,16 @@ func (p Parts) environ() []string {
 // Registry is the backends commands, over the environment agents start from
 // plus extraEnv, so that a PATH given there is where the agent is looked
 // for too.
-func (p Parts) Registry(commands map[string]agent.CommandSpec, extraEnv []string) *agent.Registry {
+// untrusted are the names of the variables a project's file set
+// (sandbox.Config.ProjectEnv).
+func (p Parts) Registry(commands map[string]agent.CommandSpec, extraEnv, untrusted []string) *agent.Registry {
 	env := append(slices.Clip(p.environ()), extraEnv...)
-	return &agent.Registry{Commands: commands, Env: env}
+	var explicit []string
+	for _, kv := range extraEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		explicit = append(explicit, name)
+	}
+	return &agent.Registry{Commands: commands, Env: env, Explicit: explicit, Untrusted: untrusted}
 }
 
 // UsageError is a run that cannot start as it was asked (exit 64); Hint,

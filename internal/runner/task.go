@@ -87,10 +87,6 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
-	ctx, confined, err := Confine(ctx, s.Sandbox, p, root, "")
-	if err != nil {
-		return engine.TaskResult{}, err
-	}
 	// The run is recorded with the worktree it will have before git makes
 	// it: a kill while it is made leaves a run that owns what git made,
 	// and its resume makes it whole (git.Worktree.Reopen).
@@ -101,6 +97,10 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	}
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
+	}
+	ctx, confined, err := Confine(ctx, s.Sandbox, p, taskSite(root, wt.Path, id))
+	if err != nil {
+		return engine.TaskResult{}, err
 	}
 	s.Worktree = *wt
 	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
@@ -255,7 +255,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 		return engine.TaskResult{}, false, err
 	}
 	limits.ApplyTask(&s)
-	ctx, _, err = Confine(ctx, s.Sandbox, p, root, "")
+	ctx, _, err = Confine(ctx, s.Sandbox, p, taskSite(root, s.Worktree.Path, run.ID))
 	if err != nil {
 		return engine.TaskResult{}, false, err
 	}
@@ -347,6 +347,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 			}
 		}
 	}
+	endCaches(ctx, Resumable(res.Status))
 	if Resumable(res.Status) || res.Status == engine.StatusBudgetExceeded {
 		p.notice("%s", StoppedTask(run.ID, run.Meta.Parent, res.Status))
 	}
@@ -409,7 +410,7 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	if bad != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
 	}
-	ctx, _, err := Confine(ctx, s.Sandbox, p, "", "")
+	ctx, _, err := Confine(ctx, s.Sandbox, p, taskSite("", wt.Path, runID))
 	if err != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}}
 	}
@@ -430,7 +431,7 @@ func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, w
 	if bad != nil {
 		return engine.Attempt{}, nil, 0, &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}
 	}
-	ctx, _, err := Confine(ctx, s.Sandbox, p, "", "")
+	ctx, _, err := Confine(ctx, s.Sandbox, p, taskSite("", wt.Path, runID))
 	if err != nil {
 		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}
 	}
@@ -456,7 +457,7 @@ func (s TaskSpec) PlannerBackend() string {
 
 // Baseline is how the checks fare on the tree in dir before any change.
 func (s TaskSpec) Baseline(ctx context.Context, runID, dir string) *gate.Report {
-	ctx, _, err := Confine(ctx, s.Sandbox, Parts{}, "", "")
+	ctx, _, err := Confine(ctx, s.Sandbox, Parts{}, taskSite("", dir, runID))
 	if err != nil {
 		return nil
 	}
@@ -578,6 +579,7 @@ func (t *tester) Test(ctx context.Context, change git.Change) gate.Report {
 			o.WeakenedTests = append(o.WeakenedTests, gate.WeakenedTest{File: w.Path, Count: w.Count, Lines: w.Removed})
 		}
 	}
+	ctx = t.watch.confine(ctx)
 	if t.ws != nil {
 		o.BaseTests = t.baseTests(change)
 	}

@@ -115,7 +115,7 @@ func (t TierSpec) tier(a agent.Agent) engine.Tier {
 // unknown.
 func (s TaskSpec) agents(p Parts) ([]engine.Tier, *engine.Tier, *engine.TaskResult) {
 	get := func(t TierSpec) (engine.Tier, *engine.TaskResult) {
-		a, err := p.Registry(s.Commands, append(append([]string(nil), s.Env...), t.Env...)).Get(t.Backend)
+		a, err := p.Registry(s.Commands, append(append([]string(nil), s.Env...), t.Env...), s.Sandbox.ProjectEnv).Get(t.Backend)
 		if err != nil {
 			r := Failure(engine.Result{Status: engine.StatusBackendUnknown, ExitCode: engine.StatusBackendUnknown.ExitCode(),
 				Backend: t.Backend, Details: fmt.Sprintf("tier %s: %v", t.Name, err)})

@@ -15,7 +15,7 @@ import (
 // (p.Environ) and cfg's env (--env, [env]), so that a PATH given there is
 // where the agents are looked for too.
 func Registry(cfg *config.Config, p runner.Parts) *agent.Registry {
-	return p.Registry(cfg.Backends, cfg.EnvList())
+	return p.Registry(cfg.Backends, cfg.EnvList(), cfg.Sandbox.ProjectEnv)
 }
 
 // Pick is the agent of cfg's backend. With none configured it picks the
@@ -28,7 +28,7 @@ func Pick(cfg *config.Config, p runner.Parts) (engine.Result, agent.Agent) {
 	res := engine.Result{Transcript: []engine.Entry{}}
 	if name == "" {
 		for _, b := range agent.Builtins {
-			if _, err := proc.LookPath(b, reg.Env); err == nil {
+			if _, err := proc.LookPath(b, proc.Trusted(reg.Env, reg.Untrusted)); err == nil {
 				name = b
 				break
 			}

@@ -24,7 +24,7 @@ import (
 // the call; nil: nobody. In a git repository, what the call changes in
 // git's control files is put back (runner.WatchGit).
 func RunOnce(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, obs engine.Observer, p runner.Parts) (engine.Result, error) {
-	ctx, _, err := runner.Confine(ctx, cfg.Sandbox, p, "", cfg.Cwd)
+	ctx, _, err := runner.Confine(ctx, cfg.Sandbox, p, runner.LoopSite("", cfg.Cwd, ""))
 	if err != nil {
 		return engine.Result{}, err
 	}

@@ -55,7 +55,10 @@ func command(t *testing.T, work, dir string, args ...string) *jlgcli {
 		"GORACE=atexit_sleep_ms=0",
 		// The scripts' marks are in work, outside the agents' working
 		// directory: writable to them when they run confined.
-		"JLGCLI_SANDBOX_ALLOW_WRITE=" + work}
+		"JLGCLI_SANDBOX_ALLOW_WRITE=" + work,
+		// and $WORK is how the agents find them: a confined agent gets it
+		// as a user names a variable of theirs.
+		"JLGCLI_SANDBOX_PASS_ENV=WORK"}
 	j.cmd.Stdout, j.cmd.Stderr = &j.stdout, &j.stderr
 	return j
 }

@@ -24,6 +24,12 @@ func init() {
 	if IsInit(os.Args[1:]) {
 		os.Exit(Init(os.Args[1:], os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == probeCommand {
+		os.Exit(runProbe(os.Stdin, os.Stdout))
+	}
+	if len(os.Args) > 1 && os.Args[1] == goCacheCommand {
+		os.Exit(serveGoCache(os.Args[2:], os.Stdin, os.Stdout))
+	}
 }
 
 var errUsage = errors.New("usage: jlgcli " + initCommand + " [--relay ADDR=SOCKET]... -- COMMAND [ARG]...")

@@ -90,6 +90,10 @@ type Config struct {
 	MaxProcesses int   `json:"maxProcesses,omitempty"`
 	MaxMemory    int64 `json:"maxMemory,omitempty"`
 	MaxTmp       int64 `json:"maxTmp,omitempty"`
+	// CacheDir holds the run's own caches (see caches.go); "" gives the
+	// calls none: every cache is then the user's, read-only. It is the
+	// run's, not a setting: never recorded.
+	CacheDir string `json:"-"`
 }
 
 // DefaultLimits are the limits of a call when the configuration sets none.
@@ -186,6 +190,19 @@ type Box struct {
 	home    string
 	self    string   // jlgcli's executable, the network helper inside
 	protect []string // kept read-only even inside a writable path
+	control []string // git's control files (WithControl)
+}
+
+// WithControl is b whose calls cannot write git's control files of their
+// working tree (git.ControlPaths): each is read-only to them, and a .git
+// directory among them is pinned where it is (a mount point cannot be
+// renamed or removed) while what it holds, but the listed files, stays
+// writable, for the agent's own commits. Paths that do not exist are left
+// to the check after the call.
+func (b *Box) WithControl(paths []string) *Box {
+	c := *b
+	c.control = paths
+	return &c
 }
 
 // UnavailableError is a sandbox asked for (mode on) that this machine cannot

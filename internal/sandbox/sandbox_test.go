@@ -157,7 +157,7 @@ true`
 		if confined {
 			var release func()
 			var err error
-			c, release, err = box.Agent(c, Needs{Hosts: []string{allowed.URL}})
+			c, release, err = box.Agent(c, Needs{Hosts: []string{allowed.URL}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func BenchmarkConfinedCall(b *testing.B) {
 				release := func() {}
 				if confined {
 					var err error
-					if c, release, err = box.Agent(c, Needs{Hosts: []string{"http://127.0.0.1:1"}}); err != nil {
+					if c, release, err = box.Agent(c, Needs{Hosts: []string{"http://127.0.0.1:1"}}, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

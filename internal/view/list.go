@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
@@ -229,4 +230,45 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// SandboxCheck writes what `jlgcli sandbox check` found: the sandbox, then
+// one line per thing the probe tried, "!" before those that are not as the
+// sandbox promises, then how the limits are enforced.
+func SandboxCheck(w io.Writer, p sandbox.Probe, backend string) error {
+	who := "a command backend's agent"
+	if backend != "" {
+		who = backend + "'s agent"
+	}
+	fmt.Fprintf(w, "sandbox: %s\n", p.Record)
+	if !p.Record.Confined {
+		return nil
+	}
+	fmt.Fprintf(w, "what %s could do, confined, in %s:\n", who, p.Dir)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, f := range p.Findings {
+		mark := " "
+		if !f.OK {
+			mark = "!"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\n", mark, f.Area, f.What, f.Result)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range p.Limits {
+		fmt.Fprintf(w, "limit: %s\n", l)
+	}
+	bad := 0
+	for _, f := range p.Findings {
+		if !f.OK {
+			bad++
+		}
+	}
+	if bad == 0 {
+		fmt.Fprintf(w, "all %d as the sandbox promises\n", len(p.Findings))
+	} else {
+		fmt.Fprintf(w, "%d of %d NOT as the sandbox promises (marked !)\n", bad, len(p.Findings))
+	}
+	return nil
 }
