@@ -156,7 +156,7 @@ func TestT(t *testing.T) {}
 `,
 }
 
-// goFlaky: TestFlaky fails on its first run and passes after (a counter
+// goFlaky: TestFlaky fails on its first run (two messages) and passes after (a counter
 // file in $FLAKY_DIR); TestSolid always passes; TestBroken, when
 // $FLAKY_BROKEN is set, always fails.
 var goFlaky = map[string]string{
@@ -174,7 +174,8 @@ func TestFlaky(t *testing.T) {
 	data, _ := os.ReadFile(counter)
 	os.WriteFile(counter, append(data, 'x'), 0o644)
 	if len(data) == 0 {
-		t.Fatal("first run fails: a race with the clock")
+		t.Error("first run fails: a race with the clock")
+		t.Fatal("and says so twice")
 	}
 }
 
@@ -184,6 +185,58 @@ func TestBroken(t *testing.T) {
 	if os.Getenv("FLAKY_BROKEN") != "" {
 		t.Error("always broken")
 	}
+}
+`,
+}
+
+// goRows: table tests whose rows fail in one test (no subtests), a
+// message of several lines, a log line before a failure, rows that fail as
+// subtests, and a failure reported from a helper (t.Helper).
+var goRows = map[string]string{
+	"go.mod": goMod,
+	"calc/calc.go": `package calc
+
+func Add(a, b int) int { return a - b }
+`,
+	"calc/rows_test.go": `package calc
+
+import "testing"
+
+func TestAddRows(t *testing.T) {
+	for _, c := range []struct{ a, b, want int }{{0, 0, 0}, {1, 1, 2}, {2, 3, 5}} {
+		if got := Add(c.a, c.b); got != c.want {
+			t.Errorf("Add(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestLines(t *testing.T) {
+	t.Log("adding 2 and 2")
+	if got := Add(2, 2); got != 4 {
+		t.Errorf("Add(2, 2):\n got: %d\nwant: %d", got, 4)
+	}
+}
+
+func TestSubRows(t *testing.T) {
+	for _, c := range []struct{ name string; a, b, want int }{{"ones", 1, 1, 2}, {"zeros", 0, 0, 0}, {"twos", 2, 2, 4}} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Add(c.a, c.b); got != c.want {
+				t.Fatalf("Add(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+			}
+		})
+	}
+}
+
+func check(t *testing.T, got, want int) {
+	t.Helper()
+	if got != want {
+		t.Errorf("got %d, want %d", got, want)
+	}
+}
+
+func TestHelper(t *testing.T) {
+	check(t, Add(3, 1), 4)
+	check(t, Add(1, 3), 4)
 }
 `,
 }

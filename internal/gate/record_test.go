@@ -13,6 +13,8 @@ import (
 // pytest, python and cargo on the fixtures into testdata/, which the parser
 // tests read. The temporary directory of each run is replaced by
 // recordDir. The parts whose tool is missing are left as they are.
+// GATE_RECORD=WORD, another value than 1, records only the files whose
+// name holds WORD.
 //
 //	GATE_RECORD=1 go test -run TestRecordTestdata ./internal/gate/
 func TestRecordTestdata(t *testing.T) {
@@ -34,6 +36,8 @@ func TestRecordTestdata(t *testing.T) {
 		record(t, "go/vet.txt", goVet, goEnv, "go", "vet", "./...")
 		record(t, "go/test-failing.txt", goFailing, goEnv, "go", "test", "./...")
 		record(t, "go/test-failing-v.txt", goFailing, goEnv, "go", "test", "-v", "./...")
+		record(t, "gotest/rows.jsonl", goRows, goEnv, "go", "test", "-json", "./...")
+		record(t, "go/test-rows.txt", goRows, goEnv, "go", "test", "./...")
 	})
 	t.Run("python", func(t *testing.T) {
 		py := ""
@@ -80,6 +84,9 @@ func merge(trees ...map[string]string) map[string]string {
 // to testdata/name.
 func record(t *testing.T, name string, files map[string]string, env []string, argv ...string) {
 	t.Helper()
+	if !recordWanted(name) {
+		return
+	}
 	dir := project(t, files)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -93,6 +100,9 @@ func record(t *testing.T, name string, files map[string]string, env []string, ar
 // recordFile runs argv and writes the file it wrote to testdata/name.
 func recordFile(t *testing.T, name string, files map[string]string, file string, argv ...string) {
 	t.Helper()
+	if !recordWanted(name) {
+		return
+	}
 	dir := project(t, files)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -102,6 +112,12 @@ func recordFile(t *testing.T, name string, files map[string]string, file string,
 		t.Fatal(err)
 	}
 	save(t, name, dir, data)
+}
+
+// recordWanted: GATE_RECORD asks for testdata/name (1: every file).
+func recordWanted(name string) bool {
+	v := os.Getenv("GATE_RECORD")
+	return v == "1" || strings.Contains(name, v)
 }
 
 func save(t *testing.T, name, dir string, data []byte) {
