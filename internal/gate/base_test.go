@@ -33,6 +33,41 @@ func TestParseNode(t *testing.T) {
 	}
 }
 
+// TestParseNodeFailures: what node --test says of each failure reaches
+// the report from either reporter (npm test's TAP, node 23's spec): the
+// test's name and file:line (of the assertion, from the stack), the
+// assertion's message with the expected and actual values (or the diff
+// that shows them), and for a test file that did not load, the error it
+// wrote on its standard error and where, never node's own frames.
+func TestParseNodeFailures(t *testing.T) {
+	diff := "AssertionError: Expected values to be strictly deep-equal:\n+ actual - expected\n\n  {\n+   total: 0\n-   total: 2\n  }"
+	want := []TestFailure{
+		{Test: "broken.test.js", File: "broken.test.js", Line: 1, Error: "Error: Cannot find module './missing'\nRequire stack:\n- /work/proj/broken.test.js"},
+		{Test: "needs the database", File: "hook.test.js", Line: 4, Error: "a hook failed: the database is down"},
+		{Test: "adds", File: "sum.test.js", Line: 6, Error: "AssertionError: Expected values to be strictly equal:\n\n-1 !== 5\nexpected: 5\nactual: -1"},
+		{Test: "totals", File: "sum.test.js", Line: 14, Error: diff},
+		{Test: "totals with a message", File: "sum.test.js", Line: 18, Error: "AssertionError: the cart total\n+ actual - expected\n\n  {\n    items: [\n      1,\n      1\n    ],\n+   total: 0\n-   total: 2\n  }"},
+		{Test: "math > nested > reads a property", File: "sum.test.js", Line: 25, Error: "TypeError: Cannot read properties of undefined (reading 'x')"},
+		{Test: "async", File: "sum.test.js", Line: 32, Error: "rejected later"},
+		{Test: "syntax.test.js", File: "syntax.test.js", Line: 4, Error: "const x = ;\n          ^\nSyntaxError: Unexpected token ';'"},
+	}
+	o := parseRecorded(t, "node/failing-tap.txt", FormatNode, KindTest)
+	if d := cmp.Diff(want, testFailures(o)); d != "" {
+		t.Errorf("TAP: failures (-want +got):\n%s", d)
+	}
+	if c := (Counts{Run: 9, Passed: 1, Failed: 8}); o.counts != c {
+		t.Errorf("TAP: counts %+v, want %+v", o.counts, c)
+	}
+	// The spec reporter does not say that a hook failed, and names the
+	// class of a plain Error.
+	want[1].Error = "Error: the database is down"
+	want[6].Error = "Error: rejected later"
+	o = parseRecorded(t, "node/failing-spec.txt", FormatNode, KindTest)
+	if d := cmp.Diff(want, testFailures(o)); d != "" {
+		t.Errorf("spec: failures (-want +got):\n%s", d)
+	}
+}
+
 // TestParseJSSummary: jest's and vitest's summaries give the counts.
 func TestParseJSSummary(t *testing.T) {
 	for _, c := range []struct {

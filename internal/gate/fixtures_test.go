@@ -241,6 +241,68 @@ func TestHelper(t *testing.T) {
 `,
 }
 
+// nodeProject: node --test's tests (npm test runs them) failing in the
+// ways a developer needs told apart: values not strictly equal, objects
+// not deep-equal (with and without a message of the test's own), a
+// TypeError in a nested suite, a rejected promise, a before hook that
+// throws, and test files that do not load (a missing module, a syntax
+// error).
+var nodeProject = map[string]string{
+	"package.json": `{"name": "sum", "private": true, "scripts": {"test": "node --test"}}
+`,
+	"sum.js": "module.exports = (a, b) => a - b;\n",
+	"sum.test.js": `const { describe, it, test } = require('node:test');
+const assert = require('node:assert');
+const sum = require('./sum');
+
+test('adds', () => {
+  assert.strictEqual(sum(2, 3), 5);
+});
+
+test('zero', () => {
+  assert.strictEqual(sum(0, 0), 0);
+});
+
+test('totals', () => {
+  assert.deepStrictEqual({ total: sum(1, 1) }, { total: 2 });
+});
+
+test('totals with a message', () => {
+  assert.deepStrictEqual({ total: sum(1, 1), items: [1, 1] }, { total: 2, items: [1, 1] }, 'the cart total');
+});
+
+describe('math', () => {
+  describe('nested', () => {
+    it('reads a property', () => {
+      const o = undefined;
+      return o.x;
+    });
+  });
+});
+
+test('async', async () => {
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  throw new Error('rejected later');
+});
+`,
+	"hook.test.js": `const { before, test } = require('node:test');
+
+before(() => {
+  throw new Error('the database is down');
+});
+
+test('needs the database', () => {});
+`,
+	"broken.test.js": `const missing = require('./missing');
+`,
+	"syntax.test.js": `const test = require('node:test');
+
+test('never runs', () => {
+  const x = ;
+});
+`,
+}
+
 // pyProject: a package, its tests (failures of several kinds, a skip, a
 // parametrized test, a class, a fixture that raises), and a conftest.
 var pyProject = map[string]string{

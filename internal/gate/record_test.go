@@ -59,6 +59,15 @@ func TestRecordTestdata(t *testing.T) {
 		recordFile(t, "junit/pytest-xunit2.xml", pyProject, "out.xml", py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=out.xml")
 		record(t, "python/compileall.txt", pyBroken, nil, py, "-m", "compileall", "-q", "-x", pythonSkipDirs, ".")
 	})
+	t.Run("node", func(t *testing.T) {
+		if _, err := exec.LookPath("npm"); err != nil {
+			t.Skip("no npm")
+		}
+		// npm test (the default gate) runs node --test, whose reporter is
+		// TAP on a pipe before node 23; spec is node 23's and a terminal's.
+		record(t, "node/failing-tap.txt", nodeProject, []string{"NO_COLOR=1"}, "npm", "test")
+		record(t, "node/failing-spec.txt", nodeProject, []string{"NO_COLOR=1"}, "node", "--test", "--test-reporter=spec", "--test-concurrency=1")
+	})
 	t.Run("cargo", func(t *testing.T) {
 		if _, err := exec.LookPath("cargo"); err != nil {
 			t.Skip("no cargo")
