@@ -85,6 +85,52 @@ func TestParseJSSummary(t *testing.T) {
 	}
 }
 
+// TestParseJSFailures: jest's and vitest's failures reach the report
+// with the test's name, the file:line of the assertion (never a frame in
+// node_modules), the message with the expected and received values; a
+// test file that failed to load is named by its path; console output is
+// no failure. Recorded by npm test from jest 30 and vitest 4.
+func TestParseJSFailures(t *testing.T) {
+	jestDiff := "expect(received).toEqual(expected) // deep equality\n\n- Expected  - 1\n+ Received  + 1\n\n  Object {\n-   \"total\": 2,\n+   \"total\": 0,\n  }"
+	vitestDiff := "AssertionError: expected { total: +0 } to deeply equal { total: 2 }\n\n- Expected\n+ Received\n\n  {\n-   \"total\": 2,\n+   \"total\": 0,\n  }"
+	for _, c := range []struct {
+		name, format string
+		want         []TestFailure
+	}{
+		{"jest/failing.txt", FormatJest, []TestFailure{
+			{Test: "sum › adds", File: "sum.test.js", Line: 5, Error: "expect(received).toBe(expected) // Object.is equality\n\nExpected: 5\nReceived: -1"},
+			{Test: "sum › objects", File: "sum.test.js", Line: 13, Error: jestDiff},
+			{Test: "throws", File: "sum.test.js", Line: 19, Error: "TypeError: Cannot read properties of undefined (reading 'x')"},
+			{Test: "logs and fails", File: "more.test.js", Line: 5, Error: "Expect takes at most one argument."},
+			{Test: "broken.test.js", File: "broken.test.js", Line: 2, Error: "Cannot find module './missing' from 'broken.test.js'"},
+		}},
+		{"vitest/failing.txt", FormatVitest, []TestFailure{
+			{Test: "broken.test.js", File: "broken.test.js", Line: 3, Error: "Error: Cannot find module './missing.js' imported from /work/proj/broken.test.js"},
+			{Test: "logs and fails", File: "more.test.js", Line: 6, Error: "AssertionError: sum of 1 and 2: expected false to be true // Object.is equality\n\n- Expected\n+ Received\n\n- true\n+ false"},
+			{Test: "sum > adds", File: "sum.test.js", Line: 6, Error: "AssertionError: expected -1 to be 5 // Object.is equality\n\n- Expected\n+ Received\n\n- 5\n+ -1"},
+			{Test: "sum > objects", File: "sum.test.js", Line: 14, Error: vitestDiff},
+			{Test: "throws", File: "sum.test.js", Line: 20, Error: "TypeError: Cannot read properties of undefined (reading 'x')"},
+		}},
+	} {
+		o := parseRecorded(t, c.name, c.format, KindTest)
+		if d := cmp.Diff(c.want, testFailures(o)); d != "" {
+			t.Errorf("%s: failures (-want +got):\n%s", c.name, d)
+		}
+		if want := (Counts{Run: 6, Passed: 2, Failed: 4, Skipped: 1}); o.counts != want || !o.hasCounts {
+			t.Errorf("%s: counts %+v, want %+v", c.name, o.counts, want)
+		}
+		if out := outcomes(o, nil); out != nil {
+			t.Errorf("%s: tests named %+v, want none (jest and vitest are compared as counts)", c.name, out)
+		}
+	}
+
+	// vitest names the tests that failed with one error together.
+	o := parseOutput(FormatVitest, KindTest, "", " FAIL  a.test.js > one\n FAIL  a.test.js > two\nError: down\n ❯ a.test.js:3:9\n      3|   x()\n⎯⎯⎯[1/1]⎯\n")
+	if d := cmp.Diff([]TestFailure{{Test: "one", File: "a.test.js", Line: 3, Error: "Error: down"}, {Test: "two", File: "a.test.js", Line: 3, Error: "Error: down"}}, testFailures(o)); d != "" {
+		t.Errorf("one error of two tests (-want +got):\n%s", d)
+	}
+}
+
 // TestParsePytestAll: -rA names the tests that passed.
 func TestParsePytestAll(t *testing.T) {
 	out := "..F.s\n=========================== short test summary info ============================\n" +

@@ -303,6 +303,64 @@ test('never runs', () => {
 `,
 }
 
+// jsTests are the tests of jestProject and vitestProject: a value not
+// equal, objects not equal, a TypeError, a failure with a message of the
+// test's own after a console.log, a skip, and a test file that does not
+// load.
+func jsTests(imports, missing string) map[string]string {
+	return map[string]string{
+		"sum.test.js": imports + `
+describe('sum', () => {
+  test('adds', () => {
+    expect(sum(2, 3)).toBe(5);
+  });
+
+  test('zero', () => {
+    expect(sum(0, 0)).toBe(0);
+  });
+
+  test('objects', () => {
+    expect({ total: sum(1, 1) }).toEqual({ total: 2 });
+  });
+});
+
+test('throws', () => {
+  const o = undefined;
+  expect(o.x).toBe(1);
+});
+`,
+		"more.test.js": imports + `
+test('logs and fails', () => {
+  console.log('debugging', sum(1, 2));
+  expect(sum(1, 2) > 2, 'sum of 1 and 2').toBe(true);
+});
+
+test('passes', () => {
+  expect(sum(2, 2)).toBeDefined();
+});
+
+test.skip('skipped', () => {});
+`,
+		"broken.test.js": imports + missing + `
+test('never runs', () => {});
+`,
+	}
+}
+
+// jestProject: jest's tests (CommonJS), run by npm test.
+var jestProject = merge(jsTests("const { sum } = require('./sum');\n", "const { missing } = require('./missing');\n"), map[string]string{
+	"package.json": `{"name": "sum", "private": true, "scripts": {"test": "jest"}}
+`,
+	"sum.js": "exports.sum = (a, b) => a - b;\n",
+})
+
+// vitestProject: vitest's, run by npm test.
+var vitestProject = merge(jsTests("import { describe, test, expect } from 'vitest';\nimport { sum } from './sum.js';\n", "import { missing } from './missing.js';\n"), map[string]string{
+	"package.json": `{"name": "sum", "private": true, "type": "module", "scripts": {"test": "vitest run"}}
+`,
+	"sum.js": "export const sum = (a, b) => a - b;\n",
+})
+
 // pyProject: a package, its tests (failures of several kinds, a skip, a
 // parametrized test, a class, a fixture that raises), and a conftest.
 var pyProject = map[string]string{

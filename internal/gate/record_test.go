@@ -68,6 +68,17 @@ func TestRecordTestdata(t *testing.T) {
 		record(t, "node/failing-tap.txt", nodeProject, []string{"NO_COLOR=1"}, "npm", "test")
 		record(t, "node/failing-spec.txt", nodeProject, []string{"NO_COLOR=1"}, "node", "--test", "--test-reporter=spec", "--test-concurrency=1")
 	})
+	t.Run("js", func(t *testing.T) {
+		// jest and vitest from a node_modules of their own, installed
+		// outside the repository: GATE_JS_MODULES=DIR/node_modules, after
+		// npm install --prefix DIR jest vitest.
+		modules := os.Getenv("GATE_JS_MODULES")
+		if modules == "" {
+			t.Skip("set GATE_JS_MODULES to a node_modules that holds jest and vitest")
+		}
+		recordJS(t, "jest/failing.txt", jestProject, modules, "npm", "test")
+		recordJS(t, "vitest/failing.txt", vitestProject, modules, "npm", "test")
+	})
 	t.Run("cargo", func(t *testing.T) {
 		if _, err := exec.LookPath("cargo"); err != nil {
 			t.Skip("no cargo")
@@ -104,6 +115,35 @@ func record(t *testing.T, name string, files map[string]string, env []string, ar
 	cmd.Stdout, cmd.Stderr = &out, &out
 	_ = cmd.Run() // failing is what most fixtures are for
 	save(t, name, dir, out.Bytes())
+}
+
+// recordJS runs argv as record does, in a project whose node_modules is a
+// link to modules; the paths into modules are written as the project's
+// own node_modules.
+func recordJS(t *testing.T, name string, files map[string]string, modules string, argv ...string) {
+	t.Helper()
+	if !recordWanted(name) {
+		return
+	}
+	dir := project(t, files)
+	real, err := filepath.EvalSymlinks(modules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	_ = cmd.Run()
+	s := out.String()
+	if rel, err := filepath.Rel(dir, real); err == nil {
+		s = strings.ReplaceAll(s, rel+"/", "node_modules/")
+	}
+	s = strings.ReplaceAll(s, real, filepath.Join(dir, "node_modules"))
+	save(t, name, dir, []byte(s))
 }
 
 // recordFile runs argv and writes the file it wrote to testdata/name.
