@@ -323,7 +323,7 @@ func firstError(r gate.Report) string {
 		e = r.ImportErrors[0]
 	case len(r.TestFailures) > 0:
 		f := r.TestFailures[0]
-		e = f.Test + ": " + f.Error
+		e = f.Test + where(f) + ": " + f.Error
 	case len(r.RuntimeErrors) > 0:
 		e = r.RuntimeErrors[0]
 	case len(r.Gaming) > 0:
@@ -358,14 +358,7 @@ func GateDigest(r gate.Report, limit int) string {
 		if f.IsGaming() && len(r.Gaming) > 0 {
 			continue // listed under "Refused" below, once
 		}
-		s := f.Test + ": " + f.Error
-		switch {
-		case f.File != "" && f.Line > 0:
-			s += fmt.Sprintf(" (%s:%d)", f.File, f.Line)
-		case f.File != "":
-			s += " (" + f.File + ")"
-		}
-		tests = append(tests, s)
+		tests = append(tests, failureText(f))
 	}
 	list("Test failures", tests)
 	list("Runtime errors", r.RuntimeErrors)
@@ -389,6 +382,38 @@ func GateDigest(r gate.Report, limit int) string {
 	}
 	s, _ := bound(b.String(), limit)
 	return s
+}
+
+// failureText is a failed test as the developer reads it: its name and
+// where it failed, then its message (the assertion, the expected and
+// actual values) on the same line, or, when it has several lines, on the
+// next ones, indented under it, without blank lines.
+func failureText(f gate.TestFailure) string {
+	head := f.Test + where(f)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(f.Error), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimRight(l, " \t"))
+		}
+	}
+	switch len(lines) {
+	case 0:
+		return head
+	case 1:
+		return head + ": " + lines[0]
+	}
+	return head + ":\n  " + strings.Join(lines, "\n  ")
+}
+
+// where is " (file:line)" of a failure, " (file)" without a line, "".
+func where(f gate.TestFailure) string {
+	switch {
+	case f.File != "" && f.Line > 0:
+		return fmt.Sprintf(" (%s:%d)", f.File, f.Line)
+	case f.File != "":
+		return " (" + f.File + ")"
+	}
+	return ""
 }
 
 // nudge asks a developer caught in a loop to step back: what repeated and
