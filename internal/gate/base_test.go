@@ -58,6 +58,11 @@ func TestParseNodeFailures(t *testing.T) {
 	if c := (Counts{Run: 9, Passed: 1, Failed: 8}); o.counts != c {
 		t.Errorf("TAP: counts %+v, want %+v", o.counts, c)
 	}
+	// A test file that did not load has no test of its own: once it
+	// loads, its tests run and none of the baseline's is gone.
+	if out := outcomes(o, nil); slices.ContainsFunc(out.Failed, func(id string) bool { return strings.HasSuffix(id, ".test.js") }) {
+		t.Errorf("TAP: the tests by name hold a test file: %q", out.Failed)
+	}
 	// The spec reporter does not say that a hook failed, and names the
 	// class of a plain Error.
 	want[1].Error = "Error: the database is down"

@@ -45,7 +45,8 @@ type nodeParser struct {
 	// why it did not load; curLoose and specLoose those before the
 	// failure being read.
 	loose, curLoose, specLoose []string
-	// fileTests are the tests named by the path of a test file.
+	// fileTests are the "tests" named by the path of a test file: a file
+	// that failed outside its tests.
 	fileTests map[string]bool
 }
 
@@ -227,7 +228,14 @@ func (p *nodeParser) done(level int, name string, ok bool, directive string) *fa
 		return nil // failed because a subtest did
 	}
 	p.o.counts.Failed++
-	p.o.failures = append(p.o.failures, failure{TestFailure: TestFailure{Test: id}, id: id})
+	f := failure{TestFailure: TestFailure{Test: id}, id: id}
+	if p.fileTests[id] {
+		// No test of its own: a test file that did not load, or whose
+		// process failed, as a Go package that fails outside its tests.
+		// Its tests run once it loads; it is not one that stops running.
+		f.id = ""
+	}
+	p.o.failures = append(p.o.failures, f)
 	return &p.o.failures[len(p.o.failures)-1]
 }
 
@@ -303,7 +311,7 @@ func (p *nodeParser) endYAML() {
 	if m := nodeFrameRE.FindStringSubmatch(fields["stack"]); m != nil && (f.File == "" || relPath(p.dir, m[1]) == f.File) {
 		f.File, f.Line = relPath(p.dir, m[1]), atoi(m[2])
 	}
-	if fields["error"] == "test failed" && p.fileTests[f.id] {
+	if fields["error"] == "test failed" && p.fileTests[f.Test] {
 		msg = p.fileFailed(f, p.curLoose, fields["exitCode"])
 	}
 	p.curLoose = nil
@@ -454,7 +462,7 @@ func (p *nodeParser) specDone() {
 			text += "\n" + yamlValue(k, v, false)
 		}
 	}
-	if text == "test failed" && p.fileTests[f.id] {
+	if text == "test failed" && p.fileTests[f.Test] {
 		text = p.fileFailed(f, p.specLoose, "")
 	}
 	p.specLoose = nil
