@@ -151,7 +151,7 @@ func attemptLine(a Attempt) string {
 		s += fmt.Sprintf("; the agent failed (%s)", a.Failure.Kind)
 	}
 	if a.Detection != nil {
-		s += fmt.Sprintf("; loop: %s", detectionText(*a.Detection))
+		s += fmt.Sprintf("; loop: %s", DetectionText(*a.Detection))
 	}
 	return s
 }
@@ -226,7 +226,7 @@ func attemptDetail(x Attempt, last bool, sameAs int) string {
 		fmt.Fprintf(&b, "How the checks failed:\n\n%s\n", fenced(headLines(GateDigest(x.Gate, MaxGateDigest), -1, MaxAttemptFailure), ""))
 	}
 	if x.Detection != nil {
-		fmt.Fprintf(&b, "Loop found after it (%s): %s\n", x.Detection.Names(), detectionText(*x.Detection))
+		fmt.Fprintf(&b, "Loop found after it (%s): %s\n", x.Detection.Names(), DetectionText(*x.Detection))
 	}
 	return b.String()
 }
@@ -288,10 +288,12 @@ func fenced(text, lang string) string {
 	return fence + lang + "\n" + text + fence + "\n"
 }
 
-// detectionText is what a detection says for a developer: its details
-// without the fingerprints that the same-error rule compares (a hash tells
-// the developer nothing; the failure itself is shown beside it).
-func detectionText(d detect.Detection) string {
+// DetectionText is what a detection says for a person (a developer in a
+// prompt, the user on the terminal or in a report): its details without
+// the fingerprints that the same-error rule compares (a hash tells nothing,
+// and cut to a line's width it is half a hash; the failure itself is shown
+// beside it).
+func DetectionText(d detect.Detection) string {
 	const same = " failed the gate the same way"
 	s := d.Details
 	if i := strings.Index(s, same); i >= 0 {
@@ -422,7 +424,7 @@ func nudge(d detect.Detection, r gate.Report) string {
 	return fmt.Sprintf("Step back: your attempts are going round in circles (%s: %s). The checks still say: %s%s. "+
 		"Do not make the same change again. Read the failure again, find its root cause (re-read the code the test "+
 		"exercises, question your assumption), and try a different approach: if this attempt loops again, the task "+
-		"goes to the next tier.", d.Names(), detectionText(d), r.Summary(), suffix(firstError(r)))
+		"goes to the next tier.", d.Names(), DetectionText(d), r.Summary(), suffix(firstError(r)))
 }
 
 func suffix(s string) string {

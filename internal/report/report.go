@@ -279,7 +279,7 @@ func New(res engine.TaskResult) Report {
 	detected := map[int]string{}
 	for _, d := range res.Detections {
 		r.Detections = append(r.Detections, Detection{Rule: d.Rule, Rules: d.Rules, Attempts: nonNil(d.Attempts), Step: d.Step,
-			Tier: d.Tier, Action: d.Action, Details: d.Details})
+			Tier: d.Tier, Action: d.Action, Details: engine.DetectionText(d.Detection)})
 		if n := len(d.Attempts); n > 0 {
 			detected[d.Attempts[n-1]] = d.Names()
 		}

@@ -151,7 +151,7 @@ func actionText(p engine.TaskProgress, a engine.Attempt) string {
 	loop := ""
 	if a.Detection != nil {
 		loop = a.Detection.Names()
-		if d := firstLine(a.Detection.Details); d != "" {
+		if d := firstLine(engine.DetectionText(*a.Detection)); d != "" {
 			loop += " (" + d + ")"
 		}
 	}
