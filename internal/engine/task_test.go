@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -1671,13 +1672,43 @@ func TestDefaultCommitMessage(t *testing.T) {
 		{"Fix the answer", Attempt{Tier: "t2", InTier: 1}, 1, "feat: Fix the answer (tier t2, attempt 1)"},
 		{"Fix the answer", Attempt{Tier: "t1", InTier: 2, Step: 1}, 2, "feat: Fix the answer (step 1/2, tier t1, attempt 2)"},
 		{"  Fix it\n\nwith details  ", Attempt{Tier: "t1", InTier: 1}, 1, "feat: Fix it (tier t1, attempt 1)"},
-		{long, Attempt{Tier: "t1", InTier: 1}, 1, "feat: " + strings.Repeat("x", 71) + "… (tier t1, attempt 1)"},
+		{long, Attempt{Tier: "t1", InTier: 1}, 1, "feat: " + strings.Repeat("x", 44) + "… (tier t1, attempt 1)"},
+		{"Add rate limiting to every endpoint of the public API, with a burst allowance per client", Attempt{Tier: "fast", InTier: 2}, 1,
+			"feat: Add rate limiting to every endpoint of the… (tier fast, attempt 2)"},
 		{"", Attempt{Tier: "t1", InTier: 1}, 1, "feat: task (tier t1, attempt 1)"},
 	}
 	for _, tt := range tests {
 		if got := DefaultCommitMessage(tt.task, tt.a, tt.steps); got != tt.want {
 			t.Errorf("DefaultCommitMessage(%q) = %q, want %q", tt.task, got, tt.want)
 		}
+	}
+}
+
+// A commit's subject line fits in git's 72 columns, its task cut at the
+// end of a word with an ellipsis, never within a word (unless one word
+// does not fit), whatever stands before and after it.
+func TestSubjectLine(t *testing.T) {
+	task := "Make the relative times round to the nearest unit instead of truncating them, as the docs say"
+	for _, c := range []struct {
+		prefix, task, suffix, want string
+	}{
+		{"feat: ", "Fix the answer", "", "feat: Fix the answer"},
+		{"feat: ", task, "", "feat: Make the relative times round to the nearest unit instead of…"},
+		{"WIP: ", task, " (needs manual review)", "WIP: Make the relative times round to the nearest… (needs manual review)"},
+		{"", "# A heading, then a comma-laden, long, long, long, long, long, long, long list", "", "A heading, then a comma-laden, long, long, long, long, long, long, long…"},
+		{"feat: ", strings.Repeat("ü", 90), "", "feat: " + strings.Repeat("ü", 65) + "…"},
+		{"", "", "", "task"},
+	} {
+		got := SubjectLine(c.prefix, c.task, c.suffix)
+		if got != c.want {
+			t.Errorf("SubjectLine(%q, %q, %q)\n got %q\nwant %q", c.prefix, c.task, c.suffix, got, c.want)
+		}
+		if n := utf8.RuneCountInString(got); n > SubjectWidth {
+			t.Errorf("%q: %d characters, more than %d", got, n, SubjectWidth)
+		}
+	}
+	if got := Subject(task); got != "Make the relative times round to the nearest unit instead of truncating…" {
+		t.Errorf("Subject = %q", got)
 	}
 }
 
