@@ -746,11 +746,13 @@ func (t *task) commitMessage(a Attempt) string {
 }
 
 // DefaultCommitMessage is the message of a passing attempt's commit:
-// "feat: <task> (tier <name>, attempt <n>)", n counting the tier's attempts
-// (seed 003), with the step when the task has a plan; the task cut so that
-// the line fits in SubjectWidth columns (SubjectLine).
+// "feat: <task> (tier <name>, attempt <n>)", n the attempt's number in the
+// task (as its refs, the report and show number it: a tier's turn given by
+// a resume, or a tier that takes over, does not start again from 1), with
+// the step when the task has a plan; the task cut so that the line fits in
+// SubjectWidth columns (SubjectLine).
 func DefaultCommitMessage(task string, a Attempt, steps int) string {
-	where := fmt.Sprintf("tier %s, attempt %d", a.Tier, a.InTier)
+	where := fmt.Sprintf("tier %s, attempt %d", a.Tier, a.Number)
 	if a.Step > 0 && steps > 1 {
 		where = fmt.Sprintf("step %d/%d, ", a.Step, steps) + where
 	}
@@ -973,7 +975,7 @@ func taskSummary(r TaskResult) string {
 	switch r.Status {
 	case StatusDone:
 		last := r.Attempts[len(r.Attempts)-1]
-		return fmt.Sprintf("done: tier %s passed the checks at its attempt %d (%s in all); %s", last.Tier, last.InTier, plural.N(len(r.Attempts), "attempt"), c)
+		return fmt.Sprintf("done: tier %s passed the checks at attempt %d (%s in all); %s", last.Tier, last.Number, plural.N(len(r.Attempts), "attempt"), c)
 	default:
 		return fmt.Sprintf("%s after %s; %s", r.Status, plural.N(len(r.Attempts), "attempt"), c)
 	}

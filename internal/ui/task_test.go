@@ -55,3 +55,21 @@ func TestTaskTextWindows(t *testing.T) {
 		t.Errorf("got %q, want it to start with %q", got, want)
 	}
 }
+
+// A task's line numbers an attempt as its commit, its refs and the report
+// do, the task's attempt number, when the tier's own count differs (a tier
+// that took over, a turn that a resume gave); then where the tier stands.
+func TestTaskTextNumbersTheAttempt(t *testing.T) {
+	for _, c := range []struct {
+		p    engine.TaskProgress
+		want string
+	}{
+		{engine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 2, Attempts: 3, Number: 2}, "tier fast (1/2) · attempt 2/3 · "},
+		{engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 2, Number: 3}, "tier fast (1/1) · attempt 3 (1/2 in tier) · "},
+		{engine.TaskProgress{Tier: "smart", TierIndex: 1, Tiers: 2, InTier: 1, Attempts: 3, Number: 4}, "tier smart (2/2) · attempt 4 (1/3 in tier) · "},
+	} {
+		if got := taskText(c.p, time.Now()); !strings.HasPrefix(got, c.want) {
+			t.Errorf("got %q, want it to start with %q", got, c.want)
+		}
+	}
+}
