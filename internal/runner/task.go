@@ -129,7 +129,11 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	// A batch refuses changes to tracked files: only untracked ones can be
 	// left out of its tasks, and it does not take them.
 	if s.DirtyLeftOut && t.Parent == "" {
-		p.progress("your working tree has uncommitted changes; the task starts from %s without them (--include-dirty brings them in)", shortSHA(wt.Base))
+		what := "uncommitted changes"
+		if changed, err := repo.Changed(ctx); err == nil && !changed {
+			what = "untracked files" // and no change to a tracked file
+		}
+		p.progress("your working tree has %s; the task starts from %s without them (--include-dirty brings them in)", what, shortSHA(wt.Base))
 	}
 	j := openJournal(p, root, run)
 	defer j.close()
