@@ -456,6 +456,11 @@ func recommend(res engine.TaskResult, r Report) string {
 			if into == "" {
 				into = "the base branch"
 			}
+			if g.Merge.Commit == "" {
+				// A batch merged it, and its branch held no change for
+				// the base branch as it was.
+				return fmt.Sprintf("nothing merged into %s: the task's branch holds no change for it", into)
+			}
 			if g.Merge.Status == git.MergeFastForwarded {
 				return fmt.Sprintf("committed on %s, fast-forwarded to %s", into, short(g.Merge.Commit))
 			}
