@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/cost"
@@ -744,31 +746,65 @@ func (t *task) commitMessage(a Attempt) string {
 }
 
 // DefaultCommitMessage is the message of a passing attempt's commit:
-// "feat: <task> (tier <name>, attempt <n>)", n counting the tier's attempts
-// (seed 003), with the step when the task has a plan.
+// "feat: <task> (tier <name>, attempt <n>)", n the attempt's number in the
+// task (as its refs, the report and show number it: a tier's turn given by
+// a resume, or a tier that takes over, does not start again from 1), with
+// the step when the task has a plan; the task cut so that the line fits in
+// SubjectWidth columns (SubjectLine).
 func DefaultCommitMessage(task string, a Attempt, steps int) string {
-	where := fmt.Sprintf("tier %s, attempt %d", a.Tier, a.InTier)
+	where := fmt.Sprintf("tier %s, attempt %d", a.Tier, a.Number)
 	if a.Step > 0 && steps > 1 {
 		where = fmt.Sprintf("step %d/%d, ", a.Step, steps) + where
 	}
-	return fmt.Sprintf("feat: %s (%s)", Subject(task), where)
+	return SubjectLine("feat: ", task, " ("+where+")")
 }
 
+// SubjectWidth is git's customary width of a commit's subject line.
+const SubjectWidth = 72
+
 // Subject is a task as the subject of a commit message: its first line
-// (without the #s of a Markdown heading), at most 72 characters.
-func Subject(task string) string {
+// (without the #s of a Markdown heading), at most SubjectWidth characters,
+// cut at a word with "…"; "task" for none.
+func Subject(task string) string { return SubjectLine("", task, "") }
+
+// SubjectLine is prefix, the task's subject (Subject) and suffix on one
+// line of at most SubjectWidth characters: the subject is cut at the end
+// of a word, with "…", to make room (a word longer than the room is cut
+// where it must).
+func SubjectLine(prefix, task, suffix string) string {
 	s := strings.TrimSpace(task)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}
 	s = strings.TrimSpace(strings.TrimLeft(s, "#")) // a Markdown heading, as task sheets start
-	if r := []rune(s); len(r) > 72 {
-		s = strings.TrimSpace(string(r[:71])) + "…"
-	}
 	if s == "" {
 		s = "task"
 	}
-	return s
+	room := max(SubjectWidth-utf8.RuneCountInString(prefix+suffix), 16)
+	return prefix + cutAtWord(s, room) + suffix
+}
+
+// cutAtWord is s in at most n characters: whole, or cut after its last
+// word that fits, with "…" (cut within a word only when the first does not
+// fit in half of n).
+func cutAtWord(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := r[:n-1] // room for the ellipsis
+	cut := len(head)
+	if !unicode.IsSpace(r[n-1]) {
+		// The character after head goes on a word: back to its start.
+		for cut > 0 && !unicode.IsSpace(head[cut-1]) {
+			cut--
+		}
+		if cut < n/2 {
+			cut = len(head)
+		}
+	}
+	out := strings.TrimRightFunc(string(head[:cut]), func(c rune) bool { return unicode.IsSpace(c) || strings.ContainsRune(",;:-–—", c) })
+	return out + "…"
 }
 
 // costOf is what a call cost: what the CLI reported, else an estimate from
@@ -939,7 +975,7 @@ func taskSummary(r TaskResult) string {
 	switch r.Status {
 	case StatusDone:
 		last := r.Attempts[len(r.Attempts)-1]
-		return fmt.Sprintf("done: tier %s passed the checks at its attempt %d (%s in all); %s", last.Tier, last.InTier, plural.N(len(r.Attempts), "attempt"), c)
+		return fmt.Sprintf("done: tier %s passed the checks at attempt %d (%s in all); %s", last.Tier, last.Number, plural.N(len(r.Attempts), "attempt"), c)
 	default:
 		return fmt.Sprintf("%s after %s; %s", r.Status, plural.N(len(r.Attempts), "attempt"), c)
 	}

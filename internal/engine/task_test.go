@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -597,7 +598,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionRetry, ActionNudge, ActionEscalate, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t2"},
 			detections:   []detWant{{"same-diff", []int{1, 2}, "t1", ActionNudge}, {"same-diff, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
-			commits:      []string{"feat: Fix the answer (tier t2, attempt 1)"},
+			commits:      []string{"feat: Fix the answer (tier t2, attempt 4)"},
 			snapshots:    snapNames(4),
 			check: func(t *testing.T, w *world, r TaskResult) {
 				p1, p2 := w.agents["t1"].prompts(), w.agents["t2"].prompts()
@@ -633,7 +634,7 @@ func TestRunTask(t *testing.T) {
 				if diff := cmp.Diff(wantTiers, r.Tiers); diff != "" {
 					t.Errorf("tiers (-want +got):\n%s", diff)
 				}
-				mustContain(t, "summary", r.Summary, "done: tier t2 passed the checks at its attempt 1 (4 attempts in all)")
+				mustContain(t, "summary", r.Summary, "done: tier t2 passed the checks at attempt 4 (4 attempts in all)")
 				// Each attempt starts from the snapshot taken before it and
 				// leaves the one taken after.
 				for i, a := range r.Attempts {
@@ -655,7 +656,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionRetry, ActionNudge, ActionEscalate, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t2"},
 			detections:   []detWant{{"same-diff", []int{1, 2}, "t1", ActionNudge}, {"same-diff, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
-			commits:      []string{"feat: Fix the answer (tier t2, attempt 1)"},
+			commits:      []string{"feat: Fix the answer (tier t2, attempt 4)"},
 			snapshots:    snapNames(4),
 			check: func(t *testing.T, w *world, r TaskResult) {
 				if got := w.agents["t2"].seen[0]["a.go"]; got != "wrong answer" {
@@ -751,7 +752,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionRetry, ActionNudge, ActionEscalate, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t2"},
 			detections:   []detWant{{"same-fix", []int{1, 2}, "t1", ActionNudge}, {"same-fix, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
-			commits:      []string{"feat: Fix the answer (tier t2, attempt 1)"},
+			commits:      []string{"feat: Fix the answer (tier t2, attempt 4)"},
 			snapshots:    snapNames(4),
 			check: func(t *testing.T, w *world, r TaskResult) {
 				mustContain(t, "the detection", r.Detections[0].Details, "attempts 1 and 2 made the same fix in another form",
@@ -775,7 +776,7 @@ func TestRunTask(t *testing.T) {
 			status:       StatusDone,
 			actions:      []string{ActionEscalate, ActionRetry, ActionPass},
 			attemptTiers: []string{"t1", "t2", "t2"},
-			commits:      []string{"feat: Fix the answer (tier t2, attempt 2)"},
+			commits:      []string{"feat: Fix the answer (tier t2, attempt 3)"},
 			snapshots:    snapNames(3),
 			check: func(t *testing.T, w *world, r TaskResult) {
 				if r.Attempts[0].Change.Hash != r.Attempts[1].Change.Hash {
@@ -1170,7 +1171,7 @@ func TestRunTask(t *testing.T) {
 			status:       StatusDone,
 			actions:      []string{ActionPass, ActionRetry, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1"},
-			commits:      []string{"feat: Build it (step 1/2, tier t1, attempt 1)", "feat: Build it (step 2/2, tier t1, attempt 2)"},
+			commits:      []string{"feat: Build it (step 1/2, tier t1, attempt 1)", "feat: Build it (step 2/2, tier t1, attempt 3)"},
 			snapshots:    snapNames(3),
 			check: func(t *testing.T, w *world, r TaskResult) {
 				if diff := cmp.Diff([]string{"a", "b"}, r.Plan); diff != "" {
@@ -1229,7 +1230,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionPass, ActionRetry, ActionNudge, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t1"},
 			detections:   []detWant{{"no-change", []int{2, 3}, "t1", ActionNudge}},
-			commits:      []string{"feat: Fix the answer (step 1/2, tier t1, attempt 1)", "feat: Fix the answer (step 2/2, tier t1, attempt 3)"},
+			commits:      []string{"feat: Fix the answer (step 1/2, tier t1, attempt 1)", "feat: Fix the answer (step 2/2, tier t1, attempt 4)"},
 			snapshots:    snapNames(4),
 			check: func(t *testing.T, w *world, r TaskResult) {
 				if r.Detections[0].Step != 2 {
@@ -1499,7 +1500,8 @@ func TestRunTaskResumeKeepsThePlan(t *testing.T) {
 	if diff := cmp.Diff([]int{1, 2}, stepsOf(r)); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"feat: Build it (step 1/2, tier t1, attempt 1)", "feat: Build it (step 2/2, tier t1, attempt 1)"}, w.ws.commits); diff != "" {
+	// The resumed step's attempt is the task's attempt 2, as its refs and report number it.
+	if diff := cmp.Diff([]string{"feat: Build it (step 1/2, tier t1, attempt 1)", "feat: Build it (step 2/2, tier t1, attempt 2)"}, w.ws.commits); diff != "" {
 		t.Errorf("commits (-want +got):\n%s", diff)
 	}
 	if r.CostUSD != 0.05 {
@@ -1668,16 +1670,50 @@ func TestDefaultCommitMessage(t *testing.T) {
 		steps int
 		want  string
 	}{
-		{"Fix the answer", Attempt{Tier: "t2", InTier: 1}, 1, "feat: Fix the answer (tier t2, attempt 1)"},
-		{"Fix the answer", Attempt{Tier: "t1", InTier: 2, Step: 1}, 2, "feat: Fix the answer (step 1/2, tier t1, attempt 2)"},
-		{"  Fix it\n\nwith details  ", Attempt{Tier: "t1", InTier: 1}, 1, "feat: Fix it (tier t1, attempt 1)"},
-		{long, Attempt{Tier: "t1", InTier: 1}, 1, "feat: " + strings.Repeat("x", 71) + "… (tier t1, attempt 1)"},
-		{"", Attempt{Tier: "t1", InTier: 1}, 1, "feat: task (tier t1, attempt 1)"},
+		{"Fix the answer", Attempt{Tier: "t1", Number: 1, InTier: 1}, 1, "feat: Fix the answer (tier t1, attempt 1)"},
+		// The attempt's number in the task, as its refs and the report
+		// have it: a tier that took over, a turn that a resume gave.
+		{"Fix the answer", Attempt{Tier: "t2", Number: 4, InTier: 1}, 1, "feat: Fix the answer (tier t2, attempt 4)"},
+		{"Fix the answer", Attempt{Tier: "t1", Number: 3, InTier: 1}, 1, "feat: Fix the answer (tier t1, attempt 3)"},
+		{"Fix the answer", Attempt{Tier: "t1", Number: 2, InTier: 2, Step: 1}, 2, "feat: Fix the answer (step 1/2, tier t1, attempt 2)"},
+		{"  Fix it\n\nwith details  ", Attempt{Tier: "t1", Number: 1, InTier: 1}, 1, "feat: Fix it (tier t1, attempt 1)"},
+		{long, Attempt{Tier: "t1", Number: 1, InTier: 1}, 1, "feat: " + strings.Repeat("x", 44) + "… (tier t1, attempt 1)"},
+		{"Add rate limiting to every endpoint of the public API, with a burst allowance per client", Attempt{Tier: "fast", Number: 2, InTier: 2}, 1,
+			"feat: Add rate limiting to every endpoint of the… (tier fast, attempt 2)"},
+		{"", Attempt{Tier: "t1", Number: 1, InTier: 1}, 1, "feat: task (tier t1, attempt 1)"},
 	}
 	for _, tt := range tests {
 		if got := DefaultCommitMessage(tt.task, tt.a, tt.steps); got != tt.want {
 			t.Errorf("DefaultCommitMessage(%q) = %q, want %q", tt.task, got, tt.want)
 		}
+	}
+}
+
+// A commit's subject line fits in git's 72 columns, its task cut at the
+// end of a word with an ellipsis, never within a word (unless one word
+// does not fit), whatever stands before and after it.
+func TestSubjectLine(t *testing.T) {
+	task := "Make the relative times round to the nearest unit instead of truncating them, as the docs say"
+	for _, c := range []struct {
+		prefix, task, suffix, want string
+	}{
+		{"feat: ", "Fix the answer", "", "feat: Fix the answer"},
+		{"feat: ", task, "", "feat: Make the relative times round to the nearest unit instead of…"},
+		{"WIP: ", task, " (needs manual review)", "WIP: Make the relative times round to the nearest… (needs manual review)"},
+		{"", "# A heading, then a comma-laden, long, long, long, long, long, long, long list", "", "A heading, then a comma-laden, long, long, long, long, long, long, long…"},
+		{"feat: ", strings.Repeat("ü", 90), "", "feat: " + strings.Repeat("ü", 65) + "…"},
+		{"", "", "", "task"},
+	} {
+		got := SubjectLine(c.prefix, c.task, c.suffix)
+		if got != c.want {
+			t.Errorf("SubjectLine(%q, %q, %q)\n got %q\nwant %q", c.prefix, c.task, c.suffix, got, c.want)
+		}
+		if n := utf8.RuneCountInString(got); n > SubjectWidth {
+			t.Errorf("%q: %d characters, more than %d", got, n, SubjectWidth)
+		}
+	}
+	if got := Subject(task); got != "Make the relative times round to the nearest unit instead of truncating…" {
+		t.Errorf("Subject = %q", got)
 	}
 }
 

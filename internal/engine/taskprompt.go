@@ -151,7 +151,7 @@ func attemptLine(a Attempt) string {
 		s += fmt.Sprintf("; the agent failed (%s)", a.Failure.Kind)
 	}
 	if a.Detection != nil {
-		s += fmt.Sprintf("; loop: %s", detectionText(*a.Detection))
+		s += fmt.Sprintf("; loop: %s", DetectionText(*a.Detection))
 	}
 	return s
 }
@@ -226,7 +226,7 @@ func attemptDetail(x Attempt, last bool, sameAs int) string {
 		fmt.Fprintf(&b, "How the checks failed:\n\n%s\n", fenced(headLines(GateDigest(x.Gate, MaxGateDigest), -1, MaxAttemptFailure), ""))
 	}
 	if x.Detection != nil {
-		fmt.Fprintf(&b, "Loop found after it (%s): %s\n", x.Detection.Names(), detectionText(*x.Detection))
+		fmt.Fprintf(&b, "Loop found after it (%s): %s\n", x.Detection.Names(), DetectionText(*x.Detection))
 	}
 	return b.String()
 }
@@ -288,10 +288,12 @@ func fenced(text, lang string) string {
 	return fence + lang + "\n" + text + fence + "\n"
 }
 
-// detectionText is what a detection says for a developer: its details
-// without the fingerprints that the same-error rule compares (a hash tells
-// the developer nothing; the failure itself is shown beside it).
-func detectionText(d detect.Detection) string {
+// DetectionText is what a detection says for a person (a developer in a
+// prompt, the user on the terminal or in a report): its details without
+// the fingerprints that the same-error rule compares (a hash tells nothing,
+// and cut to a line's width it is half a hash; the failure itself is shown
+// beside it).
+func DetectionText(d detect.Detection) string {
 	const same = " failed the gate the same way"
 	s := d.Details
 	if i := strings.Index(s, same); i >= 0 {
@@ -323,7 +325,7 @@ func firstError(r gate.Report) string {
 		e = r.ImportErrors[0]
 	case len(r.TestFailures) > 0:
 		f := r.TestFailures[0]
-		e = f.Test + ": " + f.Error
+		e = f.Test + where(f) + ": " + f.Error
 	case len(r.RuntimeErrors) > 0:
 		e = r.RuntimeErrors[0]
 	case len(r.Gaming) > 0:
@@ -358,14 +360,7 @@ func GateDigest(r gate.Report, limit int) string {
 		if f.IsGaming() && len(r.Gaming) > 0 {
 			continue // listed under "Refused" below, once
 		}
-		s := f.Test + ": " + f.Error
-		switch {
-		case f.File != "" && f.Line > 0:
-			s += fmt.Sprintf(" (%s:%d)", f.File, f.Line)
-		case f.File != "":
-			s += " (" + f.File + ")"
-		}
-		tests = append(tests, s)
+		tests = append(tests, failureText(f))
 	}
 	list("Test failures", tests)
 	list("Runtime errors", r.RuntimeErrors)
@@ -391,13 +386,45 @@ func GateDigest(r gate.Report, limit int) string {
 	return s
 }
 
+// failureText is a failed test as the developer reads it: its name and
+// where it failed, then its message (the assertion, the expected and
+// actual values) on the same line, or, when it has several lines, on the
+// next ones, indented under it, without blank lines.
+func failureText(f gate.TestFailure) string {
+	head := f.Test + where(f)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(f.Error), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimRight(l, " \t"))
+		}
+	}
+	switch len(lines) {
+	case 0:
+		return head
+	case 1:
+		return head + ": " + lines[0]
+	}
+	return head + ":\n  " + strings.Join(lines, "\n  ")
+}
+
+// where is " (file:line)" of a failure, " (file)" without a line, "".
+func where(f gate.TestFailure) string {
+	switch {
+	case f.File != "" && f.Line > 0:
+		return fmt.Sprintf(" (%s:%d)", f.File, f.Line)
+	case f.File != "":
+		return " (" + f.File + ")"
+	}
+	return ""
+}
+
 // nudge asks a developer caught in a loop to step back: what repeated and
 // what the gate said.
 func nudge(d detect.Detection, r gate.Report) string {
 	return fmt.Sprintf("Step back: your attempts are going round in circles (%s: %s). The checks still say: %s%s. "+
 		"Do not make the same change again. Read the failure again, find its root cause (re-read the code the test "+
 		"exercises, question your assumption), and try a different approach: if this attempt loops again, the task "+
-		"goes to the next tier.", d.Names(), detectionText(d), r.Summary(), suffix(firstError(r)))
+		"goes to the next tier.", d.Names(), DetectionText(d), r.Summary(), suffix(firstError(r)))
 }
 
 func suffix(s string) string {

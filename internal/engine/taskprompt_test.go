@@ -49,7 +49,7 @@ func TestEscalationPromptShowsTheEarlierAttempts(t *testing.T) {
 		`got "58 minutes ago"`,
 		// Attempt 1's diff, reply and failure as text.
 		"### Attempt 1 (tier fast)", "-\treturn d / 2\n+\treturn d / 3\n", "I looked at times.go.\nChanged the rounding.",
-		`TestRelTime/one_hour: want "1 hour ago", got "59 minutes ago" (a_test.go:7)`,
+		`TestAnswer (a_test.go:7): TestRelTime/one_hour: want "1 hour ago", got "59 minutes ago"`,
 		"attempts 1 and 2 failed the gate the same way")
 	mustNotContain(t, "the prompt", p, "reply line 11", "=v1:", "0b24c0ffee")
 	if strings.Index(p, "### Attempt 2") > strings.Index(p, "### Attempt 1") {
@@ -222,7 +222,7 @@ func TestGateDigestTellsAFindingOnce(t *testing.T) {
 	if !strings.Contains(got, "Refused (tests weakened):\n- "+msg) {
 		t.Errorf("no Refused section:\n%s", got)
 	}
-	if !strings.Contains(got, "TestParse: want 1, got 2 (parse_test.go)\n") || strings.Contains(got, ":0)") {
+	if !strings.Contains(got, "TestParse (parse_test.go): want 1, got 2\n") || strings.Contains(got, ":0)") {
 		t.Errorf("the failure's place:\n%s", got)
 	}
 }

@@ -33,6 +33,46 @@ func TestParseNode(t *testing.T) {
 	}
 }
 
+// TestParseNodeFailures: what node --test says of each failure reaches
+// the report from either reporter (npm test's TAP, node 23's spec): the
+// test's name and file:line (of the assertion, from the stack), the
+// assertion's message with the expected and actual values (or the diff
+// that shows them), and for a test file that did not load, the error it
+// wrote on its standard error and where, never node's own frames.
+func TestParseNodeFailures(t *testing.T) {
+	diff := "AssertionError: Expected values to be strictly deep-equal:\n+ actual - expected\n\n  {\n+   total: 0\n-   total: 2\n  }"
+	want := []TestFailure{
+		{Test: "broken.test.js", File: "broken.test.js", Line: 1, Error: "Error: Cannot find module './missing'\nRequire stack:\n- /work/proj/broken.test.js"},
+		{Test: "needs the database", File: "hook.test.js", Line: 4, Error: "a hook failed: the database is down"},
+		{Test: "adds", File: "sum.test.js", Line: 6, Error: "AssertionError: Expected values to be strictly equal:\n\n-1 !== 5\nexpected: 5\nactual: -1"},
+		{Test: "totals", File: "sum.test.js", Line: 14, Error: diff},
+		{Test: "totals with a message", File: "sum.test.js", Line: 18, Error: "AssertionError: the cart total\n+ actual - expected\n\n  {\n    items: [\n      1,\n      1\n    ],\n+   total: 0\n-   total: 2\n  }"},
+		{Test: "math > nested > reads a property", File: "sum.test.js", Line: 25, Error: "TypeError: Cannot read properties of undefined (reading 'x')"},
+		{Test: "async", File: "sum.test.js", Line: 32, Error: "rejected later"},
+		{Test: "syntax.test.js", File: "syntax.test.js", Line: 4, Error: "const x = ;\n          ^\nSyntaxError: Unexpected token ';'"},
+	}
+	o := parseRecorded(t, "node/failing-tap.txt", FormatNode, KindTest)
+	if d := cmp.Diff(want, testFailures(o)); d != "" {
+		t.Errorf("TAP: failures (-want +got):\n%s", d)
+	}
+	if c := (Counts{Run: 9, Passed: 1, Failed: 8}); o.counts != c {
+		t.Errorf("TAP: counts %+v, want %+v", o.counts, c)
+	}
+	// A test file that did not load has no test of its own: once it
+	// loads, its tests run and none of the baseline's is gone.
+	if out := outcomes(o, nil); slices.ContainsFunc(out.Failed, func(id string) bool { return strings.HasSuffix(id, ".test.js") }) {
+		t.Errorf("TAP: the tests by name hold a test file: %q", out.Failed)
+	}
+	// The spec reporter does not say that a hook failed, and names the
+	// class of a plain Error.
+	want[1].Error = "Error: the database is down"
+	want[6].Error = "Error: rejected later"
+	o = parseRecorded(t, "node/failing-spec.txt", FormatNode, KindTest)
+	if d := cmp.Diff(want, testFailures(o)); d != "" {
+		t.Errorf("spec: failures (-want +got):\n%s", d)
+	}
+}
+
 // TestParseJSSummary: jest's and vitest's summaries give the counts.
 func TestParseJSSummary(t *testing.T) {
 	for _, c := range []struct {
@@ -47,6 +87,52 @@ func TestParseJSSummary(t *testing.T) {
 		if !o.hasCounts || o.counts != c.want {
 			t.Errorf("%s %q: counts %+v (%v), want %+v", c.format, c.out, o.counts, o.hasCounts, c.want)
 		}
+	}
+}
+
+// TestParseJSFailures: jest's and vitest's failures reach the report
+// with the test's name, the file:line of the assertion (never a frame in
+// node_modules), the message with the expected and received values; a
+// test file that failed to load is named by its path; console output is
+// no failure. Recorded by npm test from jest 30 and vitest 4.
+func TestParseJSFailures(t *testing.T) {
+	jestDiff := "expect(received).toEqual(expected) // deep equality\n\n- Expected  - 1\n+ Received  + 1\n\n  Object {\n-   \"total\": 2,\n+   \"total\": 0,\n  }"
+	vitestDiff := "AssertionError: expected { total: +0 } to deeply equal { total: 2 }\n\n- Expected\n+ Received\n\n  {\n-   \"total\": 2,\n+   \"total\": 0,\n  }"
+	for _, c := range []struct {
+		name, format string
+		want         []TestFailure
+	}{
+		{"jest/failing.txt", FormatJest, []TestFailure{
+			{Test: "sum › adds", File: "sum.test.js", Line: 5, Error: "expect(received).toBe(expected) // Object.is equality\n\nExpected: 5\nReceived: -1"},
+			{Test: "sum › objects", File: "sum.test.js", Line: 13, Error: jestDiff},
+			{Test: "throws", File: "sum.test.js", Line: 19, Error: "TypeError: Cannot read properties of undefined (reading 'x')"},
+			{Test: "logs and fails", File: "more.test.js", Line: 5, Error: "Expect takes at most one argument."},
+			{Test: "broken.test.js", File: "broken.test.js", Line: 2, Error: "Cannot find module './missing' from 'broken.test.js'"},
+		}},
+		{"vitest/failing.txt", FormatVitest, []TestFailure{
+			{Test: "broken.test.js", File: "broken.test.js", Line: 3, Error: "Error: Cannot find module './missing.js' imported from /work/proj/broken.test.js"},
+			{Test: "logs and fails", File: "more.test.js", Line: 6, Error: "AssertionError: sum of 1 and 2: expected false to be true // Object.is equality\n\n- Expected\n+ Received\n\n- true\n+ false"},
+			{Test: "sum > adds", File: "sum.test.js", Line: 6, Error: "AssertionError: expected -1 to be 5 // Object.is equality\n\n- Expected\n+ Received\n\n- 5\n+ -1"},
+			{Test: "sum > objects", File: "sum.test.js", Line: 14, Error: vitestDiff},
+			{Test: "throws", File: "sum.test.js", Line: 20, Error: "TypeError: Cannot read properties of undefined (reading 'x')"},
+		}},
+	} {
+		o := parseRecorded(t, c.name, c.format, KindTest)
+		if d := cmp.Diff(c.want, testFailures(o)); d != "" {
+			t.Errorf("%s: failures (-want +got):\n%s", c.name, d)
+		}
+		if want := (Counts{Run: 6, Passed: 2, Failed: 4, Skipped: 1}); o.counts != want || !o.hasCounts {
+			t.Errorf("%s: counts %+v, want %+v", c.name, o.counts, want)
+		}
+		if out := outcomes(o, nil); out != nil {
+			t.Errorf("%s: tests named %+v, want none (jest and vitest are compared as counts)", c.name, out)
+		}
+	}
+
+	// vitest names the tests that failed with one error together.
+	o := parseOutput(FormatVitest, KindTest, "", " FAIL  a.test.js > one\n FAIL  a.test.js > two\nError: down\n ❯ a.test.js:3:9\n      3|   x()\n⎯⎯⎯[1/1]⎯\n")
+	if d := cmp.Diff([]TestFailure{{Test: "one", File: "a.test.js", Line: 3, Error: "Error: down"}, {Test: "two", File: "a.test.js", Line: 3, Error: "Error: down"}}, testFailures(o)); d != "" {
+		t.Errorf("one error of two tests (-want +got):\n%s", d)
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 // wrongly lenient.
 const (
 	fingerprintVersion = "v1:"
-	parsedVersion      = "v2:"
+	parsedVersion      = "v3:"
 )
 
 // Fingerprint identifies how a check failed, so that the same failure

@@ -156,7 +156,7 @@ func TestT(t *testing.T) {}
 `,
 }
 
-// goFlaky: TestFlaky fails on its first run and passes after (a counter
+// goFlaky: TestFlaky fails on its first run (two messages) and passes after (a counter
 // file in $FLAKY_DIR); TestSolid always passes; TestBroken, when
 // $FLAKY_BROKEN is set, always fails.
 var goFlaky = map[string]string{
@@ -174,7 +174,8 @@ func TestFlaky(t *testing.T) {
 	data, _ := os.ReadFile(counter)
 	os.WriteFile(counter, append(data, 'x'), 0o644)
 	if len(data) == 0 {
-		t.Fatal("first run fails: a race with the clock")
+		t.Error("first run fails: a race with the clock")
+		t.Fatal("and says so twice")
 	}
 }
 
@@ -187,6 +188,178 @@ func TestBroken(t *testing.T) {
 }
 `,
 }
+
+// goRows: table tests whose rows fail in one test (no subtests), a
+// message of several lines, a log line before a failure, rows that fail as
+// subtests, and a failure reported from a helper (t.Helper).
+var goRows = map[string]string{
+	"go.mod": goMod,
+	"calc/calc.go": `package calc
+
+func Add(a, b int) int { return a - b }
+`,
+	"calc/rows_test.go": `package calc
+
+import "testing"
+
+func TestAddRows(t *testing.T) {
+	for _, c := range []struct{ a, b, want int }{{0, 0, 0}, {1, 1, 2}, {2, 3, 5}} {
+		if got := Add(c.a, c.b); got != c.want {
+			t.Errorf("Add(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestLines(t *testing.T) {
+	t.Log("adding 2 and 2")
+	if got := Add(2, 2); got != 4 {
+		t.Errorf("Add(2, 2):\n got: %d\nwant: %d", got, 4)
+	}
+}
+
+func TestSubRows(t *testing.T) {
+	for _, c := range []struct{ name string; a, b, want int }{{"ones", 1, 1, 2}, {"zeros", 0, 0, 0}, {"twos", 2, 2, 4}} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Add(c.a, c.b); got != c.want {
+				t.Fatalf("Add(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+			}
+		})
+	}
+}
+
+func check(t *testing.T, got, want int) {
+	t.Helper()
+	if got != want {
+		t.Errorf("got %d, want %d", got, want)
+	}
+}
+
+func TestHelper(t *testing.T) {
+	check(t, Add(3, 1), 4)
+	check(t, Add(1, 3), 4)
+}
+`,
+}
+
+// nodeProject: node --test's tests (npm test runs them) failing in the
+// ways a developer needs told apart: values not strictly equal, objects
+// not deep-equal (with and without a message of the test's own), a
+// TypeError in a nested suite, a rejected promise, a before hook that
+// throws, and test files that do not load (a missing module, a syntax
+// error).
+var nodeProject = map[string]string{
+	"package.json": `{"name": "sum", "private": true, "scripts": {"test": "node --test"}}
+`,
+	"sum.js": "module.exports = (a, b) => a - b;\n",
+	"sum.test.js": `const { describe, it, test } = require('node:test');
+const assert = require('node:assert');
+const sum = require('./sum');
+
+test('adds', () => {
+  assert.strictEqual(sum(2, 3), 5);
+});
+
+test('zero', () => {
+  assert.strictEqual(sum(0, 0), 0);
+});
+
+test('totals', () => {
+  assert.deepStrictEqual({ total: sum(1, 1) }, { total: 2 });
+});
+
+test('totals with a message', () => {
+  assert.deepStrictEqual({ total: sum(1, 1), items: [1, 1] }, { total: 2, items: [1, 1] }, 'the cart total');
+});
+
+describe('math', () => {
+  describe('nested', () => {
+    it('reads a property', () => {
+      const o = undefined;
+      return o.x;
+    });
+  });
+});
+
+test('async', async () => {
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  throw new Error('rejected later');
+});
+`,
+	"hook.test.js": `const { before, test } = require('node:test');
+
+before(() => {
+  throw new Error('the database is down');
+});
+
+test('needs the database', () => {});
+`,
+	"broken.test.js": `const missing = require('./missing');
+`,
+	"syntax.test.js": `const test = require('node:test');
+
+test('never runs', () => {
+  const x = ;
+});
+`,
+}
+
+// jsTests are the tests of jestProject and vitestProject: a value not
+// equal, objects not equal, a TypeError, a failure with a message of the
+// test's own after a console.log, a skip, and a test file that does not
+// load.
+func jsTests(imports, missing string) map[string]string {
+	return map[string]string{
+		"sum.test.js": imports + `
+describe('sum', () => {
+  test('adds', () => {
+    expect(sum(2, 3)).toBe(5);
+  });
+
+  test('zero', () => {
+    expect(sum(0, 0)).toBe(0);
+  });
+
+  test('objects', () => {
+    expect({ total: sum(1, 1) }).toEqual({ total: 2 });
+  });
+});
+
+test('throws', () => {
+  const o = undefined;
+  expect(o.x).toBe(1);
+});
+`,
+		"more.test.js": imports + `
+test('logs and fails', () => {
+  console.log('debugging', sum(1, 2));
+  expect(sum(1, 2) > 2, 'sum of 1 and 2').toBe(true);
+});
+
+test('passes', () => {
+  expect(sum(2, 2)).toBeDefined();
+});
+
+test.skip('skipped', () => {});
+`,
+		"broken.test.js": imports + missing + `
+test('never runs', () => {});
+`,
+	}
+}
+
+// jestProject: jest's tests (CommonJS), run by npm test.
+var jestProject = merge(jsTests("const { sum } = require('./sum');\n", "const { missing } = require('./missing');\n"), map[string]string{
+	"package.json": `{"name": "sum", "private": true, "scripts": {"test": "jest"}}
+`,
+	"sum.js": "exports.sum = (a, b) => a - b;\n",
+})
+
+// vitestProject: vitest's, run by npm test.
+var vitestProject = merge(jsTests("import { describe, test, expect } from 'vitest';\nimport { sum } from './sum.js';\n", "import { missing } from './missing.js';\n"), map[string]string{
+	"package.json": `{"name": "sum", "private": true, "type": "module", "scripts": {"test": "vitest run"}}
+`,
+	"sum.js": "export const sum = (a, b) => a - b;\n",
+})
 
 // pyProject: a package, its tests (failures of several kinds, a skip, a
 // parametrized test, a class, a fixture that raises), and a conftest.

@@ -172,3 +172,17 @@ func TestGamingWeakenedTest(t *testing.T) {
 		t.Errorf("warn: status %s, warnings %q", r.Status, r.Warnings)
 	}
 }
+
+// A refused finding is also an entry of test_failures (the seed's readers
+// see a failure), but the summary counts it once, as what it is.
+func TestSummaryCountsAFindingOnce(t *testing.T) {
+	g := GamingFinding{Rule: RuleWeakenedTest, File: "a_test.go", Message: "weakened"}
+	r := Report{Status: StatusPass, Recommendation: RecommendPassToCommit}.Refuse(g)
+	if got, want := r.Summary(), "fail (fix_required): 1 anti-gaming finding"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+	r.TestFailures = append(r.TestFailures, TestFailure{Test: "TestX", Error: "boom"})
+	if got, want := r.Summary(), "fail (fix_required): 1 test failure, 1 anti-gaming finding"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+}

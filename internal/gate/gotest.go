@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,7 +30,7 @@ type goTest struct {
 }
 
 type goFailed struct {
-	f     failure
+	fs    []failure
 	crash string
 	race  bool
 }
@@ -136,8 +137,8 @@ func (p *goTestParser) line(s string, stderr bool) {
 	case "fail":
 		t.status = ev.Action
 		if t.out != nil {
-			f, crash, race := goFailure(p.dir, p.module, g.path, t.name, t.out.lines())
-			t.fail, t.out = &goFailed{f, crash, race}, nil
+			fs, crash, race := goFailure(p.dir, p.module, g.path, t.name, t.out.lines())
+			t.fail, t.out = &goFailed{fs, crash, race}, nil
 		}
 	}
 }
@@ -186,8 +187,9 @@ func (p *goTestParser) result() *parsed {
 				}
 				o.counts.Failed++
 				failedTests++
-				f, crash, race := p.failure(g, t)
-				o.failures = append(o.failures, f)
+				fs, crash, race := p.failure(g, t)
+				f := fs[0]
+				o.failures = append(o.failures, fs...)
 				if crash != "" {
 					o.add(diag{text: crash, class: classRuntime, crash: true, test: f.id})
 				}
@@ -230,29 +232,45 @@ var (
 	goFrameRE = regexp.MustCompile(`^\s+(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$`)
 )
 
-// failure makes a failed test's TestFailure from its output. It also
-// returns the text of a crash ("" without one), and whether the race
+// failure makes a failed test's failures from its output (goFailure). It
+// also returns the text of a crash ("" without one), and whether the race
 // detector reported a data race.
-func (p *goTestParser) failure(g *goPackage, t *goTest) (failure, string, bool) {
+func (p *goTestParser) failure(g *goPackage, t *goTest) ([]failure, string, bool) {
 	if t.fail != nil {
-		return t.fail.f, t.fail.crash, t.fail.race
+		return t.fail.fs, t.fail.crash, t.fail.race
 	}
 	return goFailure(p.dir, p.module, g.path, t.name, t.out.lines())
 }
 
-// goFailure makes the TestFailure of test name of package pkg from its
-// output: the file:line of its first log line in a _test.go file (or of its
-// first log line, or the first _test.go frame of a panic), and the log lines
-// as the error.
-func goFailure(dir, module, pkg, name string, lines []string) (failure, string, bool) {
-	f := failure{
+// maxTestEntries bounds the failures read from one Go test: its first and
+// last messages are kept.
+const maxTestEntries = 10
+
+// goFailure makes the failures of test name of package pkg from its
+// output: one for each message it logged (t.Error, t.Fatal and t.Log alike:
+// go test's output does not tell them apart), so that two rows of a table
+// that fail in one test are two failures, each with its file:line and
+// message (the lines of a message of several lines included); and one for
+// a panic, first, at the first _test.go frame of its trace. A test that
+// failed without a message is one failure, "failed". Every failure has the
+// test's identity (id, goPkg, goTop).
+func goFailure(dir, module, pkg, name string, lines []string) ([]failure, string, bool) {
+	base := failure{
 		TestFailure: TestFailure{Test: name, Package: pkg},
 		id:          pkg + "." + name,
 		goPkg:       pkg,
 		goTop:       strings.SplitN(name, "/", 2)[0],
 	}
-	var msg []string
-	var panicMsg string
+	type entry struct {
+		file   string
+		line   int
+		indent int
+		msg    []string
+	}
+	var entries []*entry
+	var loose []string // lines before the first message
+	var panicMsg, panicFile string
+	panicLine := 0
 	inPanic, race := false, false
 	for _, l := range lines {
 		trimmed := strings.TrimSpace(l)
@@ -263,8 +281,8 @@ func goFailure(dir, module, pkg, name string, lines []string) (failure, string, 
 			race = true
 		}
 		if inPanic {
-			if m := goFrameRE.FindStringSubmatch(l); m != nil && f.File == "" && strings.HasSuffix(m[1], "_test.go") {
-				f.File, f.Line = relPath(dir, m[1]), atoi(m[2])
+			if m := goFrameRE.FindStringSubmatch(l); m != nil && panicFile == "" && strings.HasSuffix(m[1], "_test.go") {
+				panicFile, panicLine = relPath(dir, m[1]), atoi(m[2])
 			}
 			if strings.HasPrefix(trimmed, "[signal ") {
 				panicMsg += "\n" + trimmed
@@ -277,38 +295,67 @@ func goFailure(dir, module, pkg, name string, lines []string) (failure, string, 
 			continue
 		}
 		if m := goLogRE.FindStringSubmatch(l); m != nil {
-			if f.File == "" || (!strings.HasSuffix(f.File, "_test.go") && strings.HasSuffix(m[1], "_test.go")) {
-				f.File, f.Line = pkgFile(dir, module, pkg, m[1]), atoi(m[2])
-			}
-			msg = append(msg, m[1]+":"+m[2]+": "+m[3])
+			entries = append(entries, &entry{file: pkgFile(dir, module, pkg, m[1]), line: atoi(m[2]),
+				indent: len(l) - len(strings.TrimLeft(l, " \t")), msg: []string{m[3]}})
 			continue
 		}
-		msg = append(msg, strings.TrimPrefix(l, "    "))
+		if len(entries) == 0 {
+			loose = append(loose, strings.TrimPrefix(l, "    "))
+			continue
+		}
+		// A line of the last message (indented under it: the message's
+		// next lines), or what the test printed after it.
+		e := entries[len(entries)-1]
+		if strings.HasPrefix(l, strings.Repeat(" ", e.indent+4)) {
+			l = l[e.indent+4:]
+		}
+		e.msg = append(e.msg, l)
 	}
-	// The error is the log, without the location of its first line when it
-	// is the failure's.
-	if len(msg) > 0 && f.File != "" {
-		if first := goLogRE.FindStringSubmatch("    " + msg[0]); first != nil && pkgFile(dir, module, pkg, first[1]) == f.File && atoi(first[2]) == f.Line {
-			msg[0] = first[3]
+	if len(loose) > 0 {
+		if len(entries) == 0 && panicMsg == "" {
+			entries = append(entries, &entry{})
+		}
+		if len(entries) > 0 {
+			entries[0].msg = append(loose, entries[0].msg...)
+		} else {
+			panicMsg += "\n" + strings.Join(loose, "\n")
 		}
 	}
-	text := strings.Join(msg, "\n")
-	if panicMsg != "" {
-		text = strings.TrimSpace(panicMsg + "\n" + text)
+	if len(entries) > maxTestEntries {
+		half := maxTestEntries / 2
+		left := len(entries) - 2*half
+		last := entries[half-1]
+		last.msg = append(last.msg, fmt.Sprintf("(… %d more messages of this test left out)", left))
+		entries = append(entries[:half], entries[len(entries)-half:]...)
 	}
-	f.Error = clip(text)
-	if f.Error == "" {
-		f.Error = "failed"
+	var out []failure
+	if panicMsg != "" {
+		f := base
+		f.File, f.Line, f.Error = panicFile, panicLine, clip(panicMsg)
+		out = append(out, f)
+	}
+	for _, e := range entries {
+		f := base
+		f.File, f.Line, f.Error = e.file, e.line, clip(strings.Join(e.msg, "\n"))
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		out = append(out, base)
+	}
+	for i := range out {
+		if out[i].Error == "" {
+			out[i].Error = "failed"
+		}
 	}
 	crash := ""
 	if panicMsg != "" {
 		where := ""
-		if f.File != "" {
-			where = " (" + strings.TrimSuffix(location(f.File, f.Line, 0), ": ") + ")"
+		if panicFile != "" {
+			where = " (" + strings.TrimSuffix(location(panicFile, panicLine, 0), ": ") + ")"
 		}
-		crash = f.id + where + ": " + strings.SplitN(panicMsg, "\n", 2)[0]
+		crash = base.id + where + ": " + strings.SplitN(panicMsg, "\n", 2)[0]
 	}
-	return f, crash, race
+	return out, crash, race
 }
 
 // goFramingLine reports the lines of go test that frame a test's output.
@@ -532,17 +579,20 @@ func (p *goDiagParser) result() *parsed {
 		if failedSub[tt.pkg+" "+tt.name] && len(tt.lines) == 0 {
 			continue // failed because a subtest did
 		}
-		f, crash, race := goFailure(p.dir, p.module, tt.pkg, tt.name, tt.lines)
+		fs, crash, race := goFailure(p.dir, p.module, tt.pkg, tt.name, tt.lines)
 		if tt.pkg == "" {
-			f.id, f.goPkg = tt.name, ""
+			for i := range fs {
+				fs[i].id, fs[i].goPkg = tt.name, ""
+			}
 		}
+		f := fs[0]
 		if crash != "" {
 			p.o.add(diag{text: crash, class: classRuntime, crash: true, test: f.id})
 		}
 		if race {
 			p.o.add(diag{text: f.id + ": data race (go test -race)", class: classRuntime, test: f.id})
 		}
-		p.o.failures = append(p.o.failures, f)
+		p.o.failures = append(p.o.failures, fs...)
 	}
 	return &p.o
 }

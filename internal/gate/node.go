@@ -2,6 +2,7 @@ package gate
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -39,6 +40,14 @@ type nodeParser struct {
 	// tapIndent is the indentation of the TAP result line just read (-1
 	// after any other line): its YAML block starts on the next line.
 	tapIndent int
+	// loose are the lines since the last result that no rule read: what a
+	// test file wrote on its standard error (TAP's "# " comments), such as
+	// why it did not load; curLoose and specLoose those before the
+	// failure being read.
+	loose, curLoose, specLoose []string
+	// fileTests are the "tests" named by the path of a test file: a file
+	// that failed outside its tests.
+	fileTests map[string]bool
 }
 
 func newNodeParser(dir string) *nodeParser { return &nodeParser{dir: dir, tapIndent: -1} }
@@ -52,7 +61,7 @@ var (
 	nodeSpecResultRE = regexp.MustCompile(`^( *)(✔|✖|﹣) (.*?)(?: \([\d.]+m?s\))?(?: # (SKIP|TODO)\b.*)?$`)
 	nodeSpecSuiteRE  = regexp.MustCompile(`^( *)▶ (.*)$`)
 	nodeLocRE        = regexp.MustCompile(`^(?:test at )?(.+?):(\d+):\d+$`)
-	nodeFrameRE      = regexp.MustCompile(`\(?((?:/|\.|[A-Za-z]:)[^\s():]*\.[cm]?[jt]sx?):(\d+):\d+\)?`)
+	nodeFrameRE      = regexp.MustCompile(`\(?(?:file://)?((?:/|\.|[A-Za-z]:)[^\s():]*\.[cm]?[jt]sx?):(\d+):\d+\)?`)
 )
 
 func (p *nodeParser) line(s string, _ bool) {
@@ -88,6 +97,7 @@ func (p *nodeParser) line(s string, _ bool) {
 		level := len(m[1]) / 4
 		f := p.done(level, tapUnescape(m[3]), m[2] == "ok", m[4])
 		p.cur, p.tapIndent = f, len(m[1])
+		p.curLoose, p.loose = p.loose, nil
 		return
 	}
 	if strings.HasPrefix(strings.TrimSpace(t), "✖ failing tests:") {
@@ -128,8 +138,9 @@ func (p *nodeParser) line(s string, _ bool) {
 		}
 		f := p.done(level, m[3], m[2] != "✖", m[4])
 		if f != nil {
-			p.specCur, p.specIndent, p.specLines = f, len(m[1]), nil
+			p.specCur, p.specIndent, p.specLines, p.specLoose = f, len(m[1]), nil, p.loose
 		}
+		p.loose = nil
 		return
 	}
 	if p.specCur != nil {
@@ -144,6 +155,12 @@ func (p *nodeParser) line(s string, _ bool) {
 	}
 	if crashLine(t) {
 		p.o.add(diag{text: strings.TrimSpace(t), class: classRuntime, crash: true})
+	}
+	if len(p.loose) < maxKeptLines {
+		if c, ok := strings.CutPrefix(t, "#"); ok {
+			t = strings.TrimPrefix(c, " ")
+		}
+		p.loose = append(p.loose, t)
 	}
 }
 
@@ -177,7 +194,19 @@ func (p *nodeParser) done(level int, name string, ok bool, directive string) *fa
 	parent := p.children[level+1]
 	p.children[level+1] = false
 	p.children[level] = true
+	file := nodeFileTest(name)
+	if file {
+		// A test file that failed outside its tests, named by its path:
+		// relative to the check's directory, as every location is.
+		name = relPath(p.dir, name)
+	}
 	id := p.id(level, name)
+	if file {
+		if p.fileTests == nil {
+			p.fileTests = map[string]bool{}
+		}
+		p.fileTests[id] = true
+	}
 	if len(p.names) > level {
 		p.names = p.names[:level]
 	}
@@ -199,12 +228,19 @@ func (p *nodeParser) done(level int, name string, ok bool, directive string) *fa
 		return nil // failed because a subtest did
 	}
 	p.o.counts.Failed++
-	p.o.failures = append(p.o.failures, failure{TestFailure: TestFailure{Test: id}, id: id})
+	f := failure{TestFailure: TestFailure{Test: id}, id: id}
+	if p.fileTests[id] {
+		// No test of its own: a test file that did not load, or whose
+		// process failed, as a Go package that fails outside its tests.
+		// Its tests run once it loads; it is not one that stops running.
+		f.id = ""
+	}
+	p.o.failures = append(p.o.failures, f)
 	return &p.o.failures[len(p.o.failures)-1]
 }
 
 // endYAML reads the YAML block of a TAP result: the failure's location
-// and error.
+// and error, with the expected and actual values.
 func (p *nodeParser) endYAML() {
 	f := p.cur
 	p.cur = nil
@@ -213,6 +249,7 @@ func (p *nodeParser) endYAML() {
 	}
 	f = &p.o.failures[len(p.o.failures)-1]
 	fields := map[string]string{}
+	nested := map[string]bool{} // the values that are YAML mappings or sequences
 	var key string
 	var block []string
 	indent := -1
@@ -238,8 +275,14 @@ func (p *nodeParser) endYAML() {
 			continue
 		}
 		v = strings.TrimSpace(v)
-		if v == "|-" || v == "|" || v == ">-" {
+		switch v {
+		case "|-", "|", ">-":
 			key, block = k, []string{}
+			continue
+		case "":
+			// A mapping or a sequence on the next lines: node's expected
+			// and actual objects.
+			key, block, nested[k] = k, []string{}, true
 			continue
 		}
 		fields[k] = yamlScalar(v)
@@ -255,46 +298,187 @@ func (p *nodeParser) endYAML() {
 	if n := fields["name"]; n != "" && !strings.HasPrefix(msg, n) {
 		msg = n + ": " + msg
 	}
+	if fields["failureType"] == "hookFailed" {
+		msg = "a hook failed: " + msg
+	}
 	if _, ok := fields["expected"]; ok {
-		msg += "\nexpected: " + fields["expected"] + "\nactual: " + fields["actual"]
+		// The values, unless the error's diff shows them already.
+		if !strings.Contains(msg, nodeDiffHeader) {
+			msg += "\n" + yamlValue("expected", fields["expected"], nested["expected"]) + "\n" + yamlValue("actual", fields["actual"], nested["actual"])
+		}
 	}
 	// The location of the failure in the test file, from the stack.
 	if m := nodeFrameRE.FindStringSubmatch(fields["stack"]); m != nil && (f.File == "" || relPath(p.dir, m[1]) == f.File) {
 		f.File, f.Line = relPath(p.dir, m[1]), atoi(m[2])
 	}
+	if fields["error"] == "test failed" && p.fileTests[f.Test] {
+		msg = p.fileFailed(f, p.curLoose, fields["exitCode"])
+	}
+	p.curLoose = nil
 	f.Error = clip(msg)
 	if f.Error == "" {
 		f.Error = "failed"
 	}
 }
 
-// specDone ends the error lines of a spec reporter's failure.
+// yamlValue is "key: value", or key and its value of several lines
+// indented under it.
+func yamlValue(key, v string, nested bool) string {
+	if !nested && !strings.Contains(v, "\n") {
+		return key + ": " + v
+	}
+	return key + ":\n" + indent(strings.TrimRight(v, "\n"), "  ")
+}
+
+// nodeFileTest: a test named by the path of a test file, as node names a
+// file whose process failed outside its tests.
+func nodeFileTest(name string) bool {
+	return strings.ContainsRune(name, '/') && nodeFileRE.MatchString(name)
+}
+
+var (
+	nodeFileRE = regexp.MustCompile(`\.[cm]?[jt]sx?$`)
+	// nodeErrorLineRE is the line of an uncaught error: "SyntaxError:
+	// Unexpected token ';'", "Error: Cannot find module './missing'",
+	// "AssertionError [ERR_ASSERTION]: ...".
+	nodeErrorLineRE = regexp.MustCompile(`^(?:[A-Z]\w*)?(?:Error|Exception)(?: \[\w+\])?: `)
+	// nodeSourceRE is the "file:line" that node prints above the source
+	// line of a syntax error.
+	nodeSourceRE = regexp.MustCompile(`^((?:/|\.|[A-Za-z]:)\S*\.[cm]?[jt]sx?):(\d+)$`)
+)
+
+// fileFailed is the error of a test file that failed outside its tests
+// (it did not load, or its process exited), from what it wrote on its
+// standard error (loose): the error, led by the source line and caret of a
+// syntax error, at the file:line node gives (the header of a syntax error,
+// else the first frame in a file outside node's and node_modules); else
+// that it failed, with its exit status.
+func (p *nodeParser) fileFailed(f *failure, loose []string, exit string) string {
+	start := slices.IndexFunc(loose, func(l string) bool { return nodeErrorLineRE.MatchString(l) })
+	if start < 0 {
+		if exit != "" && exit != "~" {
+			return "the test file failed outside its tests (exit status " + exit + ")"
+		}
+		return "the test file failed outside its tests"
+	}
+	var msg []string
+	file, line := "", 0
+	for i := start - 1; i >= 0; i-- {
+		if m := nodeSourceRE.FindStringSubmatch(strings.TrimSpace(loose[i])); m != nil {
+			file, line = relPath(p.dir, m[1]), atoi(m[2])
+			var src []string
+			for _, l := range loose[i+1 : start] {
+				if strings.TrimSpace(l) != "" {
+					src = append(src, l)
+				}
+			}
+			if len(src) > 0 {
+				msg = append(msg, dedent(src))
+			}
+			break
+		}
+	}
+	msg = append(msg, loose[start])
+	for _, l := range loose[start+1:] {
+		tl := strings.TrimSpace(l)
+		if tl == "" || strings.HasPrefix(tl, "at ") || strings.HasPrefix(tl, "Node.js v") || strings.HasSuffix(tl, "{") {
+			break
+		}
+		msg = append(msg, l)
+	}
+	if file == "" {
+		for _, l := range loose[start:] {
+			if strings.Contains(l, "node:") || strings.Contains(l, "node_modules") {
+				continue
+			}
+			if m := nodeFrameRE.FindStringSubmatch(l); m != nil {
+				file, line = relPath(p.dir, m[1]), atoi(m[2])
+				break
+			}
+		}
+	}
+	if file != "" {
+		f.File, f.Line = file, line
+	}
+	return strings.Join(msg, "\n")
+}
+
+// nodeSpecNameRE is the error's class with node's code in brackets, as the
+// spec reporter prints it: "AssertionError [ERR_ASSERTION]: ".
+var nodeSpecNameRE = regexp.MustCompile(`^(\w*(?:Error|Exception)) \[\w+\]: `)
+
+// specDone ends the error lines of a spec reporter's failure: its message
+// (the error's class without node's code in brackets), its expected and
+// actual values (from the properties node prints after the stack), its
+// location from the stack.
 func (p *nodeParser) specDone() {
 	f := p.specCur
 	p.specCur = nil
 	if f == nil {
 		return
 	}
-	var msg []string
+	var head []string
+	values := map[string][]string{}
+	inProps, propIndent, key := false, -1, ""
 	for _, l := range p.specLines {
 		tl := strings.TrimSpace(l)
-		if strings.HasPrefix(tl, "at ") {
+		if strings.HasPrefix(tl, "at ") && !inProps {
 			if m := nodeFrameRE.FindStringSubmatch(tl); m != nil && !strings.HasPrefix(m[1], "node:") && f.File == "" {
 				f.File, f.Line = relPath(p.dir, m[1]), atoi(m[2])
 			}
+			// The last frame opens the error's properties: "... {".
+			inProps = inProps || strings.HasSuffix(tl, "{")
 			continue
 		}
-		if tl == "{" || tl == "}" || strings.HasPrefix(tl, "generatedMessage:") || strings.HasPrefix(tl, "code:") {
+		if !inProps {
+			head = append(head, l)
 			continue
 		}
-		msg = append(msg, tl)
+		ind := len(l) - len(strings.TrimLeft(l, " "))
+		if propIndent < 0 {
+			propIndent = ind
+		}
+		switch {
+		case ind < propIndent:
+			inProps, key = false, "" // the closing brace
+		case ind == propIndent && nodePropRE.MatchString(tl):
+			k, v, _ := strings.Cut(tl, ":")
+			key = k
+			if k == "expected" || k == "actual" {
+				values[k] = []string{strings.TrimSpace(v)}
+			}
+		case values[key] != nil:
+			values[key] = append(values[key], strings.TrimPrefix(l, strings.Repeat(" ", propIndent)))
+		}
 	}
-	f.Error = clip(strings.TrimSpace(strings.Join(msg, "\n")))
+	text := strings.TrimSpace(dedent(head))
+	text = nodeSpecNameRE.ReplaceAllString(text, "$1: ")
+	if len(text) >= 2 && text[0] == '\'' && text[len(text)-1] == '\'' && !strings.Contains(text, "\n") {
+		text = text[1 : len(text)-1] // node's quoted message: 'test failed'
+	}
+	if values["expected"] != nil && !strings.Contains(text, nodeDiffHeader) {
+		for _, k := range []string{"expected", "actual"} {
+			v := strings.TrimSuffix(strings.Join(values[k], "\n"), ",")
+			text += "\n" + yamlValue(k, v, false)
+		}
+	}
+	if text == "test failed" && p.fileTests[f.Test] {
+		text = p.fileFailed(f, p.specLoose, "")
+	}
+	p.specLoose = nil
+	f.Error = clip(text)
 	if f.Error == "" {
 		f.Error = "failed"
 	}
 	p.specLines = nil
 }
+
+// nodePropRE is a property of an error as node inspects it: "actual: 2,".
+var nodePropRE = regexp.MustCompile(`^\w+: `)
+
+// nodeDiffHeader heads the diff of node's assertion errors, which shows
+// the expected and actual values already.
+const nodeDiffHeader = "+ actual - expected"
 
 func (p *nodeParser) result() *parsed {
 	p.specDone()
@@ -328,45 +512,3 @@ func tapUnescape(s string) string {
 	}
 	return strings.NewReplacer(`\#`, "#", `\\`, `\`).Replace(s)
 }
-
-// jsSummaryParser reads the summary of jest and vitest: their counts of
-// tests ("Tests:       1 failed, 2 passed, 3 total"; "Tests  1 failed |
-// 2 passed (3)").
-type jsSummaryParser struct {
-	o parsed
-}
-
-var (
-	jestTestsRE   = regexp.MustCompile(`^Tests:\s+(.*?),?\s*\d+ total`)
-	vitestTestsRE = regexp.MustCompile(`^Tests\s+(.*?)\s*\(\d+\)`)
-	jsCountRE     = regexp.MustCompile(`(\d+) (passed|failed|skipped|todo|pending)`)
-)
-
-func (p *jsSummaryParser) line(s string, _ bool) {
-	t := strings.TrimSpace(stripANSI(s))
-	m := jestTestsRE.FindStringSubmatch(t)
-	if m == nil {
-		m = vitestTestsRE.FindStringSubmatch(t)
-	}
-	if m == nil {
-		if crashLine(t) {
-			p.o.add(diag{text: t, class: classRuntime, crash: true})
-		}
-		return
-	}
-	var c Counts
-	for _, cm := range jsCountRE.FindAllStringSubmatch(m[1], -1) {
-		switch n := atoi(cm[1]); cm[2] {
-		case "passed":
-			c.Passed += n
-		case "failed":
-			c.Failed += n
-		default:
-			c.Skipped += n
-		}
-	}
-	c.Run = c.Passed + c.Failed
-	p.o.counts, p.o.hasCounts = c, true
-}
-
-func (p *jsSummaryParser) result() *parsed { return &p.o }

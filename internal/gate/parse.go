@@ -114,8 +114,10 @@ func newParser(format, kind, dir string) parser {
 		return &pythonParser{dir: dir}
 	case FormatNode:
 		return newNodeParser(dir)
-	case FormatJest, FormatVitest:
-		return &jsSummaryParser{}
+	case FormatJest:
+		return &jestParser{dir: dir}
+	case FormatVitest:
+		return &vitestParser{dir: dir}
 	}
 	return &textParser{}
 }

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -425,5 +426,58 @@ func TestGoTestLongOutputBounded(t *testing.T) {
 	o := p.result()
 	if f := o.failures[0]; f.File != "big_test.go" || f.Line != 3 || !strings.HasPrefix(f.Error, "first failure") || len(f.Error) > maxErrorBytes+10 {
 		t.Errorf("%+v", f.TestFailure)
+	}
+}
+
+// TestParseGoRows: every message a failing Go test logs is a failure of
+// its own, with its file:line: two rows of a table that fail in one test
+// (no subtests) are two failures, as two failing subtests are; a message
+// of several lines stays whole; the test is counted once. The same from
+// go test -json and from go test's text.
+func TestParseGoRows(t *testing.T) {
+	const pkg = "example.com/proj/calc"
+	want := []TestFailure{
+		{Test: "TestAddRows", Error: "Add(1, 1) = 0, want 2", File: "calc/rows_test.go", Line: 8, Package: pkg},
+		{Test: "TestAddRows", Error: "Add(2, 3) = -1, want 5", File: "calc/rows_test.go", Line: 8, Package: pkg},
+		{Test: "TestLines", Error: "adding 2 and 2", File: "calc/rows_test.go", Line: 14, Package: pkg},
+		{Test: "TestLines", Error: "Add(2, 2):\n got: 0\nwant: 4", File: "calc/rows_test.go", Line: 16, Package: pkg},
+		{Test: "TestSubRows/ones", Error: "Add(1, 1) = 0, want 2", File: "calc/rows_test.go", Line: 24, Package: pkg},
+		{Test: "TestSubRows/twos", Error: "Add(2, 2) = 0, want 4", File: "calc/rows_test.go", Line: 24, Package: pkg},
+		{Test: "TestHelper", Error: "got 2, want 4", File: "calc/rows_test.go", Line: 38, Package: pkg},
+		{Test: "TestHelper", Error: "got -2, want 4", File: "calc/rows_test.go", Line: 39, Package: pkg},
+	}
+	o := parseRecorded(t, "gotest/rows.jsonl", FormatGoTest, KindTest)
+	if diff := cmp.Diff(want, testFailures(o)); diff != "" {
+		t.Errorf("go test -json: failures (-want +got):\n%s", diff)
+	}
+	if want := (Counts{Run: 6, Passed: 1, Failed: 5}); o.counts != want {
+		t.Errorf("counts %+v, want %+v (a test with two failed rows is one failed test)", o.counts, want)
+	}
+	if got := outcomes(o, nil).Failed; len(got) != 5 {
+		t.Errorf("failed tests %q, want each once", got)
+	}
+
+	p := &goDiagParser{dir: recordDir, module: "example.com/proj"}
+	for l := range strings.Lines(readTestdata(t, "go/test-rows.txt")) {
+		p.line(strings.TrimRight(l, "\r\n"), false)
+	}
+	if diff := cmp.Diff(want, testFailures(p.result())); diff != "" {
+		t.Errorf("go test: failures (-want +got):\n%s", diff)
+	}
+}
+
+// TestGoFailureEntriesBounded: a test that logs many messages keeps its
+// first and last ones, and says how many were left out between.
+func TestGoFailureEntriesBounded(t *testing.T) {
+	var lines []string
+	for i := 1; i <= 30; i++ {
+		lines = append(lines, fmt.Sprintf("    a_test.go:%d: row %d", i, i))
+	}
+	fs, _, _ := goFailure("", "", "p", "TestMany", lines)
+	if len(fs) != maxTestEntries || fs[0].Error != "row 1" || fs[len(fs)-1].Error != "row 30" || fs[len(fs)-1].Line != 30 {
+		t.Fatalf("%d failures: first %+v, last %+v", len(fs), fs[0], fs[len(fs)-1])
+	}
+	if half := fs[maxTestEntries/2-1]; !strings.Contains(half.Error, "20 more messages of this test left out") {
+		t.Errorf("the failure before the gap: %q", half.Error)
 	}
 }

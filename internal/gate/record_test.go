@@ -13,6 +13,8 @@ import (
 // pytest, python and cargo on the fixtures into testdata/, which the parser
 // tests read. The temporary directory of each run is replaced by
 // recordDir. The parts whose tool is missing are left as they are.
+// GATE_RECORD=WORD, another value than 1, records only the files whose
+// name holds WORD.
 //
 //	GATE_RECORD=1 go test -run TestRecordTestdata ./internal/gate/
 func TestRecordTestdata(t *testing.T) {
@@ -34,6 +36,8 @@ func TestRecordTestdata(t *testing.T) {
 		record(t, "go/vet.txt", goVet, goEnv, "go", "vet", "./...")
 		record(t, "go/test-failing.txt", goFailing, goEnv, "go", "test", "./...")
 		record(t, "go/test-failing-v.txt", goFailing, goEnv, "go", "test", "-v", "./...")
+		record(t, "gotest/rows.jsonl", goRows, goEnv, "go", "test", "-json", "./...")
+		record(t, "go/test-rows.txt", goRows, goEnv, "go", "test", "./...")
 	})
 	t.Run("python", func(t *testing.T) {
 		py := ""
@@ -54,6 +58,26 @@ func TestRecordTestdata(t *testing.T) {
 		recordFile(t, "junit/pytest-xunit1.xml", pyProject, "out.xml", py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1", "--junitxml=out.xml")
 		recordFile(t, "junit/pytest-xunit2.xml", pyProject, "out.xml", py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=out.xml")
 		record(t, "python/compileall.txt", pyBroken, nil, py, "-m", "compileall", "-q", "-x", pythonSkipDirs, ".")
+	})
+	t.Run("node", func(t *testing.T) {
+		if _, err := exec.LookPath("npm"); err != nil {
+			t.Skip("no npm")
+		}
+		// npm test (the default gate) runs node --test, whose reporter is
+		// TAP on a pipe before node 23; spec is node 23's and a terminal's.
+		record(t, "node/failing-tap.txt", nodeProject, []string{"NO_COLOR=1"}, "npm", "test")
+		record(t, "node/failing-spec.txt", nodeProject, []string{"NO_COLOR=1"}, "node", "--test", "--test-reporter=spec", "--test-concurrency=1")
+	})
+	t.Run("js", func(t *testing.T) {
+		// jest and vitest from a node_modules of their own, installed
+		// outside the repository: GATE_JS_MODULES=DIR/node_modules, after
+		// npm install --prefix DIR jest vitest.
+		modules := os.Getenv("GATE_JS_MODULES")
+		if modules == "" {
+			t.Skip("set GATE_JS_MODULES to a node_modules that holds jest and vitest")
+		}
+		recordJS(t, "jest/failing.txt", jestProject, modules, "npm", "test")
+		recordJS(t, "vitest/failing.txt", vitestProject, modules, "npm", "test")
 	})
 	t.Run("cargo", func(t *testing.T) {
 		if _, err := exec.LookPath("cargo"); err != nil {
@@ -80,6 +104,9 @@ func merge(trees ...map[string]string) map[string]string {
 // to testdata/name.
 func record(t *testing.T, name string, files map[string]string, env []string, argv ...string) {
 	t.Helper()
+	if !recordWanted(name) {
+		return
+	}
 	dir := project(t, files)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -90,9 +117,41 @@ func record(t *testing.T, name string, files map[string]string, env []string, ar
 	save(t, name, dir, out.Bytes())
 }
 
+// recordJS runs argv as record does, in a project whose node_modules is a
+// link to modules; the paths into modules are written as the project's
+// own node_modules.
+func recordJS(t *testing.T, name string, files map[string]string, modules string, argv ...string) {
+	t.Helper()
+	if !recordWanted(name) {
+		return
+	}
+	dir := project(t, files)
+	real, err := filepath.EvalSymlinks(modules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	_ = cmd.Run()
+	s := out.String()
+	if rel, err := filepath.Rel(dir, real); err == nil {
+		s = strings.ReplaceAll(s, rel+"/", "node_modules/")
+	}
+	s = strings.ReplaceAll(s, real, filepath.Join(dir, "node_modules"))
+	save(t, name, dir, []byte(s))
+}
+
 // recordFile runs argv and writes the file it wrote to testdata/name.
 func recordFile(t *testing.T, name string, files map[string]string, file string, argv ...string) {
 	t.Helper()
+	if !recordWanted(name) {
+		return
+	}
 	dir := project(t, files)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -102,6 +161,12 @@ func recordFile(t *testing.T, name string, files map[string]string, file string,
 		t.Fatal(err)
 	}
 	save(t, name, dir, data)
+}
+
+// recordWanted: GATE_RECORD asks for testdata/name (1: every file).
+func recordWanted(name string) bool {
+	v := os.Getenv("GATE_RECORD")
+	return v == "1" || strings.Contains(name, v)
 }
 
 func save(t *testing.T, name, dir string, data []byte) {

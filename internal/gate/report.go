@@ -231,7 +231,7 @@ func (r Report) Result() Result {
 }
 
 // Summary is one line for a report: its status and recommendation, and the
-// number of each kind of problem.
+// number of each kind of problem, each counted once.
 func (r Report) Summary() string {
 	var parts []string
 	count := func(n int, one, many string) {
@@ -244,7 +244,17 @@ func (r Report) Summary() string {
 	}
 	count(len(r.SyntaxErrors), "syntax error", "syntax errors")
 	count(len(r.ImportErrors), "import error", "import errors")
-	count(len(r.TestFailures), "test failure", "test failures")
+	// An anti-gaming finding is also an entry of TestFailures (so that
+	// the seed's readers see a failure): it is counted once, as a finding.
+	tests := len(r.TestFailures)
+	if len(r.Gaming) > 0 {
+		for _, f := range r.TestFailures {
+			if f.IsGaming() {
+				tests--
+			}
+		}
+	}
+	count(tests, "test failure", "test failures")
 	count(len(r.RuntimeErrors), "runtime error", "runtime errors")
 	count(len(r.Flaky), "flaky test", "flaky tests")
 	count(len(r.Gaming), "anti-gaming finding", "anti-gaming findings")

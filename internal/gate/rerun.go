@@ -25,7 +25,10 @@ func rerun(ctx context.Context, dir string, env []string, run *checkRun, opt Tes
 			return // a build error: nothing to re-run
 		}
 	}
-	if len(o.failures) > opt.maxRerunFailures() {
+	// A test that failed with several messages (Go's rows) is one test to
+	// run again.
+	tests := oneEach(o.failures)
+	if len(tests) > opt.maxRerunFailures() {
 		return
 	}
 	// Every failure must be one test's, that a rerun can tell passed;
@@ -40,7 +43,7 @@ func rerun(ctx context.Context, dir string, env []string, run *checkRun, opt Tes
 	if whole && run.format != FormatText {
 		return // a known format that names no failure: not a test failure
 	}
-	remaining := slices.Clone(o.failures)
+	remaining := tests
 	for attempt := 1; attempt <= max && (whole || len(remaining) > 0); attempt++ {
 		if ctx.Err() != nil {
 			return
@@ -88,6 +91,20 @@ func rerun(ctx context.Context, dir string, env []string, run *checkRun, opt Tes
 	run.cr.Passed = true
 	o.counts.Passed += o.counts.Failed
 	o.counts.Failed = 0
+}
+
+// oneEach is the first failure of each test (by id) of fs.
+func oneEach(fs []failure) []failure {
+	var out []failure
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if f.id != "" && seen[f.id] {
+			continue
+		}
+		seen[f.id] = true
+		out = append(out, f)
+	}
+	return out
 }
 
 // markFlaky moves a failure that passed on rerun attempt to the flaky tests.

@@ -49,8 +49,10 @@ func successResult() engine.TaskResult {
 	same.Error = "AssertionError: expected 429, got 200 (took 0.31s)" // the same, once normalized
 	a3 := attempt(3, 0, 3, "fast", "opencode", "deepseek-v3", 0.0013,
 		failing(gate.RecommendFixRequired, []gate.TestFailure{same}), engine.ActionEscalate)
+	// The rule's details as the engine makes them name the failed checks'
+	// fingerprints: the report shows the words, never the hash.
 	det := &detect.Detection{Rule: detect.RuleSameError, Attempts: []int{2, 3},
-		Details: "attempts 2 and 3 failed the gate the same way"}
+		Details: "attempts 2 and 3 failed the gate the same way: pytest_-q=v3:0b24c0ffee0b24c0ffee0b24c0ffee00"}
 	a3.Detection = det
 	a4 := attempt(4, 1, 1, "smart", "claude", "claude-sonnet-4-5", 0.0114, gate.Report{
 		Status: gate.StatusWarning, Confidence: 0.8, Recommendation: gate.RecommendPassToCommit,

@@ -45,3 +45,43 @@ func TestHint(t *testing.T) {
 		t.Errorf("TaskHint without attempts = %q, want the status's %q", got, want)
 	}
 }
+
+// A task that stopped is told what a task can do: resume it (which gives
+// its tier another turn, or takes a new budget or time limit), or run it
+// again with more attempts or another tier; never a loop's
+// --max-iterations or marker line, which task does not have.
+func TestTaskHint(t *testing.T) {
+	tiers := []engine.TierSummary{{Name: "fast", Attempts: 3}, {Name: "smart", Attempts: 2}}
+	for _, c := range []struct {
+		name string
+		res  engine.TaskResult
+		want []string
+	}{
+		{"attempts spent", engine.TaskResult{Status: engine.StatusMaxIterations, RunID: "r1", Tiers: tiers},
+			[]string{"the 2 tiers spent 5 attempts without passing the checks", "jlgcli report r1", "jlgcli resume r1 gives the last tier another turn", "--attempts", "--tier"}},
+		{"one tier", engine.TaskResult{Status: engine.StatusMaxIterations, RunID: "r1", Tiers: tiers[:1]},
+			[]string{"tier fast spent 3 attempts"}},
+		{"loop", engine.TaskResult{Status: engine.StatusNoProgress, RunID: "r2"},
+			[]string{"went round in circles", "jlgcli resume r2 gives it another turn", "--tier"}},
+		{"budget", engine.TaskResult{Status: engine.StatusBudgetExceeded, RunID: "r3", CostUSD: 1.02, CostKnown: true, BudgetUSD: 1},
+			[]string{"spent $1.0200 of its $1.00 budget", "jlgcli resume r3 --budget USD"}},
+		{"time", engine.TaskResult{Status: engine.StatusTimeout, RunID: "r4"}, []string{"jlgcli resume r4 --timeout D"}},
+		{"rate limit", engine.TaskResult{Status: engine.StatusRateLimited, RunID: "r5"}, []string{"jlgcli resume r5", "--max-wait"}},
+		{"backend", engine.TaskResult{Status: engine.StatusBackendUnauthenticated}, []string{"log in"}},
+	} {
+		got := TaskHint(c.res)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: TaskHint = %q, want it to hold %q", c.name, got, w)
+			}
+		}
+		for _, bad := range []string{"--max-iterations", "marker line"} {
+			if strings.Contains(got, bad) {
+				t.Errorf("%s: TaskHint = %q, a loop's hint", c.name, got)
+			}
+		}
+	}
+	if got := TaskHint(engine.TaskResult{Status: engine.StatusInvalidJSON}); got != "" {
+		t.Errorf("TaskHint of invalid-json = %q, want none (a loop's status)", got)
+	}
+}

@@ -279,7 +279,7 @@ func New(res engine.TaskResult) Report {
 	detected := map[int]string{}
 	for _, d := range res.Detections {
 		r.Detections = append(r.Detections, Detection{Rule: d.Rule, Rules: d.Rules, Attempts: nonNil(d.Attempts), Step: d.Step,
-			Tier: d.Tier, Action: d.Action, Details: d.Details})
+			Tier: d.Tier, Action: d.Action, Details: engine.DetectionText(d.Detection)})
 		if n := len(d.Attempts); n > 0 {
 			detected[d.Attempts[n-1]] = d.Names()
 		}
@@ -455,6 +455,11 @@ func recommend(res engine.TaskResult, r Report) string {
 			}
 			if into == "" {
 				into = "the base branch"
+			}
+			if g.Merge.Commit == "" {
+				// A batch merged it, and its branch held no change for
+				// the base branch as it was.
+				return fmt.Sprintf("nothing merged into %s: the task's branch holds no change for it", into)
 			}
 			if g.Merge.Status == git.MergeFastForwarded {
 				return fmt.Sprintf("committed on %s, fast-forwarded to %s", into, short(g.Merge.Commit))

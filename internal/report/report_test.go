@@ -143,6 +143,9 @@ func TestRecommendation(t *testing.T) {
 			"review and merge pull request https://example.com/pr/7"},
 		{"nothing", done(func(r *engine.TaskResult) { r.Git.Merge = &engine.MergeInfo{Status: "nothing"} }),
 			"nothing to merge: the task left no change"},
+		{"nothing, by a batch", done(func(r *engine.TaskResult) {
+			r.Git.Merge = &engine.MergeInfo{Status: git.MergeMerged, Into: "main", Reason: "by batch b1"}
+		}), "nothing merged into main: the task's branch holds no change for it"},
 		{"direct, fast-forwarded", done(func(r *engine.TaskResult) {
 			r.Git.Mode, r.Git.Merge = "direct", &engine.MergeInfo{Status: git.MergeFastForwarded, Into: "main", Commit: "c0ffee1234abcdef"}
 		}), "committed on main, fast-forwarded to c0ffee1234"},

@@ -32,7 +32,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 		p.warn("%s", msg)
 	}
 	if res.Status != engine.StatusDone && len(res.Attempts) > 0 {
-		msg := fmt.Sprintf("WIP: %s (needs manual review)\n\njlgcli task %s stopped: %s.\n%s\n", engine.Subject(res.Task), run.ID, res.Status, res.Details)
+		msg := fmt.Sprintf("%s\n\njlgcli task %s stopped: %s.\n%s\n", engine.SubjectLine("WIP: ", res.Task, " (needs manual review)"), run.ID, res.Status, res.Details)
 		if sha, ok, err := wt.Commit(ctx, msg); err != nil {
 			warn("commit the partial work: %v (it is kept in %s)", err, wt.Path)
 			return info
@@ -144,7 +144,7 @@ func OpenPR(ctx context.Context, p Parts, dir, head, base, title, body string) (
 
 // SquashSubject is the subject of the squash commit of task, and the title
 // of its pull request.
-func SquashSubject(task string) string { return "feat: " + engine.Subject(task) }
+func SquashSubject(task string) string { return engine.SubjectLine("feat: ", task, "") }
 
 // squashMessage is the message of the squash commit of the done task res,
 // made on branch, that lands on its base branch.

@@ -129,7 +129,11 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	// A batch refuses changes to tracked files: only untracked ones can be
 	// left out of its tasks, and it does not take them.
 	if s.DirtyLeftOut && t.Parent == "" {
-		p.progress("your working tree has uncommitted changes; the task starts from %s without them (--include-dirty brings them in)", shortSHA(wt.Base))
+		what := "uncommitted changes"
+		if changed, err := repo.Changed(ctx); err == nil && !changed {
+			what = "untracked files" // and no change to a tracked file
+		}
+		p.progress("your working tree has %s; the task starts from %s without them (--include-dirty brings them in)", what, shortSHA(wt.Base))
 	}
 	j := openJournal(p, root, run)
 	defer j.close()
@@ -227,14 +231,16 @@ func OpenRepo(ctx context.Context, dir string) (*git.Repo, error) {
 // engine goes on from the journal's state. A task stopped by a limit of its
 // tiers (a loop, its attempts, its budget) gets a new turn of its current
 // tier: resuming it is asking for more attempts. The caller holds the run's
-// lock. A task already done is returned as it is, with done true.
+// lock. A task already done is returned as it is, with done true (nothing
+// was resumed); one done but killed before its end gets that end now, and
+// done is false (it was resumed to its end).
 func ResumeTask(ctx context.Context, root string, run *store.Run, events []engine.Event, limits Limits, p Parts) (res engine.TaskResult, done bool, err error) {
 	j, err := engine.ReplayTask(events)
 	if err != nil {
 		return engine.TaskResult{}, false, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	if j.Stop != nil && j.Stop.Status == engine.StatusDone {
-		res, err := doneResult(ctx, run, events, p)
+		res, ended, err := doneResult(ctx, run, events, p)
 		if err == nil {
 			// Killed after its stop was journaled, before its last
 			// checkpoint: the checkpoint and the index say so now.
@@ -248,7 +254,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 			err = jl.CheckpointTask(cp)
 			jl.close()
 		}
-		return res, true, err
+		return res, !ended, err
 	}
 	var s TaskSpec
 	if err := settings(run, &s, p); err != nil {
@@ -287,23 +293,25 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 
 // doneResult is the result of a task whose journal says done. One killed
 // after that stop was journaled, before its end (merge, push, pull request,
-// report: the report is written last), is ended now as it would have been.
-func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Parts) (engine.TaskResult, error) {
+// report: the report is written last), is ended now as it would have been,
+// and ended is true.
+func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Parts) (res engine.TaskResult, ended bool, err error) {
 	var saved engine.TaskResult
 	if found, err := run.ReadReport(&saved); err != nil || found {
-		return TaskResultOf(run, events, p)
+		res, err := TaskResultOf(run, events, p)
+		return res, false, err
 	}
 	var s TaskSpec
 	if err := settings(run, &s, p); err != nil {
-		return engine.TaskResult{}, err
+		return engine.TaskResult{}, false, err
 	}
-	res, err := taskResultOf(run, events)
+	res, err = taskResultOf(run, events)
 	if err != nil {
-		return engine.TaskResult{}, err
+		return engine.TaskResult{}, false, err
 	}
 	p.progress("task %s is done but was stopped before its end: ending it on %s", run.ID, s.Worktree.Branch)
 	res.Git = s.finish(ctx, p, run, &res)
-	return res, nil
+	return res, true, nil
 }
 
 // EventTaskBaseline is the journal event that holds the gate's baseline.

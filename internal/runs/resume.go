@@ -122,7 +122,8 @@ type Resumed struct {
 	Kind string
 	ID   string
 	// Done: the run had already ended done, and nothing was resumed (a run
-	// on Temporal is only followed or printed).
+	// on Temporal is only followed or printed); false for a task done but
+	// killed before its end, which the resume ended.
 	Done bool
 	// The result of the run, of its kind.
 	Loop  engine.Result

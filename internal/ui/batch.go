@@ -124,6 +124,13 @@ func (b *BatchLines) Event(e batch.Event) {
 		line = "merging"
 	case batch.EventMerged:
 		switch m := t.Merge; {
+		case m != nil && m.Status == batch.MergeMerged && m.Commit == "":
+			// Its run changed nothing that the base branch lacks.
+			why := strings.TrimSuffix(m.Details, ": nothing was merged")
+			if why == "" {
+				why = "its run left no change"
+			}
+			line = "nothing merged: " + why
 		case m != nil && m.Status == batch.MergeMerged:
 			line = "merged as " + shortID(m.Commit)
 		case m != nil:

@@ -56,3 +56,22 @@ func (*keptAgentLines) AttemptStarted(engine.TaskProgress)              {}
 func (*keptAgentLines) Phase(engine.TaskProgress, string)               {}
 func (*keptAgentLines) AttemptDone(engine.TaskProgress, engine.Attempt) {}
 func (a *keptAgentLines) AgentLine(line string)                         { a.lines = append(a.lines, line) }
+
+// A task merged with no commit (its run changed nothing the base branch
+// lacks) says that nothing was merged and why, never "merged as" nothing.
+func TestBatchLinesNothingMerged(t *testing.T) {
+	var buf strings.Builder
+	l := NewBatchLines(&buf, 2)
+	now := time.Now()
+	l.Event(batch.Event{Kind: batch.EventMerged, Time: now, Task: batch.TaskResult{ID: "a", Status: batch.StatusDone,
+		Merge: &batch.MergeOutcome{Status: batch.MergeMerged, Details: "its branch holds no change for main: nothing was merged"}}})
+	l.Event(batch.Event{Kind: batch.EventMerged, Time: now, Task: batch.TaskResult{ID: "b", Status: batch.StatusDone,
+		Merge: &batch.MergeOutcome{Status: batch.MergeMerged, Commit: "0123456789abcdef0123"}}})
+	out := buf.String()
+	if !strings.Contains(out, "jlgcli: [a] nothing merged: its branch holds no change for main\n") || strings.Contains(out, "[a] merged as") {
+		t.Errorf("a changed nothing:\n%s", out)
+	}
+	if !strings.Contains(out, "jlgcli: [b] merged as 0123456789\n") {
+		t.Errorf("b was merged:\n%s", out)
+	}
+}

@@ -109,7 +109,14 @@ func taskText(p engine.TaskProgress, start time.Time) string {
 	if p.Steps > 1 {
 		s = fmt.Sprintf("step %d/%d · ", p.Step, p.Steps)
 	}
-	s += fmt.Sprintf("tier %s (%d/%d) · attempt %d/%d", p.Tier, p.TierIndex+1, p.Tiers, p.InTier, p.Attempts)
+	attempt := fmt.Sprintf("attempt %d/%d", p.InTier, p.Attempts)
+	if p.Number > 0 && p.Number != p.InTier {
+		// A tier that took over, or a turn a resume gave: the attempt's
+		// number in the task (its commit's, its refs', the report's), then
+		// where the tier stands.
+		attempt = fmt.Sprintf("attempt %d (%d/%d in tier)", p.Number, p.InTier, p.Attempts)
+	}
+	s += fmt.Sprintf("tier %s (%d/%d) · %s", p.Tier, p.TierIndex+1, p.Tiers, attempt)
 	if p.LastGate != "" {
 		s += " · last gate " + p.LastGate
 	}
@@ -151,7 +158,7 @@ func actionText(p engine.TaskProgress, a engine.Attempt) string {
 	loop := ""
 	if a.Detection != nil {
 		loop = a.Detection.Names()
-		if d := firstLine(a.Detection.Details); d != "" {
+		if d := firstLine(engine.DetectionText(*a.Detection)); d != "" {
 			loop += " (" + d + ")"
 		}
 	}

@@ -15,7 +15,9 @@ import (
 func TestAttemptTextSaysWhy(t *testing.T) {
 	fail := gate.Report{Status: gate.StatusFail, Recommendation: gate.RecommendFixRequired,
 		TestFailures: []gate.TestFailure{{Test: "TestComma", Error: "\nhumanize_test.go:12: got 1,000.5, want 1,000\nmore"}}}
-	same := &detect.Detection{Rule: "same-error", Attempts: []int{1, 2, 3}, Details: "attempts 1, 2 and 3 failed the gate the same way: got 1,000.5\nmore"}
+	// The same-error rule's details name the checks' fingerprints, which
+	// the line never shows (cut to its width, half a hash).
+	same := &detect.Detection{Rule: "same-error", Attempts: []int{1, 2, 3}, Details: "attempts 1, 2 and 3 failed the gate the same way: go_test_-json_./...=v3:6dfb6045de5a10f1ed2be50b6761257d"}
 	p := engine.TaskProgress{Tier: "fast", Tiers: 2, Attempts: 3, InTier: 3}
 	for _, c := range []struct {
 		name string
@@ -26,14 +28,14 @@ func TestAttemptTextSaysWhy(t *testing.T) {
 		{"retry", p, engine.Attempt{Tier: "fast", Gate: fail, Action: engine.ActionRetry},
 			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · retry"},
 		{"escalate on a loop", p, engine.Attempt{Tier: "fast", Gate: fail, Action: engine.ActionEscalate, Detection: same},
-			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · escalate: same-error (attempts 1, 2 and 3 failed the gate the same way: got 1,000.5)"},
+			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · escalate: same-error (attempts 1, 2 and 3 failed the gate the same way)"},
 		{"escalate when spent", p, engine.Attempt{Tier: "fast", Gate: fail, Action: engine.ActionEscalate},
 			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · escalate: tier fast spent its 3 attempts"},
 		{"stop on the budget", engine.TaskProgress{Tier: "fast", Attempts: 3, CostUSD: 1.02, CostKnown: true, BudgetUSD: 1},
 			engine.Attempt{Tier: "fast", Gate: gate.Report{Status: gate.StatusFail, Checks: []gate.CheckReport{{CheckResult: gate.CheckResult{Name: "go test", ExitCode: 2, OutputTail: "ok\nFAIL\tpkg\t0.1s\n"}}}}, Action: engine.ActionStop},
 			"W · gate fail: go test exited 2: FAIL\tpkg\t0.1s · stop: budget-exceeded $1.02 of $1.00"},
 		{"stop on a loop", p, engine.Attempt{Tier: "smart", Gate: fail, Action: engine.ActionStop, Detection: same},
-			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · stop: no-progress: same-error (attempts 1, 2 and 3 failed the gate the same way: got 1,000.5)"},
+			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · stop: no-progress: same-error (attempts 1, 2 and 3 failed the gate the same way)"},
 		{"pass", p, engine.Attempt{Tier: "fast", Gate: gate.Report{Status: gate.StatusPass, Recommendation: gate.RecommendPassToCommit}, Action: engine.ActionPass},
 			"W · gate pass · pass"},
 	} {
@@ -51,5 +53,23 @@ func TestTaskTextWindows(t *testing.T) {
 	got := taskText(p, time.Now())
 	if want := "tier fast (1/1) · attempt 1/3 · $0.5000 · 5h 92% (resets " + reset.Format("15:04") + ") · "; !strings.HasPrefix(got, want) {
 		t.Errorf("got %q, want it to start with %q", got, want)
+	}
+}
+
+// A task's line numbers an attempt as its commit, its refs and the report
+// do, the task's attempt number, when the tier's own count differs (a tier
+// that took over, a turn that a resume gave); then where the tier stands.
+func TestTaskTextNumbersTheAttempt(t *testing.T) {
+	for _, c := range []struct {
+		p    engine.TaskProgress
+		want string
+	}{
+		{engine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 2, Attempts: 3, Number: 2}, "tier fast (1/2) · attempt 2/3 · "},
+		{engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 2, Number: 3}, "tier fast (1/1) · attempt 3 (1/2 in tier) · "},
+		{engine.TaskProgress{Tier: "smart", TierIndex: 1, Tiers: 2, InTier: 1, Attempts: 3, Number: 4}, "tier smart (2/2) · attempt 4 (1/3 in tier) · "},
+	} {
+		if got := taskText(c.p, time.Now()); !strings.HasPrefix(got, c.want) {
+			t.Errorf("got %q, want it to start with %q", got, c.want)
+		}
 	}
 }

@@ -53,6 +53,9 @@ func TaskSummary(w io.Writer, res engine.TaskResult) {
 		return
 	}
 	switch {
+	case g.Merge != nil && g.Merge.Status.Landed() && g.Merge.Commit == "":
+		// A batch merged it, and its branch held no change for the base.
+		fmt.Fprintf(w, "nothing merged into %s: branch %s holds no change for it\n", orText(g.Merge.Into, "the base branch"), g.Branch)
 	case g.Merge != nil && g.Merge.Status == git.MergeFastForwarded:
 		fmt.Fprintf(w, "committed on %s, fast-forwarded to %s\n", g.Merge.Into, ShortSHA(g.Merge.Commit))
 	case g.Merge != nil && g.Merge.Status == git.MergeMerged:

@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -205,5 +206,16 @@ func TestUsageNamesTheSilentBackends(t *testing.T) {
 	got := b.String()
 	if !strings.Contains(got, "claude") || !strings.Contains(got, "92%") || !strings.Contains(got, "1m0s ago") || !strings.Contains(got, "no window reported by codex") {
 		t.Errorf("a window and a silent backend: %q", got)
+	}
+}
+
+// A task that a batch merged with no commit (its branch held no change for
+// the base) says that nothing was merged, never "merged into main as".
+func TestTaskSummaryNothingMerged(t *testing.T) {
+	var b strings.Builder
+	TaskSummary(&b, engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: "jlgcli/a-1",
+		Merge: &engine.MergeInfo{Status: git.MergeMerged, Into: "main", Reason: "by batch b1"}}})
+	if got := b.String(); !strings.Contains(got, "nothing merged into main: branch jlgcli/a-1 holds no change for it\n") || strings.Contains(got, " as ") {
+		t.Errorf("summary:\n%s", got)
 	}
 }
