@@ -33,6 +33,9 @@ type History struct {
 	Attempts []Attempt `json:"attempts"`
 	// Planner is the planner's call, once the plan was asked for.
 	Planner *Attempt `json:"planner,omitempty"`
+	// Prior is the earlier run of the task that this one follows (nil:
+	// none): its attempts are told in every developer prompt.
+	Prior *Prior `json:"prior,omitempty"`
 }
 
 // Next is the attempt a task makes next.
