@@ -857,6 +857,7 @@ func tierStats(tiers []Tier, attempts []Attempt) []TierStat {
 			if a.Tier == tr.Name {
 				s.Attempts++
 				s.CostUSD += a.CostUSD
+				s.CostKnown = s.CostKnown || a.CostKnown
 				if a.Action == ActionPass {
 					s.Passed++
 				}

@@ -242,7 +242,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 				Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD, CostKnown: res.CostKnown,
 				DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}}
 			for _, t := range res.Tiers {
-				cp.Tiers = append(cp.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, Passed: t.Passed})
+				cp.Tiers = append(cp.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, CostKnown: t.CostKnown, Passed: t.Passed})
 			}
 			jl := openJournal(p, root, run)
 			err = jl.CheckpointTask(cp)

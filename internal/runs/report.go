@@ -177,7 +177,7 @@ func TaskStats(root string, since time.Time) (report.Summary, error) {
 		tr := report.TaskRow{ID: r.ID, Status: r.Status, Iterations: r.Iterations, CostUSD: r.CostUSD,
 			CostKnown: r.CostKnown, DurationMs: r.DurationMs, StartedAt: r.StartedAt}
 		for _, t := range r.Tiers {
-			tr.Tiers = append(tr.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, Passed: t.Passed})
+			tr.Tiers = append(tr.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, CostKnown: t.CostKnown || t.CostUSD != 0, Passed: t.Passed})
 		}
 		out[i] = tr
 	}
