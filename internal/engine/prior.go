@@ -19,7 +19,8 @@ import (
 // and their failures are known.
 type Prior struct {
 	// RunID is the earlier run; Reason says why its change did not land
-	// ("it conflicts with p's change in answer.txt").
+	// ("a conflict with p: main has moved since the task started and
+	// conflicts with it in answer.txt").
 	RunID  string `json:"runId"`
 	Reason string `json:"reason,omitempty"`
 	// Checks is the report of the checks run on the earlier run's change
@@ -97,7 +98,7 @@ func priorSection(p *Prior) string {
 	}
 	why := "could not be merged"
 	if p.Reason != "" {
-		why += ": " + strings.TrimSuffix(p.Reason, ".")
+		why += " after " + strings.TrimSuffix(p.Reason, ".")
 	}
 	fmt.Fprintf(&b, "An earlier run of this task (run %s) made %s. %s %s. That change is not in your working tree: "+
 		"build on what passed, make it fit the tree as it is now, and do not repeat what failed.\n\n",

@@ -39,7 +39,7 @@ func firstRun(t *testing.T) TaskResult {
 // earlier run and what it cost, and its cost is its own.
 func TestPriorRunStartsAtItsPassingTier(t *testing.T) {
 	first := firstRun(t)
-	prior := PriorOf(first, "it conflicts with p's change in a.go", nil)
+	prior := PriorOf(first, "a conflict with p: main has moved and conflicts with it in a.go", nil)
 	if got := prior.StartTier(2); got != 1 {
 		t.Fatalf("StartTier = %d, want 1 (strong)", got)
 	}
@@ -72,7 +72,7 @@ func TestPriorRunStartsAtItsPassingTier(t *testing.T) {
 	mustContain(t, "the second run's prompt", prompt,
 		"## An earlier run of this task",
 		"(run run-1) made 3 attempts",
-		"Its attempt 3 (tier strong) passed the checks, but its change could not be merged: it conflicts with p's change in a.go",
+		"Its attempt 3 (tier strong) passed the checks, but its change could not be merged after a conflict with p: main has moved and conflicts with it in a.go",
 		"do not repeat what failed",
 		"attempt 1 (tier cheap): changed a.go; checks: fail", "TestAnswer: the answer is 41, want 42",
 		"attempt 2 (tier cheap)", "still 41, want 42",
@@ -85,7 +85,7 @@ func TestPriorRunStartsAtItsPassingTier(t *testing.T) {
 	}
 	r := res.RerunOf
 	if r == nil || r.RunID != "run-1" || r.Attempts != 3 || r.CostUSD < 0.6999 || r.CostUSD > 0.7001 || !r.CostKnown ||
-		!strings.Contains(r.Reason, "conflicts with p") {
+		!strings.Contains(r.Reason, "a conflict with p") {
 		t.Errorf("RerunOf = %+v, want run-1, 3 attempts, $0.70", r)
 	}
 	// The journal keeps the prior: the result replays, and a resume is
@@ -106,7 +106,7 @@ func TestPriorRunStartsAtItsPassingTier(t *testing.T) {
 // making the earlier run's passing change again is no repeat.
 func TestPriorRunRetriesWithItsOwnHistory(t *testing.T) {
 	checks := failReport("TestOther: p's new test fails with the change")
-	prior := PriorOf(firstRun(t), "the checks fail on it laid on main", &checks)
+	prior := PriorOf(firstRun(t), "its checks failed on its change laid on p's work: the checks fail on it laid on main", &checks)
 	w := newWorld("Make the answer 42", []tierSpec{
 		{name: "cheap", attempts: 2},
 		{name: "strong", attempts: 3, replies: []reply{costly("a.go", "42 but broken", 0.50), costly("a.go", "42", 0.50)}},

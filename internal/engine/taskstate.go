@@ -298,6 +298,19 @@ type TaskResult struct {
 	// batch ran the task again because that run's change could not land),
 	// is that run; nil otherwise. The fields above are this run's own.
 	RerunOf *RerunOf `json:"rerunOf,omitempty"`
+	// RerunAs, for a run whose batch ran its task again because this run's
+	// change could not land, is that second run, filled in from the
+	// batch's record (as Git.Merge is); nil otherwise.
+	RerunAs *RerunAs `json:"rerunAs,omitempty"`
+}
+
+// RerunAs is the second run a batch made of a task after this run: its id,
+// whether it landed, and the batch's words ("re-run as Z after a conflict
+// with p, which landed").
+type RerunAs struct {
+	RunID  string `json:"runId"`
+	Landed bool   `json:"landed"`
+	Said   string `json:"said"`
 }
 
 // RerunOf is the earlier run of a task that a run follows: its id, why its
