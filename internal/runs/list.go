@@ -185,6 +185,17 @@ func (l *lister) batchAt(run *store.Run, r *Run) {
 	last := l.batch(run.ID).last
 	r.Current = &Current{}
 	for _, t := range cp.Tasks {
+		if rr := t.Rerun; rr != nil && rr.Status == "" {
+			// A second run under way, in the merge: what it spent so far
+			// (the checkpoint has what it had when it started).
+			if tr, err := store.Open(l.root, rr.RunID); err == nil {
+				if row, err := tr.Row(); err == nil {
+					r.SpentUSD += row.CostUSD - rr.CostUSD
+					r.SpentKnown = r.SpentKnown || row.CostKnown
+				}
+				tr.Close()
+			}
+		}
 		if t.Status != batch.StatusRunning {
 			continue
 		}
