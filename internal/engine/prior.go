@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/plural"
 )
@@ -67,6 +68,25 @@ func (p *Prior) StartTier(n int) int {
 		}
 	}
 	return min(max(t, 0), n-1)
+}
+
+// ledger is own, a run's ledger, after the earlier run's attempts.
+func (p *Prior) ledger(own cost.Ledger) cost.Ledger {
+	var l cost.Ledger
+	for _, a := range p.Attempts {
+		l.Add(a.Tier, a.CostUSD, a.CostEstimated)
+	}
+	l.Entries = append(l.Entries, own.Entries...)
+	return l
+}
+
+// spent is what the earlier run's attempts cost.
+func (p *Prior) spent() float64 {
+	var l cost.Ledger
+	for _, a := range p.Attempts {
+		l.Add(a.Tier, a.CostUSD, a.CostEstimated)
+	}
+	return l.Spent()
 }
 
 // passed is the earlier run's last passing attempt, nil when none passed.

@@ -122,3 +122,30 @@ func TestPriorRunRetriesWithItsOwnHistory(t *testing.T) {
 		"## What was tried", "attempt 1 (tier strong): changed a.go; checks: fail (fix_required): 1 test failure — TestAnswer: broken on the new base",
 		"holds the changes of your previous attempt (attempt 1)")
 }
+
+// TestPriorRunBudget: a run that follows an earlier run has what that run
+// left of the task's budget (its Policy's), and the earlier run's
+// attempts tell what an attempt of its tier costs: with $0.20 left and the
+// strong tier's attempt at $0.50, it makes none.
+func TestPriorRunBudget(t *testing.T) {
+	prior := PriorOf(firstRun(t), "a conflict with p: main has moved", nil) // $0.70: cheap 2×0.10, strong 0.50
+	w := newWorld("Make the answer 42", []tierSpec{
+		{name: "cheap", attempts: 2},
+		{name: "strong", attempts: 2, replies: []reply{costly("a.go", "42", 0.50)}},
+	}, answer("42", nil))
+	w.opts.Prior, w.opts.Budget = prior, 0.20
+	res := w.run(context.Background())
+	if res.Status != StatusBudgetExceeded || len(res.Attempts) != 0 || len(w.agents["strong"].reqs) != 0 {
+		t.Fatalf("%s after %d attempts: %s", res.Status, len(res.Attempts), res.Details)
+	}
+	mustContain(t, "the stop", res.Details, "budget of $0.90", "$0.2000 left", `tier "strong"'s attempts ($0.5000 over 1)`)
+	// With enough left, it goes on.
+	w = newWorld("Make the answer 42", []tierSpec{
+		{name: "cheap", attempts: 2},
+		{name: "strong", attempts: 2, replies: []reply{costly("a.go", "42", 0.50)}},
+	}, answer("42", nil))
+	w.opts.Prior, w.opts.Budget = prior, 0.60
+	if res := w.run(context.Background()); res.Status != StatusDone {
+		t.Errorf("with $0.60 left: %s: %s", res.Status, res.Details)
+	}
+}

@@ -203,9 +203,28 @@ func gantt(s batch.Summary) ganttChart {
 			continue
 		}
 		from := max(t.StartedAt.Sub(s.StartedAt).Milliseconds(), 0)
-		to := from + t.DurationMs
+		r := t.Rerun
+		if r == nil {
+			to := from + t.DurationMs
+			end = max(end, to)
+			g.Bars = append(g.Bars, ganttBar{ID: t.ID, Status: t.Status, FromMs: from, ToMs: to, Class: ganttClass(t.Status)})
+			continue
+		}
+		// A task run again: its first run (done, not landed), then its
+		// second run on a bar of its own.
+		to := from + t.DurationMs - r.DurationMs
 		end = max(end, to)
-		g.Bars = append(g.Bars, ganttBar{ID: t.ID, Status: t.Status, FromMs: from, ToMs: to, Class: ganttClass(t.Status)})
+		g.Bars = append(g.Bars, ganttBar{ID: t.ID, Status: "re-run", FromMs: from, ToMs: to, Class: "waiting"})
+		if !r.StartedAt.IsZero() {
+			from := max(r.StartedAt.Sub(s.StartedAt).Milliseconds(), 0)
+			to := from + r.DurationMs
+			end = max(end, to)
+			status := string(r.Status)
+			if r.Landed {
+				status = t.Status
+			}
+			g.Bars = append(g.Bars, ganttBar{ID: t.ID + " (re-run)", Status: status, FromMs: from, ToMs: to, Class: ganttClass(status)})
+		}
 	}
 	end = max(end, s.DurationMs)
 	for i := range g.Bars {
