@@ -276,6 +276,9 @@ type batchRun struct {
 	bp   BatchParts
 	j    journal
 
+	// cpMu makes each checkpoint's snapshot and write one step: the
+	// merger tells of a second run from its own goroutine.
+	cpMu    sync.Mutex
 	mu      sync.Mutex
 	results map[string]engine.TaskResult // each task's run, by task
 	runs    map[string]engine.TaskResult // the task runs read or made, by run
@@ -360,6 +363,8 @@ func (b *batchRun) observe(e batch.Event) {
 }
 
 func (b *batchRun) checkpoint(status string) {
+	b.cpMu.Lock()
+	defer b.cpMu.Unlock()
 	b.mu.Lock()
 	cp := BatchCheckpoint{RunID: b.j.run.ID}
 	cp.Status, cp.Heartbeat, cp.CostKnown = status, time.Now().UTC(), true
