@@ -632,12 +632,14 @@ func TestBatchConflictRunsAgain(t *testing.T) {
 		t.Fatalf("batch:\n%s", stdout)
 	}
 	branch := "jlgcli/batch-" + sum.RunID
-	if !strings.Contains(sum.Tasks[1].Details, "merged from a second run") || !strings.Contains(sum.Tasks[1].Details, "conflicts with it in answer.txt") {
+	if !strings.Contains(sum.Tasks[1].Details, "re-run as "+sum.RunID+"-q-again after a conflict with the work merged since it started, which landed") ||
+		!strings.Contains(sum.Tasks[1].Details, "conflicts with it in answer.txt") {
 		t.Errorf("q's details: %s", sum.Tasks[1].Details)
 	}
 	prompt, err := os.ReadFile(w.calls + ".q.2")
 	must(t, err)
-	if !strings.Contains(string(prompt), "could not be merged into "+branch+", which other tasks changed meanwhile") {
+	if !strings.Contains(string(prompt), "## An earlier run of this task") ||
+		!strings.Contains(string(prompt), "could not be merged after a conflict with the work merged since it started: "+branch+" has moved") {
 		t.Errorf("q's second prompt does not say why:\n%s", prompt)
 	}
 	if got := w.git("", "--git-dir", w.remote, "show", branch+":answer.txt"); got != "q" {

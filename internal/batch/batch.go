@@ -5,7 +5,11 @@
 // both given to the Scheduler.
 package batch
 
-import "context"
+import (
+	"context"
+	"strings"
+	"time"
+)
 
 // Status is where a task of a batch stands. Besides the statuses below, a
 // task whose run failed has the run's own status (max-iterations,
@@ -113,6 +117,10 @@ type MergeOutcome struct {
 	// Commit is the commit on the base branch, when merged.
 	Commit  string `json:"commit,omitempty"`
 	Details string `json:"details,omitempty"`
+	// Rerun is the task's second run, when the merger ran it again (its
+	// first run's change could not land); the scheduler counts its cost
+	// and duration in the task's.
+	Rerun *Rerun `json:"rerun,omitempty"`
 }
 
 // Merger merges a task whose run ended done into the base branch. The
@@ -122,4 +130,97 @@ type MergeOutcome struct {
 // branch as it was and return MergeInterrupted.
 type Merger interface {
 	Merge(ctx context.Context, id string, run Outcome) MergeOutcome
+}
+
+// Why a task's first run did not land, and it was run again (Rerun.Why).
+const (
+	// RerunConflict: its change conflicts with the work merged since it
+	// started.
+	RerunConflict = "conflict"
+	// RerunChecksFailed: the checks fail on its change laid on that work.
+	RerunChecksFailed = "checks-failed"
+)
+
+// Rerun is a task's second run: made from the base branch as it had become
+// when the change of the task's first run passed its checks but could not
+// land there, told what the first run tried (it starts at the tier that
+// passed there). Its cost and duration count in the task's.
+type Rerun struct {
+	// RunID is the second run.
+	RunID string `json:"runId"`
+	// Why is what kept the first run's change out (RerunConflict,
+	// RerunChecksFailed); With the tasks whose work, merged since the
+	// first run started, it met there (as far as the batch knows: its
+	// conflicting files, else every task merged since); Details says how
+	// (git's or the checks' words).
+	Why     string   `json:"why"`
+	With    []string `json:"with,omitempty"`
+	Details string   `json:"details,omitempty"`
+	// Status is the second run's ("" while it runs); Landed: its change
+	// landed, in the first run's place.
+	Status Status `json:"status,omitempty"`
+	Landed bool   `json:"landed,omitempty"`
+	// CostUSD and CostKnown, StartedAt and DurationMs are the second
+	// run's own.
+	CostUSD    float64   `json:"costUsd"`
+	CostKnown  bool      `json:"costKnown"`
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	DurationMs int64     `json:"durationMs"`
+	// Attempts and Branch are the second run's, in a batch's summary.
+	Attempts int    `json:"attempts,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+}
+
+// After says after what the task was run again: "a conflict with p",
+// "its checks failed with p's and q's work".
+func (r *Rerun) After() string {
+	who := ""
+	switch len(r.With) {
+	case 0:
+	case 1:
+		who = r.With[0]
+	default:
+		who = strings.Join(r.With[:len(r.With)-1], ", ") + " and " + r.With[len(r.With)-1]
+	}
+	switch {
+	case r.Why == RerunChecksFailed && who != "":
+		return "its checks failed on its change laid on " + possessive(r.With) + " work"
+	case r.Why == RerunChecksFailed:
+		return "its checks failed on its change laid on the work merged since it started"
+	case who != "":
+		return "a conflict with " + who
+	}
+	return "a conflict with the work merged since it started"
+}
+
+func possessive(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id + "'s"
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
+}
+
+// Of says what the second run is, for the first run firstRun: "re-run of
+// X after a conflict with p".
+func (r *Rerun) Of(firstRun string) string {
+	return "re-run of " + firstRun + " after " + r.After()
+}
+
+// As says what became of the first run: "re-run as Z after a conflict
+// with p, which landed" (or which ended STATUS, or which runs).
+func (r *Rerun) As() string {
+	s := "re-run as " + r.RunID + " after " + r.After()
+	switch {
+	case r.Landed:
+		return s + ", which landed"
+	case r.Status == "" || r.Status == StatusRunning:
+		return s + ", which is under way"
+	case r.Status == StatusDone:
+		return s + ", which passed but did not land"
+	}
+	return s + ", which ended " + string(r.Status)
 }

@@ -18,6 +18,10 @@ const (
 	EventBlocked EventKind = "blocked"
 	// EventStopped: the batch stops starting tasks (Reason says why).
 	EventStopped EventKind = "stopped"
+	// EventRerunStarted: a task's second run started, its first run's
+	// change having been refused at its merge (Task.Rerun). The merger
+	// tells it, not the scheduler.
+	EventRerunStarted EventKind = "rerun-started"
 )
 
 // Event is something that happened to a batch, for progress.

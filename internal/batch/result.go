@@ -22,18 +22,44 @@ type TaskResult struct {
 	// Resumed: the run resumed an interrupted one.
 	Resumed bool `json:"resumed,omitempty"`
 
-	// CostUSD is what the run cost in all; CostKnown whether it is known.
+	// CostUSD is what the run cost in all, its second run's cost included
+	// (Rerun); CostKnown whether any of it is known.
 	CostUSD   float64 `json:"costUsd"`
 	CostKnown bool    `json:"costKnown"`
 
 	// StartedAt is when the run started; DurationMs how long it ran (not
-	// counting the merge). A task that a resumed batch does not run again
-	// keeps those of its earlier run.
+	// counting the merge), its second run's time included (Rerun). A task
+	// that a resumed batch does not run again keeps those of its earlier
+	// run.
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	DurationMs int64     `json:"durationMs"`
 
 	// Merge is how its merge ended, nil before one.
 	Merge *MergeOutcome `json:"merge,omitempty"`
+
+	// Rerun is the task's second run, made when the change of its run
+	// (RunID) passed its checks but could not land; nil when there was
+	// none. CostUSD and DurationMs count both runs (SetRerun).
+	Rerun *Rerun `json:"rerun,omitempty"`
+}
+
+// SetRerun makes r the task's second run: its cost and duration count in
+// the task's, in place of those of the second run it held before (the same
+// run, seen earlier).
+func (t *TaskResult) SetRerun(r *Rerun) {
+	if r == nil {
+		return
+	}
+	if old := t.Rerun; old != nil {
+		t.CostUSD -= old.CostUSD
+		t.DurationMs -= old.DurationMs
+	}
+	c := *r
+	c.With = append([]string(nil), r.With...)
+	t.Rerun = &c
+	t.CostUSD += c.CostUSD
+	t.CostKnown = t.CostKnown || c.CostKnown
+	t.DurationMs += c.DurationMs
 }
 
 // BatchStatus is how a batch ended.

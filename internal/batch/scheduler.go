@@ -314,6 +314,8 @@ func (r *run) NextMerge() (string, Outcome, bool) {
 func (r *run) Merged(id string, m MergeOutcome) {
 	r.merging = false
 	t := r.tasks[id]
+	t.SetRerun(m.Rerun)
+	m.Rerun = nil // the task's own (TaskResult.Rerun)
 	t.Merge = &m
 	switch m.Status {
 	case MergeMerged:

@@ -729,3 +729,78 @@ func TestStartCap(t *testing.T) {
 		}
 	}
 }
+
+// TestRerunCounts: a task whose first run's change could not land and
+// that its merger ran again (MergeOutcome.Rerun) costs both runs, and so
+// does the batch: its line, its duration and the batch's total count the
+// second run, whose record the task keeps (the merge outcome does not
+// keep it twice). A resumed batch whose merger tells the same second run
+// again (its cost so far was journaled when it started) counts it once.
+func TestRerunCounts(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := func() time.Time { return t0 }
+	second := &Rerun{RunID: "run-b2", Why: RerunConflict, With: []string{"a"}, Status: StatusDone, Landed: true,
+		CostUSD: 0.5, CostKnown: true, DurationMs: 3000}
+	r := &fakeRunner{outcomes: map[string]Outcome{
+		"a": {Status: StatusDone, RunID: "run-a", CostUSD: 0.3, CostKnown: true},
+		"b": {Status: StatusDone, RunID: "run-b", CostUSD: 0.4, CostKnown: true},
+	}}
+	m := &fakeMerger{outcomes: map[string]MergeOutcome{"b": {Status: MergeMerged, Commit: "c-b", Details: "landed", Rerun: second}}}
+	res, err := (&Scheduler{Graph: graph(t, "a", "b"), Runner: r, Merger: m, Jobs: 1, Now: clock}).Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := res.Task("b")
+	if b.Status != StatusDone || b.RunID != "run-b" || b.Rerun == nil || b.Rerun.RunID != "run-b2" || !b.Rerun.Landed {
+		t.Fatalf("b: %+v", b)
+	}
+	if b.Merge == nil || b.Merge.Rerun != nil || b.Merge.Commit != "c-b" {
+		t.Errorf("b's merge: %+v", b.Merge)
+	}
+	if !near(b.CostUSD, 0.9) || !b.CostKnown || b.DurationMs != 3000 {
+		t.Errorf("b costs %v (known %v) in %dms, want 0.9 in 3000ms: both runs", b.CostUSD, b.CostKnown, b.DurationMs)
+	}
+	if !near(res.CostUSD, 1.2) {
+		t.Errorf("the batch costs %v, want 1.2 (a 0.3, b's runs 0.4 and 0.5)", res.CostUSD)
+	}
+	if got := b.Rerun.Of("run-b"); got != "re-run of run-b after a conflict with a" {
+		t.Errorf("Of: %q", got)
+	}
+	if got := b.Rerun.As(); got != "re-run as run-b2 after a conflict with a, which landed" {
+		t.Errorf("As: %q", got)
+	}
+
+	// Resumed while the second run ran: journaled with what it had spent.
+	interim := TaskResult{ID: "b", Status: StatusUnmerged, RunID: "run-b", RunStatus: StatusDone, CostUSD: 0.4, CostKnown: true, DurationMs: 1000}
+	interim.SetRerun(&Rerun{RunID: "run-b2", Why: RerunConflict, CostUSD: 0.2, CostKnown: true, DurationMs: 500})
+	done := TaskResult{ID: "a", Status: StatusDone, RunID: "run-a", RunStatus: StatusDone, CostUSD: 0.3, CostKnown: true,
+		Merge: &MergeOutcome{Status: MergeMerged, Commit: "c-a"}}
+	res, err = (&Scheduler{Graph: graph(t, "a", "b"), Runner: &fakeRunner{}, Merger: m, Jobs: 1, Now: clock,
+		Initial: map[string]TaskResult{"a": done, "b": interim}}).Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = res.Task("b")
+	if !near(b.CostUSD, 0.9) || b.DurationMs != 4000 || !near(res.CostUSD, 1.2) {
+		t.Errorf("resumed: b costs %v in %dms, the batch %v; want 0.9 in 4000ms, 1.2", b.CostUSD, b.DurationMs, res.CostUSD)
+	}
+}
+
+func near(a, b float64) bool { return a > b-1e-9 && a < b+1e-9 }
+
+func TestRerunAfter(t *testing.T) {
+	for _, c := range []struct {
+		r    Rerun
+		want string
+	}{
+		{Rerun{Why: RerunConflict}, "a conflict with the work merged since it started"},
+		{Rerun{Why: RerunConflict, With: []string{"p", "q", "r"}}, "a conflict with p, q and r"},
+		{Rerun{Why: RerunChecksFailed, With: []string{"p"}}, "its checks failed on its change laid on p's work"},
+		{Rerun{Why: RerunChecksFailed, With: []string{"p", "q"}}, "its checks failed on its change laid on p's and q's work"},
+		{Rerun{Why: RerunChecksFailed}, "its checks failed on its change laid on the work merged since it started"},
+	} {
+		if got := c.r.After(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
+	}
+}

@@ -35,8 +35,13 @@ type TaskSummary struct {
 	CostKnown  bool       `json:"costKnown"`
 	StartedAt  *time.Time `json:"startedAt"`
 	DurationMs int64      `json:"durationMs"`
-	// Commit is the merge commit on the base branch; Branch the task's.
+	// Commit is the merge commit on the base branch; Branch the task's
+	// (its second run's when that one landed).
 	Commit  *string `json:"commit"`
 	Branch  string  `json:"branch"`
 	Details string  `json:"details"`
+	// Rerun is the task's second run, when its first run's change could
+	// not land (RunID is the first run); Attempts, CostUSD and DurationMs
+	// above count both runs.
+	Rerun *Rerun `json:"rerun,omitempty"`
 }

@@ -33,6 +33,9 @@ type History struct {
 	Attempts []Attempt `json:"attempts"`
 	// Planner is the planner's call, once the plan was asked for.
 	Planner *Attempt `json:"planner,omitempty"`
+	// Prior is the earlier run of the task that this one follows (nil:
+	// none): its attempts are told in every developer prompt.
+	Prior *Prior `json:"prior,omitempty"`
 }
 
 // Next is the attempt a task makes next.
@@ -93,8 +96,15 @@ func (p Policy) Begin(h History, elapsed time.Duration) (Next, *StopData) {
 		return Next{}, stopAt(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %s", p.Timeout, plural.N(st.Attempts, "attempt")))
 	}
 	tier := p.Tiers[st.Tier]
-	if ok, reason := st.Ledger.CanStart(tier.Name, p.Budget); !ok {
-		return Next{}, stopAt(StatusBudgetExceeded, fmt.Sprintf("budget of $%.2f: %s (tier %s)", p.Budget, reason, tier.Name))
+	ledger, budget := st.Ledger, p.Budget
+	if h.Prior != nil && budget > 0 {
+		// A run that follows an earlier run of the task has what that
+		// run left of the task's budget: the earlier run's attempts tell
+		// what an attempt of the tier costs.
+		ledger, budget = h.Prior.ledger(st.Ledger), budget+h.Prior.spent()
+	}
+	if ok, reason := ledger.CanStart(tier.Name, budget); !ok {
+		return Next{}, stopAt(StatusBudgetExceeded, fmt.Sprintf("budget of $%.2f: %s (tier %s)", budget, reason, tier.Name))
 	}
 	n := Next{Number: st.Attempts + 1, TierIndex: st.Tier, InTier: st.InTier + 1, Start: st.Start, Nudged: st.Nudge != ""}
 	if len(h.Plan) > 0 {

@@ -168,6 +168,11 @@ type TaskOptions struct {
 	HeartbeatEvery time.Duration
 	// Checked: the caller has checked the tiers' agents (CheckTiers).
 	Checked bool
+	// Prior, for a task run anew after an earlier run of it (not resumed:
+	// Resume holds its own), is that run: its attempts are told in every
+	// developer prompt, and the run starts at the tier that passed there
+	// (Prior.StartTier).
+	Prior *Prior
 }
 
 // TaskResume is where a task continues from: what its journal holds.
@@ -178,6 +183,9 @@ type TaskResume struct {
 	Planned bool
 	Plan    []string
 	Planner *Attempt
+	// Prior is the earlier run of the task that this one follows (from
+	// its start event).
+	Prior *Prior
 }
 
 // task is one execution of a task.
@@ -191,6 +199,7 @@ type task struct {
 	attempts   []Attempt
 	plan       []string
 	planner    *Attempt
+	prior      *Prior
 	stop       *StopData
 	journalErr error
 	// files are the files of saved states the loop rules read.
@@ -205,13 +214,16 @@ type task struct {
 func RunTask(ctx context.Context, o TaskOptions) TaskResult {
 	t := newTask(o)
 	if r := o.Resume; r != nil {
-		t.st, t.attempts, t.planner = r.State, slices.Clone(r.Attempts), r.Planner
+		t.st, t.attempts, t.planner, t.prior = r.State, slices.Clone(r.Attempts), r.Planner, r.Prior
 		if r.Planned {
 			t.plan = slices.Clone(r.Plan)
 		}
 		t.record(EventResume, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.Budget, State: t.st})
 	} else {
-		t.record(EventStart, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.Budget, State: t.st})
+		if t.prior = o.Prior; t.prior != nil {
+			t.st.Tier = t.prior.StartTier(len(o.Tiers))
+		}
+		t.record(EventStart, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.Budget, State: t.st, Prior: t.prior})
 	}
 	t.base = t.st.ElapsedMs
 	t.run(ctx)
@@ -263,7 +275,7 @@ type AttemptOutcome struct {
 // o.Observer may be nil.
 func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) AttemptOutcome {
 	t := newTask(o)
-	t.st, t.attempts, t.plan = h.State, h.Attempts, h.Plan
+	t.st, t.attempts, t.plan, t.prior = h.State, h.Attempts, h.Plan, h.Prior
 	t.base = h.State.ElapsedMs
 	a, det, ok := t.execute(ctx, next)
 	out := AttemptOutcome{WaitedMs: t.st.WaitedMs, Stop: t.stop}
@@ -276,7 +288,7 @@ func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) Attemp
 // Result is the task's result after history h, ended by stop (nil: still
 // running), as RunTask returns it.
 func (p Policy) Result(runID string, h History, stop *StopData) TaskResult {
-	return buildTaskResult(runID, p.Task, p.Tiers, p.Budget, h.Plan, h.Planner, h.Attempts, h.State, stop)
+	return buildTaskResult(runID, p.Task, p.Tiers, p.Budget, h.Plan, h.Planner, h.Prior, h.Attempts, h.State, stop)
 }
 
 func (t *task) elapsed() int64 { return t.base + ms(t.now().Sub(t.began)) }
@@ -324,7 +336,7 @@ func (t *task) run(ctx context.Context) {
 func (t *task) history() History {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return History{Plan: t.plan, State: t.st, Attempts: t.attempts, Planner: t.planner}
+	return History{Plan: t.plan, State: t.st, Attempts: t.attempts, Planner: t.planner, Prior: t.prior}
 }
 
 // CheckTiers checks that the agent of every tier is installed and usable;
@@ -881,6 +893,7 @@ func tierStats(tiers []Tier, attempts []Attempt) []TierStat {
 			if a.Tier == tr.Name {
 				s.Attempts++
 				s.CostUSD += a.CostUSD
+				s.CostKnown = s.CostKnown || a.CostKnown
 				if a.Action == ActionPass {
 					s.Passed++
 				}
@@ -893,15 +906,15 @@ func tierStats(tiers []Tier, attempts []Attempt) []TierStat {
 
 // result is the task's result as it stands.
 func (t *task) result() TaskResult {
-	return buildTaskResult(t.o.RunID, t.o.Task, t.o.Tiers, t.o.Budget, t.plan, t.planner, t.attempts, t.st, t.stop)
+	return buildTaskResult(t.o.RunID, t.o.Task, t.o.Tiers, t.o.Budget, t.plan, t.planner, t.prior, t.attempts, t.st, t.stop)
 }
 
 // buildTaskResult assembles a result from what a task's journal holds.
-func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan []string, planner *Attempt,
+func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan []string, planner *Attempt, prior *Prior,
 	attempts []Attempt, st TaskState, stop *StopData) TaskResult {
 	r := TaskResult{RunID: runID, Task: taskText, Iterations: len(attempts), BudgetUSD: budget, Plan: plan,
 		Tiers: []TierSummary{}, Attempts: attempts, Detections: []Detection{}, Flaky: []string{}, Commits: st.Commits,
-		DurationMs: st.ElapsedMs, Windows: st.Windows}
+		DurationMs: st.ElapsedMs, Windows: st.Windows, RerunOf: rerunOf(prior)}
 	if r.Attempts == nil {
 		r.Attempts = []Attempt{}
 	}

@@ -66,8 +66,14 @@ func developerPrompt(task string, h History, a Next) string {
 			earlier = append(earlier, x)
 		}
 	}
+	b.WriteString(priorSection(h.Prior))
 	b.WriteString("\n## Starting point\n\n")
-	b.WriteString(startingPoint(earlier, h.State.StepBase, a))
+	if len(h.Attempts) == 0 && h.Prior != nil && len(h.Prior.Attempts) > 0 {
+		b.WriteString("The working tree is the repository as this run started, with the work merged since the earlier run " +
+			"started and without that run's changes.\n")
+	} else {
+		b.WriteString(startingPoint(earlier, h.State.StepBase, a))
+	}
 	if len(earlier) > 0 {
 		last := earlier[len(earlier)-1]
 		b.WriteString("\n## Last check result\n\n")
@@ -162,17 +168,24 @@ func attemptLine(a Attempt) string {
 // checks failed, each bounded, and all of them within MaxAttemptsDetail;
 // the attempts that do not fit are named.
 func attemptsDetail(earlier []Attempt) string {
+	return attemptsDetailOf(earlier, "\n## The earlier attempts in detail (most recent first)\n", MaxAttemptsDetail, true)
+}
+
+// attemptsDetailOf is attemptsDetail of attempts under heading, within
+// limit; lastShown: the last attempt's failure is in the prompt already
+// (its last check result).
+func attemptsDetailOf(earlier []Attempt, heading string, limit int, lastShown bool) string {
 	var b strings.Builder
-	b.WriteString("\n## The earlier attempts in detail (most recent first)\n")
+	b.WriteString(heading)
 	shown := 0
 	diffs := map[string]int{} // the diffs shown, to the attempt that made each
 	for i := len(earlier) - 1; i >= 0; i-- {
 		x := earlier[i]
-		block := attemptDetail(x, i == len(earlier)-1, diffs[x.AttemptDiff])
+		block := attemptDetail(x, lastShown && i == len(earlier)-1, diffs[x.AttemptDiff])
 		if _, seen := diffs[x.AttemptDiff]; !seen && x.AttemptDiff != "" {
 			diffs[x.AttemptDiff] = x.Number
 		}
-		if shown > 0 && b.Len()+len(block) > MaxAttemptsDetail {
+		if shown > 0 && b.Len()+len(block) > limit {
 			break
 		}
 		b.WriteString(block)

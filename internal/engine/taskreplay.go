@@ -23,7 +23,7 @@ func ReplayTask(events []Event) (TaskJournal, error) {
 		switch ev.Type {
 		case EventStart:
 			err = json.Unmarshal(ev.Data, &j.Start)
-			j.Resume.State = j.Start.State
+			j.Resume.State, j.Resume.Prior = j.Start.State, j.Start.Prior
 		case EventResume:
 			// The state the resumed task went on from: a new turn of its
 			// tier (Policy.Resumed) is made again, from the same tree, by
@@ -82,6 +82,6 @@ func TaskResultOf(runID string, events []Event) (TaskResult, error) {
 	if j.Resume.Planned {
 		plan = j.Resume.Plan
 	}
-	return buildTaskResult(runID, j.Start.Task, j.Start.Tiers, j.Start.BudgetUSD, plan, j.Resume.Planner,
+	return buildTaskResult(runID, j.Start.Task, j.Start.Tiers, j.Start.BudgetUSD, plan, j.Resume.Planner, j.Start.Prior,
 		j.Resume.Attempts, j.Resume.State, j.Stop), nil
 }

@@ -221,6 +221,9 @@ type TaskStart struct {
 	Tiers     []Tier    `json:"tiers"`
 	BudgetUSD float64   `json:"budgetUsd"`
 	State     TaskState `json:"state"`
+	// Prior is the earlier run of the task that this run follows (its
+	// start event only).
+	Prior *Prior `json:"prior,omitempty"`
 }
 
 // TaskWait is the payload of a task's rate-limit wait event.
@@ -290,6 +293,45 @@ type TaskResult struct {
 	// Git is where the work is, filled in by the caller (branch, commits,
 	// merge, push); nil when the task ran without git.
 	Git *GitInfo `json:"git,omitempty"`
+
+	// RerunOf, for a run that follows an earlier run of the same task (a
+	// batch ran the task again because that run's change could not land),
+	// is that run; nil otherwise. The fields above are this run's own.
+	RerunOf *RerunOf `json:"rerunOf,omitempty"`
+	// RerunAs, for a run whose batch ran its task again because this run's
+	// change could not land, is that second run, filled in from the
+	// batch's record (as Git.Merge is); nil otherwise.
+	RerunAs *RerunAs `json:"rerunAs,omitempty"`
+}
+
+// RerunAs is the second run a batch made of a task after this run: its id,
+// whether it landed, and the batch's words ("re-run as Z after a conflict
+// with p, which landed").
+type RerunAs struct {
+	RunID  string `json:"runId"`
+	Landed bool   `json:"landed"`
+	Said   string `json:"said"`
+}
+
+// RerunOf is the earlier run of a task that a run follows: its id, why its
+// change did not land, and what it made and cost, which the task's cost
+// in all counts besides the run's own.
+type RerunOf struct {
+	RunID         string  `json:"runId"`
+	Reason        string  `json:"reason,omitempty"`
+	Attempts      int     `json:"attempts"`
+	CostUSD       float64 `json:"costUsd"`
+	CostKnown     bool    `json:"costKnown"`
+	CostEstimated bool    `json:"costEstimated,omitempty"`
+	DurationMs    int64   `json:"durationMs"`
+}
+
+func rerunOf(p *Prior) *RerunOf {
+	if p == nil {
+		return nil
+	}
+	return &RerunOf{RunID: p.RunID, Reason: p.Reason, Attempts: len(p.Attempts), CostUSD: p.CostUSD, CostKnown: p.CostKnown,
+		CostEstimated: p.CostEstimated, DurationMs: p.DurationMs}
 }
 
 // GitInfo says where a task's work is kept.

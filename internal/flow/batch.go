@@ -125,7 +125,11 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		prog[id] = t
 	}
 	results := map[string]engine.TaskResult{}
+	runs := map[string]engine.TaskResult{} // by run id
 	lastRun := func(t batch.TaskResult) (engine.TaskResult, error) {
+		if r, ok := runs[t.RunID]; ok && t.RunID != "" {
+			return r, nil
+		}
 		if r, ok := results[t.ID]; ok {
 			return r, nil
 		}
@@ -196,11 +200,11 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	}
 	sel := workflow.NewSelector(ctx)
 	specs := map[string]runner.TaskSpec{}
-	child := func(id, runID, prompt, resumeRun string, done func(engine.TaskResult, error)) {
+	child := func(id, runID, prompt, resumeRun string, prior *engine.Prior, done func(engine.TaskResult, error)) {
 		bt := byID[id]
 		tin := task
 		tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = runID, prompt, in.Repo, in.Branch, specs[id]
-		tin.ResumeRun = resumeRun
+		tin.ResumeRun, tin.Prior = resumeRun, prior
 		tin.Branch = git.BranchName(runID, bt.Prompt)
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue,
 			WaitForCancellation: stoppable})
@@ -208,6 +212,9 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			var res engine.TaskResult
 			err := f.Get(ctx, &res)
 			res.RunID = runID
+			if err == nil {
+				runs[runID] = res
+			}
 			done(res, err)
 		})
 	}
@@ -231,19 +238,21 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 				if l.Landed() {
 					results[id] = res
 				}
-				m.Merged(id, runner.AgainOutcome(*first, firstBranch, in.Branch, res, l))
+				m.Merged(id, runner.AgainOutcome(*first, firstBranch, in.Branch, res, l, nil))
 			case l.Landed():
 				m.Merged(id, l.Outcome(in.Branch))
 			default:
-				// As `jlgcli batch` does: one more run from the batch's
-				// branch as it is now, told why, and one more landing.
+				// As `jlgcli batch` does: its second run from the batch's
+				// branch as it is now, at the tier that passed, told what
+				// the first run tried and why it did not land, and one
+				// more landing.
 				branch := runner.BranchOf(res)
-				child(id, res.RunID+"-again", runner.AgainPrompt(byID[id].Prompt, branch, in.Branch, l), "", func(again engine.TaskResult, err error) {
+				child(id, res.RunID+"-again", byID[id].Prompt, "", runner.SecondRunPrior(res, nil, l), func(again engine.TaskResult, err error) {
 					switch {
 					case err != nil:
-						m.Merged(id, batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base could not run: %s; the work is kept on branch %s", l.Details, message(err), branch)})
+						m.Merged(id, batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; its second run %s could not run: %s; the work is kept on branch %s", l.Details, res.RunID+"-again", message(err), branch)})
 					case again.Status != engine.StatusDone:
-						m.Merged(id, runner.AgainOutcome(l, branch, in.Branch, again, runner.Landing{}))
+						m.Merged(id, runner.AgainOutcome(l, branch, in.Branch, again, runner.Landing{}, nil))
 					default:
 						land(id, again, &l, branch)
 					}
@@ -263,7 +272,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			} else if anew, ok := resume.Anew[id]; ok {
 				runID = anew
 			}
-			child(id, runID, byID[id].Prompt, resumeRun, func(res engine.TaskResult, err error) {
+			child(id, runID, byID[id].Prompt, resumeRun, nil, func(res engine.TaskResult, err error) {
 				if err != nil {
 					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: engine.ExitError, RunID: res.RunID, Details: message(err)})
 					return

@@ -93,6 +93,10 @@ type TaskInput struct {
 	// earlier run, ended stopped by a limit: this run goes on from its
 	// history, as `jlgcli resume` of a task does (a resumed batch).
 	ResumeRun string `json:"resumeRun,omitempty"`
+	// Prior, for a batch's second run of a task whose first run's change
+	// could not land, is that run: this one starts at the tier that passed
+	// there and is told its attempts, as a local batch's second run is.
+	Prior *engine.Prior `json:"prior,omitempty"`
 }
 
 // Carry is what a task's workflow hands to the run that continues it.
@@ -176,6 +180,10 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			c = &Carry{}
 		} else {
 			c = &Carry{Base: p.Base, Baseline: p.Baseline}
+			if in.Prior != nil {
+				c.History.Prior = in.Prior
+				c.History.State.Tier = in.Prior.StartTier(len(policy.Tiers))
+			}
 		}
 	}
 	if stop == nil && in.Spec.Plan && c.History.Planner == nil {

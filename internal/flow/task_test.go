@@ -283,8 +283,8 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 		wantCommit string
 		wantDetail string
 	}{
-		{"the second run lands", true, "done", "landed-b1-c-again", "merged from a second run (b1-c-again) started from jlgcli/batch-b1 after: jlgcli/batch-b1 has moved since the task started and conflicts with it in answer.txt"},
-		{"the second run fails", false, "conflict", "", "conflicts with it in answer.txt; the attempt from the new base (run b1-c-again) ended max-iterations; the work is kept on branches jlgcli/"},
+		{"the second run lands", true, "done", "landed-b1-c-again", "re-run as b1-c-again after a conflict with the work merged since it started, which landed (jlgcli/batch-b1 has moved since the task started and conflicts with it in answer.txt)"},
+		{"the second run fails", false, "conflict", "", "conflicts with it in answer.txt; re-run as b1-c-again after a conflict with the work merged since it started, which ended max-iterations; the work is kept on branches jlgcli/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newBatchEnv()
@@ -301,15 +301,16 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 				return runner.Landing{Status: runner.LandMerged, Commit: "landed-" + in.RunID}, nil
 			})
 			prompts := map[string]string{}
+			priors := map[string]*engine.Prior{}
 			env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
-				prompts[in.RunID] = in.Task
+				prompts[in.RunID], priors[in.RunID] = in.Task, in.Prior
 				if in.BaseBranch != "jlgcli/batch-b1" {
 					return engine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
 				}
 				if in.RunID == "b1-c-again" && !tc.againDone {
-					return engine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, Git: &engine.GitInfo{Branch: in.Branch}}, nil
+					return engine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, CostUSD: 0.25, CostKnown: true, Git: &engine.GitInfo{Branch: in.Branch}}, nil
 				}
-				return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base",
+				return engine.TaskResult{Status: engine.StatusDone, CostUSD: 0.25, CostKnown: true, Git: &engine.GitInfo{Branch: in.Branch, Base: "base",
 					Merge: &engine.MergeInfo{Commit: "squash"}}, Baseline: &gate.Report{Status: gate.StatusFail}}, nil
 			})
 			spec := runner.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []runner.BatchTask{
@@ -327,9 +328,24 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 			if diff := cmp.Diff(wantLanded, landed); diff != "" {
 				t.Errorf("landings (-want +got):\n%s", diff)
 			}
-			p := prompts["b1-c-again"]
-			mustHave(t, p, "task c\n\n## Before you start", "could not be merged into jlgcli/batch-b1, which other tasks changed meanwhile: jlgcli/batch-b1 has moved since the task started and conflicts with it in answer.txt")
+			// The second run is the task's, told of the first: the prior
+			// holds its run and why it did not land.
+			if p := prompts["b1-c-again"]; p != "task c" {
+				t.Errorf("the second run's task: %q", p)
+			}
+			if pr := priors["b1-c-again"]; pr == nil || pr.RunID != "b1-c" ||
+				pr.Reason != "a conflict with the work merged since it started: jlgcli/batch-b1 has moved since the task started and conflicts with it in answer.txt" {
+				t.Errorf("the second run's prior: %+v", pr)
+			}
+			if priors["b1-c"] != nil || priors["b1-a"] != nil {
+				t.Errorf("a first run was given a prior")
+			}
 			c := sum.Tasks[1]
+			// Every cent: the task's line and the batch's total count both
+			// of c's runs ($0.25 each); the second run is linked.
+			if c.CostUSD != 0.5 || sum.CostUSD != 0.75 || c.Rerun == nil || c.Rerun.RunID != "b1-c-again" || c.Rerun.Landed != tc.againDone {
+				t.Errorf("task c: cost %v, batch %v, rerun %+v; want 0.5, 0.75, b1-c-again", c.CostUSD, sum.CostUSD, c.Rerun)
+			}
 			commit := ""
 			if c.Commit != nil {
 				commit = *c.Commit
@@ -468,5 +484,34 @@ func newBatchEnv() *testsuite.TestWorkflowEnvironment {
 func withTier(spec *runner.BatchSpec) {
 	for i := range spec.Tasks {
 		spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
+	}
+}
+
+// TestWorkflowSecondRunStartsAtThePassingTier: a task's workflow given the
+// first run of the task (a batch's second run, TaskInput.Prior) starts at
+// the tier that passed there, tells that run's attempts in its prompt, and
+// its result names that run and its cost, as a local second run does.
+func TestWorkflowSecondRunStartsAtThePassingTier(t *testing.T) {
+	var nexts []engine.Next
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+		nexts = append(nexts, in.Next)
+		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: in.Next.Number, Tier: "strong", TierIndex: in.Next.TierIndex,
+			InTier: in.Next.InTier, Gate: gateOf(true, in.Next.Number), CostUSD: 0.5, CostKnown: true}}, nil
+	})
+	prior := &engine.Prior{RunID: "b1-c", Reason: "a conflict with a: it conflicts", CostUSD: 0.7, CostKnown: true, Attempts: []engine.Attempt{
+		{Number: 1, Tier: "cheap", TierIndex: 0, Action: engine.ActionEscalate, Gate: gateOf(false, 1)},
+		{Number: 2, Tier: "strong", TierIndex: 1, Action: engine.ActionPass, Gate: gateOf(true, 2)}}}
+	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "cheap", Backend: "x", Attempts: 2}, {Name: "strong", Backend: "x", Attempts: 2}}}
+	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "b1-c-again", Task: "task c", Spec: spec, Queue: "q", Branch: "jlgcli/c", Prior: prior})
+	var res engine.TaskResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(nexts) != 1 || nexts[0].TierIndex != 1 || nexts[0].Number != 1 {
+		t.Fatalf("attempts asked: %+v, want one, of tier strong (1)", nexts)
+	}
+	mustHave(t, nexts[0].Prompt, "## An earlier run of this task", "(run b1-c) made 2 attempts", "after a conflict with a: it conflicts")
+	if res.Status != engine.StatusDone || res.RerunOf == nil || res.RerunOf.RunID != "b1-c" || res.RerunOf.CostUSD != 0.7 || res.CostUSD != 0.5 {
+		t.Errorf("%s, rerunOf %+v, cost %v", res.Status, res.RerunOf, res.CostUSD)
 	}
 }

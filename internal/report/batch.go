@@ -65,12 +65,17 @@ func BatchMarkdown(s batch.Summary) string {
 		if t.RunID != nil {
 			run = mdCode(*t.RunID, true)
 		}
+		if r := t.Rerun; r != nil {
+			run += ", re-run " + mdCode(r.RunID, true)
+		}
 		if t.Commit != nil {
 			commit = mdCode(short(*t.Commit), true)
 		}
 		p("| %s | %s | %s | %d | %s | %s | %s | %s |\n", mdCode(t.ID, true), mdText(t.Status), mdText(strings.Join(t.Tiers, ", ")),
 			t.Attempts, mdText(money(t.CostUSD, t.CostKnown || t.CostUSD != 0, false)), duration(t.DurationMs), run, commit)
 	}
+
+	reruns(s, p)
 
 	p("\n## Dependencies\n\n")
 	for level, ids := range batchLevels(s) {
@@ -109,6 +114,31 @@ func BatchMarkdown(s batch.Summary) string {
 		p("Every task is done and merged into %s.\n", mdCode(s.BaseBranch, false))
 	}
 	return termsafe.Text(b.String())
+}
+
+// reruns writes the tasks run again because their first run's change could
+// not land: which run landed, and what each cost.
+func reruns(s batch.Summary, p func(string, ...any)) {
+	n := 0
+	for _, t := range s.Tasks {
+		r := t.Rerun
+		if r == nil {
+			continue
+		}
+		if n == 0 {
+			p("\n## Runs again\n\n")
+		}
+		n++
+		first := "-"
+		if t.RunID != nil {
+			first = mdCode(*t.RunID, false)
+		}
+		own := money(r.CostUSD, r.CostKnown, false)
+		before := money(t.CostUSD-r.CostUSD, t.CostKnown, false)
+		as := "re-run as " + mdCode(r.RunID, false) + " " + mdText(strings.TrimPrefix(r.As(), "re-run as "+r.RunID+" "))
+		p("- %s: its first run %s (%s) was %s; the task cost %s in all (%s, then %s)\n", mdCode(t.ID, false), first, mdText(before),
+			as, mdText(money(t.CostUSD, t.CostKnown, false)), mdText(before), mdText(own))
+	}
 }
 
 func batchCounts(s batch.Summary) string {
@@ -173,9 +203,28 @@ func gantt(s batch.Summary) ganttChart {
 			continue
 		}
 		from := max(t.StartedAt.Sub(s.StartedAt).Milliseconds(), 0)
-		to := from + t.DurationMs
+		r := t.Rerun
+		if r == nil {
+			to := from + t.DurationMs
+			end = max(end, to)
+			g.Bars = append(g.Bars, ganttBar{ID: t.ID, Status: t.Status, FromMs: from, ToMs: to, Class: ganttClass(t.Status)})
+			continue
+		}
+		// A task run again: its first run (done, not landed), then its
+		// second run on a bar of its own.
+		to := from + t.DurationMs - r.DurationMs
 		end = max(end, to)
-		g.Bars = append(g.Bars, ganttBar{ID: t.ID, Status: t.Status, FromMs: from, ToMs: to, Class: ganttClass(t.Status)})
+		g.Bars = append(g.Bars, ganttBar{ID: t.ID, Status: "re-run", FromMs: from, ToMs: to, Class: "waiting"})
+		if !r.StartedAt.IsZero() {
+			from := max(r.StartedAt.Sub(s.StartedAt).Milliseconds(), 0)
+			to := from + r.DurationMs
+			end = max(end, to)
+			status := string(r.Status)
+			if r.Landed {
+				status = t.Status
+			}
+			g.Bars = append(g.Bars, ganttBar{ID: t.ID + " (re-run)", Status: status, FromMs: from, ToMs: to, Class: ganttClass(status)})
+		}
 	}
 	end = max(end, s.DurationMs)
 	for i := range g.Bars {

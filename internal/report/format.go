@@ -48,7 +48,25 @@ func (r Report) costLine() string {
 	case r.CostEstimated:
 		s += ", estimated in part from tokens"
 	}
-	return s + " (budget " + budget(r.BudgetUSD) + ")"
+	s += " (budget " + budget(r.BudgetUSD) + ")"
+	if o := r.RerunOf; o != nil {
+		// Every cent of the task: its first run's too.
+		s += fmt.Sprintf("; %s with its first run %s (%s in %d attempts)", money(r.CostUSD+o.CostUSD, r.CostKnown || o.CostKnown, r.CostEstimated),
+			o.RunID, money(o.CostUSD, o.CostKnown, false), o.Attempts)
+	}
+	return s
+}
+
+// rerunLine says whose re-run a run is, or as what it was run again; ""
+// for neither.
+func (r Report) rerunLine() string {
+	switch {
+	case r.RerunOf != nil:
+		return "re-run of " + r.RerunOf.RunID + " after " + r.RerunOf.Reason
+	case r.RerunAs != nil:
+		return r.RerunAs.Said
+	}
+	return ""
 }
 
 // statusLine is the status and exit code.

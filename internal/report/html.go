@@ -20,7 +20,8 @@ func (r Report) HTML() string {
 	var b strings.Builder
 	v := htmlView{Report: r, Chart: timeline(r), Status: r.statusLine(), Started: when(r.StartedAt),
 		Attempts: r.attemptsLine(), Duration: duration(r.DurationMs), Cost: r.costLine(),
-		Tokens: fmt.Sprintf("%d in, %d out", r.InputTokens, r.OutputTokens), Windows: r.windowsLine(), StatusClass: statusClass(r.Status)}
+		Tokens: fmt.Sprintf("%d in, %d out", r.InputTokens, r.OutputTokens), Windows: r.windowsLine(), StatusClass: statusClass(r.Status),
+		Rerun: r.rerunLine()}
 	for _, t := range r.TiersUsed {
 		v.Tiers = append(v.Tiers, htmlTier{Tier: t, Model: model(t.Backend, t.Model), Cost: money(t.CostUSD, t.CostKnown, t.CostEstimated)})
 	}
@@ -58,6 +59,7 @@ type htmlView struct {
 	Chart                                             chart
 	StatusClass                                       string
 	Status, Started, Attempts, Duration, Cost, Tokens string
+	Rerun                                             string
 	Windows                                           string
 	Tiers                                             []htmlTier
 	Rows                                              []htmlAttempt
@@ -298,6 +300,9 @@ svg text.tiername { text-anchor: middle; font-weight: 600; }
 {{- end}}
 {{- if .Sandbox}}
 <tr><th>Sandbox</th><td>{{.Sandbox}}</td></tr>
+{{- end}}
+{{- if .Rerun}}
+<tr><th>Re-run</th><td>{{.Rerun}}</td></tr>
 {{- end}}
 <tr><th>Started</th><td>{{.Started}}</td></tr>
 <tr><th>Attempts</th><td>{{.Attempts}}</td></tr>

@@ -50,6 +50,9 @@ func (r Report) mdSummary(p printer) {
 	if r.Sandbox != "" {
 		row("Sandbox", mdText(r.Sandbox))
 	}
+	if l := r.rerunLine(); l != "" {
+		row("Re-run", mdText(l))
+	}
 	row("Started", when(r.StartedAt))
 	row("Attempts", mdText(r.attemptsLine()))
 	row("Duration", duration(r.DurationMs))

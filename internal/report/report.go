@@ -93,6 +93,12 @@ type Report struct {
 	BudgetUSD     float64 `json:"budget_usd"`
 	InputTokens   int64   `json:"input_tokens"`
 	OutputTokens  int64   `json:"output_tokens"`
+	// RerunOf, for a batch's second run of a task whose first run's change
+	// could not land, is that first run: why, its attempts and cost (the
+	// figures above are this run's own); RerunAs, for a first run, the
+	// second run the batch made, and whether it landed.
+	RerunOf *RerunOf `json:"rerun_of,omitempty"`
+	RerunAs *RerunAs `json:"rerun_as,omitempty"`
 	// Windows are the last known use of the subscription windows the
 	// agents reported (none when they report none).
 	Windows []Window `json:"windows,omitempty"`
@@ -256,6 +262,22 @@ type Merge struct {
 const gateNotRun = "not-run"
 
 // New makes the report of a task from its result.
+// RerunOf is the first run of a task that a report's run follows.
+type RerunOf struct {
+	RunID     string  `json:"run_id"`
+	Reason    string  `json:"reason,omitempty"`
+	Attempts  int     `json:"attempts"`
+	CostUSD   float64 `json:"cost_usd"`
+	CostKnown bool    `json:"cost_known"`
+}
+
+// RerunAs is the second run a batch made of a report's task.
+type RerunAs struct {
+	RunID  string `json:"run_id"`
+	Landed bool   `json:"landed"`
+	Said   string `json:"said"`
+}
+
 func New(res engine.TaskResult) Report {
 	r := Report{
 		Status: string(res.Status), ExitCode: res.ExitCode, RunID: res.RunID, Task: res.Task, Backend: res.Backend,
@@ -268,6 +290,12 @@ func New(res engine.TaskResult) Report {
 	}
 	if r.Status == "" {
 		r.Status = string(engine.StatusError)
+	}
+	if o := res.RerunOf; o != nil {
+		r.RerunOf = &RerunOf{RunID: o.RunID, Reason: o.Reason, Attempts: o.Attempts, CostUSD: o.CostUSD, CostKnown: o.CostKnown || o.CostUSD != 0}
+	}
+	if a := res.RerunAs; a != nil {
+		r.RerunAs = &RerunAs{RunID: a.RunID, Landed: a.Landed, Said: a.Said}
 	}
 	for _, w := range res.Windows {
 		r.Windows = append(r.Windows, Window{Backend: w.Backend, Kind: w.Kind, Used: w.Used, ResetsAt: w.ResetsAt, ReportedAt: w.At})

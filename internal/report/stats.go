@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -22,6 +23,10 @@ type TaskRow struct {
 	DurationMs int64             `json:"durationMs"`
 	StartedAt  time.Time         `json:"startedAt"`
 	Tiers      []engine.TierStat `json:"tiers"`
+	// RerunOf is the earlier run of the task that this run follows (a
+	// batch's second run after the first run's change could not land):
+	// the two are one task.
+	RerunOf string `json:"rerunOf,omitempty"`
 }
 
 // Summary is what the seed asks to track across task runs: the success
@@ -31,9 +36,13 @@ type TaskRow struct {
 type Summary struct {
 	// Runs counts the task runs that ended (whatever their status);
 	// Running those still running (or killed and not resumed), which are
-	// left out of every other figure.
+	// left out of every other figure. A batch's second run of a task
+	// (after its first run's change could not land) is counted with its
+	// first run as one task, its status the second run's, its attempts,
+	// cost and time both runs': Reruns counts them.
 	Runs    int `json:"runs"`
 	Running int `json:"running"`
+	Reruns  int `json:"reruns"`
 	// Succeeded counts the runs that ended done; SuccessRate is
 	// Succeeded / Runs.
 	Succeeded   int      `json:"succeeded"`
@@ -52,9 +61,11 @@ type Summary struct {
 	// when the failures are paid for too. MeanSuccessCost is the mean cost
 	// of the successful runs alone. CostKnown tells whether any run's
 	// agent reported a cost: when none did, the costs are unknown (0 and
-	// null), not free.
+	// null), not free. CostUnknown counts the runs whose cost is unknown,
+	// left out of the sums.
 	CostUSD         float64  `json:"costUsd"`
 	CostKnown       bool     `json:"costKnown"`
+	CostUnknown     int      `json:"costUnknown"`
 	CostPerSuccess  *float64 `json:"costPerSuccess"`
 	MeanSuccessCost *float64 `json:"meanSuccessCost"`
 	// MeanDurationMs is the mean duration of a run, in milliseconds.
@@ -76,11 +87,15 @@ type TierFigures struct {
 	SuccessRate *float64 `json:"successRate"`
 	Attempts    int      `json:"attempts"`
 	CostUSD     float64  `json:"costUsd"`
+	// CostKnown: an attempt of the tier reported a cost or had one
+	// estimated; CostUSD is 0 and unknown otherwise.
+	CostKnown bool `json:"costKnown"`
 }
 
 // Stats computes the summary of task runs, in any order.
 func Stats(rows []TaskRow) Summary {
 	s := Summary{Statuses: map[string]int{}, Tiers: []TierFigures{}}
+	rows, s.Reruns = foldReruns(rows)
 	sorted := slices.Clone(rows)
 	slices.SortStableFunc(sorted, func(a, b TaskRow) int { return a.StartedAt.Compare(b.StartedAt) })
 	tierAt := map[string]int{}
@@ -104,6 +119,9 @@ func Stats(rows []TaskRow) Summary {
 		s.Attempts += attempts
 		s.CostUSD += r.CostUSD
 		s.CostKnown = s.CostKnown || r.CostKnown
+		if !r.CostKnown {
+			s.CostUnknown++
+		}
 		duration += r.DurationMs
 		if done {
 			s.Succeeded++
@@ -129,6 +147,7 @@ func Stats(rows []TaskRow) Summary {
 			f := &s.Tiers[i]
 			f.Attempts += t.Attempts
 			f.CostUSD += t.CostUSD
+			f.CostKnown = f.CostKnown || t.CostKnown || t.CostUSD != 0
 			if t.Attempts > 0 && !seen[t.Name] {
 				seen[t.Name] = true
 				f.Tasks++
@@ -151,6 +170,57 @@ func Stats(rows []TaskRow) Summary {
 	return s
 }
 
+// foldReruns counts each batch's second run of a task (RerunOf) with the
+// first run it follows, when that one is among rows, as one task: the
+// first run's start, the second run's status, both runs' attempts, costs,
+// time and tiers. It returns the rows left and how many were folded.
+func foldReruns(rows []TaskRow) ([]TaskRow, int) {
+	at := map[string]int{}
+	for i, r := range rows {
+		at[r.ID] = i
+	}
+	out := slices.Clone(rows)
+	gone := map[int]bool{}
+	folded := 0
+	for i, r := range rows {
+		j, ok := at[r.RerunOf]
+		if r.RerunOf == "" || !ok || j == i {
+			continue
+		}
+		for gone[j] { // a second run of a second run: into the first
+			j = at[out[j].RerunOf]
+		}
+		f := &out[j]
+		f.Status = r.Status
+		f.Iterations += r.Iterations
+		f.CostUSD += r.CostUSD
+		f.CostKnown = f.CostKnown || r.CostKnown
+		f.DurationMs += r.DurationMs
+		f.Tiers = slices.Clone(f.Tiers)
+		for _, t := range r.Tiers {
+			k := slices.IndexFunc(f.Tiers, func(x engine.TierStat) bool { return x.Name == t.Name })
+			if k < 0 {
+				f.Tiers = append(f.Tiers, t)
+				continue
+			}
+			x := &f.Tiers[k]
+			x.Attempts += t.Attempts
+			x.CostUSD += t.CostUSD
+			x.CostKnown = x.CostKnown || t.CostKnown
+			x.Passed += t.Passed
+		}
+		gone[i] = true
+		folded++
+	}
+	kept := out[:0:0]
+	for i, r := range out {
+		if !gone[i] {
+			kept = append(kept, r)
+		}
+	}
+	return kept, folded
+}
+
 // ratio is a / b, nil when b is 0.
 func ratio(a float64, b int) *float64 {
 	if b == 0 {
@@ -168,6 +238,9 @@ func (s Summary) Text() string {
 	runs := fmt.Sprint(s.Runs)
 	if s.Running > 0 {
 		runs += fmt.Sprintf(" (and %d running, not counted)", s.Running)
+	}
+	if s.Reruns > 0 {
+		runs += fmt.Sprintf("; %s after a conflict counted with the first run", plural.N(s.Reruns, "re-run"))
 	}
 	fmt.Fprintf(tw, "task runs\t%s\n", runs)
 	if s.Runs == 0 {
@@ -193,7 +266,11 @@ func (s Summary) Text() string {
 	}
 	fmt.Fprintf(tw, "statuses\t%s\n", strings.Join(statuses, ", "))
 	fmt.Fprintf(tw, "attempts\t%d (mean before success: %s)\n", s.Attempts, decimal(s.MeanAttemptsToSuccess))
-	fmt.Fprintf(tw, "cost\t%s\n", s.dollars(&s.CostUSD))
+	spent := s.dollars(&s.CostUSD)
+	if s.CostKnown && s.CostUnknown > 0 {
+		spent += fmt.Sprintf(" (and %s of unknown cost)", plural.N(s.CostUnknown, "run"))
+	}
+	fmt.Fprintf(tw, "cost\t%s\n", spent)
 	fmt.Fprintf(tw, "cost per successful task\t%s (all runs' cost / successes)\n", s.dollars(s.CostPerSuccess))
 	fmt.Fprintf(tw, "mean cost of a success\t%s\n", s.dollars(s.MeanSuccessCost))
 	md := "-"
@@ -209,7 +286,8 @@ func (s Summary) Text() string {
 	tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIER\tTASKS\tFINISHED\tSUCCESS\tATTEMPTS\tCOST")
 	for _, t := range s.Tiers {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", termsafe.Line(t.Name), t.Tasks, t.Finished, percent(t.SuccessRate), t.Attempts, s.dollars(&t.CostUSD))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\n", termsafe.Line(t.Name), t.Tasks, t.Finished, percent(t.SuccessRate), t.Attempts,
+			money(t.CostUSD, t.CostKnown, false))
 	}
 	tw.Flush()
 	return b.String()

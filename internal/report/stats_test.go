@@ -50,8 +50,8 @@ func TestStats(t *testing.T) {
 				Runs: 3, Running: 1, Succeeded: 2, SuccessRate: f(2.0 / 3),
 				Statuses: map[string]int{"done": 2, "no-progress": 1},
 				Tiers: []TierFigures{
-					{Name: "fast", Tasks: 3, Finished: 1, SuccessRate: f(1.0 / 3), Attempts: 7, CostUSD: 0.625},
-					{Name: "smart", Tasks: 2, Finished: 1, SuccessRate: f(0.5), Attempts: 4, CostUSD: 0.75},
+					{Name: "fast", Tasks: 3, Finished: 1, SuccessRate: f(1.0 / 3), Attempts: 7, CostUSD: 0.625, CostKnown: true},
+					{Name: "smart", Tasks: 2, Finished: 1, SuccessRate: f(0.5), Attempts: 4, CostUSD: 0.75, CostKnown: true},
 				},
 				Attempts: 11, MeanAttemptsToSuccess: f(2.5),
 				CostUSD: 1.375, CostKnown: true, CostPerSuccess: f(1.375 / 2), MeanSuccessCost: f(0.3125),
@@ -67,7 +67,7 @@ func TestStats(t *testing.T) {
 			},
 			want: Summary{
 				Runs: 2, SuccessRate: f(0), Statuses: map[string]int{"budget-exceeded": 1, "timeout": 1},
-				Tiers:    []TierFigures{{Name: "fast", Tasks: 2, SuccessRate: f(0), Attempts: 3, CostUSD: 1.5}},
+				Tiers:    []TierFigures{{Name: "fast", Tasks: 2, SuccessRate: f(0), Attempts: 3, CostUSD: 1.5, CostKnown: true}},
 				Attempts: 3, CostUSD: 1.5, CostKnown: true, MeanDurationMs: f(2000),
 				FirstStartedAt: t0, LastStartedAt: t0.AddDate(0, 0, 1),
 			},
@@ -80,8 +80,8 @@ func TestStats(t *testing.T) {
 			want: Summary{
 				Runs: 1, Succeeded: 1, SuccessRate: f(1), Statuses: map[string]int{"done": 1},
 				Tiers: []TierFigures{
-					{Name: "fast", Tasks: 1, Finished: 1, SuccessRate: f(1), Attempts: 3, CostUSD: 0.25},
-					{Name: "smart", Tasks: 1, Finished: 1, SuccessRate: f(1), Attempts: 1, CostUSD: 0.25},
+					{Name: "fast", Tasks: 1, Finished: 1, SuccessRate: f(1), Attempts: 3, CostUSD: 0.25, CostKnown: true},
+					{Name: "smart", Tasks: 1, Finished: 1, SuccessRate: f(1), Attempts: 1, CostUSD: 0.25, CostKnown: true},
 				},
 				Attempts: 4, MeanAttemptsToSuccess: f(4), CostUSD: 0.5, CostKnown: true, CostPerSuccess: f(0.5), MeanSuccessCost: f(0.5),
 				MeanDurationMs: f(1000), FirstStartedAt: t0, LastStartedAt: t0,
@@ -93,7 +93,7 @@ func TestStats(t *testing.T) {
 			want: Summary{
 				Runs: 1, Succeeded: 1, SuccessRate: f(1), Statuses: map[string]int{"done": 1},
 				Tiers:    []TierFigures{{Name: "fast", Tasks: 1, Finished: 1, SuccessRate: f(1), Attempts: 1}},
-				Attempts: 1, MeanAttemptsToSuccess: f(1), MeanDurationMs: f(1000), FirstStartedAt: t0, LastStartedAt: t0,
+				Attempts: 1, MeanAttemptsToSuccess: f(1), MeanDurationMs: f(1000), FirstStartedAt: t0, LastStartedAt: t0, CostUnknown: 1,
 			},
 		},
 		{
@@ -102,7 +102,7 @@ func TestStats(t *testing.T) {
 			want: Summary{
 				Runs: 1, SuccessRate: f(0), Statuses: map[string]int{"max-iterations": 1},
 				Tiers:    []TierFigures{{Name: "fast", Tasks: 1, SuccessRate: f(0), Attempts: 3}},
-				Attempts: 3, MeanDurationMs: f(0), FirstStartedAt: t0, LastStartedAt: t0,
+				Attempts: 3, MeanDurationMs: f(0), FirstStartedAt: t0, LastStartedAt: t0, CostUnknown: 1,
 			},
 		},
 	} {
@@ -120,8 +120,8 @@ func TestStatsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"runs":0,"running":0,"succeeded":0,"successRate":null,"statuses":{},"tiers":[],"attempts":0,` +
-		`"meanAttemptsToSuccess":null,"costUsd":0,"costKnown":false,"costPerSuccess":null,"meanSuccessCost":null,"meanDurationMs":null}`
+	want := `{"runs":0,"running":0,"reruns":0,"succeeded":0,"successRate":null,"statuses":{},"tiers":[],"attempts":0,` +
+		`"meanAttemptsToSuccess":null,"costUsd":0,"costKnown":false,"costUnknown":0,"costPerSuccess":null,"meanSuccessCost":null,"meanDurationMs":null}`
 	if string(data) != want {
 		t.Errorf("got  %s\nwant %s", data, want)
 	}
@@ -168,5 +168,45 @@ smart  2      1         50.0%    4         $0.7500
 		if !strings.Contains(noSuccess, want) {
 			t.Errorf("no success: %q lacks %q", noSuccess, want)
 		}
+	}
+}
+
+// TestStatsFoldsReruns: a batch's second run of a task (RerunOf) is one
+// task with its first run: its status the second's, its attempts, cost,
+// time and tiers both runs'; a tier counts once for the task.
+func TestStatsFoldsReruns(t *testing.T) {
+	first := row("x", "done", 0, 2, 0.375, 3000, tier("cheap", 1, 0.125, 0), tier("strong", 1, 0.25, 1))
+	second := row("z", "done", 0, 1, 0.25, 1000, tier("cheap", 0, 0, 0), tier("strong", 1, 0.25, 1))
+	second.RerunOf = "x"
+	got := Stats([]TaskRow{second, row("p", "done", 0, 1, 0.125, 500, tier("cheap", 1, 0.125, 1)), first})
+	want := Summary{
+		Runs: 2, Reruns: 1, Succeeded: 2, SuccessRate: f(1), Statuses: map[string]int{"done": 2},
+		Tiers: []TierFigures{
+			{Name: "cheap", Tasks: 2, Finished: 1, SuccessRate: f(0.5), Attempts: 2, CostUSD: 0.25, CostKnown: true},
+			{Name: "strong", Tasks: 1, Finished: 1, SuccessRate: f(1), Attempts: 2, CostUSD: 0.5, CostKnown: true},
+		},
+		Attempts: 4, MeanAttemptsToSuccess: f(2), CostUSD: 0.75, CostKnown: true, CostPerSuccess: f(0.375), MeanSuccessCost: f(0.375),
+		MeanDurationMs: f(2250), FirstStartedAt: t0, LastStartedAt: t0,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Stats (-want +got):\n%s", diff)
+	}
+	if text := got.Text(); !strings.Contains(text, "task runs                 2; 1 re-run after a conflict counted with the first run\n") {
+		t.Errorf("text:\n%s", text)
+	}
+}
+
+// TestStatsUnknownCost: a tier whose agents reported no cost, and runs of
+// unknown cost beside known ones, say so: never $0.0000.
+func TestStatsUnknownCost(t *testing.T) {
+	free := row("b", "done", 1, 1, 0, 1000, tier("local", 1, 0, 1))
+	text := Stats([]TaskRow{row("a", "done", 0, 1, 0.5, 1000, tier("fast", 1, 0.5, 1)), free}).Text()
+	for _, want := range []string{"cost                      $0.5000 (and 1 run of unknown cost)\n", "\nlocal  1      1         100.0%   1         unknown\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "$0.0000") {
+		t.Errorf("an unknown cost printed as $0.0000:\n%s", text)
 	}
 }

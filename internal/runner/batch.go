@@ -174,9 +174,16 @@ func ResumeBatch(ctx context.Context, root string, run *store.Run, events []engi
 	}
 	initial := ResumeState(replayBatch(events))
 	for _, t := range initial {
-		if t.RunID != "" {
-			if n := proc.KillTagged(RunTag(t.RunID)); n > 0 {
-				bp.notice("killed %s of task %s (run %s)", plural.N(n, "orphaned agent process group"), t.ID, t.RunID)
+		runs := []string{t.RunID}
+		if t.Rerun != nil {
+			runs = append(runs, t.Rerun.RunID)
+		}
+		for _, id := range runs {
+			if id == "" {
+				continue
+			}
+			if n := proc.KillTagged(RunTag(id)); n > 0 {
+				bp.notice("killed %s of task %s (run %s)", plural.N(n, "orphaned agent process group"), t.ID, id)
 			}
 		}
 	}
@@ -269,9 +276,14 @@ type batchRun struct {
 	bp   BatchParts
 	j    journal
 
+	// cpMu makes each checkpoint's snapshot and write one step: the
+	// merger tells of a second run from its own goroutine.
+	cpMu    sync.Mutex
 	mu      sync.Mutex
-	results map[string]engine.TaskResult // each task's last run
+	results map[string]engine.TaskResult // each task's run, by task
+	runs    map[string]engine.TaskResult // the task runs read or made, by run
 	tasks   map[string]batch.TaskResult  // the scheduler's view, for the checkpoint
+	landed  []landed                     // the tasks landed, in order
 	began   time.Time
 }
 
@@ -280,7 +292,7 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	ctx, unwatch := watchStop(ctx, run)
 	defer unwatch()
 	b := &batchRun{root: root, spec: spec, bp: bp, j: openJournal(bp.Parts, root, run), byID: map[string]BatchTask{},
-		results: map[string]engine.TaskResult{}, tasks: map[string]batch.TaskResult{}, began: time.Now()}
+		results: map[string]engine.TaskResult{}, runs: map[string]engine.TaskResult{}, tasks: map[string]batch.TaskResult{}, began: time.Now()}
 	defer b.j.close()
 	limited := slices.ContainsFunc(spec.Tasks, func(t BatchTask) bool { return len(t.Spec.WindowLimits) > 0 })
 	if b.bp.Windows == nil && limited {
@@ -294,6 +306,13 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	}
 	for id, t := range initial {
 		b.tasks[id] = t
+	}
+	for _, t := range spec.Tasks {
+		// The tasks a resumed batch landed before, in no known order: a
+		// conflict with their work is named as well.
+		if m := b.tasks[t.ID].Merge; m != nil && m.Status == batch.MergeMerged && m.Commit != "" {
+			b.landed = append(b.landed, landed{id: t.ID, commit: m.Commit})
+		}
 	}
 	if initial == nil {
 		b.record(engine.Event{Type: engine.EventStart, Time: b.began})
@@ -344,6 +363,8 @@ func (b *batchRun) observe(e batch.Event) {
 }
 
 func (b *batchRun) checkpoint(status string) {
+	b.cpMu.Lock()
+	defer b.cpMu.Unlock()
 	b.mu.Lock()
 	cp := BatchCheckpoint{RunID: b.j.run.ID}
 	cp.Status, cp.Heartbeat, cp.CostKnown = status, time.Now().UTC(), true
@@ -386,6 +407,7 @@ func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 	b.mu.Lock()
 	b.results[st.ID] = res
 	b.mu.Unlock()
+	b.keep(res)
 	return OutcomeOf(res)
 }
 
@@ -457,81 +479,334 @@ func OutcomeOf(res engine.TaskResult) batch.Outcome {
 
 // Merge lands a done task into the base branch (batch.Merger). When its
 // change conflicts with the base as it is now, or the checks fail on it
-// there, the task gets one more run from the base as it is now, told why;
-// if that one does not land either, the task ends in conflict with its
-// branches kept.
+// there, the task gets its second run from the base as it is now
+// (batch.Rerun), within what is left of the task's budget: it starts at
+// the tier that passed and is told what the first run tried and why its
+// change did not land (engine.Prior). If that one does not land either,
+// the task ends in conflict with its branches kept. The second run is
+// journaled before it exists: a batch resumed while it ran goes on with
+// it (Resume), then lands it.
 func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.MergeOutcome {
 	p := b.bp.task(id)
-	res, err := b.taskResult(id, o)
+	first, err := b.taskResult(id, o)
 	if err != nil {
 		return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}
 	}
-	l, err := Land(ctx, b.root, res, b.spec.BaseBranch, p)
+	b.mu.Lock()
+	rr := cloneRerun(b.tasks[id].Rerun)
+	b.mu.Unlock()
+	var l Landing
+	if rr != nil && !rr.Landed && rr.RunID != first.RunID {
+		// A resumed batch: the first run's change was refused, its second
+		// run made.
+		l = Landing{Status: LandConflict, Details: rr.Details}
+		if rr.Why == batch.RerunChecksFailed {
+			l.Status = LandGateFailed
+		}
+		p.progress("going on with run %s, the %s", rr.RunID, rr.Of(first.RunID))
+	} else {
+		l, err = Land(ctx, b.root, first, b.spec.BaseBranch, p)
+		if err != nil {
+			return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}
+		}
+		if l.Landed() {
+			b.landedNow(id, l.Commit, first)
+			return l.Outcome(b.spec.BaseBranch)
+		}
+		if ctx.Err() != nil {
+			return batch.MergeOutcome{Status: batch.MergeInterrupted, Details: l.Details}
+		}
+		rr = &batch.Rerun{RunID: store.NewRunID(time.Now()), Why: batch.RerunConflict, With: b.metSince(first, l), Details: l.Details}
+		if l.Status == LandGateFailed {
+			rr.Why = batch.RerunChecksFailed
+		}
+		if why := b.noRerun(id, first); why != "" {
+			return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; it is not run again: %s; the work is kept on branch %s",
+				l.Details, why, BranchOf(first))}
+		}
+	}
+	again, err := b.again(ctx, id, p, first, rr, l)
 	if err != nil {
-		return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}
+		rr.Status = batch.StatusError
+		return batch.MergeOutcome{Status: batch.MergeConflict, Rerun: rr,
+			Details: fmt.Sprintf("%s; its second run %s could not run: %v; the work is kept on branch %s", l.Details, rr.RunID, err, BranchOf(first))}
 	}
-	if l.Landed() {
-		return l.Outcome(b.spec.BaseBranch)
+	if again.Status == engine.StatusInterrupted {
+		return batch.MergeOutcome{Status: batch.MergeInterrupted, Details: l.Details, Rerun: RerunOf(rr, l, again, Landing{})}
 	}
-	first := BranchOf(res)
-	if ctx.Err() != nil {
-		return batch.MergeOutcome{Status: batch.MergeInterrupted, Details: l.Details}
+	var l2 Landing
+	if again.Status == engine.StatusDone {
+		if l2, err = Land(ctx, b.root, again, b.spec.BaseBranch, p); err != nil {
+			return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error(), Rerun: RerunOf(rr, l, again, Landing{})}
+		}
+		if l2.Landed() {
+			b.landedNow(id, l2.Commit, again)
+		}
 	}
-	p.progress("%s; one more attempt from %s as it is now", l.Details, b.spec.BaseBranch)
+	return AgainOutcome(l, BranchOf(first), b.spec.BaseBranch, again, l2, rr)
+}
+
+// again makes (or, for a resumed batch, resumes) rr, the second run of
+// task id, whose first run's landing l was refused.
+func (b *batchRun) again(ctx context.Context, id string, p Parts, first engine.TaskResult, rr *batch.Rerun, l Landing) (engine.TaskResult, error) {
+	if !rr.StartedAt.IsZero() {
+		run, err := store.Open(b.root, rr.RunID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			p.progress("run %s was stopped before it was made: it starts anew", rr.RunID)
+		case err != nil:
+			return engine.TaskResult{}, err
+		default:
+			defer run.Close()
+			if _, err := run.Lock(); err != nil {
+				return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+			}
+			events, _, err := Events(run)
+			if err != nil {
+				return engine.TaskResult{}, err
+			}
+			res, _, err := ResumeTask(ctx, b.root, run, events, Limits{}, p)
+			b.keep(res)
+			return res, err
+		}
+	}
 	t := b.byID[id]
 	sp := t.Spec
 	sp.Merge = git.MergeNone
-	prompt := AgainPrompt(t.Prompt, first, b.spec.BaseBranch, l)
-	again, err := StartTask(ctx, NewTask{Prompt: prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root, Parent: b.j.run.ID}, p)
-	switch {
-	case err != nil:
-		return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base could not start: %v; the work is kept on branch %s", l.Details, err, first)}
-	case again.Status == engine.StatusInterrupted:
-		return batch.MergeOutcome{Status: batch.MergeInterrupted, Details: l.Details}
-	case again.Status != engine.StatusDone:
-		return AgainOutcome(l, first, b.spec.BaseBranch, again, Landing{})
+	sp.BudgetUSD = b.rerunBudget(id, first)
+	prior := SecondRunPrior(first, rr, l)
+	rr.StartedAt = time.Now().UTC()
+	b.rerunStarted(id, rr)
+	p.progress("%s; run %s starts from %s as it is now at tier %s, told what run %s tried", l.Details, rr.RunID,
+		b.spec.BaseBranch, tierName(sp, prior), first.RunID)
+	res, err := StartTask(ctx, NewTask{Prompt: t.Prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root, ID: rr.RunID,
+		Parent: b.j.run.ID, Prior: prior}, p)
+	b.keep(res)
+	return res, err
+}
+
+// SecondRunPrior is what the second run rr of a task is told of its first
+// run, first, whose landing l was refused (rr nil: a second run the caller
+// does not record, a batch on Temporal): its attempts, and why its change
+// did not land ("a conflict with p: …", what the checks said there).
+func SecondRunPrior(first engine.TaskResult, rr *batch.Rerun, l Landing) *engine.Prior {
+	if rr == nil {
+		rr = RerunOf(nil, l, engine.TaskResult{}, Landing{})
 	}
-	l2, err := Land(ctx, b.root, again, b.spec.BaseBranch, p)
-	if err != nil {
-		return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}
+	return engine.PriorOf(first, rr.After()+": "+l.Details, l.Gate)
+}
+
+func tierName(s TaskSpec, prior *engine.Prior) string {
+	if i := prior.StartTier(len(s.Tiers)); i < len(s.Tiers) {
+		return s.Tiers[i].Name
 	}
-	if l2.Landed() {
-		b.mu.Lock()
-		b.results[id] = again
-		b.mu.Unlock()
+	return "?"
+}
+
+// rerunStarted journals rr, the second run of task id, before it exists,
+// and tells the observers (its live line).
+func (b *batchRun) rerunStarted(id string, rr *batch.Rerun) {
+	b.mu.Lock()
+	t := b.tasks[id]
+	b.mu.Unlock()
+	t.SetRerun(rr)
+	b.observe(batch.Event{Kind: batch.EventRerunStarted, Time: time.Now(), Task: t})
+}
+
+// noRerun says why task id, whose first run first could not land, is not
+// run again: its budget is spent, or the batch's; "" when it can be.
+func (b *batchRun) noRerun(id string, first engine.TaskResult) string {
+	own := b.byID[id].Spec.BudgetUSD
+	if own > 0 && first.CostKnown && own-first.CostUSD < 0.005 {
+		return fmt.Sprintf("its budget of $%.2f is spent by its first run ($%.4f)", own, first.CostUSD)
 	}
-	return AgainOutcome(l, first, b.spec.BaseBranch, again, l2)
+	if b.spec.BudgetUSD > 0 && b.batchLeft() < 0.005 {
+		return fmt.Sprintf("the batch's budget of $%.2f is spent", b.spec.BudgetUSD)
+	}
+	return ""
+}
+
+// rerunBudget is the budget of the second run of task id: what its first
+// run left of the task's budget, bounded by what is left of the batch's
+// (0: none).
+func (b *batchRun) rerunBudget(id string, first engine.TaskResult) float64 {
+	budget := b.byID[id].Spec.BudgetUSD
+	if budget > 0 && first.CostKnown {
+		budget -= first.CostUSD
+	}
+	if b.spec.BudgetUSD > 0 {
+		return batch.Start{BudgetUSD: max(b.batchLeft(), 0.005)}.Cap(budget)
+	}
+	return budget
+}
+
+// batchLeft is what is left of the batch's budget: its tasks' known costs
+// taken away.
+func (b *batchRun) batchLeft() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	left := b.spec.BudgetUSD
+	for _, t := range b.tasks {
+		if t.CostKnown {
+			left -= t.CostUSD
+		}
+	}
+	return left
+}
+
+// landed is a task's change landed on the base branch by this batch: the
+// commit, and the files the change touched.
+type landed struct {
+	id, commit string
+	files      []string
+}
+
+// landedNow records that task id landed as commit from run res.
+func (b *batchRun) landedNow(id, commit string, res engine.TaskResult) {
+	if commit == "" {
+		return
+	}
+	var files []string
+	if n := len(res.Attempts); n > 0 {
+		for _, f := range res.Attempts[n-1].Change.Files {
+			files = append(files, f.Path)
+		}
+	}
+	b.mu.Lock()
+	b.landed = append(b.landed, landed{id: id, commit: commit, files: files})
+	b.mu.Unlock()
+}
+
+// metSince is the tasks whose work, landed since the task run res started,
+// its change met when its landing l was refused: those landed after the
+// commit it started from (all of those this batch landed when it started
+// from none of them), narrowed to those that touched a file the conflict
+// names when some did.
+func (b *batchRun) metSince(res engine.TaskResult, l Landing) []string {
+	b.mu.Lock()
+	all := slices.Clone(b.landed)
+	b.mu.Unlock()
+	base := ""
+	if res.Git != nil {
+		base = res.Git.Base
+	}
+	since := all
+	for i, x := range all {
+		if x.commit == base {
+			since = all[i+1:]
+		}
+	}
+	var ids, touching []string
+	conflicted := conflictFiles(l)
+	for _, x := range since {
+		if slices.Contains(ids, x.id) {
+			continue
+		}
+		ids = append(ids, x.id)
+		if slices.ContainsFunc(x.files, func(f string) bool { return slices.Contains(conflicted, f) }) {
+			touching = append(touching, x.id)
+		}
+	}
+	if len(touching) > 0 {
+		return touching
+	}
+	return ids
+}
+
+// conflictFiles are the files a refused landing names as conflicting
+// (git.Repo.PrepareSquash's words: "… conflicts with it in a, b").
+func conflictFiles(l Landing) []string {
+	const mark = " conflicts with it in "
+	if l.Status != LandConflict {
+		return nil
+	}
+	i := strings.LastIndex(l.Details, mark)
+	if i < 0 {
+		return nil
+	}
+	return strings.Split(l.Details[i+len(mark):], ", ")
+}
+
+func cloneRerun(r *batch.Rerun) *batch.Rerun {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.With = slices.Clone(r.With)
+	return &c
+}
+
+// RerunOf is rr, the second run of a task whose first run's landing l was
+// refused, as it ended: again, landed as l2 (when again is done). rr nil:
+// a second run the caller did not record (a batch on Temporal), made of
+// again and l.
+func RerunOf(rr *batch.Rerun, l Landing, again engine.TaskResult, l2 Landing) *batch.Rerun {
+	if rr == nil {
+		rr = &batch.Rerun{RunID: again.RunID, Why: batch.RerunConflict, Details: l.Details}
+		if l.Status == LandGateFailed {
+			rr.Why = batch.RerunChecksFailed
+		}
+	} else {
+		rr = cloneRerun(rr)
+	}
+	if again.RunID != "" {
+		rr.RunID = again.RunID
+	}
+	rr.Status = OutcomeOf(again).Status
+	rr.Landed = again.Status == engine.StatusDone && l2.Landed()
+	rr.CostUSD, rr.CostKnown, rr.DurationMs, rr.Attempts = again.CostUSD, again.CostKnown, again.DurationMs, len(again.Attempts)
+	if b := BranchOf(again); b != "?" {
+		rr.Branch = b
+	}
+	return rr
 }
 
 // AgainOutcome is how the merge of a task ends after its first run's
-// landing l (from branch first) was refused and a run from base as it is
-// now (again) ended, and, when again is done, landed as l2.
-func AgainOutcome(l Landing, first, base string, again engine.TaskResult, l2 Landing) batch.MergeOutcome {
+// landing l (from branch first) was refused and its second run (rr, nil
+// when the caller did not record it) ended as again and, when again is
+// done, landed as l2. The outcome holds the second run (Rerun), whose cost
+// the scheduler counts in the task's.
+func AgainOutcome(l Landing, first, base string, again engine.TaskResult, l2 Landing, rr *batch.Rerun) batch.MergeOutcome {
+	r := RerunOf(rr, l, again, l2)
 	switch {
 	case again.Status != engine.StatusDone:
-		return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base (run %s) ended %s; the work is kept on branches %s and %s",
-			l.Details, again.RunID, again.Status, first, BranchOf(again))}
+		return batch.MergeOutcome{Status: batch.MergeConflict, Rerun: r, Details: fmt.Sprintf("%s; %s; the work is kept on branches %s and %s",
+			l.Details, r.As(), first, BranchOf(again))}
 	case !l2.Landed():
-		return batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; the attempt from the new base (run %s) did not land either: %s; the work is kept on branches %s and %s",
-			l.Details, again.RunID, l2.Details, first, BranchOf(again))}
+		return batch.MergeOutcome{Status: batch.MergeConflict, Rerun: r, Details: fmt.Sprintf("%s; %s: %s; the work is kept on branches %s and %s",
+			l.Details, r.As(), l2.Details, first, BranchOf(again))}
 	}
-	return batch.MergeOutcome{Status: batch.MergeMerged, Commit: l2.Commit,
-		Details: fmt.Sprintf("merged from a second run (%s) started from %s after: %s", again.RunID, base, l.Details)}
+	m := l2.Outcome(base)
+	m.Rerun = r
+	m.Details = strings.TrimSuffix(r.As()+" ("+l.Details+"); "+m.Details, "; ")
+	return m
 }
 
-// taskResult is the last run of task id: this batch's, else the one its
-// run wrote (a resumed batch merging a task that ran before).
+// taskResult is the result of the run o of task id: this batch's, else
+// the one its run wrote (a resumed batch merging a task that ran before).
 func (b *batchRun) taskResult(id string, o batch.Outcome) (engine.TaskResult, error) {
+	if o.RunID == "" {
+		b.mu.Lock()
+		res, ok := b.results[id]
+		b.mu.Unlock()
+		if ok {
+			return res, nil
+		}
+		return engine.TaskResult{}, errors.New("the task's run is unknown")
+	}
+	return b.runResult(o.RunID)
+}
+
+// runResult is the result of task run id: this batch's, else the one its
+// run wrote.
+func (b *batchRun) runResult(id string) (engine.TaskResult, error) {
 	b.mu.Lock()
-	res, ok := b.results[id]
+	res, ok := b.runs[id]
 	b.mu.Unlock()
 	if ok {
 		return res, nil
 	}
-	if o.RunID == "" {
-		return engine.TaskResult{}, errors.New("the task's run is unknown")
-	}
-	run, err := store.Open(b.root, o.RunID)
+	run, err := store.Open(b.root, id)
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
@@ -542,11 +817,19 @@ func (b *batchRun) taskResult(id string, o batch.Outcome) (engine.TaskResult, er
 	}
 	res, err = TaskResultOf(run, events, Parts{})
 	if err == nil {
-		b.mu.Lock()
-		b.results[id] = res
-		b.mu.Unlock()
+		b.keep(res)
 	}
 	return res, err
+}
+
+// keep keeps the result of a task run of this batch, by its id.
+func (b *batchRun) keep(res engine.TaskResult) {
+	if res.RunID == "" {
+		return
+	}
+	b.mu.Lock()
+	b.runs[res.RunID] = res
+	b.mu.Unlock()
 }
 
 // BranchOf is the branch of the task run res, "?" when it has none.
@@ -562,10 +845,12 @@ func (b *batchRun) result(runID string, graph *dag.Graph, res batch.Result) batc
 	return BatchSummary(b.spec, runID, graph, res, b.lastRun)
 }
 
-// BatchSummary makes the result of batch runID of the scheduler's; lastRun
-// gives the result of a task's last run, or an error when it never ran.
+// BatchSummary makes the result of batch runID of the scheduler's; runOf
+// gives the result of the run t.RunID of task t.ID, or an error when it
+// never ran. A task run again (Rerun) counts both runs' attempts and
+// tiers; its branch is its second run's when that one landed.
 func BatchSummary(spec BatchSpec, runID string, graph *dag.Graph, res batch.Result,
-	lastRun func(batch.TaskResult) (engine.TaskResult, error)) batch.Summary {
+	runOf func(batch.TaskResult) (engine.TaskResult, error)) batch.Summary {
 	out := batch.Summary{RunID: runID, Status: string(res.Status), ExitCode: res.ExitCode, Details: res.StopReason,
 		StartedAt: res.StartedAt.UTC(), DurationMs: res.DurationMs, CostUSD: res.CostUSD, CostKnown: res.CostKnown,
 		BaseBranch: spec.BaseBranch, Jobs: spec.Jobs}
@@ -601,7 +886,7 @@ func BatchSummary(spec BatchSpec, runID string, graph *dag.Graph, res batch.Resu
 				r.Details = strings.TrimPrefix(r.Details+"; "+m.Details, "; ")
 			}
 		}
-		if tr, err := lastRun(t); err == nil {
+		if tr, err := runOf(t); err == nil {
 			r.Attempts = len(tr.Attempts)
 			r.Branch = BranchOf(tr)
 			if r.Branch == "?" {
@@ -613,12 +898,32 @@ func BatchSummary(spec BatchSpec, runID string, graph *dag.Graph, res batch.Resu
 				}
 			}
 		}
+		if rr := t.Rerun; rr != nil {
+			c := *rr
+			r.Rerun = &c
+			if tr, err := runOf(batch.TaskResult{ID: t.ID, RunID: rr.RunID}); err == nil {
+				c.Attempts = len(tr.Attempts)
+				if b := BranchOf(tr); b != "?" {
+					c.Branch = b
+				}
+				for _, ts := range tr.Tiers {
+					if ts.Attempts > 0 {
+						r.Tiers = append(r.Tiers, ts.Name+":"+ts.Outcome+" (re-run)")
+					}
+				}
+			}
+			r.Attempts += c.Attempts
+			if c.Landed && c.Branch != "" {
+				r.Branch = c.Branch
+			}
+		}
 		out.Tasks = append(out.Tasks, r)
 	}
 	return out
 }
 
-// lastRun is the result of a task's last run, when it ran.
+// lastRun is the result of the run t.RunID of task t.ID (its last run
+// when it names none), when it ran.
 func (b *batchRun) lastRun(t batch.TaskResult) (engine.TaskResult, error) {
 	if t.RunID == "" {
 		b.mu.Lock()

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -15,9 +14,10 @@ import (
 // tasks with --merge none and merges each itself, so the task's own result
 // says "skipped" for a branch the batch merged. When the batch merged it,
 // Git.Merge says so (merged into the batch's base branch, the commit, by
-// which batch) and gives no command to merge it again. When the batch
-// merged a second run of the task instead, it says that. Otherwise, or
-// when the batch's journal cannot be read, res is returned as it is.
+// which batch) and gives no command to merge it again. When the batch ran
+// the task again because this run's change could not land, it says so:
+// "re-run as Z after a conflict with p, which landed". Otherwise, or when
+// the batch's journal cannot be read, res is returned as it is.
 func WithBatchMerge(run *store.Run, res engine.TaskResult) engine.TaskResult {
 	if run.Meta.Parent == "" || res.Git == nil || res.Git.Merge == nil || res.Git.Merge.Status != git.MergeSkipped {
 		return res
@@ -34,25 +34,35 @@ func WithBatchMerge(run *store.Run, res engine.TaskResult) engine.TaskResult {
 	var spec BatchSpec
 	_ = json.Unmarshal(b.Meta.Options, &spec)
 	for _, t := range replayBatch(events) {
-		if t.Merge == nil || t.Merge.Status != batch.MergeMerged {
-			continue
-		}
-		// A second run (from the base as it had become) landed instead of
-		// the first: the batch's details name it.
-		second := strings.Contains(t.Merge.Details, "("+run.ID+")")
-		if t.RunID != run.ID && !second {
+		rr := t.Rerun
+		first := t.RunID == run.ID
+		second := rr != nil && rr.RunID == run.ID
+		if !first && !second {
 			continue
 		}
 		g := *res.Git
 		m := *g.Merge
+		landed := t.Merge != nil && t.Merge.Status == batch.MergeMerged
 		switch {
-		case t.RunID == run.ID && strings.Contains(t.Merge.Details, "merged from a second run"):
-			m.Command = ""
-			m.Reason = "batch " + b.ID + " merged a second run of the task instead: " + t.Merge.Details
-		default:
+		case first && rr != nil:
+			// The batch made a second run of the task: this run's branch
+			// is kept, and merging it now would undo nothing but repeat.
+			m.Reason = "batch " + b.ID + ": " + rr.As()
+			if rr.Landed {
+				m.Command = ""
+			}
+			res.RerunAs = &engine.RerunAs{RunID: rr.RunID, Landed: rr.Landed, Said: rr.As()}
+		case landed && (second || rr == nil):
 			m.Status, m.Commit, m.Command = git.MergeMerged, t.Merge.Commit, ""
 			m.Into = spec.BaseBranch
 			m.Reason = "by batch " + b.ID
+			if second {
+				m.Reason += ", as the " + rr.Of(t.RunID)
+			}
+		case second:
+			m.Reason = "batch " + b.ID + ": the " + rr.Of(t.RunID) + "; not merged"
+		default:
+			return res
 		}
 		g.Merge = &m
 		res.Git = &g

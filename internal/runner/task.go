@@ -40,6 +40,11 @@ type NewTask struct {
 	// Parent is the batch run that starts the task ("" for none), kept in
 	// the run's meta.json.
 	Parent string
+	// Prior, for a batch's second run of a task whose first run's change
+	// could not land, is that run: the new run starts at the tier that
+	// passed there and is told its attempts (engine.Prior); its meta.json
+	// names it (RerunOf).
+	Prior *engine.Prior
 }
 
 // StartTask checks that the task can run (a repository with a commit,
@@ -105,7 +110,11 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	s.Worktree = *wt
 	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
 	opts, _ := json.Marshal(s.Recorded())
-	run, err := store.Create(root, id, store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir, Parent: t.Parent, Sandbox: &confined})
+	meta := store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir, Parent: t.Parent, Sandbox: &confined}
+	if t.Prior != nil {
+		meta.RerunOf = t.Prior.RunID
+	}
+	run, err := store.Create(root, id, meta)
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create run: %w", err)
 	}
@@ -137,7 +146,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	}
 	j := openJournal(p, root, run)
 	defer j.close()
-	return s.run(ctx, p, run, j, t.Prompt, tiers, planner, nil, true)
+	return s.run(ctx, p, run, j, t.Prompt, tiers, planner, nil, t.Prior, true)
 }
 
 // refuseChanges returns refusal when branch, which a run's commits land
@@ -248,7 +257,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 				Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD, CostKnown: res.CostKnown,
 				DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}}
 			for _, t := range res.Tiers {
-				cp.Tiers = append(cp.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, Passed: t.Passed})
+				cp.Tiers = append(cp.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, CostKnown: t.CostKnown, Passed: t.Passed})
 			}
 			jl := openJournal(p, root, run)
 			err = jl.CheckpointTask(cp)
@@ -287,7 +296,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 		(time.Duration(st.ElapsedMs) * time.Millisecond).Round(time.Second), relTo(s.Repo, wt.Path))
 	jl := openJournal(p, root, run)
 	defer jl.close()
-	res, err = s.run(ctx, p, run, jl, run.Meta.Prompt, tiers, planner, &j.Resume, false)
+	res, err = s.run(ctx, p, run, jl, run.Meta.Prompt, tiers, planner, &j.Resume, nil, false)
 	return res, false, err
 }
 
@@ -320,7 +329,7 @@ const EventTaskBaseline = "gate-baseline"
 // run runs (or resumes) a task on its journal, then ends it: the WIP commit
 // of a failure, the worktree removed, the merge of a success, the report.
 func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, prompt string,
-	tiers []engine.Tier, planner *engine.Tier, resume *engine.TaskResume, checked bool) (engine.TaskResult, error) {
+	tiers []engine.Tier, planner *engine.Tier, resume *engine.TaskResume, prior *engine.Prior, checked bool) (engine.TaskResult, error) {
 	ctx, unwatch := watchStop(ctx, run)
 	defer unwatch()
 	wt := s.Worktree
@@ -336,7 +345,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 		return engine.TaskResult{}, err
 	}
 	o := s.options(p, run.ID, prompt, &wt, baseline, tiers, watch)
-	o.Plan, o.Planner, o.Journal, o.Resume, o.Checked, o.Observer = s.Plan, watch.planner(planner), j, resume, checked, p.TaskObserver
+	o.Plan, o.Planner, o.Journal, o.Resume, o.Prior, o.Checked, o.Observer = s.Plan, watch.planner(planner), j, resume, prior, checked, p.TaskObserver
 	o.Windows = p.windowBook(o.WindowLimits, j)
 	res := engine.RunTask(ctx, o)
 	res.Baseline = baseline

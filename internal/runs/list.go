@@ -25,6 +25,14 @@ type Run struct {
 	// here. Its status is that of its local record, as fresh as the last
 	// show or resume made it.
 	Temporal *store.Temporal `json:"temporal,omitempty"`
+	// RerunAs is, for a task run whose batch ran the task again because
+	// this run's change could not land, that second run (RerunOf, in the
+	// row, links the second run to this one), and RerunLanded whether it
+	// landed. Landed says, for either of the two, whether its own change
+	// is the one that landed; nil for a run that was not run again.
+	RerunAs     string `json:"rerunAs,omitempty"`
+	RerunLanded bool   `json:"rerunLanded,omitempty"`
+	Landed      *bool  `json:"landed,omitempty"`
 	// SpentUSD is what the run has cost so far, and SpentKnown whether any
 	// cost is known: CostUSD, plus for a batch that has not stopped what
 	// its running tasks have spent in their own runs.
@@ -126,7 +134,13 @@ func (l *lister) run(row store.RunRow) Run {
 	defer run.Close()
 	r.Temporal = run.Meta.Temporal
 	if row.Parent != "" {
-		r.Sheet = l.batch(row.Parent).task[row.ID]
+		b := l.batch(row.Parent)
+		r.Sheet = b.task[row.ID]
+		r.RerunAs = b.rerunAs[row.ID]
+		r.RerunLanded = r.RerunAs != "" && b.landed[r.RerunAs]
+		if landed, ok := b.landed[row.ID]; ok {
+			r.Landed = &landed
+		}
 	}
 	if row.Status != store.Running {
 		return r
@@ -171,6 +185,17 @@ func (l *lister) batchAt(run *store.Run, r *Run) {
 	last := l.batch(run.ID).last
 	r.Current = &Current{}
 	for _, t := range cp.Tasks {
+		if rr := t.Rerun; rr != nil && rr.Status == "" {
+			// A second run under way, in the merge: what it spent so far
+			// (the checkpoint has what it had when it started).
+			if tr, err := store.Open(l.root, rr.RunID); err == nil {
+				if row, err := tr.Row(); err == nil {
+					r.SpentUSD += row.CostUSD - rr.CostUSD
+					r.SpentKnown = r.SpentKnown || row.CostKnown
+				}
+				tr.Close()
+			}
+		}
 		if t.Status != batch.StatusRunning {
 			continue
 		}
@@ -194,6 +219,10 @@ func (l *lister) batchAt(run *store.Run, r *Run) {
 type batchRuns struct {
 	task map[string]string // the task of each run, by run id
 	last map[string]string // the last run of each task, by task id
+	// rerunAs is the second run of a task run run again, by the first
+	// run's id; landed whether each of the two landed, by run id.
+	rerunAs map[string]string
+	landed  map[string]bool
 }
 
 // batch reads the journal of batch id once per List.
@@ -201,7 +230,7 @@ func (l *lister) batch(id string) batchRuns {
 	if b, ok := l.batches[id]; ok {
 		return b
 	}
-	b := batchRuns{task: map[string]string{}, last: map[string]string{}}
+	b := batchRuns{task: map[string]string{}, last: map[string]string{}, rerunAs: map[string]string{}, landed: map[string]bool{}}
 	l.batches[id] = b
 	run, err := store.Open(l.root, id)
 	if err != nil {
@@ -219,6 +248,11 @@ func (l *lister) batch(id string) batchRuns {
 		for tid, t := range runner.BatchTasks([]engine.Event{ln.Event}) {
 			if t.RunID != "" {
 				b.task[t.RunID], b.last[tid] = tid, t.RunID
+			}
+			if r := t.Rerun; r != nil && r.RunID != "" {
+				b.task[r.RunID] = tid
+				b.rerunAs[t.RunID] = r.RunID
+				b.landed[t.RunID], b.landed[r.RunID] = false, r.Landed
 			}
 		}
 	}

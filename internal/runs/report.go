@@ -175,9 +175,9 @@ func TaskStats(root string, since time.Time) (report.Summary, error) {
 	out := make([]report.TaskRow, len(rows))
 	for i, r := range rows {
 		tr := report.TaskRow{ID: r.ID, Status: r.Status, Iterations: r.Iterations, CostUSD: r.CostUSD,
-			CostKnown: r.CostKnown, DurationMs: r.DurationMs, StartedAt: r.StartedAt}
+			CostKnown: r.CostKnown, DurationMs: r.DurationMs, StartedAt: r.StartedAt, RerunOf: r.RerunOf}
 		for _, t := range r.Tiers {
-			tr.Tiers = append(tr.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, Passed: t.Passed})
+			tr.Tiers = append(tr.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, CostKnown: t.CostKnown || t.CostUSD != 0, Passed: t.Passed})
 		}
 		out[i] = tr
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -138,18 +139,57 @@ func batchState(run *store.Run) (batch.Summary, []RunningTask, error) {
 		if t.RunID == "" {
 			t.RunID = journaled[t.ID].RunID
 		}
+		if !t.StartedAt.IsZero() {
+			at := t.StartedAt.UTC()
+			ts.StartedAt = &at
+		}
 		if t.RunID != "" {
 			id := t.RunID
 			ts.RunID = &id
 		}
-		if t.Status == batch.StatusRunning && t.RunID != "" {
+		switch {
+		case t.Status == batch.StatusRunning && t.RunID != "":
 			if rt, ok := runningBatchTask(run.Root(), &ts, &res); ok {
 				running = append(running, rt)
 			}
+		case t.RunID != "":
+			// A task whose run ended: its attempts, from its own run.
+			if row, ok := taskRow(run.Root(), t.RunID); ok {
+				ts.Attempts = row.Iterations
+			}
+		}
+		if r := t.Rerun; r != nil {
+			c := *r
+			ts.Rerun = &c
+			if row, ok := taskRow(run.Root(), r.RunID); ok {
+				c.Attempts = row.Iterations
+				if r.Status == "" {
+					// Under way (or cut short): what it spent so far.
+					c.CostUSD, c.CostKnown = row.CostUSD, row.CostKnown
+					ts.CostUSD += row.CostUSD - r.CostUSD
+					ts.CostKnown = ts.CostKnown || row.CostKnown
+					res.CostUSD += row.CostUSD - r.CostUSD
+					res.CostKnown = res.CostKnown || row.CostKnown
+					ts.Details = strings.TrimPrefix(ts.Details+"; ", "; ") + r.As() + fmt.Sprintf(" (in attempt %d)", row.Iterations+1)
+				}
+			}
+			ts.Attempts += c.Attempts
 		}
 		res.Tasks = append(res.Tasks, ts)
 	}
 	return res, running, nil
+}
+
+// taskRow is the index row of task run id under root, read from its run
+// directory.
+func taskRow(root, id string) (store.RunRow, bool) {
+	r, err := store.Open(root, id)
+	if err != nil {
+		return store.RunRow{}, false
+	}
+	defer r.Close()
+	row, err := r.Row()
+	return row, err == nil
 }
 
 // runningBatchTask fills ts, a running task of a batch that has not

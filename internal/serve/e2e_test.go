@@ -386,3 +386,132 @@ func TestTokenOffLoopback(t *testing.T) {
 		t.Errorf("the token: %d, want 200", code)
 	}
 }
+
+// mergeAgent is a developer that takes its task's time (task-a 1s, task-b
+// 2s, task-c 3s, task-d 1s), writes task-<id>.txt, and, for b and c, the
+// same line of shared.txt: c's change conflicts with b's once b is merged.
+const mergeAgent = `#!/bin/sh
+n=$(grep -o 'task-[a-z]*' | head -1)
+case $n in task-b) sleep 2 ;; task-c) sleep 3 ;; *) sleep 1 ;; esac
+echo "$n" > "$n.txt"
+case $n in task-b|task-c) echo "$n" > shared.txt ;; esac
+echo "wrote $n.txt"
+`
+
+// mergeCheck passes; on a change laid on a moved base (the landing's
+// checkout, <run>-land) it takes 5s, so that tasks queue for their merge.
+const mergeCheck = `#!/bin/sh
+case "$PWD" in *-land) sleep 5 ;; esac
+exit 0
+`
+
+// TestBoardCountsAndMergeQueue: with -j 2, the board's running column
+// never holds more than 2 tasks, while the tasks that ran and wait for
+// their merge stand in the merge queue column apart; a done task's card
+// counts its attempt (not 0 attempts) while the batch runs; c, whose change
+// conflicts with b's once b is merged, is run again, and its card names
+// that second run, why, and that it landed. Watched in a real Chromium.
+func TestBoardCountsAndMergeQueue(t *testing.T) {
+	w := newWorld(t)
+	agent, check := w.path("merge-agent.sh"), w.path("check.sh")
+	w.write("merge-agent.sh", mergeAgent)
+	w.write("check.sh", mergeCheck)
+	if err := os.Chmod(agent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.write("repo/jlgcli.toml", fmt.Sprintf("backend = \"fake\"\n[backends.fake]\ncommand = [\"sh\", %q]\nprompt = \"stdin\"\n", agent))
+	for _, id := range []string{"a", "b", "c", "d"} {
+		w.write("repo/sheets/"+id+".md", fmt.Sprintf("---\nid: %s\nchecks: [\"sh %s\"]\n---\n# task-%s\nWrite task-%s.\n", id, check, id, id))
+	}
+	// The sheets are committed: the tasks' worktrees hold them too.
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", "sheets"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = w.path("repo"), w.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	batch, out := w.start(nil, "batch", "-j", "2", "--json", "sheets")
+	url := w.serve()
+	batchID := ""
+	waitFor(t, 30*time.Second, "the batch in /api/runs", func() bool {
+		var list []struct{ ID, Command string }
+		getJSON(t, url+"api/runs", &list)
+		for _, r := range list {
+			if r.Command == "batch" {
+				batchID = r.ID
+			}
+		}
+		return batchID != ""
+	})
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+batchID), chromedp.WaitVisible(chromedp.CSS(`section[data-col="merging"]`))); err != nil {
+		t.Fatal(err)
+	}
+	// The page watches its own board as it is redrawn: the most tasks
+	// seen running and in the merge queue at once, and what a done
+	// card said while the batch ran.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		window.seen = {running: 0, merging: 0, doneCard: ""};
+		const count = (col) => document.querySelectorAll('section[data-col="' + col + '"] article').length;
+		const head = (col) => Number((document.querySelector('section[data-col="' + col + '"] .count') || {}).textContent || 0);
+		setInterval(() => {
+			window.seen.running = Math.max(window.seen.running, count("running"), head("running"));
+			window.seen.merging = Math.max(window.seen.merging, count("merging"));
+			const a = document.querySelector('section[data-col="done"] article[data-task="a"] .cmeta');
+			if (a && !window.seen.doneCard && document.querySelector('section[data-col="merging"] article')) window.seen.doneCard = a.textContent;
+		}, 100);
+		return true;
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`section[data-col="merging"] article`))); err != nil {
+		t.Fatalf("no task ever showed in the merge queue: %v", err)
+	}
+	screenshot(t, ctx, "batch-merge-queue")
+	if err := batch.Wait(); err != nil {
+		t.Fatalf("the batch: %v\n%s", err, out)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`section[data-col="done"] article[data-task="c"] .rerun`))); err != nil {
+		t.Fatalf("c's card never named its second run: %v", err)
+	}
+	screenshot(t, ctx, "batch-rerun")
+	type seen struct {
+		Running, Merging int
+		DoneCard         string
+	}
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[seen](`window.seen`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Running > 2 || s.Running == 0 {
+		t.Errorf("the running column held %d tasks at most, with -j 2", s.Running)
+	}
+	if s.Merging < 2 {
+		t.Errorf("the merge queue held %d tasks at most, want 2 or more (b merging, c and d waiting)", s.Merging)
+	}
+	if !strings.Contains(s.DoneCard, "1 attempt") {
+		t.Errorf("a's card said %q while the batch ran, want 1 attempt", s.DoneCard)
+	}
+	card, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('section[data-col="done"] article[data-task="c"]').innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 attempts", "re-run ", ", landed", "re-run as 2", "after a conflict with b, which landed"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("c's card lacks %q:\n%s", want, card)
+		}
+	}
+	// The second run's own page says whose re-run it is.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+batchID)); err != nil {
+		t.Fatal(err)
+	}
+	click(t, ctx, `section[data-col="done"] article[data-task="c"] .rerun a`)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`dl.facts`))); err != nil {
+		t.Fatal(err)
+	}
+	facts, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("dl.facts").innerText`))
+	if !strings.Contains(facts, "re-run of") || !strings.Contains(facts, "after a conflict with b") {
+		t.Errorf("the second run's page:\n%s", facts)
+	}
+}

@@ -109,6 +109,10 @@ type tick struct {
 	Text string
 }
 
+// rerunRow is what a task's id is followed by on the row of its second
+// run, in the chart and in Run.Tasks.
+const rerunRow = " (re-run)"
+
 func chartOf(b batch.Summary, tasks map[string]*engine.TaskResult, now time.Time) *chart {
 	type bar struct {
 		t          batch.TaskSummary
@@ -116,13 +120,9 @@ func chartOf(b batch.Summary, tasks map[string]*engine.TaskResult, now time.Time
 	}
 	var bars []bar
 	begin, end := b.StartedAt, b.StartedAt
-	for _, t := range b.Tasks {
-		if t.StartedAt == nil || t.StartedAt.IsZero() {
-			continue
-		}
-		s := *t.StartedAt
-		e := s.Add(time.Duration(t.DurationMs) * time.Millisecond)
-		if t.Status == string(batch.StatusRunning) && now.After(e) {
+	add := func(t batch.TaskSummary, s time.Time, ms int64, running bool) {
+		e := s.Add(time.Duration(ms) * time.Millisecond)
+		if running && now.After(e) {
 			e = now
 		}
 		if begin.IsZero() || s.Before(begin) {
@@ -132,6 +132,29 @@ func chartOf(b batch.Summary, tasks map[string]*engine.TaskResult, now time.Time
 			end = e
 		}
 		bars = append(bars, bar{t, s, e})
+	}
+	for _, t := range b.Tasks {
+		if t.StartedAt == nil || t.StartedAt.IsZero() {
+			continue
+		}
+		r := t.Rerun
+		if r == nil {
+			add(t, *t.StartedAt, t.DurationMs, t.Status == string(batch.StatusRunning))
+			continue
+		}
+		// A task run again: its first run, then its second run on a
+		// row of its own (its duration is the task's less the first's).
+		first := t
+		first.Status = "re-run" // done, and not landed: run again
+		add(first, *t.StartedAt, t.DurationMs-r.DurationMs, false)
+		if !r.StartedAt.IsZero() {
+			second := t
+			second.ID, second.RunID, second.Status = t.ID+rerunRow, &r.RunID, string(r.Status)
+			if r.Status == "" {
+				second.Status = string(batch.StatusRunning)
+			}
+			add(second, r.StartedAt, r.DurationMs, r.Status == "")
+		}
 	}
 	if len(bars) == 0 {
 		return nil

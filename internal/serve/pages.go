@@ -37,8 +37,18 @@ var funcs = template.FuncMap{
 		return s
 	},
 	"subject": engine.Subject,
-	"n":       plural.N,
-	"diff":    diffLines,
+	"add":     func(a, b float64) float64 { return a + b },
+	"yes":     func(b *bool) bool { return b != nil && *b },
+	// runShort is the random part of a run id, enough to tell it among
+	// the runs listed.
+	"runShort": func(id string) string {
+		if _, after, ok := strings.Cut(id, "-"); ok {
+			return after
+		}
+		return id
+	},
+	"n":    plural.N,
+	"diff": diffLines,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
@@ -99,7 +109,7 @@ func statusClass(s string) string {
 		return "run"
 	case "pending", "waiting", "blocked", "unmerged":
 		return "wait"
-	case "interrupted", "timeout", "rate-limited", "incomplete":
+	case "interrupted", "timeout", "rate-limited", "incomplete", "re-run":
 		return "stop"
 	}
 	return "bad"
@@ -170,8 +180,10 @@ type runData struct {
 }
 
 type column struct {
-	Name  string
-	Tasks []batch.TaskSummary
+	// Name is the column's key (data-col); Label its heading ("" for the
+	// name).
+	Name, Label string
+	Tasks       []batch.TaskSummary
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
@@ -202,20 +214,25 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	s.pages.serve(w, r, "run", d)
 }
 
-// boardOf sorts a batch's tasks into the board's columns.
+// boardOf sorts a batch's tasks into the board's columns: those that run
+// (at most the batch's jobs), apart from those whose run ended done and
+// that wait for their merge or are being merged (the merge queue, a task's
+// second run after its first run's change could not land included).
 func boardOf(b batch.Summary) []column {
-	cols := []column{{Name: "waiting"}, {Name: "running"}, {Name: "done"}, {Name: "failed"}, {Name: "blocked"}}
+	cols := []column{{Name: "waiting"}, {Name: "running"}, {Name: "merging", Label: "merge queue"}, {Name: "done"}, {Name: "failed"}, {Name: "blocked"}}
 	for _, t := range b.Tasks {
-		i := 3
+		i := 4
 		switch batch.Status(t.Status) {
-		case batch.StatusPending:
+		case batch.StatusPending, batch.StatusInterrupted:
 			i = 0
-		case batch.StatusRunning, batch.StatusUnmerged:
+		case batch.StatusRunning:
 			i = 1
-		case batch.StatusDone:
+		case batch.StatusUnmerged:
 			i = 2
+		case batch.StatusDone:
+			i = 3
 		case batch.StatusBlocked:
-			i = 4
+			i = 5
 		}
 		cols[i].Tasks = append(cols[i].Tasks, t)
 	}

@@ -125,6 +125,11 @@ func (r *Runtime) Show(ctx context.Context, id string) (Run, error) {
 					t.Attempts = len(res.Attempts)
 				}
 			}
+			if rr := t.Rerun; rr != nil {
+				if res, _ := r.taskResult(rr.RunID); res != nil {
+					out.Tasks[t.ID+rerunRow] = res
+				}
+			}
 		}
 	}
 	return out, nil

@@ -55,6 +55,11 @@ var migrations = []string{
 	// dropped: List and Get add them again from their run directories.
 	`ALTER TABLE runs ADD COLUMN windows TEXT NOT NULL DEFAULT '[]';
 	DELETE FROM runs;`,
+	// The earlier run of the task that a task run follows (a batch's
+	// re-run), and whether each tier's cost is known. Task rows are
+	// dropped: List and Get add them again from their run directories.
+	`ALTER TABLE runs ADD COLUMN rerun_of TEXT NOT NULL DEFAULT '';
+	DELETE FROM runs WHERE command = 'task';`,
 }
 
 // timeLayout stores times in UTC at a fixed width, so that they sort as
@@ -82,6 +87,10 @@ type RunRow struct {
 	// tasks); Parent the batch run that started a task run ("" for none).
 	Title  string `json:"title"`
 	Parent string `json:"parent,omitempty"`
+	// RerunOf is, for a task run that a batch made because the change of
+	// an earlier run of the task could not land, that run ("" for none):
+	// stats counts the two as one task.
+	RerunOf string `json:"rerunOf,omitempty"`
 	// Backend is the run's backend: for a task, that of its last attempt
 	// (its first tier's before one), with Model, the attempt's model.
 	Backend    string    `json:"backend"`
@@ -110,7 +119,11 @@ type TierStat struct {
 	Name     string  `json:"name"`
 	Attempts int     `json:"attempts"`
 	CostUSD  float64 `json:"costUsd"`
-	Passed   int     `json:"passed"`
+	// CostKnown: an attempt of the tier reported a cost or had one
+	// estimated (a row written before this field says so by a cost that
+	// is not 0).
+	CostKnown bool `json:"costKnown,omitempty"`
+	Passed    int  `json:"passed"`
 }
 
 // Filter selects rows for List; zero fields select everything.
@@ -254,14 +267,14 @@ func moveAside(path string) error {
 func (x *Index) Close() error { return x.db.Close() }
 
 const upsertSQL = `INSERT INTO runs (id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers,
-		model, title, parent, windows)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		model, title, parent, windows, rerun_of)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (id) DO UPDATE SET
 		command = excluded.command, status = excluded.status, backend = excluded.backend,
 		iterations = excluded.iterations, cost_usd = excluded.cost_usd, cost_known = excluded.cost_known,
 		duration_ms = excluded.duration_ms, started_at = excluded.started_at, updated_at = excluded.updated_at,
 		tiers = excluded.tiers, model = excluded.model, title = excluded.title, parent = excluded.parent,
-		windows = excluded.windows
+		windows = excluded.windows, rerun_of = excluded.rerun_of
 	WHERE excluded.updated_at >= runs.updated_at`
 
 // execer is a *sql.DB or a *sql.Tx.
@@ -303,7 +316,7 @@ func upsert(db execer, query string, row RunRow) error {
 	}
 	_, err := db.Exec(query, row.ID, row.Command, row.Status, row.Backend, row.Iterations, row.CostUSD,
 		row.CostKnown, row.DurationMs, fmtTime(row.StartedAt), fmtTime(row.UpdatedAt), string(tiers), row.Model, row.Title, row.Parent,
-		string(windows))
+		string(windows), row.RerunOf)
 	return err
 }
 
@@ -323,7 +336,7 @@ func parseTime(s string) time.Time {
 }
 
 const selectSQL = `SELECT id, command, status, backend, iterations, cost_usd, cost_known, duration_ms, started_at, updated_at, tiers,
-	model, title, parent, windows FROM runs`
+	model, title, parent, windows, rerun_of FROM runs`
 
 // List returns the runs that f selects, newest first (by start time). It
 // first brings the index in line with the run directories: runs on disk
@@ -413,7 +426,7 @@ func (x *Index) scan(s scanner) (RunRow, error) {
 	var row RunRow
 	var started, updated, tiers, windows string
 	err := s.Scan(&row.ID, &row.Command, &row.Status, &row.Backend, &row.Iterations, &row.CostUSD,
-		&row.CostKnown, &row.DurationMs, &started, &updated, &tiers, &row.Model, &row.Title, &row.Parent, &windows)
+		&row.CostKnown, &row.DurationMs, &started, &updated, &tiers, &row.Model, &row.Title, &row.Parent, &windows, &row.RerunOf)
 	if err != nil {
 		return RunRow{}, err
 	}
@@ -574,7 +587,7 @@ func (r *Run) Row() (RunRow, error) {
 		ID: r.ID, Command: r.Meta.Command, Status: p.Status, Backend: r.Meta.Backend,
 		Iterations: p.Iterations, CostUSD: p.CostUSD, CostKnown: p.CostKnown || p.CostUSD != 0, DurationMs: p.DurationMs,
 		Tiers: p.Tiers, StartedAt: r.Meta.StartedAt, UpdatedAt: p.Heartbeat, Dir: r.Dir, Live: r.Live(),
-		Title: title(r.Meta.Prompt), Parent: r.Meta.Parent, Model: p.Model, Windows: p.Windows,
+		Title: title(r.Meta.Prompt), Parent: r.Meta.Parent, RerunOf: r.Meta.RerunOf, Model: p.Model, Windows: p.Windows,
 	}
 	if p.Backend != "" {
 		row.Backend = p.Backend

@@ -565,3 +565,43 @@ func TestIndexMigratesTheSecondSchema(t *testing.T) {
 		t.Errorf("Get: %+v, %v", got, err)
 	}
 }
+
+// An index of the fourth schema (without rerun_of) is migrated: its task
+// rows are read again from the run directories, with the earlier run a
+// task run follows and whether each tier's cost is known; other rows stay.
+func TestIndexMigratesTheFourthSchema(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	r, err := Create(root, "t2", Meta{Command: "task", Backend: "claude", StartedAt: t0, Parent: "b1", RerunOf: "t1",
+		Prompt: "# Add the parser"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiers := []TierStat{{Name: "strong", Attempts: 1, CostUSD: 0.5, CostKnown: true, Passed: 1}, {Name: "free", Attempts: 1}}
+	if err := r.WriteCheckpoint(Progress{Status: "done", Iterations: 2, CostUSD: 0.5, CostKnown: true, Tiers: tiers}); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	db, err := openDB(filepath.Join(root, indexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(slices.Clone(migrations[:4]),
+		`PRAGMA user_version = 4`,
+		`INSERT INTO runs (id, command, status, backend, iterations, started_at, updated_at, tiers) VALUES
+			('t2', 'task', 'done', 'claude', 2, '2026-11-22T04:15:00.000000000Z', '2099-11-22T04:15:00.000000000Z', '[]')`) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	x := openIndex(t, root)
+	got, err := x.Get("t2")
+	if err != nil || got.RerunOf != "t1" {
+		t.Fatalf("Get: %+v, %v", got, err)
+	}
+	if diff := cmp.Diff(tiers, got.Tiers); diff != "" {
+		t.Errorf("tiers (-want +got):\n%s", diff)
+	}
+}

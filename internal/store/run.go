@@ -78,6 +78,10 @@ type Meta struct {
 	// Parent is the run of the batch that started this task run; "" for a
 	// run of its own.
 	Parent string `json:"parent,omitempty"`
+	// RerunOf is, for a task run that its batch made because the change of
+	// an earlier run of the task passed its checks but could not land,
+	// that run.
+	RerunOf string `json:"rerunOf,omitempty"`
 	// Temporal, for a run submitted to a Temporal server, says where it
 	// runs: show, report and resume ask the server. Options then hold the
 	// workflow's input.

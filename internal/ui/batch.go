@@ -105,7 +105,7 @@ func (b *BatchLines) Event(e batch.Event) {
 	}
 	t := e.Task
 	b.tasks[t.ID] = t
-	if t.Status != batch.StatusRunning {
+	if t.Status != batch.StatusRunning && e.Kind != batch.EventRerunStarted {
 		delete(b.live, t.ID)
 	}
 	var line string
@@ -138,6 +138,8 @@ func (b *BatchLines) Event(e batch.Event) {
 		}
 	case batch.EventBlocked:
 		line = "blocked: " + t.Reason
+	case batch.EventRerunStarted:
+		line = fmt.Sprintf("run %s did not land after %s; re-run as %s", t.RunID, t.Rerun.After(), t.Rerun.RunID)
 	default:
 		line = string(e.Kind)
 	}
@@ -153,19 +155,23 @@ func (b *BatchLines) Summary() string {
 	return b.summary()
 }
 
-// summary counts the tasks by where they stand (blocked ones apart from
-// the failed, and only when there are some), and the cost so far: that of
-// the runs that ended, and of the running ones up to now.
+// summary counts the tasks by where they stand (those that ran and wait
+// for their merge apart from the running ones, blocked ones apart from the
+// failed, each only when there are some), and the cost so far: that of the
+// runs that ended, and of the running ones up to now (a second run's
+// too).
 func (b *BatchLines) summary() string {
-	var done, running, failed, blocked int
+	var done, running, merging, failed, blocked int
 	var spent float64
 	known := false // until a run reports a cost
 	for _, t := range b.tasks {
 		switch {
 		case t.Status == batch.StatusDone:
 			done++
-		case t.Status == batch.StatusRunning || t.Status == batch.StatusUnmerged:
+		case t.Status == batch.StatusRunning:
 			running++
+		case t.Status == batch.StatusUnmerged:
+			merging++
 		case t.Status == batch.StatusBlocked:
 			blocked++
 		case t.Status.Failed():
@@ -173,13 +179,18 @@ func (b *BatchLines) summary() string {
 		}
 		spent += t.CostUSD
 		known = known || t.CostKnown
-		if p, ok := b.live[t.ID]; ok && t.Status == batch.StatusRunning {
+		rerun := t.Status == batch.StatusUnmerged && t.Rerun != nil && t.Rerun.Status == ""
+		if p, ok := b.live[t.ID]; ok && (t.Status == batch.StatusRunning || rerun) {
 			spent += p.CostUSD
 			known = known || p.CostKnown
 		}
 	}
-	waiting := b.total - done - running - failed - blocked
-	s := fmt.Sprintf("%d done, %d running, %d waiting, %d failed", done, running, waiting, failed)
+	waiting := b.total - done - running - merging - failed - blocked
+	s := fmt.Sprintf("%d done, %d running", done, running)
+	if merging > 0 {
+		s += fmt.Sprintf(", %d to merge", merging)
+	}
+	s += fmt.Sprintf(", %d waiting, %d failed", waiting, failed)
 	if blocked > 0 {
 		s += fmt.Sprintf(", %d blocked", blocked)
 	}

@@ -29,7 +29,7 @@ func TestBatchLinesSummary(t *testing.T) {
 	// Once a's run ends, its own total counts, not its progress as well.
 	l.Event(batch.Event{Kind: batch.EventFinished, Time: now, Task: batch.TaskResult{ID: "a", Status: batch.StatusUnmerged,
 		RunID: "r1", RunStatus: batch.StatusDone, CostUSD: 0.75, CostKnown: true}})
-	if got, want := l.Summary(), "0 done, 1 running, 1 waiting, 1 failed, 1 blocked · $1.0000"; got != want {
+	if got, want := l.Summary(), "0 done, 0 running, 1 to merge, 1 waiting, 1 failed, 1 blocked · $1.0000"; got != want {
 		t.Errorf("after a ended: summary %q, want %q", got, want)
 	}
 }

@@ -53,14 +53,14 @@ func (b *BatchBoard) Event(e batch.Event) {
 			b.tasks[id] = &boardTask{start: time.Now(), phase: "starting"}
 			b.running = append(b.running, id)
 		}
-	case batch.EventFinished, batch.EventBlocked:
-		delete(b.tasks, id)
-		for i, r := range b.running {
-			if r == id {
-				b.running = append(b.running[:i], b.running[i+1:]...)
-				break
-			}
-		}
+	case batch.EventRerunStarted:
+		// The task's second run has a line of its own, timed from its
+		// start, as long as its merge goes on.
+		b.drop(id)
+		b.tasks[id] = &boardTask{start: time.Now(), phase: "re-run starting"}
+		b.running = append(b.running, id)
+	case batch.EventFinished, batch.EventBlocked, batch.EventMerged:
+		b.drop(id)
 	}
 	// The event's line stays; the summary line is the board's own.
 	text := out.String()
@@ -68,6 +68,17 @@ func (b *BatchBoard) Event(e batch.Event) {
 		text = text[:i+1]
 	}
 	b.l.frame(text)
+}
+
+// drop takes task id's live line away.
+func (b *BatchBoard) drop(id string) {
+	delete(b.tasks, id)
+	for i, r := range b.running {
+		if r == id {
+			b.running = append(b.running[:i], b.running[i+1:]...)
+			break
+		}
+	}
 }
 
 // Task returns the observer of task id's attempts, drawn on its line.

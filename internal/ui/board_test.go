@@ -7,6 +7,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
 // The board keeps a line per running task and a summary line at the
@@ -30,7 +31,7 @@ func TestBatchBoard(t *testing.T) {
 	b.Close()
 	out = buf.String()
 	last := out[strings.LastIndex(out, "jlgcli: [a] run r1 ended done\n"):]
-	if !strings.Contains(last, "⟳ [c] starting\nbatch: 0 done, 2 running, 1 waiting, 0 failed · $0.2500\n") || strings.Contains(last, "⟳ [a]") {
+	if !strings.Contains(last, "⟳ [c] starting\nbatch: 0 done, 1 running, 1 to merge, 1 waiting, 0 failed · $0.2500\n") || strings.Contains(last, "⟳ [a]") {
 		t.Errorf("after a's run ended, the board is:\n%q", last)
 	}
 	if !strings.HasSuffix(out, syncBegin+"\x1b[2A\r\x1b[2K\x1b[1B\x1b[2K\x1b[1A"+syncEnd) {
@@ -57,4 +58,40 @@ func TestBatchBoardWaitingTask(t *testing.T) {
 			t.Errorf("board output lacks %q:\n%q", want, out)
 		}
 	}
+}
+
+// A task's second run (its first run's change could not land) has a live
+// line of its own, timed from its start: its attempts' lines do not say
+// 0s, and the summary counts the task to merge, not running, with what
+// the second run spends so far.
+func TestBatchBoardRerun(t *testing.T) {
+	var buf syncBuffer
+	b := NewBatchBoard(Screen{W: &buf, Live: true, Width: func() int { return 200 }}, 2)
+	now := time.Now()
+	b.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "q", Status: batch.StatusRunning}})
+	b.Event(batch.Event{Kind: batch.EventFinished, Time: now, Task: batch.TaskResult{ID: "q", Status: batch.StatusUnmerged, RunID: "r1",
+		RunStatus: batch.StatusDone, CostUSD: 0.5, CostKnown: true}})
+	q := batch.TaskResult{ID: "q", Status: batch.StatusUnmerged, RunID: "r1", RunStatus: batch.StatusDone, CostUSD: 0.5, CostKnown: true}
+	q.SetRerun(&batch.Rerun{RunID: "r2", Why: batch.RerunConflict, With: []string{"p"}})
+	b.Event(batch.Event{Kind: batch.EventRerunStarted, Time: now, Task: q})
+	b.l.mu.Lock()
+	b.tasks["q"].start = now.Add(-90 * time.Second) // the second run started 90s ago
+	b.l.mu.Unlock()
+	obs := b.Task("q")
+	p := engine.TaskProgress{Tier: "strong", TierIndex: 1, Tiers: 2, InTier: 1, Attempts: 2, Number: 1, CostUSD: 0.25, CostKnown: true}
+	obs.AttemptStarted(p)
+	obs.AttemptDone(p, engine.Attempt{Number: 1, Tier: "strong", Action: engine.ActionPass,
+		Gate: gate.Report{Status: gate.StatusPass, Recommendation: gate.RecommendPassToCommit}})
+	out := buf.String()
+	for _, want := range []string{"jlgcli: [q] run r1 did not land after a conflict with p; re-run as r2\n",
+		"⟳ [q] tier strong (2/2) · attempt 1/2", "· 1m30s · gate pass · pass\n",
+		"batch: 0 done, 0 running, 1 to merge, 1 waiting, 0 failed · $0.7500\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("board output lacks %q:\n%q", want, out)
+		}
+	}
+	if strings.Contains(out, "· 0s · gate pass") {
+		t.Errorf("the second run's attempt says 0s:\n%q", out)
+	}
+	b.Close()
 }

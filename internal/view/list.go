@@ -33,10 +33,14 @@ func Runs(w io.Writer, list []runs.Run) (err error) {
 	w, end := safe(w)
 	defer end(&err)
 	withWindows := slices.ContainsFunc(list, func(r runs.Run) bool { return len(r.Windows) > 0 })
+	withReruns := slices.ContainsFunc(list, func(r runs.Run) bool { return r.RerunOf != "" || r.RerunAs != "" })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	windowsHead := ""
 	if withWindows {
 		windowsHead = "WINDOWS\t"
+	}
+	if withReruns {
+		windowsHead += "RE-RUN\t"
 	}
 	fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE\t"+windowsHead+"TITLE")
 	for _, r := range list {
@@ -48,12 +52,35 @@ func Runs(w io.Writer, list []runs.Run) (err error) {
 		if withWindows {
 			windows = dash(termsafe.Line(windowUse(r.Windows))) + "\t"
 		}
+		if withReruns {
+			windows += dash(rerunCell(r)) + "\t"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s%s\n", r.ID, command, r.Status, termsafe.Line(r.Backend), r.Iterations,
 			cost.Amount(r.CostUSD, r.CostKnown, false),
 			(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live),
 			windows, Cut(termsafe.Line(r.Title), titleWidth))
 	}
 	return tw.Flush()
+}
+
+// rerunCell says, for a task run its batch ran again after a conflict,
+// which run it is and which landed: "as 1a2b3c4d, which landed" for the
+// first run (its second run is 1a2b3c4d), "of 5e6f7a8b, landed" for the
+// second (the first run is 5e6f7a8b).
+func rerunCell(r runs.Run) string {
+	switch {
+	case r.RerunAs != "" && r.RerunLanded:
+		return "as " + batchShort(r.RerunAs) + ", which landed"
+	case r.RerunAs != "":
+		return "as " + batchShort(r.RerunAs) + ", which did not land"
+	case r.RerunOf != "" && r.Landed != nil && *r.Landed:
+		return "of " + batchShort(r.RerunOf) + ", landed"
+	case r.RerunOf != "" && r.Landed != nil:
+		return "of " + batchShort(r.RerunOf) + ", not landed"
+	case r.RerunOf != "":
+		return "of " + batchShort(r.RerunOf)
+	}
+	return ""
 }
 
 // windowUse is the use of each window, without resets: "5h 92%, weekly

@@ -99,8 +99,12 @@ func BatchTable(w io.Writer, res batch.Summary) {
 	}
 	_ = tw.Flush()
 	for _, t := range res.Tasks {
-		if t.Status != string(batch.StatusDone) && t.Details != "" {
+		switch {
+		case t.Status != string(batch.StatusDone) && t.Details != "":
 			fmt.Fprintf(w, "%s: %s\n", t.ID, t.Details)
+		case t.Rerun != nil:
+			// Which of the task's two runs landed, and what both cost.
+			fmt.Fprintf(w, "%s: %s\n", t.ID, t.Rerun.As())
 		}
 	}
 }

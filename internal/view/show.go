@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -96,8 +97,22 @@ func ShowTask(w io.Writer, st runs.State) (err error) {
 	if res.Details != "" {
 		fmt.Fprintf(tw, "details\t%s\n", termsafe.Line(res.Details))
 	}
+	if r := res.RerunOf; r != nil {
+		fmt.Fprintf(tw, "re-run of\t%s after %s\n", r.RunID, termsafe.Line(r.Reason))
+	}
+	if r := res.RerunAs; r != nil {
+		fmt.Fprintf(tw, "re-run as\t%s\n", termsafe.Line(strings.TrimPrefix(r.Said, "re-run as ")))
+	}
 	fmt.Fprintf(tw, "attempts\t%d\n", len(res.Attempts))
-	fmt.Fprintf(tw, "cost\t%s of $%.2f\n", cost.Amount(res.CostUSD, res.CostKnown, res.CostEstimated), res.BudgetUSD)
+	spent := cost.Amount(res.CostUSD, res.CostKnown, res.CostEstimated)
+	if res.BudgetUSD > 0 {
+		spent += fmt.Sprintf(" of $%.2f", res.BudgetUSD)
+	}
+	if r := res.RerunOf; r != nil {
+		// The task's cost is both runs'.
+		spent += "; " + cost.Amount(res.CostUSD+r.CostUSD, res.CostKnown || r.CostKnown, res.CostEstimated || r.CostEstimated) + " with its first run"
+	}
+	fmt.Fprintf(tw, "cost\t%s\n", spent)
 	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
 	if len(res.Windows) > 0 {
 		fmt.Fprintf(tw, "windows\t%s\n", termsafe.Line(res.Windows.Text(time.Now(), time.Local)))
