@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
@@ -330,8 +331,8 @@ func TestResumeAStoppedTask(t *testing.T) {
 	w := newWorld(t, "JLGCLI_E2E_FIX="+fix)
 	w.worker("w1")
 	stdout, stderr, code := w.run(w.submit("--attempts", "1", "--json", "Fix the answer")...)
-	if code != engine.ExitMaxIterations {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, engine.ExitMaxIterations, stdout, stderr)
+	if code != exit.MaxIterations {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exit.MaxIterations, stdout, stderr)
 	}
 	var res engine.TaskResult
 	must(t, json.Unmarshal([]byte(stdout), &res))
@@ -427,8 +428,8 @@ func TestNoWorkerHasTheBackend(t *testing.T) {
 			}
 		}
 		_, stderr, code := w.run(args...)
-		if code != engine.ExitBackendMissing || !strings.Contains(stderr, "no worker with backend "+backend) {
-			t.Errorf("-b %s: exit %d, want %d naming the backend:\n%s", backend, code, engine.ExitBackendMissing, stderr)
+		if code != exit.BackendMissing || !strings.Contains(stderr, "no worker with backend "+backend) {
+			t.Errorf("-b %s: exit %d, want %d naming the backend:\n%s", backend, code, exit.BackendMissing, stderr)
 		}
 	}
 	if calls := w.callsMade(); len(calls) != 0 {
@@ -481,8 +482,8 @@ func TestChecksDetectedAtSubmission(t *testing.T) {
 	w.git("", "clone", "--quiet", "file://"+w.remote, clone)
 	task := []string{"task", "--temporal", w.addr, "--temporal-namespace", w.ns, "-b", "fake", "--json", "Fix the answer"}
 	_, stderr, code := w.runIn(clone, task...)
-	if code != engine.ExitUsage || !strings.Contains(stderr, "no checks to judge the work with") {
-		t.Errorf("no check to detect: exit %d, want %d refusing:\n%s", code, engine.ExitUsage, stderr)
+	if code != exit.Usage || !strings.Contains(stderr, "no checks to judge the work with") {
+		t.Errorf("no check to detect: exit %d, want %d refusing:\n%s", code, exit.Usage, stderr)
 	}
 	if calls := w.callsMade(); len(calls) != 0 {
 		t.Errorf("the agent was called by %v", calls)
@@ -532,8 +533,8 @@ func TestNoServer(t *testing.T) {
 	} {
 		began := time.Now()
 		_, stderr, code := w.run(args...)
-		if code != engine.ExitUnreachable || !strings.Contains(stderr, "no Temporal server at "+addr) {
-			t.Errorf("%s: exit %d, want %d naming %s:\n%s", args[0], code, engine.ExitUnreachable, addr, stderr)
+		if code != exit.Unreachable || !strings.Contains(stderr, "no Temporal server at "+addr) {
+			t.Errorf("%s: exit %d, want %d naming %s:\n%s", args[0], code, exit.Unreachable, addr, stderr)
 		}
 		if d := time.Since(began); d > 30*time.Second {
 			t.Errorf("%s: took %s", args[0], d)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
 // background is a jlgcli started and not waited for.
@@ -113,8 +114,8 @@ func TestStopATaskOnWorkers(t *testing.T) {
 	if running("317") {
 		t.Error("the agent still runs after stop returned")
 	}
-	if code := follower.wait(t, time.Minute); code != engine.ExitInterrupted {
-		t.Fatalf("the following jlgcli exited %d, want %d\n%s\n%s", code, engine.ExitInterrupted, follower.stdout.String(), follower.stderr.String())
+	if code := follower.wait(t, time.Minute); code != exit.Interrupted {
+		t.Fatalf("the following jlgcli exited %d, want %d\n%s\n%s", code, exit.Interrupted, follower.stdout.String(), follower.stderr.String())
 	}
 	var res engine.TaskResult
 	must(t, json.Unmarshal(follower.stdout.Bytes(), &res))
@@ -129,8 +130,8 @@ func TestStopATaskOnWorkers(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusInterrupted {
 		t.Errorf("show of the stopped task: exit %d\n%s\n%s", code, out, stderr)
 	}
-	if _, stderr, code := w.run("stop", id); code != engine.ExitUsage || !strings.Contains(stderr, "has ended") {
-		t.Errorf("stop of the stopped task: exit %d, want %d\n%s", code, engine.ExitUsage, stderr)
+	if _, stderr, code := w.run("stop", id); code != exit.Usage || !strings.Contains(stderr, "has ended") {
+		t.Errorf("stop of the stopped task: exit %d, want %d\n%s", code, exit.Usage, stderr)
 	}
 	if *update {
 		recordHistory(t, w, id, filepath.Join("..", "..", "internal", "flow", "testdata", "task-stop-history.json"))
@@ -241,8 +242,8 @@ func TestStopABatchOnWorkers(t *testing.T) {
 	if running("319") {
 		t.Error("a's agent still runs after stop returned")
 	}
-	if code := follower.wait(t, time.Minute); code != engine.ExitInterrupted {
-		t.Fatalf("the batch exited %d, want %d\n%s\n%s", code, engine.ExitInterrupted, follower.stdout.String(), follower.stderr.String())
+	if code := follower.wait(t, time.Minute); code != exit.Interrupted {
+		t.Fatalf("the batch exited %d, want %d\n%s\n%s", code, exit.Interrupted, follower.stdout.String(), follower.stderr.String())
 	}
 	if want := "continue it with: jlgcli resume " + batchID; !strings.Contains(follower.stderr.String(), want) {
 		t.Errorf("the follower did not say %q:\n%s", want, follower.stderr.String())

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/testcert"
 )
 
@@ -100,8 +101,8 @@ func TestTLSTaskOnWorkers(t *testing.T) {
 	}
 	id := strings.TrimSpace(stdout)
 	stranger := []string{"--temporal-cert", certs.StrangerCert, "--temporal-key", certs.StrangerKey}
-	if _, stderr, code := w.run(append([]string{"show", id}, stranger...)...); code != engine.ExitUnreachable || !strings.Contains(stderr, "client certificate") {
-		t.Errorf("show with another CA's certificate: exit %d, want %d\n%s", code, engine.ExitUnreachable, stderr)
+	if _, stderr, code := w.run(append([]string{"show", id}, stranger...)...); code != exit.Unreachable || !strings.Contains(stderr, "client certificate") {
+		t.Errorf("show with another CA's certificate: exit %d, want %d\n%s", code, exit.Unreachable, stderr)
 	}
 	if out, stderr, code := w.run("show", id); code != 0 || !strings.Contains(out, id) {
 		t.Errorf("show with the record's settings: exit %d\n%s\n%s", code, out, stderr)
@@ -141,18 +142,18 @@ func TestTLSTaskOnWorkers(t *testing.T) {
 		want  []string
 	}{
 		{"without the CA", []string{"--temporal-cert", certs.ClientCert, "--temporal-key", certs.ClientKey},
-			engine.ExitUnreachable, []string{"no Temporal server at " + w.addr, "x509", "give the CA that signed it", "--temporal-ca"}},
-		{"without TLS", nil, engine.ExitUnreachable, []string{"no Temporal server at " + w.addr, "may require TLS"}},
+			exit.Unreachable, []string{"no Temporal server at " + w.addr, "x509", "give the CA that signed it", "--temporal-ca"}},
+		{"without TLS", nil, exit.Unreachable, []string{"no Temporal server at " + w.addr, "may require TLS"}},
 		{"another CA's certificate", []string{"--temporal-ca", certs.CA, "--temporal-cert", certs.StrangerCert, "--temporal-key", certs.StrangerKey},
-			engine.ExitUnreachable, []string{"no Temporal server at " + w.addr, "TLS", "client certificate"}},
+			exit.Unreachable, []string{"no Temporal server at " + w.addr, "TLS", "client certificate"}},
 		{"no client certificate", []string{"--temporal-ca", certs.CA},
-			engine.ExitUnreachable, []string{"no Temporal server at " + w.addr, "TLS", "client certificate"}},
+			exit.Unreachable, []string{"no Temporal server at " + w.addr, "TLS", "client certificate"}},
 		{"a wrong API key", append(secured[:6:6], "--temporal-api-key-env", "JLGCLI_E2E_CALLS"),
-			engine.ExitUnreachable, []string{"no Temporal server at " + w.addr, "this API key is refused", "is the API key in JLGCLI_E2E_CALLS (temporal.apiKeyEnv) one of this namespace's?"}},
+			exit.Unreachable, []string{"no Temporal server at " + w.addr, "this API key is refused", "is the API key in JLGCLI_E2E_CALLS (temporal.apiKeyEnv) one of this namespace's?"}},
 		{"an empty API key variable", append(secured[:6:6], "--temporal-api-key-env", "JLGCLI_E2E_EMPTY"),
-			engine.ExitUsage, []string{"command line: --temporal-api-key-env: the variable JLGCLI_E2E_EMPTY that should hold the Temporal API key is empty or not set"}},
+			exit.Usage, []string{"command line: --temporal-api-key-env: the variable JLGCLI_E2E_EMPTY that should hold the Temporal API key is empty or not set"}},
 		{"a CA file that is not there", []string{"--temporal-ca", filepath.Join(w.dir, "nowhere.pem")},
-			engine.ExitUsage, []string{"command line: --temporal-ca: the CA file cannot be read", filepath.Join(w.dir, "nowhere.pem")}},
+			exit.Usage, []string{"command line: --temporal-ca: the CA file cannot be read", filepath.Join(w.dir, "nowhere.pem")}},
 	} {
 		_, stderr, code := w.run(w.submit(append(c.flags, "Fix the answer")...)...)
 		if code != c.code {

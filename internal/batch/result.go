@@ -1,6 +1,10 @@
 package batch
 
-import "time"
+import (
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/exit"
+)
 
 // TaskResult is what became of one task of a batch. A batch's result is
 // also the initial state of its resume (Scheduler.Initial).
@@ -77,18 +81,10 @@ const (
 	BatchInterrupted BatchStatus = "interrupted"
 )
 
-// Exit codes of a batch. A batch's tasks end in many ways, so it has no
-// code of a task's status of its own: 0 when every task is done, 130 when
-// it was interrupted (the contract's code, `resume` continues), else
-// ExitIncomplete.
-const (
-	ExitOK = 0
-	// ExitIncomplete: some task is not done; the result says which and why.
-	// 3 is in no row of the exit-code table, and no agent's code passes
-	// through a batch.
-	ExitIncomplete  = 3
-	ExitInterrupted = 130
-)
+// A batch's tasks end in many ways, so it has no code of a task's status
+// of its own: exit.OK when every task is done, exit.Interrupted when it was
+// interrupted (resume continues), else exit.Incomplete, whose row of the
+// contract says so. No agent's code passes through a batch.
 
 // Verdict is the status and exit code of a batch whose tasks ended as
 // tasks; interrupted tells whether the batch was interrupted.
@@ -96,12 +92,12 @@ func Verdict(tasks []TaskResult, interrupted bool) (BatchStatus, int) {
 	for _, t := range tasks {
 		if t.Status != StatusDone {
 			if interrupted {
-				return BatchInterrupted, ExitInterrupted
+				return BatchInterrupted, exit.Interrupted
 			}
-			return BatchIncomplete, ExitIncomplete
+			return BatchIncomplete, exit.Incomplete
 		}
 	}
-	return BatchDone, ExitOK
+	return BatchDone, exit.OK
 }
 
 // Result is what became of a batch.

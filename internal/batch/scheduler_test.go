@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
 // runAsync runs s in the background; wait returns its result.
@@ -188,7 +189,7 @@ func TestBlocking(t *testing.T) {
 				blocked++
 			}
 		}
-		if blocked != 5 || res.ExitCode != ExitIncomplete || res.Status != BatchIncomplete || res.StopReason != "" {
+		if blocked != 5 || res.ExitCode != exit.Incomplete || res.Status != BatchIncomplete || res.StopReason != "" {
 			t.Errorf("%d blocked events, exit %d, %s, stop %q", blocked, res.ExitCode, res.Status, res.StopReason)
 		}
 	})
@@ -216,7 +217,7 @@ func TestFailFast(t *testing.T) {
 		if c.Reason != "not started: fail-fast: a failed (status error)" || res.StopReason != "fail-fast: a failed (status error)" {
 			t.Errorf("reason %q, stop %q", c.Reason, res.StopReason)
 		}
-		if res.ExitCode != ExitIncomplete {
+		if res.ExitCode != exit.Incomplete {
 			t.Errorf("exit %d", res.ExitCode)
 		}
 		stopped := 0
@@ -253,7 +254,7 @@ func TestBudgetStops(t *testing.T) {
 	if c, _ := res.Task("c"); c.Status != StatusPending || c.Reason != "not started: "+why || res.StopReason != why {
 		t.Errorf("c %s %q; stop %q", c.Status, c.Reason, res.StopReason)
 	}
-	if res.CostUSD != 0.8 || !res.CostKnown || res.ExitCode != ExitIncomplete {
+	if res.CostUSD != 0.8 || !res.CostKnown || res.ExitCode != exit.Incomplete {
 		t.Errorf("cost %v (known %v), exit %d", res.CostUSD, res.CostKnown, res.ExitCode)
 	}
 }
@@ -442,7 +443,7 @@ func TestCancel(t *testing.T) {
 		if d := cmp.Diff(want, statuses(res)); d != "" {
 			t.Errorf("statuses (-want +got):\n%s", d)
 		}
-		if res.Status != BatchInterrupted || res.ExitCode != ExitInterrupted || !res.Interrupted || res.StopReason != "the batch was interrupted" {
+		if res.Status != BatchInterrupted || res.ExitCode != exit.Interrupted || !res.Interrupted || res.StopReason != "the batch was interrupted" {
 			t.Errorf("%s, exit %d, interrupted %v, stop %q", res.Status, res.ExitCode, res.Interrupted, res.StopReason)
 		}
 		for _, id := range []string{"c", "d"} {
@@ -479,7 +480,7 @@ func TestCancelMerges(t *testing.T) {
 			b.Reason != "not merged: the batch was interrupted" || b.Merge != nil {
 			t.Errorf("a %q %+v; b %q %+v", a.Reason, a.Merge, b.Reason, b.Merge)
 		}
-		if res.ExitCode != ExitInterrupted {
+		if res.ExitCode != exit.Interrupted {
 			t.Errorf("exit %d", res.ExitCode)
 		}
 	})
@@ -500,7 +501,7 @@ func TestInterruptedRun(t *testing.T) {
 	if b, _ := res.Task("b"); b.Reason != "not started: dependency a was interrupted" {
 		t.Errorf("b: %q", b.Reason)
 	}
-	if res.ExitCode != ExitIncomplete {
+	if res.ExitCode != exit.Incomplete {
 		t.Errorf("exit %d", res.ExitCode)
 	}
 }
@@ -579,7 +580,7 @@ func TestVerdict(t *testing.T) {
 		{"no task", nil, false, BatchDone, 0},
 		{"all done", []TaskResult{done, done}, false, BatchDone, 0},
 		{"all done, interrupted after", []TaskResult{done}, true, BatchDone, 0},
-		{"a failure", []TaskResult{done, {Status: "no-progress"}}, false, BatchIncomplete, ExitIncomplete},
+		{"a failure", []TaskResult{done, {Status: "no-progress"}}, false, BatchIncomplete, exit.Incomplete},
 		{"blocked", []TaskResult{{Status: StatusBlocked}}, false, BatchIncomplete, 3},
 		{"pending", []TaskResult{{Status: StatusPending}}, false, BatchIncomplete, 3},
 		{"unmerged", []TaskResult{{Status: StatusUnmerged}}, false, BatchIncomplete, 3},
@@ -673,7 +674,7 @@ func TestCancelledBeforeStart(t *testing.T) {
 		t.Errorf("started %v, merged %v", r.started(), m.merged())
 	}
 	want := map[string]Status{"a": StatusPending, "b": StatusUnmerged}
-	if d := cmp.Diff(want, statuses(res)); d != "" || res.ExitCode != ExitInterrupted {
+	if d := cmp.Diff(want, statuses(res)); d != "" || res.ExitCode != exit.Interrupted {
 		t.Errorf("exit %d; statuses (-want +got):\n%s", res.ExitCode, d)
 	}
 }

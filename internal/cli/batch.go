@@ -124,5 +124,5 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 
 // reportBatch prints a batch's result (view.BatchResult).
 func reportBatch(stdio *Stdio, asJSON bool, res batch.Summary) error {
-	return exit(view.BatchResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
+	return withCode(view.BatchResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

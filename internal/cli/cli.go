@@ -13,7 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/console"
-	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -25,13 +25,8 @@ import (
 // so that tests can supply their own (console.Stdio).
 type Stdio = console.Stdio
 
-// usageError is a mistake in how jlgcli was called: exit 64.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+// usagef is a mistake in how jlgcli was called: exit 64.
+func usagef(format string, a ...any) error { return exit.Usagef("", format, a...) }
 
 // exitError ends a command with a given code, its message already printed
 // (or none needed).
@@ -39,23 +34,14 @@ type exitError struct{ code int }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// exit ends a command once its result is printed: err, the printing's,
+// withCode ends a command once its result is printed: err, the printing's,
 // else the result's exit code.
-func exit(err error, code int) error {
+func withCode(err error, code int) error {
 	if err != nil || code == 0 {
 		return err
 	}
 	return &exitError{code: code}
 }
-
-// hintError carries a line telling the user what to do.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
 
 // Main runs jlgcli with args (without the program name) and returns the exit
 // code.
@@ -71,15 +57,9 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	if err != nil && !isExitError(err) {
 		say := stdio.Reporter()
 		say.Error(err.Error())
-		var h *hintError
-		var ru *runner.UsageError
-		var landing *runner.LandingError
-		if errors.As(err, &h) && h.hint != "" {
-			say.Hint(h.hint)
-		} else if errors.As(err, &ru) && ru.Hint != "" {
-			say.Hint(ru.Hint)
-		} else if errors.As(err, &landing) && landing.Hint() != "" {
-			say.Hint(landing.Hint())
+		hint := exit.HintOf(err) // a usage error's, a landing's, ...
+		if hint != "" {
+			say.Hint(hint)
 		}
 		var tr *trust.Error
 		switch {
@@ -87,7 +67,7 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 			say.Hint("jlgcli writes it whole or not at all: mend it where it says, or remove it and trust your project files again (jlgcli trust)")
 		case errors.Is(err, store.ErrCorrupt):
 			say.Hint("jlgcli did not write this: mend the file where it says, or remove the run's directory")
-		case code == engine.ExitUsage && !isConfigError(err):
+		case code == exit.Usage && !isConfigError(err):
 			say.Hint("run 'jlgcli help' for usage")
 		}
 	}
@@ -98,8 +78,7 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 // where that is decided.
 func ExitCode(err error) int {
 	var (
-		exit  *exitError
-		usage *usageError
+		ended *exitError
 		cfg   *config.Error
 		tr    *trust.Error // the record of trusted files, damaged
 		// A landing left half done that the user's changes stopped
@@ -108,22 +87,22 @@ func ExitCode(err error) int {
 	)
 	switch {
 	case err == nil:
-		return engine.ExitOK
-	case errors.As(err, &exit):
-		return exit.code
+		return exit.OK
+	case errors.As(err, &ended):
+		return ended.code
 	case errors.As(err, &landing):
 		return landing.Status().ExitCode()
-	case errors.As(err, &usage), errors.As(err, &cfg), errors.As(err, &tr), runner.IsUsage(err),
+	case exit.IsUsage(err), errors.As(err, &cfg), errors.As(err, &tr),
 		// A run named wrong, or whose files the user must repair or remove.
 		errors.Is(err, store.ErrEmptyID), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrAmbiguous),
 		errors.Is(err, store.ErrCorrupt):
-		return engine.ExitUsage
+		return exit.Usage
 	case errors.Is(err, context.Canceled):
-		return engine.ExitInterrupted
+		return exit.Interrupted
 	case errors.Is(err, flow.ErrNoServer):
-		return engine.ExitUnreachable
+		return exit.Unreachable
 	}
-	return engine.ExitError
+	return exit.Error
 }
 
 func isExitError(err error) bool {
@@ -183,7 +162,7 @@ any command configured under [backends.NAME] in jlgcli.toml.`),
 			args := c.Args
 			c.Args = func(cmd *cobra.Command, a []string) error {
 				if err := args(cmd, a); err != nil {
-					return &usageError{err}
+					return exit.NewUsage(err, "")
 				}
 				return nil
 			}
@@ -205,7 +184,7 @@ any command configured under [backends.NAME] in jlgcli.toml.`),
 func flagError(cmd *cobra.Command, err error) error {
 	var fe *flagValueError
 	if errors.As(err, &fe) {
-		return &usageError{fe} // "--attempts must be at least 1, not 0"
+		return exit.NewUsage(fe, "") // "--attempts must be at least 1, not 0"
 	}
 	msg := err.Error()
 	first, _, multiline := strings.Cut(msg, "\n")
@@ -215,9 +194,9 @@ func flagError(cmd *cobra.Command, err error) error {
 		err = fmt.Errorf("%s …", first)
 	}
 	if !prompt || cmd.Flags().Lookup("prompt-file") == nil {
-		return &usageError{err}
+		return exit.NewUsage(err, "")
 	}
-	return &hintError{&usageError{err}, fmt.Sprintf("a prompt that starts with '-' (such as a task sheet's '---' front matter) goes after '--': jlgcli %s [flags] -- \"$(cat FILE)\"; or read it from the file with -f FILE", cmd.Name())}
+	return exit.NewUsage(err, fmt.Sprintf("a prompt that starts with '-' (such as a task sheet's '---' front matter) goes after '--': jlgcli %s [flags] -- \"$(cat FILE)\"; or read it from the file with -f FILE", cmd.Name()))
 }
 
 func exitCodesHelp() *cobra.Command {

@@ -10,11 +10,12 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
 )
 
-// The README's exit-code table and engine.ExitCodes, from which the code
+// The README's exit-code table and exit.Table, from which the code
 // mapping and `jlgcli help exit-codes` are made, name the same codes and
 // statuses in the same order.
 func TestREADMEExitCodesMatchTheTable(t *testing.T) {
@@ -28,7 +29,7 @@ func TestREADMEExitCodesMatchTheTable(t *testing.T) {
 		readme = append(readme, m[1]+" "+m[2])
 	}
 	var table []string
-	for _, r := range engine.ExitCodes {
+	for _, r := range exit.Table {
 		names := []string{r.Name}
 		for _, s := range r.Statuses {
 			if string(s) != r.Name {
@@ -44,9 +45,9 @@ func TestREADMEExitCodesMatchTheTable(t *testing.T) {
 
 // The batch's own exit codes are those of the contract.
 func TestBatchExitCodesAreTheContracts(t *testing.T) {
-	if batch.ExitIncomplete != engine.StatusIncomplete.ExitCode() || batch.ExitInterrupted != engine.StatusInterrupted.ExitCode() ||
+	if exit.Incomplete != engine.StatusIncomplete.ExitCode() || exit.Interrupted != engine.StatusInterrupted.ExitCode() ||
 		string(batch.BatchIncomplete) != string(engine.StatusIncomplete) {
-		t.Errorf("batch exit codes %d/%d, statuses %s: not the table's", batch.ExitIncomplete, batch.ExitInterrupted, batch.BatchIncomplete)
+		t.Errorf("batch exit codes %d/%d, statuses %s: not the table's", exit.Incomplete, exit.Interrupted, batch.BatchIncomplete)
 	}
 }
 
@@ -54,7 +55,7 @@ func TestBatchExitCodesAreTheContracts(t *testing.T) {
 // ends any command incomplete (exit 3), as the table says.
 func TestInterruptedLandingIsIncomplete(t *testing.T) {
 	err := fmt.Errorf("load: %w", &runner.LandingError{Refusal: &git.MergeRefusedError{Reason: git.RefusedInterrupted, Detail: "d", Command: "c"}})
-	if got := ExitCode(err); got != engine.ExitIncomplete || got != engine.StatusIncomplete.ExitCode() {
-		t.Errorf("exit %d, want %d (incomplete)", got, engine.ExitIncomplete)
+	if got := ExitCode(err); got != exit.Incomplete || got != engine.StatusIncomplete.ExitCode() {
+		t.Errorf("exit %d, want %d (incomplete)", got, exit.Incomplete)
 	}
 }

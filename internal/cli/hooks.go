@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
@@ -52,7 +52,7 @@ line of a command's output, a webhook's HTTP status. Exit 1 when one failed.`),
 			return err
 		}
 		if hooks.Failed(answers) > 0 {
-			return exit(nil, engine.ExitError)
+			return withCode(nil, exit.Error)
 		}
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/ui"
 )
@@ -25,7 +25,7 @@ func Run() int {
 	if stdio.ErrIsTerminal {
 		stdio.ErrWidth = ui.TermWidth(os.Stderr)
 	}
-	ctx, cancel := proc.Interruptible(stdio.Reporter().Notice, engine.ExitInterrupted)
+	ctx, cancel := proc.Interruptible(stdio.Reporter().Notice, exit.Interrupted)
 	defer cancel()
 	return Main(ctx, os.Args[1:], stdio)
 }

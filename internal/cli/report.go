@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
@@ -43,7 +44,7 @@ or killed, from its journal.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		format, err := runs.ReportFormat(o.format, cmd.Flags().Changed("format"), o.json, o.output)
 		if err != nil {
-			return &usageError{err}
+			return exit.NewUsage(err, "")
 		}
 		root, err := o.root(stdio)
 		if err != nil {
@@ -52,7 +53,7 @@ or killed, from its journal.`,
 		out, err := runs.Report(cmd.Context(), root, args[0], format, stdio.Parts(false, false, false), stdio.Connect(server))
 		var nr *runs.NoReportError
 		if errors.As(err, &nr) {
-			return &hintError{err, "'jlgcli show " + nr.ID + "' prints where its tasks stand"}
+			return exit.WithHint(err, "'jlgcli show "+nr.ID+"' prints where its tasks stand")
 		}
 		if err != nil {
 			return err

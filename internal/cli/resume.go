@@ -80,7 +80,7 @@ limits. A run that ended done is only printed.`,
 			return err
 		}
 		code, err := view.Resumed(stdio.Out, stdio.Reporter(), o.json, out)
-		return exit(err, code)
+		return withCode(err, code)
 	}
 	return cmd
 }

@@ -93,10 +93,10 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 
 // reportLoop prints a loop's result (view.LoopResult).
 func reportLoop(stdio *Stdio, asJSON bool, res engine.Result) error {
-	return exit(view.LoopResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
+	return withCode(view.LoopResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }
 
 // report prints a run's result (view.Result).
 func report(stdio *Stdio, asJSON bool, res engine.Result) error {
-	return exit(view.Result(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
+	return withCode(view.Result(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

@@ -116,5 +116,5 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 
 // reportTask prints a task's result (view.TaskResult).
 func reportTask(stdio *Stdio, asJSON bool, res engine.TaskResult) error {
-	return exit(view.TaskResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
+	return withCode(view.TaskResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

@@ -4,10 +4,10 @@
 package engine
 
 import (
-	"slices"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
 // Status is how a run ended.
@@ -36,63 +36,9 @@ const (
 	StatusIncomplete Status = "incomplete"
 )
 
-// Exit codes of the contract (README, DESIGN.md). An agent's own non-zero
-// exit code passes through for StatusError.
-const (
-	ExitOK              = 0
-	ExitError           = 1
-	ExitBackendMissing  = 2
-	ExitIncomplete      = 3
-	ExitMaxIterations   = 4
-	ExitNoProgress      = 5
-	ExitUnauthenticated = 6
-	ExitBudgetExceeded  = 7
-	ExitUsage           = 64
-	ExitInvalidJSON     = 65
-	ExitRateLimited     = 69
-	ExitTimeout         = 75
-	ExitUnreachable     = 68
-	ExitInterrupted     = 130
-)
-
-// ExitCodeRow is one line of the exit-code contract: the code, the name
-// users see, the statuses that end with it and what it means.
-type ExitCodeRow struct {
-	Code     int
-	Name     string
-	Statuses []Status
-	Meaning  string
-}
-
-// ExitCodes is the exit-code contract, in the README's order: Status.ExitCode
-// and `jlgcli help exit-codes` are both made from it. ExitError (1) is
-// StatusError's when the agent gave no code of its own.
-var ExitCodes = []ExitCodeRow{
-	{ExitOK, "done", []Status{StatusDone}, "completion detected"},
-	{ExitBackendMissing, "backend-missing", []Status{StatusBackendMissing}, "the agent's executable is not installed"},
-	{ExitIncomplete, "incomplete", []Status{StatusIncomplete}, "batch: some task is not done (failed, blocked, conflict, not started); task: its change was kept on its branch for review (it touches jlgcli.toml or the repository's hooks); any command: a landing a stopped jlgcli left half done was put back, the checkout having changed since"},
-	{ExitMaxIterations, "max-iterations", []Status{StatusMaxIterations}, "the iteration limit was reached"},
-	{ExitNoProgress, "no-progress", []Status{StatusNoProgress}, "identical consecutive replies (noProgressLimit)"},
-	{ExitUnauthenticated, "backend-unauthenticated", []Status{StatusBackendUnauthenticated}, "the agent CLI is not logged in / has no valid key"},
-	{ExitBudgetExceeded, "budget-exceeded", []Status{StatusBudgetExceeded}, "the cost budget was spent"},
-	{ExitUsage, "usage", []Status{StatusBackendUnknown, StatusBackendUnsupported}, "bad flag, bad config, unknown or unsupported backend"},
-	{ExitInvalidJSON, "invalid-json", []Status{StatusInvalidJSON}, "json completion and no valid status object"},
-	{ExitUnreachable, "server-unreachable", nil, "no Temporal server answered at the address (--temporal)"},
-	{ExitRateLimited, "rate-limited", []Status{StatusRateLimited}, "the provider's rate limit was hit"},
-	{ExitTimeout, "timeout", []Status{StatusTimeout}, "the global time limit was reached"},
-	{ExitInterrupted, "interrupted", []Status{StatusInterrupted}, "SIGINT/SIGTERM"},
-}
-
-// ExitCode is the fixed exit code of a status (ExitCodes); StatusError has
-// none of its own (the agent's code is used) and gives ExitError.
-func (s Status) ExitCode() int {
-	for _, row := range ExitCodes {
-		if slices.Contains(row.Statuses, s) {
-			return row.Code
-		}
-	}
-	return ExitError
-}
+// ExitCode is the fixed exit code of a status (exit.Table); StatusError has
+// none of its own (the agent's code is used) and gives exit.Error.
+func (s Status) ExitCode() int { return exit.OfStatus(string(s)) }
 
 // Entry is one iteration in the transcript.
 type Entry struct {

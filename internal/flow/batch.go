@@ -12,6 +12,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
@@ -177,11 +178,11 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	}
 	if err := workflow.ExecuteActivity(actx, PrepareBatchName, PrepareInput{RunID: in.RunID, Repo: in.Repo,
 		BaseBranch: in.Spec.BaseBranch, Branch: in.Branch}).Get(ctx, nil); err != nil {
-		sum := batch.Summary{RunID: in.RunID, Status: string(batch.BatchIncomplete), ExitCode: batch.ExitIncomplete,
+		sum := batch.Summary{RunID: in.RunID, Status: string(batch.BatchIncomplete), ExitCode: exit.Incomplete,
 			Details: "prepare the batch's branch: " + message(err), StartedAt: began, BaseBranch: in.Spec.BaseBranch,
 			Jobs: in.Spec.Jobs, Tasks: []batch.TaskSummary{}}
 		if stoppable && ctx.Err() != nil {
-			sum.Status, sum.ExitCode = string(batch.BatchInterrupted), batch.ExitInterrupted
+			sum.Status, sum.ExitCode = string(batch.BatchInterrupted), exit.Interrupted
 			sum.Details = "interrupted while the batch's branch was prepared (the workflow was cancelled: jlgcli stop)"
 		}
 		return sum, nil
@@ -274,7 +275,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			}
 			child(id, runID, byID[id].Prompt, resumeRun, nil, func(res engine.TaskResult, err error) {
 				if err != nil {
-					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: engine.ExitError, RunID: res.RunID, Details: message(err)})
+					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Error, RunID: res.RunID, Details: message(err)})
 					return
 				}
 				results[id] = res

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runner"
 )
 
@@ -48,7 +49,7 @@ func TestCancelledTaskEndsInterrupted(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatalf("the cancelled workflow ended with an error: %v", err)
 	}
-	if res.Status != engine.StatusInterrupted || res.ExitCode != engine.ExitInterrupted || !strings.Contains(res.Details, "interrupted during attempt 2") {
+	if res.Status != engine.StatusInterrupted || res.ExitCode != exit.Interrupted || !strings.Contains(res.Details, "interrupted during attempt 2") {
 		t.Errorf("result %s (exit %d): %s; want interrupted during attempt 2", res.Status, res.ExitCode, res.Details)
 	}
 	if len(res.Attempts) != 1 {
@@ -118,7 +119,7 @@ func TestCancelledBatchEndsInterrupted(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"b": "pending", "c": "done", "e": "interrupted", "f": "pending"}, status); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
-	if sum.Status != string(batch.BatchInterrupted) || sum.ExitCode != batch.ExitInterrupted {
+	if sum.Status != string(batch.BatchInterrupted) || sum.ExitCode != exit.Interrupted {
 		t.Errorf("batch %s (exit %d), want interrupted (130)", sum.Status, sum.ExitCode)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/engine/decisiontest"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/runner"
 )
@@ -239,7 +240,7 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 	if diff := cmp.Diff(want, status); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
-	if sum.Status != "incomplete" || sum.ExitCode != batch.ExitIncomplete {
+	if sum.Status != "incomplete" || sum.ExitCode != exit.Incomplete {
 		t.Errorf("batch %s (exit %d), want incomplete", sum.Status, sum.ExitCode)
 	}
 	slices.Sort(started)

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/dag"
@@ -87,15 +89,15 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 	}
 	spec.Repo = repo.Dir
 	if len(spec.Tasks) == 0 {
-		return batch.Summary{}, usagef("name task sheets (.md files) or folders that hold some", "the batch has no task")
+		return batch.Summary{}, exit.Usagef("name task sheets (.md files) or folders that hold some", "the batch has no task")
 	}
 	graph, err := BatchGraph(spec.Tasks)
 	if err != nil {
-		return batch.Summary{}, &UsageError{Err: err}
+		return batch.Summary{}, &exit.UsageError{Err: err}
 	}
 	if spec.BaseBranch != "" {
 		if _, err := repo.ResolveCommit(ctx, "refs/heads/"+spec.BaseBranch); errors.Is(err, git.ErrNotCommit) {
-			return batch.Summary{}, usagef("name a branch of this repository: the tasks start from it and merge into it",
+			return batch.Summary{}, exit.Usagef("name a branch of this repository: the tasks start from it and merge into it",
 				"--base %s: no such branch in %s", spec.BaseBranch, repo.Dir)
 		} else if err != nil {
 			return batch.Summary{}, err
@@ -106,10 +108,10 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 			return batch.Summary{}, err
 		}
 		if spec.BaseBranch == "" {
-			return batch.Summary{}, usagef("check out the branch the tasks should start from and merge into", "HEAD is detached in %s: a batch needs a base branch", repo.Dir)
+			return batch.Summary{}, exit.Usagef("check out the branch the tasks should start from and merge into", "HEAD is detached in %s: a batch needs a base branch", repo.Dir)
 		}
 	}
-	if err := refuseChanges(ctx, repo, spec.BaseBranch, usagef("commit or stash them first: the batch merges each task into it as it goes",
+	if err := refuseChanges(ctx, repo, spec.BaseBranch, exit.Usagef("commit or stash them first: the batch merges each task into it as it goes",
 		"%s, the batch's base branch, is checked out in %s with uncommitted changes", spec.BaseBranch, repo.Dir)); err != nil {
 		return batch.Summary{}, err
 	}
@@ -398,9 +400,9 @@ func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 		res, err = b.start(ctx, st, p)
 	}
 	if err != nil {
-		code := engine.ExitError
-		if IsUsage(err) {
-			code = engine.ExitUsage
+		code := exit.Error
+		if exit.IsUsage(err) {
+			code = exit.Usage
 		}
 		return batch.Outcome{Status: batch.StatusError, ExitCode: code, RunID: st.ResumeRunID, Details: err.Error()}
 	}

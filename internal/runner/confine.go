@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -75,10 +74,6 @@ func Confine(ctx context.Context, c sandbox.Config, p Parts, site Site) (context
 	}
 	c.CacheDir = site.cacheDir()
 	box, rec, err := sandbox.New(c, protect...)
-	var ue *sandbox.UnavailableError
-	if errors.As(err, &ue) {
-		return ctx, rec, &UsageError{Err: err, Hint: ue.Hint}
-	}
 	if err != nil {
 		return ctx, rec, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -122,7 +123,7 @@ func MissingEnv(runID string, missing []string) error {
 	for i, k := range missing {
 		flags[i] = "--env " + k + "=VALUE"
 	}
-	return usagef("give it again: jlgcli resume "+strings.Join(flags, " ")+" "+runID+" (or set it in [env] of the configuration, or in the environment)",
+	return exit.Usagef("give it again: jlgcli resume "+strings.Join(flags, " ")+" "+runID+" (or set it in [env] of the configuration, or in the environment)",
 		"run %s needs the value of %s, which jlgcli does not keep: it was given with --env or [env] when the run started", runID, strings.Join(missing, ", "))
 }
 

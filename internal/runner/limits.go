@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
 // Limits are what a resume changes of a run's limits, for every kind of run
@@ -23,16 +25,16 @@ func (l Limits) Check(command, id string) error {
 	switch command {
 	case "task":
 		if l.MaxIterations != nil {
-			return &UsageError{Err: fmt.Errorf("--max-iterations is a loop's limit; task %s has tiers with attempts", id),
+			return &exit.UsageError{Err: fmt.Errorf("--max-iterations is a loop's limit; task %s has tiers with attempts", id),
 				Hint: "resuming a task stopped by its attempts already gives its current tier a new turn"}
 		}
 	case "batch":
 		for _, f := range l.set() {
-			return &UsageError{Err: fmt.Errorf("--%s is a task's or a loop's; resume the batch without it, or resume one of its task runs", f)}
+			return &exit.UsageError{Err: fmt.Errorf("--%s is a task's or a loop's; resume the batch without it, or resume one of its task runs", f)}
 		}
 	default:
 		if l.BudgetUSD != nil {
-			return &UsageError{Err: fmt.Errorf("--budget is a task's; run %s is a %s run", id, command)}
+			return &exit.UsageError{Err: fmt.Errorf("--budget is a task's; run %s is a %s run", id, command)}
 		}
 	}
 	return nil

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"os"
 	"slices"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
@@ -117,7 +119,7 @@ const EventBaseline = "baseline"
 func StartLoop(ctx context.Context, s LoopSpec, a agent.Agent, prompt, stateDir string, p Parts) (engine.Result, error) {
 	if s.Checklist != "" {
 		if _, err := os.Stat(s.Checklist); err != nil {
-			return engine.Result{}, usagef("create the checklist first: done is refused while it has unchecked '- [ ]' items",
+			return engine.Result{}, exit.Usagef("create the checklist first: done is refused while it has unchecked '- [ ]' items",
 				"--checklist %s: %v", s.Checklist, errors.Unwrap(err))
 		}
 	}
@@ -195,7 +197,7 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 	}
 	a, err := p.Registry(commands, s.Env, s.Sandbox.ProjectEnv).Get(s.Backend)
 	if err != nil {
-		return engine.Result{}, false, &UsageError{Err: err}
+		return engine.Result{}, false, &exit.UsageError{Err: err}
 	}
 	var baseline *gate.Result
 	for _, ev := range events {

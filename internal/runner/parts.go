@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -131,26 +130,6 @@ func (p Parts) Registry(commands map[string]agent.CommandSpec, extraEnv, untrust
 		explicit = append(explicit, name)
 	}
 	return &agent.Registry{Commands: commands, Env: env, Explicit: explicit, Untrusted: untrusted}
-}
-
-// UsageError is a run that cannot start as it was asked (exit 64); Hint,
-// when set, says what the user can do.
-type UsageError struct {
-	Err  error
-	Hint string
-}
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(hint, format string, a ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, a...), Hint: hint}
-}
-
-// IsUsage reports whether err is a UsageError.
-func IsUsage(err error) bool {
-	var u *UsageError
-	return errors.As(err, &u)
 }
 
 // RunTag is the environment entry that marks a run's agents and checks, so

@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
@@ -79,11 +80,11 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 		case err != nil:
 			return engine.TaskResult{}, err
 		case cur == "":
-			return engine.TaskResult{}, usagef("check out the branch the commits should land on", "--commit direct needs a checked-out branch; HEAD is detached in %s", repo.Dir)
+			return engine.TaskResult{}, exit.Usagef("check out the branch the commits should land on", "--commit direct needs a checked-out branch; HEAD is detached in %s", repo.Dir)
 		case t.Base != "" || t.IncludeDirty:
-			return engine.TaskResult{}, usagef("", "--commit direct commits on the current branch: it takes neither --base nor --include-dirty")
+			return engine.TaskResult{}, exit.Usagef("", "--commit direct commits on the current branch: it takes neither --base nor --include-dirty")
 		}
-		if err := refuseChanges(ctx, repo, cur, usagef("commit or stash them first, or use --commit branch (the default), which leaves your tree alone",
+		if err := refuseChanges(ctx, repo, cur, exit.Usagef("commit or stash them first, or use --commit branch (the default), which leaves your tree alone",
 			"--commit direct refuses to start: %s has uncommitted changes", repo.Dir)); err != nil {
 			return engine.TaskResult{}, err
 		}
@@ -98,7 +99,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	id := cmp.Or(t.ID, store.NewRunID(time.Now()))
 	wt, err := repo.PlanWorktree(ctx, id, t.Prompt, t.Base, t.IncludeDirty)
 	if t.Base != "" && errors.Is(err, git.ErrNotCommit) {
-		return engine.TaskResult{}, usagef("name a branch, tag or commit of this repository", "--base %s: %v in %s", t.Base, err, repo.Dir)
+		return engine.TaskResult{}, exit.Usagef("name a branch, tag or commit of this repository", "--base %s: %v in %s", t.Base, err, repo.Dir)
 	}
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
@@ -213,7 +214,7 @@ const (
 func DefaultChecks(dir, who, hint string) ([]gate.Check, error) {
 	checks := gate.DetectDefaults(dir)
 	if len(checks) == 0 {
-		return nil, usagef(hint, "%sno checks to judge the work with: none configured, and no go.mod, package.json test script, Python or Cargo project found in %s", who, dir)
+		return nil, exit.Usagef(hint, "%sno checks to judge the work with: none configured, and no go.mod, package.json test script, Python or Cargo project found in %s", who, dir)
 	}
 	return checks, nil
 }
@@ -224,13 +225,13 @@ func OpenRepo(ctx context.Context, dir string) (*git.Repo, error) {
 	repo, err := git.Open(ctx, dir)
 	if err != nil {
 		if errors.Is(err, git.ErrNotRepository) {
-			return nil, usagef("run 'git init' and commit your code first, or use 'jlgcli loop'",
+			return nil, exit.Usagef("run 'git init' and commit your code first, or use 'jlgcli loop'",
 				"jlgcli task works on a git repository: %s is not in one", dir)
 		}
 		return nil, err
 	}
 	if _, err := repo.Head(ctx); errors.Is(err, git.ErrNoCommits) {
-		return nil, usagef("commit your code first: the task branch starts from a commit", "the repository %s has no commit yet", repo.Dir)
+		return nil, exit.Usagef("commit your code first: the task branch starts from a commit", "the repository %s has no commit yet", repo.Dir)
 	}
 	return repo, nil
 }
@@ -429,11 +430,11 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	}
 	ctx, _, err := Confine(ctx, s.Sandbox, p, taskSite("", wt.Path, runID))
 	if err != nil {
-		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}}
+		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Usage, Details: err.Error()}}
 	}
 	watch, err := taskWatch(ctx, wt, j, p)
 	if err != nil {
-		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitError, Details: err.Error()}}
+		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Error, Details: err.Error()}}
 	}
 	o := s.options(p, runID, task, wt, baseline, tiers, watch)
 	o.Journal = j
@@ -450,11 +451,11 @@ func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, w
 	}
 	ctx, _, err := Confine(ctx, s.Sandbox, p, taskSite("", wt.Path, runID))
 	if err != nil {
-		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}
+		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: exit.Usage, Details: err.Error()}
 	}
 	watch, err := taskWatch(ctx, wt, nil, p)
 	if err != nil {
-		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitError, Details: err.Error()}
+		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: exit.Error, Details: err.Error()}
 	}
 	o := s.options(p, runID, task, wt, nil, tiers, watch)
 	o.Plan, o.Planner = true, watch.planner(planner)

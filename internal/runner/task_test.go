@@ -11,6 +11,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -93,11 +94,11 @@ func TestStartTaskRefusesWithoutChecks(t *testing.T) {
 	spec := TaskSpec{Tiers: []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},
 		Commands: map[string]agent.CommandSpec{"fake": {Command: []string{"true"}}}, Repo: repo}
 	_, err := StartTask(context.Background(), NewTask{Prompt: "x", Spec: spec, StateDir: state}, Parts{})
-	var u *UsageError
-	if !IsUsage(err) || !strings.Contains(err.Error(), "no checks to judge the work with") {
+	var u *exit.UsageError
+	if !exit.IsUsage(err) || !strings.Contains(err.Error(), "no checks to judge the work with") {
 		t.Fatalf("error %v", err)
 	}
-	if u, _ = err.(*UsageError); u == nil || !strings.Contains(u.Hint, "--check") {
+	if u, _ = err.(*exit.UsageError); u == nil || !strings.Contains(u.Hint, "--check") {
 		t.Errorf("hint: %+v", u)
 	}
 	if entries, _ := os.ReadDir(state); len(entries) != 0 {

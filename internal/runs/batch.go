@@ -8,6 +8,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 )
@@ -30,11 +31,11 @@ type Batch struct {
 
 // LoadSheets loads the task sheets that paths name (sheet.Load), telling
 // warn what is amiss in them; one that cannot be read or parsed is a
-// *runner.UsageError.
+// *exit.UsageError.
 func LoadSheets(paths []string, warn func(string)) ([]sheet.Sheet, error) {
 	sheets, warns, err := sheet.Load(paths)
 	if err != nil {
-		return nil, &runner.UsageError{Err: err}
+		return nil, &exit.UsageError{Err: err}
 	}
 	for _, w := range warns {
 		warn(w.String())
@@ -80,7 +81,7 @@ func (e *PickError) Error() string {
 // sets. A sheet's single tier without a backend gets the one picked, once
 // for the batch (Pick, saying so on p.Say); when none can be had the error
 // is a *PickError. An unknown dependency or a cycle is a
-// *runner.UsageError.
+// *exit.UsageError.
 func PlanBatch(c Config, b Batch, p runner.Parts) (BatchPlan, error) {
 	spec := runner.BatchSpec{Repo: b.Repo, BaseBranch: b.Base, Jobs: c.Jobs, FailFast: b.FailFast, BudgetUSD: b.BudgetUSD}
 	picked := "" // the backend picked when none is configured
@@ -114,7 +115,7 @@ func PlanBatch(c Config, b Batch, p runner.Parts) (BatchPlan, error) {
 	}
 	graph, err := runner.BatchGraph(spec.Tasks)
 	if err != nil {
-		return BatchPlan{}, &runner.UsageError{Err: err}
+		return BatchPlan{}, &exit.UsageError{Err: err}
 	}
 	return BatchPlan{Spec: spec, Levels: graph.Levels()}, nil
 }
@@ -161,7 +162,7 @@ func sheetLayer(flags *config.Layer, s sheet.Sheet) (*config.Layer, error) {
 	for _, t := range eff.Tiers {
 		backend, model, _ := strings.Cut(t, ":")
 		if backend == "" {
-			return nil, &runner.UsageError{Err: fmt.Errorf("%s: tier %q: want BACKEND[:MODEL]", s.File, t)}
+			return nil, &exit.UsageError{Err: fmt.Errorf("%s: tier %q: want BACKEND[:MODEL]", s.File, t)}
 		}
 		l.Tiers = append(l.Tiers, config.TierLayer{Name: config.TierName(t), Backend: backend, Model: model})
 	}

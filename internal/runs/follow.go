@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -62,7 +62,7 @@ type Event struct {
 type FollowOptions struct {
 	// From is the journal offset to start at: 0, or the Next of an event
 	// handed out before. An offset that is not the start of a line is a
-	// runner.UsageError.
+	// exit.UsageError.
 	From int64
 	// NoOutput leaves out the agent's output: journal lines only.
 	NoOutput bool
@@ -144,7 +144,7 @@ func (f *follower) checkFrom() error {
 		return nil
 	}
 	bad := func(why string) error {
-		return &runner.UsageError{Err: fmt.Errorf("follow run %s from offset %d: %s", f.run.ID, f.next, why),
+		return &exit.UsageError{Err: fmt.Errorf("follow run %s from offset %d: %s", f.run.ID, f.next, why),
 			Hint: "give 0, or the next offset of an event handed out before"}
 	}
 	if f.next < 0 {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -184,7 +184,7 @@ func TestFollowFrom(t *testing.T) {
 
 	for _, bad := range []int64{from + 1, -1, 1 << 20} {
 		err := runs.Follow(context.Background(), root, runID, runs.FollowOptions{From: bad}, rest.add)
-		if !runner.IsUsage(err) {
+		if !exit.IsUsage(err) {
 			t.Errorf("Follow from %d: %v, want a usage error", bad, err)
 		}
 	}
@@ -230,7 +230,7 @@ func TestList(t *testing.T) {
 			t.Errorf("JSON field %s: %v, the row's is %v", k, w, v)
 		}
 	}
-	if _, err := runs.List(root, store.Filter{Status: "nosuchstatus"}); !runner.IsUsage(err) {
+	if _, err := runs.List(root, store.Filter{Status: "nosuchstatus"}); !exit.IsUsage(err) {
 		t.Errorf("List of an invalid status: %v", err)
 	}
 	if list, err := runs.List(filepath.Join(t.TempDir(), "none"), store.Filter{}); err != nil || list == nil || len(list) != 0 {

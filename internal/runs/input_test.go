@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runs"
 )
 
@@ -38,7 +38,7 @@ func TestReadPrompt(t *testing.T) {
 	} {
 		got, err := runs.ReadPrompt(strings.NewReader(c.in), c.file, c.args)
 		if c.want == "" {
-			if !runner.IsUsage(err) {
+			if !exit.IsUsage(err) {
 				t.Errorf("%s: ReadPrompt = %q, %v; want a usage error", c.name, got, err)
 			}
 			continue
@@ -47,7 +47,7 @@ func TestReadPrompt(t *testing.T) {
 			t.Errorf("%s: ReadPrompt = %q, %v; want %q", c.name, got, err, c.want)
 		}
 	}
-	if _, err := runs.ReadPrompt(nil, "", []string{"-"}); !runner.IsUsage(err) {
+	if _, err := runs.ReadPrompt(nil, "", []string{"-"}); !exit.IsUsage(err) {
 		t.Errorf("ReadPrompt from no stdin: %v, want a usage error", err)
 	}
 }
@@ -111,7 +111,7 @@ func TestParseSince(t *testing.T) {
 	if got, err := runs.ParseSince("2026-11-25T10:00:00Z"); err != nil || !got.Equal(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("ParseSince(RFC 3339) = %v, %v", got, err)
 	}
-	if _, err := runs.ParseSince("yesterday"); !runner.IsUsage(err) {
+	if _, err := runs.ParseSince("yesterday"); !exit.IsUsage(err) {
 		t.Errorf("ParseSince(yesterday): %v, want a usage error", err)
 	}
 }
@@ -119,7 +119,7 @@ func TestParseSince(t *testing.T) {
 // A sheet that cannot be read is a usage error; a batch sent to Temporal
 // needs no repository here.
 func TestLoadSheetsAndBatchRepo(t *testing.T) {
-	if _, err := runs.LoadSheets([]string{filepath.Join(t.TempDir(), "none.md")}, func(string) {}); !runner.IsUsage(err) {
+	if _, err := runs.LoadSheets([]string{filepath.Join(t.TempDir(), "none.md")}, func(string) {}); !exit.IsUsage(err) {
 		t.Errorf("LoadSheets of a missing file: %v, want a usage error", err)
 	}
 	cfg := &config.Config{Cwd: t.TempDir()}

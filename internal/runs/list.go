@@ -8,6 +8,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -77,7 +78,7 @@ type RunningTask struct {
 // included). A Filter's Status must be one of them.
 func Statuses() []string {
 	out := []string{store.Running}
-	for _, row := range engine.ExitCodes {
+	for _, row := range exit.Table {
 		for _, s := range row.Statuses {
 			out = append(out, string(s))
 		}
@@ -94,10 +95,10 @@ func ValidStatus(s string) bool { return s == "" || slices.Contains(Statuses(), 
 // (store.Index.List, which brings it in line with the run directories)
 // and, for running runs and the tasks of batches, their checkpoints and
 // their batch's journal; it writes nothing but the index. A status that no
-// run can have is a runner.UsageError.
+// run can have is a exit.UsageError.
 func List(root string, f store.Filter) ([]Run, error) {
 	if !ValidStatus(f.Status) {
-		return nil, &runner.UsageError{Err: fmt.Errorf("invalid status %q: want one of %s", f.Status, strings.Join(Statuses(), ", "))}
+		return nil, &exit.UsageError{Err: fmt.Errorf("invalid status %q: want one of %s", f.Status, strings.Join(Statuses(), ", "))}
 	}
 	idx, err := store.OpenIndex(root)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -14,7 +15,7 @@ import (
 func Open(root, id string) (*store.Run, error) {
 	run, err := store.Open(root, id)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAmbiguous) {
-		return nil, &runner.UsageError{Err: err, Hint: "'jlgcli runs' lists the runs kept in " + root}
+		return nil, &exit.UsageError{Err: err, Hint: "'jlgcli runs' lists the runs kept in " + root}
 	}
 	return run, err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/runner"
 )
@@ -35,7 +36,7 @@ func Pick(cfg *config.Config, p runner.Parts) (engine.Result, agent.Agent) {
 		}
 		if name == "" {
 			res.Status = engine.StatusBackendMissing
-			res.ExitCode = engine.ExitBackendMissing
+			res.ExitCode = exit.BackendMissing
 			res.Details = "no backend configured and none of " + strings.Join(agent.Builtins, ", ") + " is installed"
 			res.Text = res.Details
 			return res, nil

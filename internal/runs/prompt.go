@@ -6,13 +6,13 @@ import (
 	"os"
 	"strings"
 
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
 // ReadPrompt is the prompt of a command line: its argument (args[0], at
 // most one), in ("-": nil when there is none) or the file given with
 // --prompt-file. Giving both, neither, or an empty prompt is a
-// *runner.UsageError.
+// *exit.UsageError.
 func ReadPrompt(in io.Reader, file string, args []string) (string, error) {
 	var (
 		data []byte
@@ -46,7 +46,5 @@ func ReadPrompt(in io.Reader, file string, args []string) (string, error) {
 	return p, nil
 }
 
-// usagef is a *runner.UsageError without a hint.
-func usagef(format string, a ...any) error {
-	return &runner.UsageError{Err: fmt.Errorf(format, a...)}
-}
+// usagef is a usage error without a hint.
+func usagef(format string, a ...any) error { return exit.Usagef("", format, a...) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -30,7 +31,7 @@ func (e *NoReportError) Error() string {
 // result it wrote when it stopped, or, for a task still going or killed,
 // from its journal (TaskResult, saying on p.Say what it repaired); a
 // batch's from the summary it wrote when it stopped (else a
-// *NoReportError). A run of another kind has none: a *runner.UsageError.
+// *NoReportError). A run of another kind has none: a *exit.UsageError.
 // A run on Temporal is brought up to date first, reached through connect.
 func Report(ctx context.Context, root, id, format string, p runner.Parts, connect Connect) ([]byte, error) {
 	run, err := Open(root, id)
@@ -80,7 +81,7 @@ func Report(ctx context.Context, root, id, format string, p runner.Parts, connec
 	if command == "" {
 		command = "unknown"
 	}
-	return nil, &runner.UsageError{Err: fmt.Errorf("run %s is a %s run, not a task: it has no task report", run.ID, command),
+	return nil, &exit.UsageError{Err: fmt.Errorf("run %s is a %s run, not a task: it has no task report", run.ID, command),
 		Hint: "'jlgcli show " + run.ID + "' prints it"}
 }
 
@@ -146,7 +147,7 @@ func WriteReport(w io.Writer, dir func() (string, error), path string, out []byt
 
 // ParseSince reads the start of the runs that TaskStats counts: a date
 // (midnight, local time) or an RFC 3339 time; "": the zero time (all).
-// Anything else is a *runner.UsageError.
+// Anything else is a *exit.UsageError.
 func ParseSince(s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil

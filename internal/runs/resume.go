@@ -9,6 +9,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
@@ -158,7 +159,7 @@ func Resume(ctx context.Context, root, id string, limits runner.Limits, rp Resum
 	}
 	if _, err := run.Lock(); err != nil {
 		if errors.Is(err, store.ErrLive) {
-			return out, &runner.UsageError{Err: fmt.Errorf("run %s is running in another process: %w", run.ID, err), Hint: "wait for it, or stop it with Ctrl-C there"}
+			return out, &exit.UsageError{Err: fmt.Errorf("run %s is running in another process: %w", run.ID, err), Hint: "wait for it, or stop it with Ctrl-C there"}
 		}
 		return out, err
 	}

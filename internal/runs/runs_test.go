@@ -9,6 +9,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -80,7 +81,7 @@ func TestShowBatchWithARunningTask(t *testing.T) {
 func TestShowUnknownRunIsAUsageError(t *testing.T) {
 	root := t.TempDir()
 	_, err := Show(context.Background(), root, "2026", runner.Parts{}, nil)
-	var u *runner.UsageError
+	var u *exit.UsageError
 	if !errors.As(err, &u) || !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("err = %v, want a usage error of a run not found", err)
 	}
@@ -97,13 +98,13 @@ func TestResumeRefusesALimitTheKindCannotTake(t *testing.T) {
 		return runner.BatchParts{}, nil
 	}}
 	_, err := Resume(context.Background(), root, batchID, runner.Limits{Timeout: &timeout}, rp)
-	if !runner.IsUsage(err) || !strings.Contains(err.Error(), "--timeout is a task's or a loop's") {
+	if !exit.IsUsage(err) || !strings.Contains(err.Error(), "--timeout is a task's or a loop's") {
 		t.Fatalf("err = %v, want the usage error of --timeout given to a batch", err)
 	}
 
 	budget := 2.0
 	_, err = Resume(context.Background(), root, taskID, runner.Limits{BudgetUSD: &budget, MaxIterations: new(int)}, ResumeParts{})
-	if !runner.IsUsage(err) || !strings.Contains(err.Error(), "--max-iterations is a loop's limit; task "+taskID) {
+	if !exit.IsUsage(err) || !strings.Contains(err.Error(), "--max-iterations is a loop's limit; task "+taskID) {
 		t.Fatalf("err = %v, want the usage error of --max-iterations given to a task", err)
 	}
 }
@@ -119,7 +120,7 @@ func TestResumeRefusesARunningRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Resume(context.Background(), root, batchID, runner.Limits{}, ResumeParts{})
-	var u *runner.UsageError
+	var u *exit.UsageError
 	if !errors.As(err, &u) || !strings.Contains(err.Error(), "run "+batchID+" is running in another process") || u.Hint != "wait for it, or stop it with Ctrl-C there" {
 		t.Fatalf("err = %v, want the usage error of a run running elsewhere", err)
 	}
@@ -162,7 +163,7 @@ func TestSubmissionRefusals(t *testing.T) {
 				c.cfg(&cfg)
 			}
 			_, res, err := SubmitTask(ctx, &cfg, c.sub, "Do it", runner.Parts{})
-			if !runner.IsUsage(err) || !strings.Contains(err.Error(), c.want) || res != nil {
+			if !exit.IsUsage(err) || !strings.Contains(err.Error(), c.want) || res != nil {
 				t.Fatalf("err = %v, want the usage error %q", err, c.want)
 			}
 		})
@@ -203,11 +204,11 @@ func TestCheckLocal(t *testing.T) {
 	for _, kind := range []string{"task", "batch"} {
 		for _, sub := range []Submission{{RepoURL: "https://example.com/r.git"}, {Detach: true}} {
 			err := CheckLocal(here, kind, sub, false)
-			if want := "--repo, --detach and --heartbeat-timeout are for a " + kind + " sent to a Temporal server (--temporal HOST:PORT)"; !runner.IsUsage(err) || err.Error() != want {
+			if want := "--repo, --detach and --heartbeat-timeout are for a " + kind + " sent to a Temporal server (--temporal HOST:PORT)"; !exit.IsUsage(err) || err.Error() != want {
 				t.Errorf("CheckLocal(%s, %+v) = %v, want the usage error %q", kind, sub, err, want)
 			}
 		}
-		if err := CheckLocal(here, kind, Submission{}, true); !runner.IsUsage(err) {
+		if err := CheckLocal(here, kind, Submission{}, true); !exit.IsUsage(err) {
 			t.Errorf("CheckLocal(%s, --heartbeat-timeout) = %v, want a usage error", kind, err)
 		}
 		err := CheckLocal(push, kind, Submission{}, false)

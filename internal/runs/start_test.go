@@ -9,6 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 )
@@ -139,8 +140,8 @@ func TestPickNoneInstalled(t *testing.T) {
 	if a != nil {
 		t.Fatalf("picked %s with no agent installed", a.Name())
 	}
-	if res.Status != engine.StatusBackendMissing || res.ExitCode != engine.ExitBackendMissing {
-		t.Errorf("status %s exit %d, want %s exit %d", res.Status, res.ExitCode, engine.StatusBackendMissing, engine.ExitBackendMissing)
+	if res.Status != engine.StatusBackendMissing || res.ExitCode != exit.BackendMissing {
+		t.Errorf("status %s exit %d, want %s exit %d", res.Status, res.ExitCode, engine.StatusBackendMissing, exit.BackendMissing)
 	}
 	if res.Details == "" || res.Text != res.Details {
 		t.Errorf("details %q text %q: want the reason in both", res.Details, res.Text)
@@ -199,7 +200,7 @@ func TestPlanBatchNoneInstalled(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err %v, want a *PickError", err)
 	}
-	if pe.File != "b.md" || pe.Result.Status != engine.StatusBackendMissing || pe.Result.ExitCode != engine.ExitBackendMissing {
+	if pe.File != "b.md" || pe.Result.Status != engine.StatusBackendMissing || pe.Result.ExitCode != exit.BackendMissing {
 		t.Errorf("pick error of %s: %s exit %d; want b.md, backend-missing exit 2", pe.File, pe.Result.Status, pe.Result.ExitCode)
 	}
 }
@@ -212,7 +213,7 @@ func TestPlanBatchUnknownDependency(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := Batch{Sheets: []sheet.Sheet{sheetOf(t, "a.md", "---\ndepends: [nope]\n---\n# a\n")}, Repo: dir}
-	if _, err := PlanBatch(c, b, runner.Parts{}); !runner.IsUsage(err) {
+	if _, err := PlanBatch(c, b, runner.Parts{}); !exit.IsUsage(err) {
 		t.Errorf("err %v, want a usage error", err)
 	}
 }

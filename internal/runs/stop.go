@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -30,7 +30,7 @@ import (
 // Stop waits until the run's process has let go of it (or ctx is done,
 // with ctx's error: the request stays, and the run still stops) and
 // returns the run as List shows it then. A run that no process runs is a
-// runner.UsageError.
+// exit.UsageError.
 //
 // A run on a Temporal server is stopped by cancelling its workflow, which
 // ends interrupted once the attempt under way on a worker has stopped
@@ -115,7 +115,7 @@ func stopTemporal(ctx context.Context, run *store.Run, id string, connect Connec
 		return Run{}, fmt.Errorf("run %s on %s: %w", id, addr, err)
 	}
 	if d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
-		return Run{}, &runner.UsageError{Err: fmt.Errorf("run %s is not running on %s: it has ended (%s), there is nothing to stop",
+		return Run{}, &exit.UsageError{Err: fmt.Errorf("run %s is not running on %s: it has ended (%s), there is nothing to stop",
 			id, addr, strings.ToLower(d.GetWorkflowExecutionInfo().GetStatus().String()))}
 	}
 	if err := c.CancelWorkflow(ctx, id, ""); err != nil {
@@ -155,10 +155,10 @@ func notLive(root string, run *store.Run) error {
 		status = r.Status
 	}
 	if status == store.Running {
-		return &runner.UsageError{Err: fmt.Errorf("run %s is not live: its process was killed, there is nothing to stop", run.ID),
+		return &exit.UsageError{Err: fmt.Errorf("run %s is not live: its process was killed, there is nothing to stop", run.ID),
 			Hint: "'jlgcli resume " + run.ID + "' continues it"}
 	}
-	return &runner.UsageError{Err: fmt.Errorf("run %s is not live: it has ended (%s), there is nothing to stop", run.ID, status)}
+	return &exit.UsageError{Err: fmt.Errorf("run %s is not live: it has ended (%s), there is nothing to stop", run.ID, status)}
 }
 
 // get is run id (a full id) as List shows it.

@@ -22,7 +22,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/cli"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -213,8 +213,8 @@ func TestStopLoop(t *testing.T) {
 	if stopped.ID != r.ID || stopped.Live || stopped.Status != string(engine.StatusInterrupted) || stopped.Current != nil {
 		t.Errorf("Stop returned %+v", stopped)
 	}
-	if code := loop.wait(t); code != engine.ExitInterrupted {
-		t.Fatalf("the stopped loop exited %d, want %d\nstderr: %s", code, engine.ExitInterrupted, loop.stderr.String())
+	if code := loop.wait(t); code != exit.Interrupted {
+		t.Fatalf("the stopped loop exited %d, want %d\nstderr: %s", code, exit.Interrupted, loop.stderr.String())
 	}
 	// The agent (the shell and its sleep: its process group) was stopped.
 	pid, err := os.ReadFile(filepath.Join(work, "pid-2"))
@@ -282,7 +282,7 @@ func TestStopLoop(t *testing.T) {
 	}
 
 	// A stopped run cannot be stopped again: it is not live.
-	if _, err := runs.Stop(ctx, state, r.ID, nil); !runner.IsUsage(err) || cli.ExitCode(err) != engine.ExitUsage || !strings.Contains(err.Error(), "not live") {
+	if _, err := runs.Stop(ctx, state, r.ID, nil); !exit.IsUsage(err) || cli.ExitCode(err) != exit.Usage || !strings.Contains(err.Error(), "not live") {
 		t.Errorf("Stop of a stopped run: %v (exit %d)", err, cli.ExitCode(err))
 	}
 
@@ -459,8 +459,8 @@ func TestStopBatch(t *testing.T) {
 	if stopped.Status != "interrupted" {
 		t.Errorf("Stop returned %+v", stopped)
 	}
-	if code := b.wait(t); code != engine.ExitInterrupted {
-		t.Fatalf("the stopped batch exited %d, want %d\nstderr: %s", code, engine.ExitInterrupted, b.stderr.String())
+	if code := b.wait(t); code != exit.Interrupted {
+		t.Fatalf("the stopped batch exited %d, want %d\nstderr: %s", code, exit.Interrupted, b.stderr.String())
 	}
 	if !strings.Contains(b.stdout.String(), `"status": "interrupted"`) || !strings.Contains(b.stderr.String(), "continue it with: jlgcli resume "+list[0].ID) {
 		t.Errorf("batch --json: %s\nstderr: %s", b.stdout.String(), b.stderr.String())

@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
@@ -82,7 +83,7 @@ func getenv(p runner.Parts) func(string) string {
 // the attempts (closed, when it has a Close method, once following ends).
 func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt string, p runner.Parts) (string, *engine.TaskResult, error) {
 	if sub.IncludeDirty {
-		return "", nil, &runner.UsageError{Err: errors.New("--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first")}
+		return "", nil, &exit.UsageError{Err: errors.New("--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first")}
 	}
 	if err := checkTemporal(cfg, sub); err != nil {
 		return "", nil, err
@@ -91,7 +92,7 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	s.Plan = sub.Plan
 	for _, t := range s.Tiers {
 		if t.Backend == "" {
-			return "", nil, &runner.UsageError{Err: errors.New("a task sent to Temporal names its backend (-b BACKEND, --tier or [[tiers]]): the workers' machines decide which are installed")}
+			return "", nil, &exit.UsageError{Err: errors.New("a task sent to Temporal names its backend (-b BACKEND, --tier or [[tiers]]): the workers' machines decide which are installed")}
 		}
 	}
 	url, base, checkout, err := remoteOf(ctx, cfg, sub.RepoURL, sub.Base)
@@ -154,7 +155,7 @@ func CheckLocal(cfg *config.Config, kind string, sub Submission, heartbeatGiven 
 // checkTemporal refuses what a submission to Temporal cannot do.
 func checkTemporal(cfg *config.Config, sub Submission) error {
 	if sub.Heartbeat < 10*time.Second {
-		return &runner.UsageError{Err: fmt.Errorf("--heartbeat-timeout must be at least 10s (workers heartbeat every 5s), not %s", sub.Heartbeat)}
+		return &exit.UsageError{Err: fmt.Errorf("--heartbeat-timeout must be at least 10s (workers heartbeat every 5s), not %s", sub.Heartbeat)}
 	}
 	if cfg.Commit == git.CommitDirect {
 		return cfg.KeyError("commit", "direct cannot be done by Temporal workers: they commit on the task branch on the remote")
@@ -177,13 +178,13 @@ func remoteOf(ctx context.Context, cfg *config.Config, url, base string) (string
 	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {
 		if url == "" {
-			return "", "", "", &runner.UsageError{Err: fmt.Errorf("--repo URL is needed outside a git repository: %v", err)}
+			return "", "", "", &exit.UsageError{Err: fmt.Errorf("--repo URL is needed outside a git repository: %v", err)}
 		}
 	} else {
 		origin, oerr := repo.RemoteURL(ctx, "origin")
 		if url == "" {
 			if oerr != nil {
-				return "", "", "", &runner.UsageError{Err: fmt.Errorf("this repository has no origin to give the workers (%v): pass --repo URL", oerr)}
+				return "", "", "", &exit.UsageError{Err: fmt.Errorf("this repository has no origin to give the workers (%v): pass --repo URL", oerr)}
 			}
 			url = origin
 		}
@@ -192,7 +193,7 @@ func remoteOf(ctx context.Context, cfg *config.Config, url, base string) (string
 		}
 		if base == "" {
 			if base, _ = repo.CurrentBranch(ctx); base == "" {
-				return "", "", "", &runner.UsageError{Err: errors.New("HEAD is detached: name the base branch with --base BRANCH")}
+				return "", "", "", &exit.UsageError{Err: errors.New("HEAD is detached: name the base branch with --base BRANCH")}
 			}
 		}
 	}
@@ -218,7 +219,7 @@ func submittedChecks(checks []gate.Check, checkout, url, who, hint string) ([]ga
 		return checks, nil
 	}
 	if checkout == "" {
-		return nil, &runner.UsageError{Hint: hint,
+		return nil, &exit.UsageError{Hint: hint,
 			Err: fmt.Errorf("%sno checks to judge the work with: none configured, and no checkout of %s here to detect them in", who, url)}
 	}
 	return runner.DefaultChecks(checkout, who, hint)
@@ -236,7 +237,7 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 	for _, t := range spec.Tasks {
 		for _, tr := range t.Spec.Tiers {
 			if tr.Backend == "" {
-				return "", nil, &runner.UsageError{Err: fmt.Errorf("task %s: a batch sent to Temporal names its backends (-b, --tier, [[tiers]] or the sheet's backend)", t.ID)}
+				return "", nil, &exit.UsageError{Err: fmt.Errorf("task %s: a batch sent to Temporal names its backends (-b, --tier, [[tiers]] or the sheet's backend)", t.ID)}
 			}
 		}
 	}
@@ -515,7 +516,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 	out := Resumed{Kind: run.Meta.Command, ID: run.ID}
 	if _, err := run.Lock(); err != nil {
 		if errors.Is(err, store.ErrLive) {
-			return out, &runner.UsageError{Err: fmt.Errorf("run %s is followed by another jlgcli: %w", run.ID, err), Hint: "follow it there, or wait"}
+			return out, &exit.UsageError{Err: fmt.Errorf("run %s is followed by another jlgcli: %w", run.ID, err), Hint: "follow it there, or wait"}
 		}
 		return out, err
 	}
@@ -533,7 +534,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 	hooks := runner.HooksOf(rp.Parts, run) // as those of a resume here: started again, attempts, end
 	if run.Meta.Command == "batch" {
 		if limits.Any() {
-			return out, &runner.UsageError{Err: errors.New("a batch on Temporal takes no new limits")}
+			return out, &exit.UsageError{Err: errors.New("a batch on Temporal takes no new limits")}
 		}
 		var sum batch.Summary
 		closed, err := flow.Outcome(ctx, c, run.ID, &sum)

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/hooks"
-	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/trust"
 )
 
@@ -51,7 +51,7 @@ func trustStore(getenv func(string) string) trust.Store {
 func projectFile(dir, file string) (string, error) {
 	if file == "" {
 		if file = config.FindProjectFile(dir); file == "" {
-			return "", &runner.UsageError{Err: fmt.Errorf("no %s in %s or its parents up to the repository's root", config.ProjectFile, dir),
+			return "", &exit.UsageError{Err: fmt.Errorf("no %s in %s or its parents up to the repository's root", config.ProjectFile, dir),
 				Hint: "name the file to trust: jlgcli trust PATH"}
 		}
 		return file, nil
@@ -68,14 +68,14 @@ func projectFile(dir, file string) (string, error) {
 // outside the sandbox (its hooks, ...) are honoured, until it changes. The
 // file is read once: what is shown is what is trusted. A file that is not
 // a project file, or whose settings jlgcli refuses, is not trusted (a
-// runner.UsageError, a *config.Error).
+// exit.UsageError, a *config.Error).
 func Trust(getenv func(string) string, dir, file string, now time.Time) (Trusted, error) {
 	file, err := projectFile(dir, file)
 	if err != nil {
 		return Trusted{}, err
 	}
 	if filepath.Base(file) != config.ProjectFile {
-		return Trusted{}, &runner.UsageError{Err: fmt.Errorf("%s is not a project file: only a %s needs trust", file, config.ProjectFile),
+		return Trusted{}, &exit.UsageError{Err: fmt.Errorf("%s is not a project file: only a %s needs trust", file, config.ProjectFile),
 			Hint: "your own config.toml is trusted as it is; name the jlgcli.toml of a project"}
 	}
 	l, err := config.LoadFile(file)
@@ -83,7 +83,7 @@ func Trust(getenv func(string) string, dir, file string, now time.Time) (Trusted
 		return Trusted{}, err
 	}
 	if l.Sum == "" {
-		return Trusted{}, &runner.UsageError{Err: fmt.Errorf("%s: no such file", file)}
+		return Trusted{}, &exit.UsageError{Err: fmt.Errorf("%s: no such file", file)}
 	}
 	l.Project = true
 	c, err := config.Resolve(l) // checked as a run would check it; untrusted, what needs trust is in c.Ignored

@@ -11,6 +11,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runner"
@@ -39,12 +40,12 @@ func (e *BackendError) Error() string { return e.Msg }
 // workflows, and the attempts of the backends usable here (w.Only, else
 // every one), with their clones under cfg's state directory (by default
 // $XDG_STATE_HOME/jlgcli/worker). It says on p.Say where it works and when
-// it stopped. A configuration without a server is a *runner.UsageError; a
+// it stopped. A configuration without a server is a *exit.UsageError; a
 // worker with no backend to take attempts of, a *BackendError.
 func Serve(ctx context.Context, cfg *config.Config, w Worker, p runner.Parts) error {
 	t := cfg.Temporal
 	if t.Address == "" {
-		return &runner.UsageError{Err: errors.New("a worker needs a Temporal server: --temporal HOST:PORT, or temporal.address in the configuration")}
+		return &exit.UsageError{Err: errors.New("a worker needs a Temporal server: --temporal HOST:PORT, or temporal.address in the configuration")}
 	}
 	getenv := getenv(p)
 	dir := cfg.StateDir
@@ -60,7 +61,7 @@ func Serve(ctx context.Context, cfg *config.Config, w Worker, p runner.Parts) er
 		return err
 	}
 	if len(have) == 0 {
-		return &BackendError{Msg: "no agent backend is installed on this machine: the worker would take no attempt (see jlgcli backends)", Code: engine.ExitBackendMissing}
+		return &BackendError{Msg: "no agent backend is installed on this machine: the worker would take no attempt (see jlgcli backends)", Code: exit.BackendMissing}
 	}
 	c, err := Dial(ctx, flow.ConnectionOf(cfg, getenv))
 	if err != nil {
@@ -81,7 +82,7 @@ func Serve(ctx context.Context, cfg *config.Config, w Worker, p runner.Parts) er
 
 // workerBackends are the backends whose attempts the worker takes: every
 // one usable on this machine, or those of only, each of which must be
-// known (else a *runner.UsageError) and usable here (else a
+// known (else a *exit.UsageError) and usable here (else a
 // *BackendError).
 func workerBackends(ctx context.Context, reg *agent.Registry, only []string) ([]string, error) {
 	var have []string
@@ -97,7 +98,7 @@ func workerBackends(ctx context.Context, reg *agent.Registry, only []string) ([]
 	for _, name := range only {
 		a, err := reg.Get(name)
 		if err != nil {
-			return nil, &runner.UsageError{Err: fmt.Errorf("--backends: %w", err)}
+			return nil, &exit.UsageError{Err: fmt.Errorf("--backends: %w", err)}
 		}
 		if s, details := engine.Unavailable(a.Check(ctx)); s != "" {
 			return nil, &BackendError{Msg: fmt.Sprintf("--backends: %s is not usable on this machine (%s): %s", name, s, details), Code: s.ExitCode()}

@@ -26,6 +26,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
 // Mode is how a run is confined: auto (whenever the platform can), on
@@ -205,17 +207,15 @@ func (b *Box) WithControl(paths []string) *Box {
 	return &c
 }
 
-// UnavailableError is a sandbox asked for (mode on) that this machine cannot
-// give; Hint says how to get it.
-type UnavailableError struct{ Reason, Hint string }
-
-func (e *UnavailableError) Error() string {
-	return "--sandbox on: no sandbox on this machine: " + e.Reason
+// unavailable is a sandbox asked for (mode on) that this machine cannot
+// give: the user's to change (exit 64), hint saying how.
+func unavailable(reason, hint string) error {
+	return exit.Usagef(hint, "--sandbox on: no sandbox on this machine: %s", reason)
 }
 
 // New prepares the confinement of a run: nil and a record saying why for
 // mode off, or for auto on a machine that cannot confine; an
-// *UnavailableError for on there. protect are paths a confined process may
+// usage error (exit.UsageError) for on there. protect are paths a confined process may
 // not write even when they lie in its working directory (jlgcli's own run
 // records).
 func New(cfg Config, protect ...string) (*Box, Record, error) {
@@ -229,7 +229,7 @@ func New(cfg Config, protect ...string) (*Box, Record, error) {
 	tool, path, reason := probe()
 	if reason != "" {
 		if rec.Mode == On {
-			return nil, rec, &UnavailableError{Reason: reason, Hint: installHint}
+			return nil, rec, unavailable(reason, installHint)
 		}
 		rec.Reason = reason
 		return nil, rec, nil
@@ -238,7 +238,7 @@ func New(cfg Config, protect ...string) (*Box, Record, error) {
 	self, err := selfPath()
 	if err != nil {
 		if rec.Mode == On {
-			return nil, rec, &UnavailableError{Reason: err.Error()}
+			return nil, rec, unavailable(err.Error(), "")
 		}
 		rec.Reason = err.Error()
 		return nil, rec, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
 // slowAgent is a developer that takes a while, then writes the file its
@@ -336,7 +337,7 @@ func TestStopThroughTheAPI(t *testing.T) {
 		t.Errorf("the page says %q", msg)
 	}
 	err := loop.Wait()
-	if code := loop.ProcessState.ExitCode(); code != engine.ExitInterrupted {
+	if code := loop.ProcessState.ExitCode(); code != exit.Interrupted {
 		t.Fatalf("the loop exited %d (%v), want 130\n%s", code, err, out)
 	}
 	var res engine.Result
@@ -372,7 +373,7 @@ func TestTokenOffLoopback(t *testing.T) {
 	cmd := exec.Command(w.exe, "serve", "--addr", "0.0.0.0:0")
 	cmd.Dir, cmd.Env = w.path("repo"), w.env
 	out, err := cmd.CombinedOutput()
-	if cmd.ProcessState.ExitCode() != engine.ExitUsage || !strings.Contains(string(out), "token") {
+	if cmd.ProcessState.ExitCode() != exit.Usage || !strings.Contains(string(out), "token") {
 		t.Fatalf("serve off loopback without a token: %v\n%s", err, out)
 	}
 	w.env = append(w.env, "JLGCLI_SERVE_TOKEN=s3cret")

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
 // An address already taken is a usage error; a free one is served until
@@ -20,7 +20,7 @@ func TestListenAndServe(t *testing.T) {
 	defer taken.Close()
 	src := &Runtime{Root: t.TempDir()}
 	err = ListenAndServe(context.Background(), taken.Addr().String(), src, Options{}, func(string) {})
-	if !runner.IsUsage(err) || !strings.HasPrefix(err.Error(), "--addr: ") {
+	if !exit.IsUsage(err) || !strings.HasPrefix(err.Error(), "--addr: ") {
 		t.Errorf("ListenAndServe on a taken address: %v, want a usage error", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runner"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -83,7 +84,7 @@ func httpError(err error) error {
 		return nil
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrEmptyID):
 		return &StatusError{Code: http.StatusNotFound, Err: err}
-	case runner.IsUsage(err), errors.Is(err, store.ErrAmbiguous):
+	case exit.IsUsage(err), errors.Is(err, store.ErrAmbiguous):
 		return &StatusError{Code: http.StatusBadRequest, Err: err}
 	}
 	return err

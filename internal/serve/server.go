@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
 //go:embed assets
@@ -118,13 +118,13 @@ func urlPath(r *http.Request) string {
 
 // Token is the token of a server listening on addr: given (--token), else
 // the environment's JLGCLI_SERVE_TOKEN (getenv). An address that is not
-// loopback without one is a *runner.UsageError saying how to give one.
+// loopback without one is a *exit.UsageError saying how to give one.
 func Token(addr, given string, getenv func(string) string) (string, error) {
 	if given == "" {
 		given = getenv("JLGCLI_SERVE_TOKEN")
 	}
 	if NeedsToken(addr) && given == "" {
-		return "", &runner.UsageError{Err: fmt.Errorf("--addr %s is not a loopback address: the board needs a token there", addr),
+		return "", &exit.UsageError{Err: fmt.Errorf("--addr %s is not a loopback address: the board needs a token there", addr),
 			Hint: "give one with --token TOKEN or JLGCLI_SERVE_TOKEN, or listen on 127.0.0.1"}
 	}
 	return given, nil
@@ -373,7 +373,7 @@ func (s *Server) apiChanges(w http.ResponseWriter, r *http.Request) {
 
 // ListenAndServe serves the board of src on addr (Serve) until ctx is
 // done, once notice is told where, and that the token is needed when
-// opt has one. An address it cannot listen on is a *runner.UsageError.
+// opt has one. An address it cannot listen on is a *exit.UsageError.
 func ListenAndServe(ctx context.Context, addr string, src *Runtime, opt Options, notice func(string)) error {
 	h, err := New(src, opt)
 	if err != nil {
@@ -381,7 +381,7 @@ func ListenAndServe(ctx context.Context, addr string, src *Runtime, opt Options,
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return &runner.UsageError{Err: fmt.Errorf("--addr: %v", err)}
+		return &exit.UsageError{Err: fmt.Errorf("--addr: %v", err)}
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	notice(fmt.Sprintf("serving the runs of %s on %s (Ctrl-C stops)", src.Root, url))

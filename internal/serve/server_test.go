@@ -14,7 +14,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -263,7 +263,7 @@ func TestTokenOfFlagOrEnvironment(t *testing.T) {
 		}
 	}
 	_, err := Token("0.0.0.0:80", "", env(""))
-	var u *runner.UsageError
+	var u *exit.UsageError
 	if !errors.As(err, &u) || err.Error() != "--addr 0.0.0.0:80 is not a loopback address: the board needs a token there" ||
 		u.Hint != "give one with --token TOKEN or JLGCLI_SERVE_TOKEN, or listen on 127.0.0.1" {
 		t.Errorf("Token off loopback without one = %v, want the usage error with its hint", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -199,10 +200,10 @@ func Stopped(w io.Writer, say Say, run runs.Run) {
 }
 
 // ExitCodes is the table of jlgcli's exit codes and what they mean
-// (engine.ExitCodes), then what an agent's own code becomes.
+// (exit.Table), then what an agent's own code becomes.
 func ExitCodes() string {
 	var b strings.Builder
-	for _, row := range engine.ExitCodes {
+	for _, row := range exit.Table {
 		fmt.Fprintf(&b, "%3d  %-24s %s\n", row.Code, row.Name, row.Meaning)
 	}
 	b.WriteString("other                         the agent exited non-zero: its code is passed through\n")

@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/runs"
@@ -180,7 +181,7 @@ func TestConfigJSON(t *testing.T) {
 // The exit codes' help lists every code of the contract.
 func TestExitCodes(t *testing.T) {
 	got := ExitCodes()
-	for _, row := range engine.ExitCodes {
+	for _, row := range exit.Table {
 		if !strings.Contains(got, row.Name) {
 			t.Errorf("ExitCodes lacks %s:\n%s", row.Name, got)
 		}
