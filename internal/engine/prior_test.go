@@ -74,7 +74,7 @@ func TestPriorRunStartsAtItsPassingTier(t *testing.T) {
 		"(run run-1) made 3 attempts",
 		"Its attempt 3 (tier strong) passed the checks, but its change could not be merged after a conflict with p: main has moved and conflicts with it in a.go",
 		"do not repeat what failed",
-		"attempt 1 (tier cheap): changed a.go; checks: fail", "TestAnswer: the answer is 41, want 42",
+		"attempt 1 (tier cheap): changed a.go; checks: fail", "TestAnswer (a_test.go:7): the answer is 41, want 42",
 		"attempt 2 (tier cheap)", "still 41, want 42",
 		"## That run's attempts in detail (most recent first)",
 		"+42", // the passing attempt's diff
@@ -119,7 +119,7 @@ func TestPriorRunRetriesWithItsOwnHistory(t *testing.T) {
 	p := w.agents["strong"].prompts()[1]
 	mustContain(t, "the second prompt", p, "## An earlier run of this task", "the checks fail on it laid on main",
 		"What the checks said of that change laid on the work merged since", "TestOther: p's new test fails with the change",
-		"## What was tried", "attempt 1 (tier strong): changed a.go; checks: fail (fix_required): 1 test failure — TestAnswer: broken on the new base",
+		"## What was tried", "attempt 1 (tier strong): changed a.go; checks: fail (fix_required): 1 test failure — TestAnswer (a_test.go:7): broken on the new base",
 		"holds the changes of your previous attempt (attempt 1)")
 }
 
