@@ -15,7 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/console"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/flow"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/trust"
 	"github.com/jlgcli/jlgcli/internal/view"
@@ -83,7 +83,7 @@ func ExitCode(err error) int {
 		tr    *trust.Error // the record of trusted files, damaged
 		// A landing left half done that the user's changes stopped
 		// from ending.
-		landing *runner.LandingError
+		landing *local.LandingError
 	)
 	switch {
 	case err == nil:

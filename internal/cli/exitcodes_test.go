@@ -12,7 +12,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // The README's exit-code table and exit.Table, from which the code
@@ -54,7 +54,7 @@ func TestBatchExitCodesAreTheContracts(t *testing.T) {
 // A landing left half done that the user's changes stopped from ending
 // ends any command incomplete (exit 3), as the table says.
 func TestInterruptedLandingIsIncomplete(t *testing.T) {
-	err := fmt.Errorf("load: %w", &runner.LandingError{Refusal: &git.MergeRefusedError{Reason: git.RefusedInterrupted, Detail: "d", Command: "c"}})
+	err := fmt.Errorf("load: %w", &local.LandingError{Refusal: &git.MergeRefusedError{Reason: git.RefusedInterrupted, Detail: "d", Command: "c"}})
 	if got := ExitCode(err); got != exit.Incomplete || got != engine.StatusIncomplete.ExitCode() {
 		t.Errorf("exit %d, want %d (incomplete)", got, exit.Incomplete)
 	}

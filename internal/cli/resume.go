@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
@@ -21,7 +21,7 @@ type resumeOptions struct {
 	// env holds --env: the values of the run's recorded environment.
 	env *config.Layer
 	// limits are the limits given on the command line.
-	limits runner.Limits
+	limits local.Limits
 }
 
 // setLimits makes the limit flags given the limits of the resume.

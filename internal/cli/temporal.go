@@ -7,7 +7,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/flow"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
@@ -42,7 +42,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 // runBatchTemporal submits a batch to the Temporal server of cfg and
 // prints its result once followed to its end (runs.SubmitBatch), with a
 // line for each task whose status changes, or only its id (--detach).
-func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *batchFlags, spec runner.BatchSpec) error {
+func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *batchFlags, spec local.BatchSpec) error {
 	changed := func(tr batch.TaskSummary) { stdio.Reporter().Progress(view.TaskChanged(tr)) } // left out when quiet
 	id, sum, err := runs.SubmitBatch(ctx, cfg, o.task.submission(o.base), spec, changed, stdio.Parts(cfg.Quiet, false, false))
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/hooks"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/ui"
@@ -45,7 +45,7 @@ type Stdio struct {
 
 	// envValue gives the values of a run's recorded environment names
 	// (config.Config.EnvValue); nil: the environment's.
-	envValue runner.EnvValue
+	envValue local.EnvValue
 
 	say *ui.Reporter // every message on Err goes through it
 
@@ -134,18 +134,18 @@ func (s *Stdio) Term() ui.Terminal {
 
 // Base are the parts of the command line without live progress: the
 // environment and the reporter on stderr, as is.
-func (s *Stdio) Base() runner.Parts { return s.Term().Base() }
+func (s *Stdio) Base() local.Parts { return s.Term().Base() }
 
 // Parts are the runtime parts of a run started from the command line
 // (ui.Terminal.Parts), with the configuration's hooks.
-func (s *Stdio) Parts(quiet, task, loop bool) runner.Parts {
+func (s *Stdio) Parts(quiet, task, loop bool) local.Parts {
 	return s.Hooked().Parts(quiet, task, loop)
 }
 
 // Once are the parts of a single agent call (run): its live line on Err
 // (ui.Progress) only, none when quiet.
-func (s *Stdio) Once(quiet bool) runner.Parts {
-	var p runner.Parts
+func (s *Stdio) Once(quiet bool) local.Parts {
+	var p local.Parts
 	if !quiet {
 		p.LoopObserver = ui.NewProgress(s.Term().Screen())
 	}
@@ -175,7 +175,7 @@ func (s *Stdio) LoadConfig(flags *config.Layer) (*config.Config, error) {
 //
 // Every command that works in a repository or keeps runs resolves its
 // directory here first: a landing that a stopped jlgcli left half done in
-// the checkout that holds it is settled then (runner.SettleLanding), before
+// the checkout that holds it is settled then (local.SettleLanding), before
 // the command does anything else there; what was done is said on Err, and
 // a landing that the user's changes stopped from ending is the command's
 // error.
@@ -190,7 +190,7 @@ func (s *Stdio) LoadLayers(flags *config.Layer) (runs.Config, error) {
 		cerr.NameFlag()
 	}
 	if err == nil && !s.completing {
-		notice, err := runner.SettleLanding(context.Background(), c.Cwd)
+		notice, err := local.SettleLanding(context.Background(), c.Cwd)
 		if err != nil {
 			return runs.Config{}, err
 		}
@@ -232,7 +232,7 @@ func (s *Stdio) StateRoot(stateDir string) (string, error) {
 	if stateDir == "" {
 		stateDir = cfg.StateDir
 	}
-	return runner.StateRoot(s.Parts(true, false, false), cfg.Cwd, stateDir)
+	return local.StateRoot(s.Parts(true, false, false), cfg.Cwd, stateDir)
 }
 
 // Completions are the shell's completions of a run id that starts with
@@ -282,24 +282,24 @@ func (s *Stdio) RunConfig(flags *config.Layer, dir string) (*config.Config, erro
 // returned ends the live lines of the runs resumed, once the result is
 // printed.
 func (s *Stdio) ResumeParts(quiet bool, flags *config.Layer) (runs.ResumeParts, func()) {
-	var started []runner.Parts
-	observed := func(p runner.Parts) runner.Parts {
+	var started []local.Parts
+	observed := func(p local.Parts) local.Parts {
 		started = append(started, p)
 		return p
 	}
 	rp := runs.ResumeParts{
 		Parts: s.Parts(quiet, false, false),
 		Quiet: quiet,
-		Env: func(dir string) (runner.EnvValue, error) {
+		Env: func(dir string) (local.EnvValue, error) {
 			cfg, err := s.RunConfig(flags, dir)
 			if err != nil {
 				return nil, err
 			}
 			return cfg.EnvValue(s.Env), nil
 		},
-		Task:    func() runner.Parts { return observed(s.Parts(quiet, true, false)) },
-		Loop:    func() runner.Parts { return observed(s.Parts(quiet, false, true)) },
-		Batch:   func(total int) (runner.BatchParts, func()) { return s.Hooked().BatchParts(quiet, total) },
+		Task:    func() local.Parts { return observed(s.Parts(quiet, true, false)) },
+		Loop:    func() local.Parts { return observed(s.Parts(quiet, false, true)) },
+		Batch:   func(total int) (local.BatchParts, func()) { return s.Hooked().BatchParts(quiet, total) },
 		Connect: s.Connect(flags),
 		Hooks: func(dir string) *hooks.Dispatcher { // the run's, as it was started
 			cfg, err := s.RunConfig(flags, dir)

@@ -32,7 +32,7 @@ const (
 	// task whose change passed but was held for the user's review (it
 	// touches jlgcli.toml or the repository's hooks: git.RefusedReview),
 	// and any command that found a landing left half done by a stopped
-	// jlgcli in a checkout the user changed since (runner.LandingError).
+	// jlgcli in a checkout the user changed since (local.LandingError).
 	StatusIncomplete Status = "incomplete"
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // Types of an activity error that git gave. ErrGit: final, another try
@@ -46,7 +46,7 @@ type PrepareInput struct {
 	Repo       string          `json:"repo"`
 	BaseBranch string          `json:"baseBranch"`
 	Branch     string          `json:"branch"`
-	Spec       runner.TaskSpec `json:"spec"`
+	Spec       local.TaskSpec `json:"spec"`
 }
 
 // Prepared is what the prepare activity made: the base commit (the task
@@ -65,7 +65,7 @@ type AttemptInput struct {
 	Branch   string          `json:"branch"`
 	Base     string          `json:"base"`
 	Baseline *gate.Report    `json:"baseline,omitempty"`
-	Spec     runner.TaskSpec `json:"spec"`
+	Spec     local.TaskSpec `json:"spec"`
 	History  engine.History  `json:"history"`
 	Next     engine.Next     `json:"next"`
 }
@@ -108,7 +108,7 @@ type Finished struct {
 // clones are kept), its agents and prices.
 type Activities struct {
 	StateDir string
-	Parts    runner.Parts
+	Parts    local.Parts
 	Commands map[string]agent.CommandSpec
 	Prices   cost.Table
 	// HeartbeatEvery is how often a running activity heartbeats; 0: every
@@ -483,7 +483,7 @@ func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, erro
 	defer unlock()
 	tip := "refs/remotes/origin/" + in.Branch
 	ready := ReadyBranch(in.Branch)
-	squash, err := c.CommitTree(ctx, tip, runner.SquashSubject(in.Task), in.Base)
+	squash, err := c.CommitTree(ctx, tip, local.SquashSubject(in.Task), in.Base)
 	if err != nil {
 		return Finished{}, gitError(ctx, err)
 	}
@@ -531,7 +531,7 @@ func (w *Activities) openPR(ctx context.Context, c *git.Clone, in FinishInput, r
 		err = cerr
 	}
 	if err == nil {
-		url, err = runner.OpenPR(ctx, w.Parts, c.Dir, ready, in.BaseBranch, runner.SquashSubject(in.Task), body.Name())
+		url, err = local.OpenPR(ctx, w.Parts, c.Dir, ready, in.BaseBranch, local.SquashSubject(in.Task), body.Name())
 	}
 	if err != nil {
 		return "", "the pull request was not opened: " + err.Error()

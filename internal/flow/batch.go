@@ -15,7 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // Names of the batch workflow, its activities and its query.
@@ -32,7 +32,7 @@ type BatchInput struct {
 	Repo  string `json:"repo"`
 	// Spec holds the sheets (their tasks and settings), the base branch,
 	// the jobs, fail-fast and the batch's budget.
-	Spec runner.BatchSpec `json:"spec"`
+	Spec local.BatchSpec `json:"spec"`
 	// Branch is the batch's branch on the remote, made from the base: each
 	// done task lands there, in dependency order, and the tasks that
 	// depend on it start from there.
@@ -79,7 +79,7 @@ type LandInput struct {
 	Branch     string          `json:"branch"`
 	Ready      string          `json:"ready"`
 	SquashBase string          `json:"squashBase"`
-	Spec       runner.TaskSpec `json:"spec"`
+	Spec       local.TaskSpec `json:"spec"`
 	// Baseline is the task's gate baseline: the checks judge the change
 	// laid on the moved branch against it, as the task's gate did.
 	Baseline *gate.Report `json:"baseline,omitempty"`
@@ -109,11 +109,11 @@ func (driven) Merge(context.Context, string, batch.Outcome) batch.MergeOutcome {
 // interrupted: the batch goes on without it and its dependents wait.
 func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	stoppable := workflow.GetVersion(ctx, ChangeBatchStop, workflow.DefaultVersion, 1) >= 1
-	graph, err := runner.BatchGraph(in.Spec.Tasks)
+	graph, err := local.BatchGraph(in.Spec.Tasks)
 	if err != nil {
 		return batch.Summary{}, err
 	}
-	byID := map[string]runner.BatchTask{}
+	byID := map[string]local.BatchTask{}
 	for _, t := range in.Spec.Tasks {
 		byID[t.ID] = t
 	}
@@ -139,7 +139,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	// summary is the batch's summary of r; a task kept from before a
 	// resume keeps what its run was.
 	summary := func(r batch.Result) batch.Summary {
-		sum := runner.BatchSummary(in.Spec, in.RunID, graph, r, lastRun)
+		sum := local.BatchSummary(in.Spec, in.RunID, graph, r, lastRun)
 		for i, t := range sum.Tasks {
 			if _, ran := results[t.ID]; ran {
 				continue
@@ -200,7 +200,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		return batch.Summary{}, err
 	}
 	sel := workflow.NewSelector(ctx)
-	specs := map[string]runner.TaskSpec{}
+	specs := map[string]local.TaskSpec{}
 	child := func(id, runID, prompt, resumeRun string, prior *engine.Prior, done func(engine.TaskResult, error)) {
 		bt := byID[id]
 		tin := task
@@ -222,14 +222,14 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	// land lands the done run res of task id; first is nil for its first
 	// run, else the landing of the first run that was refused, whose
 	// branch was firstBranch.
-	var land func(id string, res engine.TaskResult, first *runner.Landing, firstBranch string)
-	land = func(id string, res engine.TaskResult, first *runner.Landing, firstBranch string) {
+	var land func(id string, res engine.TaskResult, first *local.Landing, firstBranch string)
+	land = func(id string, res engine.TaskResult, first *local.Landing, firstBranch string) {
 		li := LandInput{RunID: res.RunID, Repo: in.Repo, Branch: in.Branch, Spec: specs[id], Baseline: res.Baseline}
 		if g := res.Git; g != nil && g.Merge != nil {
 			li.Ready, li.SquashBase = ReadyBranch(g.Branch), g.Base
 		}
 		sel.AddFuture(workflow.ExecuteActivity(lctx, LandName, li), func(f workflow.Future) {
-			var l runner.Landing
+			var l local.Landing
 			if err := f.Get(ctx, &l); err != nil {
 				m.Merged(id, batch.MergeOutcome{Status: batch.MergeFailed, Details: message(err)})
 				return
@@ -239,7 +239,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 				if l.Landed() {
 					results[id] = res
 				}
-				m.Merged(id, runner.AgainOutcome(*first, firstBranch, in.Branch, res, l, nil))
+				m.Merged(id, local.AgainOutcome(*first, firstBranch, in.Branch, res, l, nil))
 			case l.Landed():
 				m.Merged(id, l.Outcome(in.Branch))
 			default:
@@ -247,13 +247,13 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 				// branch as it is now, at the tier that passed, told what
 				// the first run tried and why it did not land, and one
 				// more landing.
-				branch := runner.BranchOf(res)
-				child(id, res.RunID+"-again", byID[id].Prompt, "", runner.SecondRunPrior(res, nil, l), func(again engine.TaskResult, err error) {
+				branch := local.BranchOf(res)
+				child(id, res.RunID+"-again", byID[id].Prompt, "", local.SecondRunPrior(res, nil, l), func(again engine.TaskResult, err error) {
 					switch {
 					case err != nil:
 						m.Merged(id, batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; its second run %s could not run: %s; the work is kept on branch %s", l.Details, res.RunID+"-again", message(err), branch)})
 					case again.Status != engine.StatusDone:
-						m.Merged(id, runner.AgainOutcome(l, branch, in.Branch, again, runner.Landing{}, nil))
+						m.Merged(id, local.AgainOutcome(l, branch, in.Branch, again, local.Landing{}, nil))
 					default:
 						land(id, again, &l, branch)
 					}
@@ -279,7 +279,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 					return
 				}
 				results[id] = res
-				m.Ended(id, runner.OutcomeOf(res))
+				m.Ended(id, local.OutcomeOf(res))
 			})
 		}
 		if id, _, ok := m.NextMerge(); ok {
@@ -346,26 +346,26 @@ func (w *Activities) PrepareBatch(ctx context.Context, in PrepareInput) (string,
 }
 
 // Land brings a done task's squash commit onto the batch's branch
-// (runner.LandTask, at the worker's clone of the remote): as it is when the
+// (local.LandTask, at the worker's clone of the remote): as it is when the
 // branch has not moved since the task started from it; otherwise merged
 // onto the branch's tip (git merge-tree), refused when it conflicts, and
 // judged by the task's checks there before it lands. The push is never
 // forced. A refusal (conflict, checks failing) is a landing with that
 // status, for the run the batch makes from the branch as it is now; a push
 // the remote rejects is an error.
-func (w *Activities) Land(ctx context.Context, in LandInput) (runner.Landing, error) {
+func (w *Activities) Land(ctx context.Context, in LandInput) (local.Landing, error) {
 	ctx, end := w.start(ctx)
 	defer end()
 	defer w.beat(ctx)()
 	if in.Ready == "" {
-		return runner.Landing{}, temporal.NewNonRetryableApplicationError("the task left no squash commit to land", "jlgcli.land", nil)
+		return local.Landing{}, temporal.NewNonRetryableApplicationError("the task left no squash commit to land", "jlgcli.land", nil)
 	}
 	c, unlock, err := w.clone(ctx, in.Repo)
 	if err != nil {
-		return runner.Landing{}, err
+		return local.Landing{}, err
 	}
 	defer unlock()
-	return runner.LandTask(ctx, &cloneSite{c: c, in: in}, in.RunID, in.Branch, in.Spec, nil)
+	return local.LandTask(ctx, &cloneSite{c: c, in: in}, in.RunID, in.Branch, in.Spec, nil)
 }
 
 // cloneSite is a worker's clone of the remote, where a batch on Temporal
@@ -377,38 +377,38 @@ type cloneSite struct {
 	tip, commit string
 }
 
-func (s *cloneSite) Lay(ctx context.Context) (runner.Laid, error) {
+func (s *cloneSite) Lay(ctx context.Context) (local.Laid, error) {
 	c, in := s.c, s.in
 	if err := c.Fetch(ctx, "+refs/heads/"+in.Branch+":refs/remotes/origin/"+in.Branch, "+refs/heads/"+in.Ready+":refs/remotes/origin/"+in.Ready); err != nil {
-		return runner.Laid{}, gitError(ctx, err)
+		return local.Laid{}, gitError(ctx, err)
 	}
 	tip, err := c.Rev(ctx, "refs/remotes/origin/"+in.Branch)
 	if err != nil {
-		return runner.Laid{}, gitError(ctx, err)
+		return local.Laid{}, gitError(ctx, err)
 	}
 	squash, err := c.Rev(ctx, "refs/remotes/origin/"+in.Ready)
 	if err != nil {
-		return runner.Laid{}, gitError(ctx, err)
+		return local.Laid{}, gitError(ctx, err)
 	}
 	s.tip, s.commit = tip, squash
 	if tip == in.SquashBase {
-		return runner.Laid{Head: tip}, nil
+		return local.Laid{Head: tip}, nil
 	}
 	tree, conflicts, err := c.MergeTree(ctx, tip, squash)
 	if err != nil {
-		return runner.Laid{}, gitError(ctx, err)
+		return local.Laid{}, gitError(ctx, err)
 	}
 	if len(conflicts) > 0 {
-		return runner.Laid{Conflict: fmt.Sprintf("%s has moved since the task started and conflicts with it in %s", in.Branch, strings.Join(conflicts, ", "))}, nil
+		return local.Laid{Conflict: fmt.Sprintf("%s has moved since the task started and conflicts with it in %s", in.Branch, strings.Join(conflicts, ", "))}, nil
 	}
 	msg, err := c.Message(ctx, squash)
 	if err != nil {
-		return runner.Laid{}, gitError(ctx, err)
+		return local.Laid{}, gitError(ctx, err)
 	}
 	if s.commit, err = c.CommitOfTree(ctx, tree, msg, tip); err != nil {
-		return runner.Laid{}, gitError(ctx, err)
+		return local.Laid{}, gitError(ctx, err)
 	}
-	return runner.Laid{Moved: true, Head: tip}, nil
+	return local.Laid{Moved: true, Head: tip}, nil
 }
 
 func (s *cloneSite) Baseline() (*gate.Report, error) { return s.in.Baseline, nil }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // Submit starts the workflow of a task; its workflow id is the run id.
@@ -218,7 +218,7 @@ func Outcome(ctx context.Context, c client.Client, runID string, v any) (closed 
 }
 
 // ResumeBatchOf is where the ended batch whose summary is sum goes on from,
-// by the rules of a local batch's resume (runner.ResumeState): for each task
+// by the rules of a local batch's resume (local.ResumeState): for each task
 // to resume, the server is asked for the run id of its task's workflow.
 func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*BatchResume, error) {
 	tasks := map[string]batch.TaskResult{}
@@ -247,7 +247,7 @@ func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*Ba
 		}
 		tasks[t.ID] = tr
 	}
-	r := &BatchResume{Tasks: runner.ResumeState(tasks), Runs: map[string]string{}, Summaries: kept, Anew: map[string]string{}}
+	r := &BatchResume{Tasks: local.ResumeState(tasks), Runs: map[string]string{}, Summaries: kept, Anew: map[string]string{}}
 	taken := map[string]bool{}
 	for _, t := range sum.Tasks {
 		taken[sum.RunID+"-"+t.ID] = true

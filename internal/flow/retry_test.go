@@ -16,7 +16,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // gitIn runs git in dir for a test.
@@ -57,7 +57,7 @@ func prepareTries(t *testing.T, acts *Activities, url string, after func()) (int
 		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: in.Next.Number, Tier: "a", InTier: 1, Gate: gateOf(true, 1)}}, nil
 	})
 	env.OnActivity(FinishName, mockAny, mockAny).Return(Finished{Merge: &engine.MergeInfo{Status: "skipped"}}, nil)
-	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
+	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r1", Task: "t", Repo: url, BaseBranch: "main", Branch: "jlgcli/t-r1",
 		Spec: spec, Queue: "q"})
 	var res engine.TaskResult

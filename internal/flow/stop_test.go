@@ -15,7 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // TestCancelledTaskEndsInterrupted: a task's workflow cancelled during its
@@ -39,7 +39,7 @@ func TestCancelledTaskEndsInterrupted(t *testing.T) {
 	var cancelled []string
 	env.SetOnActivityCanceledListener(func(info *activity.Info) { cancelled = append(cancelled, info.ActivityID) })
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
-	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
+	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "run-1", Task: "the task", Repo: "file:///remote", BaseBranch: "main",
 		Branch: "jlgcli/the-task-run1", Spec: spec, Queue: "q"})
 	if !env.IsWorkflowCompleted() {
@@ -86,8 +86,8 @@ func TestCancelledBatchEndsInterrupted(t *testing.T) {
 		env.RegisterActivityWithOptions(f, activity.RegisterOptions{Name: name})
 	}
 	env.OnActivity(PrepareBatchName, mockAny, mockAny).Return("base", nil)
-	env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (runner.Landing, error) {
-		return runner.Landing{Status: runner.LandMerged, Commit: "landed-" + in.RunID}, nil
+	env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (local.Landing, error) {
+		return local.Landing{Status: local.LandMerged, Commit: "landed-" + in.RunID}, nil
 	})
 	env.OnActivity(PrepareName, mockAny, mockAny).Return(Prepared{Base: "base"}, nil)
 	env.OnActivity(FinishName, mockAny, mockAny).Return(Finished{Merge: &engine.MergeInfo{Status: "skipped", Commit: "squash"}}, nil)
@@ -103,7 +103,7 @@ func TestCancelledBatchEndsInterrupted(t *testing.T) {
 		return engine.AttemptOutcome{}, errors.New("not cancelled")
 	})
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
-	spec := runner.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []runner.BatchTask{
+	spec := local.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []local.BatchTask{
 		{ID: "c", Prompt: "task c"}, {ID: "e", Prompt: "task e"}, {ID: "b", Prompt: "task b", Depends: []string{"e"}},
 		{ID: "f", Prompt: "task f"}}}
 	withTier(&spec)

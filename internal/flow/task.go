@@ -18,7 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/report"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // Names of the workflow, its activities and its query.
@@ -79,7 +79,7 @@ type TaskInput struct {
 	// MergePush: once done, the base branch is fast-forwarded to the
 	// task's squash commit on the remote (never forced).
 	MergePush bool            `json:"mergePush,omitempty"`
-	Spec      runner.TaskSpec `json:"spec"`
+	Spec      local.TaskSpec `json:"spec"`
 	// Queue is the task queue of the workflow; an attempt of backend b
 	// goes to Queue@b, which only workers that have b poll.
 	Queue string `json:"queue"`

@@ -24,13 +24,13 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine/decisiontest"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
-func specOf(c decisiontest.Case) runner.TaskSpec {
-	s := runner.TaskSpec{BudgetUSD: c.BudgetUSD, EscalateFrom: engine.EscalateFrom(c.EscalateFrom)}
+func specOf(c decisiontest.Case) local.TaskSpec {
+	s := local.TaskSpec{BudgetUSD: c.BudgetUSD, EscalateFrom: engine.EscalateFrom(c.EscalateFrom)}
 	for _, t := range c.Tiers {
-		s.Tiers = append(s.Tiers, runner.TierSpec{Name: t.Name, Backend: "fake", Attempts: t.Attempts})
+		s.Tiers = append(s.Tiers, local.TierSpec{Name: t.Name, Backend: "fake", Attempts: t.Attempts})
 	}
 	return s
 }
@@ -133,7 +133,7 @@ func TestWorkflowStartsAttemptsWhereThePolicySays(t *testing.T) {
 			return engine.AttemptOutcome{Attempt: engine.Attempt{Number: n, Tier: []string{"a", "b"}[in.Next.TierIndex], TierIndex: in.Next.TierIndex,
 				InTier: in.Next.InTier, Start: fmt.Sprintf("s%d", n), Result: fmt.Sprintf("r%d", n), Gate: gateOf(n == 2, n)}}, nil
 		})
-		spec := runner.TaskSpec{EscalateFrom: from, Tiers: []runner.TierSpec{{Name: "a", Backend: "x", Attempts: 1}, {Name: "b", Backend: "y", Attempts: 1}}}
+		spec := local.TaskSpec{EscalateFrom: from, Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}, {Name: "b", Backend: "y", Attempts: 1}}}
 		env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
 		want := []string{"", "s1"}
 		if from == engine.EscalateFromLast {
@@ -151,7 +151,7 @@ func TestWorkflowNoWorkerForBackend(t *testing.T) {
 	env := newEnv(t, func(context.Context, AttemptInput) (engine.AttemptOutcome, error) {
 		return engine.AttemptOutcome{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 	})
-	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "cheap", Backend: "nosuch", Attempts: 1}}}
+	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "cheap", Backend: "nosuch", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", WorkerWaitMs: 3000, Branch: "jlgcli/t-r"})
 	var res engine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
@@ -175,7 +175,7 @@ func TestWorkflowContinuesAsNew(t *testing.T) {
 		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: n, Tier: "a", InTier: in.Next.InTier, Start: "s", Result: "r",
 			Gate: gateOf(false, n)}}, nil
 	})
-	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "a", Backend: "x", Attempts: AttemptsPerRun + 5}}}
+	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: AttemptsPerRun + 5}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
 	err := env.GetWorkflowError()
 	if !workflow.IsContinueAsNewError(err) {
@@ -203,9 +203,9 @@ func TestWorkflowContinuesAsNew(t *testing.T) {
 func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 	env := newBatchEnv()
 	var landed []string
-	env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (runner.Landing, error) {
+	env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (local.Landing, error) {
 		landed = append(landed, in.Ready)
-		return runner.Landing{Status: runner.LandMerged, Commit: "landed-" + in.RunID}, nil
+		return local.Landing{Status: local.LandMerged, Commit: "landed-" + in.RunID}, nil
 	})
 	var (
 		mu      sync.Mutex
@@ -224,7 +224,7 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 		return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base",
 			Merge: &engine.MergeInfo{Commit: "squash"}}}, nil
 	})
-	spec := runner.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []runner.BatchTask{
+	spec := local.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []local.BatchTask{
 		{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b", Depends: []string{"a"}}, {ID: "c", Prompt: "task c"}}}
 	withTier(&spec)
 	env.ExecuteWorkflow(BatchWorkflowName, BatchInput{RunID: "b1", Repo: "file:///r", Spec: spec, Branch: BatchBranch("b1"), Queue: "q"})
@@ -260,7 +260,7 @@ func TestWorkflowPlanSpendsTheBudget(t *testing.T) {
 	})
 	env.OnActivity(PlanName, mockAny, mockAny).Return(Planned{Planner: engine.Attempt{Tier: "planner", CostUSD: 0.5, CostKnown: true},
 		Steps: []string{"one", "two"}}, nil)
-	spec := runner.TaskSpec{Plan: true, BudgetUSD: 0.4, Tiers: []runner.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
+	spec := local.TaskSpec{Plan: true, BudgetUSD: 0.4, Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
 	var res engine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
@@ -290,16 +290,16 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newBatchEnv()
 			var landed []string
-			env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (runner.Landing, error) {
+			env.OnActivity(LandName, mockAny, mockAny).Return(func(_ context.Context, in LandInput) (local.Landing, error) {
 				landed = append(landed, in.RunID)
 				if in.Baseline == nil || in.Baseline.Status != gate.StatusFail {
-					return runner.Landing{}, fmt.Errorf("landing of %s without the task's baseline: %+v", in.RunID, in.Baseline)
+					return local.Landing{}, fmt.Errorf("landing of %s without the task's baseline: %+v", in.RunID, in.Baseline)
 				}
 				if in.RunID == "b1-c" {
-					return runner.Landing{Status: runner.LandConflict, Regated: true,
+					return local.Landing{Status: local.LandConflict, Regated: true,
 						Details: "jlgcli/batch-b1 has moved since the task started and conflicts with it in answer.txt"}, nil
 				}
-				return runner.Landing{Status: runner.LandMerged, Commit: "landed-" + in.RunID}, nil
+				return local.Landing{Status: local.LandMerged, Commit: "landed-" + in.RunID}, nil
 			})
 			prompts := map[string]string{}
 			priors := map[string]*engine.Prior{}
@@ -314,7 +314,7 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 				return engine.TaskResult{Status: engine.StatusDone, CostUSD: 0.25, CostKnown: true, Git: &engine.GitInfo{Branch: in.Branch, Base: "base",
 					Merge: &engine.MergeInfo{Commit: "squash"}}, Baseline: &gate.Report{Status: gate.StatusFail}}, nil
 			})
-			spec := runner.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []runner.BatchTask{
+			spec := local.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []local.BatchTask{
 				{ID: "a", Prompt: "task a"}, {ID: "c", Prompt: "task c"}}}
 			withTier(&spec)
 			env.ExecuteWorkflow(BatchWorkflowName, BatchInput{RunID: "b1", Repo: "file:///r", Spec: spec, Branch: BatchBranch("b1"), Queue: "q"})
@@ -393,7 +393,7 @@ func TestWorkflowResumesAnEarlierRun(t *testing.T) {
 		h.State.Attempts, h.State.InTier, h.State.Start = 1, 1, "r1"
 		return Progress{History: h, Base: "base-1", Stop: &engine.StopData{Status: engine.StatusMaxIterations, ExitCode: 4}}, nil
 	})
-	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
+	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "b1-fix", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r", ResumeRun: "earlier"})
 	var res engine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
@@ -437,13 +437,13 @@ func TestResumeBatchOf(t *testing.T) {
 // anew after it ran runs under its new id.
 func TestBatchWorkflowResumed(t *testing.T) {
 	env := newBatchEnv()
-	env.OnActivity(LandName, mockAny, mockAny).Return(runner.Landing{Status: runner.LandMerged, Commit: "landed"}, nil)
+	env.OnActivity(LandName, mockAny, mockAny).Return(local.Landing{Status: local.LandMerged, Commit: "landed"}, nil)
 	started := map[string]string{}
 	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
 		started[in.RunID] = in.ResumeRun
 		return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base", Merge: &engine.MergeInfo{Commit: "squash"}}}, nil
 	})
-	spec := runner.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []runner.BatchTask{{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b"}, {ID: "c", Prompt: "task c"}}}
+	spec := local.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []local.BatchTask{{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b"}, {ID: "c", Prompt: "task c"}}}
 	withTier(&spec)
 	resume := &BatchResume{
 		Tasks: map[string]batch.TaskResult{
@@ -482,9 +482,9 @@ func newBatchEnv() *testsuite.TestWorkflowEnvironment {
 }
 
 // withTier gives every task of spec one tier of one attempt.
-func withTier(spec *runner.BatchSpec) {
+func withTier(spec *local.BatchSpec) {
 	for i := range spec.Tasks {
-		spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
+		spec.Tasks[i].Spec = local.TaskSpec{Tiers: []local.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
 	}
 }
 
@@ -502,7 +502,7 @@ func TestWorkflowSecondRunStartsAtThePassingTier(t *testing.T) {
 	prior := &engine.Prior{RunID: "b1-c", Reason: "a conflict with a: it conflicts", CostUSD: 0.7, CostKnown: true, Attempts: []engine.Attempt{
 		{Number: 1, Tier: "cheap", TierIndex: 0, Action: engine.ActionEscalate, Gate: gateOf(false, 1)},
 		{Number: 2, Tier: "strong", TierIndex: 1, Action: engine.ActionPass, Gate: gateOf(true, 2)}}}
-	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "cheap", Backend: "x", Attempts: 2}, {Name: "strong", Backend: "x", Attempts: 2}}}
+	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "cheap", Backend: "x", Attempts: 2}, {Name: "strong", Backend: "x", Attempts: 2}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "b1-c-again", Task: "task c", Spec: spec, Queue: "q", Branch: "jlgcli/c", Prior: prior})
 	var res engine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // Backend is one backend as it stands on this machine (the JSON of
@@ -26,7 +26,7 @@ type Backend struct {
 
 // Backends checks every backend of cfg (Registry), all at once: the
 // built-in ones, then those of the configuration.
-func Backends(ctx context.Context, cfg *config.Config, p runner.Parts) []Backend {
+func Backends(ctx context.Context, cfg *config.Config, p local.Parts) []Backend {
 	reg := Registry(cfg, p)
 	names := reg.Names()
 	rows := make([]Backend, len(names))

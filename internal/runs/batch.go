@@ -9,7 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 )
 
@@ -50,7 +50,7 @@ func BatchRepo(ctx context.Context, cfg *config.Config) (string, error) {
 	if cfg.Temporal.Address != "" {
 		return "", nil
 	}
-	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+	repo, err := local.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {
 		return "", err
 	}
@@ -61,7 +61,7 @@ func BatchRepo(ctx context.Context, cfg *config.Config) (string, error) {
 // dependency graph (the tasks that can run once the levels before are
 // done), which a dry run prints.
 type BatchPlan struct {
-	Spec   runner.BatchSpec
+	Spec   local.BatchSpec
 	Levels [][]string
 }
 
@@ -82,8 +82,8 @@ func (e *PickError) Error() string {
 // for the batch (Pick, saying so on p.Say); when none can be had the error
 // is a *PickError. An unknown dependency or a cycle is a
 // *exit.UsageError.
-func PlanBatch(c Config, b Batch, p runner.Parts) (BatchPlan, error) {
-	spec := runner.BatchSpec{Repo: b.Repo, BaseBranch: b.Base, Jobs: c.Jobs, FailFast: b.FailFast, BudgetUSD: b.BudgetUSD}
+func PlanBatch(c Config, b Batch, p local.Parts) (BatchPlan, error) {
+	spec := local.BatchSpec{Repo: b.Repo, BaseBranch: b.Base, Jobs: c.Jobs, FailFast: b.FailFast, BudgetUSD: b.BudgetUSD}
 	picked := "" // the backend picked when none is configured
 	for _, s := range b.Sheets {
 		l, err := sheetLayer(c.Flags, s)
@@ -94,7 +94,7 @@ func PlanBatch(c Config, b Batch, p runner.Parts) (BatchPlan, error) {
 		if err != nil {
 			return BatchPlan{}, err
 		}
-		ts := runner.TaskSpecOf(cfg, b.Repo)
+		ts := local.TaskSpecOf(cfg, b.Repo)
 		ts.Plan = b.Plan
 		if len(ts.Tiers) == 1 && ts.Tiers[0].Backend == "" {
 			if picked == "" { // once for the batch, as loop and task pick
@@ -110,10 +110,10 @@ func PlanBatch(c Config, b Batch, p runner.Parts) (BatchPlan, error) {
 		if deps == nil {
 			deps = []string{}
 		}
-		spec.Tasks = append(spec.Tasks, runner.BatchTask{ID: s.ID, File: s.File, Title: s.Title, Depends: deps,
+		spec.Tasks = append(spec.Tasks, local.BatchTask{ID: s.ID, File: s.File, Title: s.Title, Depends: deps,
 			DependsFrom: string(s.DependsFrom), Prompt: s.Body, Spec: ts})
 	}
-	graph, err := runner.BatchGraph(spec.Tasks)
+	graph, err := local.BatchGraph(spec.Tasks)
 	if err != nil {
 		return BatchPlan{}, &exit.UsageError{Err: err}
 	}

@@ -4,5 +4,5 @@
 // (package flow): start one from its spec, list them with their live state,
 // show one, follow its events as they are written, stop it from another
 // process, and resume it with new limits. It prints nothing: what it has to
-// say goes through the runner.Parts it is given, and its results are values.
+// say goes through the local.Parts it is given, and its results are values.
 package runs

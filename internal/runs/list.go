@@ -9,7 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -179,7 +179,7 @@ func taskAt(run *store.Run) (attempt int, tier string, step int) {
 // batchAt fills r, a batch that has not stopped, with its running tasks
 // and what they have spent in their own runs, as `jlgcli show` counts them.
 func (l *lister) batchAt(run *store.Run, r *Run) {
-	var cp runner.BatchCheckpoint
+	var cp local.BatchCheckpoint
 	if err := run.ReadCheckpoint(&cp); err != nil {
 		return
 	}
@@ -243,10 +243,10 @@ func (l *lister) batch(id string) batchRuns {
 		return b
 	}
 	for _, ln := range lines {
-		if ln.Event.Type != runner.EventBatchRun && ln.Event.Type != runner.EventBatchTask {
+		if ln.Event.Type != local.EventBatchRun && ln.Event.Type != local.EventBatchTask {
 			continue
 		}
-		for tid, t := range runner.BatchTasks([]engine.Event{ln.Event}) {
+		for tid, t := range local.BatchTasks([]engine.Event{ln.Event}) {
 			if t.RunID != "" {
 				b.task[t.RunID], b.last[tid] = tid, t.RunID
 			}

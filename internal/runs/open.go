@@ -5,7 +5,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -22,8 +22,8 @@ func Open(root, id string) (*store.Run, error) {
 
 // events reads run's journal as engine events, telling p of a torn last
 // line that was repaired, unless quiet.
-func events(run *store.Run, p runner.Parts, quiet bool) ([]engine.Event, error) {
-	evs, repair, err := runner.Events(run)
+func events(run *store.Run, p local.Parts, quiet bool) ([]engine.Event, error) {
+	evs, repair, err := local.Events(run)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func events(run *store.Run, p runner.Parts, quiet bool) ([]engine.Event, error) 
 }
 
 // say is p's reporter, or one that says nothing.
-func say(p runner.Parts) runner.Reporter {
+func say(p local.Parts) local.Reporter {
 	if p.Say != nil {
 		return p.Say
 	}

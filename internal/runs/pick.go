@@ -9,13 +9,13 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/proc"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // Registry is the backends of cfg, over the environment agents start from
 // (p.Environ) and cfg's env (--env, [env]), so that a PATH given there is
 // where the agents are looked for too.
-func Registry(cfg *config.Config, p runner.Parts) *agent.Registry {
+func Registry(cfg *config.Config, p local.Parts) *agent.Registry {
 	return p.Registry(cfg.Backends, cfg.EnvList(), cfg.Sandbox.ProjectEnv)
 }
 
@@ -23,7 +23,7 @@ func Registry(cfg *config.Config, p runner.Parts) *agent.Registry {
 // first installed built-in and says so (p.Say, unless cfg.Quiet). When no
 // agent can be had, it returns the result that says why (backend-missing
 // or backend-unknown) and no agent.
-func Pick(cfg *config.Config, p runner.Parts) (engine.Result, agent.Agent) {
+func Pick(cfg *config.Config, p local.Parts) (engine.Result, agent.Agent) {
 	reg := Registry(cfg, p)
 	name := cfg.Backend
 	res := engine.Result{Transcript: []engine.Entry{}}

@@ -14,7 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/report"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
@@ -33,7 +33,7 @@ func (e *NoReportError) Error() string {
 // batch's from the summary it wrote when it stopped (else a
 // *NoReportError). A run of another kind has none: a *exit.UsageError.
 // A run on Temporal is brought up to date first, reached through connect.
-func Report(ctx context.Context, root, id, format string, p runner.Parts, connect Connect) ([]byte, error) {
+func Report(ctx context.Context, root, id, format string, p local.Parts, connect Connect) ([]byte, error) {
 	run, err := Open(root, id)
 	if err != nil {
 		return nil, err

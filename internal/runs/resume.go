@@ -13,7 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -23,7 +23,7 @@ import (
 type ResumeParts struct {
 	// Parts say the resume's own messages (Say) and are the parts of a
 	// resumed run for which no maker below is given.
-	runner.Parts
+	local.Parts
 	// Quiet leaves out the notices of orphaned agents killed and of a
 	// journal repaired (the reporter leaves out the progress).
 	Quiet bool
@@ -31,13 +31,13 @@ type ResumeParts struct {
 	// before anything else is done with it: what it returns gives the
 	// run's recorded environment names their values again, as the EnvValue
 	// of every part of the resumed run.
-	Env func(dir string) (runner.EnvValue, error)
+	Env func(dir string) (local.EnvValue, error)
 	// Task and Loop make the parts of a resumed task (with its
 	// TaskObserver) and loop (with its LoopObserver).
-	Task, Loop func() runner.Parts
+	Task, Loop func() local.Parts
 	// Batch makes the parts of a resumed batch of total tasks, and what
 	// ends them once the batch stops.
-	Batch func(total int) (runner.BatchParts, func())
+	Batch func(total int) (local.BatchParts, func())
 	// Connect is how to reach the server of a run on Temporal.
 	Connect Connect
 	// Hooks, when set, gives the hooks of the configuration of the
@@ -50,7 +50,7 @@ type ResumeParts struct {
 }
 
 // withHooks are p with the hooks of the run resumed, when Hooks gave them.
-func (rp ResumeParts) withHooks(p runner.Parts) runner.Parts {
+func (rp ResumeParts) withHooks(p local.Parts) local.Parts {
 	if rp.Hooks != nil {
 		p.Hooks = rp.hooks
 	}
@@ -58,7 +58,7 @@ func (rp ResumeParts) withHooks(p runner.Parts) runner.Parts {
 }
 
 // task makes the parts of a resumed task, env their EnvValue.
-func (rp ResumeParts) task(env runner.EnvValue) runner.Parts {
+func (rp ResumeParts) task(env local.EnvValue) local.Parts {
 	p := rp.Parts
 	if rp.Task != nil {
 		p = rp.Task()
@@ -68,7 +68,7 @@ func (rp ResumeParts) task(env runner.EnvValue) runner.Parts {
 }
 
 // loop makes the parts of a resumed loop, env their EnvValue.
-func (rp ResumeParts) loop(env runner.EnvValue) runner.Parts {
+func (rp ResumeParts) loop(env local.EnvValue) local.Parts {
 	p := rp.Parts
 	if rp.Loop != nil {
 		p = rp.Loop()
@@ -79,15 +79,15 @@ func (rp ResumeParts) loop(env runner.EnvValue) runner.Parts {
 
 // batch makes the parts of a resumed batch, env their EnvValue and that
 // of each task's.
-func (rp ResumeParts) batch(total int, env runner.EnvValue) (runner.BatchParts, func()) {
-	bp, end := runner.BatchParts{Parts: rp.Parts}, func() {}
+func (rp ResumeParts) batch(total int, env local.EnvValue) (local.BatchParts, func()) {
+	bp, end := local.BatchParts{Parts: rp.Parts}, func() {}
 	if rp.Batch != nil {
 		bp, end = rp.Batch(total)
 	}
 	bp.Parts.EnvValue = env
 	bp.Parts = rp.withHooks(bp.Parts)
 	if forTask := bp.ForTask; forTask != nil {
-		bp.ForTask = func(id string) runner.Parts {
+		bp.ForTask = func(id string) local.Parts {
 			p := forTask(id)
 			p.EnvValue = env
 			return rp.withHooks(p)
@@ -99,7 +99,7 @@ func (rp ResumeParts) batch(total int, env runner.EnvValue) (runner.BatchParts, 
 // env is what gives a run's recorded environment names their values:
 // rp.Env's for the run started in dir, else p's EnvValue, else jlgcli's
 // environment.
-func (rp ResumeParts) env(dir string) (runner.EnvValue, error) {
+func (rp ResumeParts) env(dir string) (local.EnvValue, error) {
 	if rp.Env != nil {
 		return rp.Env(dir)
 	}
@@ -134,12 +134,12 @@ type Resumed struct {
 
 // Resume continues run id (or a unique prefix of it) under the state root
 // root where it stopped, with the limits given (refused when its kind
-// cannot take them: runner.Limits.Check): a loop, task or batch made here
-// (runner.ResumeLoop, ResumeTask, ResumeBatch), after the agents a killed
+// cannot take them: local.Limits.Check): a loop, task or batch made here
+// (local.ResumeLoop, ResumeTask, ResumeBatch), after the agents a killed
 // jlgcli left are killed; a run on Temporal is followed, or started again
 // on the server when it stopped by its limits. A run that another process
 // is running or following is refused (a usage error).
-func Resume(ctx context.Context, root, id string, limits runner.Limits, rp ResumeParts) (Resumed, error) {
+func Resume(ctx context.Context, root, id string, limits local.Limits, rp ResumeParts) (Resumed, error) {
 	run, err := Open(root, id)
 	if err != nil {
 		return Resumed{}, err
@@ -165,7 +165,7 @@ func Resume(ctx context.Context, root, id string, limits runner.Limits, rp Resum
 	}
 	// An agent of this run may outlive a jlgcli that was killed: it must
 	// not go on writing beside the resumed run.
-	if n := proc.KillTagged(runner.RunTag(run.ID)); n > 0 && !rp.Quiet {
+	if n := proc.KillTagged(local.RunTag(run.ID)); n > 0 && !rp.Quiet {
 		say(rp.Parts).Notice(fmt.Sprintf("killed %s of run %s", plural.N(n, "orphaned agent process group"), run.ID))
 	}
 	evs, err := events(run, rp.Parts, rp.Quiet)
@@ -177,18 +177,18 @@ func Resume(ctx context.Context, root, id string, limits runner.Limits, rp Resum
 	}
 	switch run.Meta.Command {
 	case "task":
-		out.Task, out.Done, err = runner.ResumeTask(ctx, root, run, evs, limits, rp.task(env))
+		out.Task, out.Done, err = local.ResumeTask(ctx, root, run, evs, limits, rp.task(env))
 	case "batch":
 		var total int
-		var spec runner.BatchSpec
+		var spec local.BatchSpec
 		if err := json.Unmarshal(run.Meta.Options, &spec); err == nil {
 			total = len(spec.Tasks)
 		}
 		bp, end := rp.batch(total, env)
-		out.Batch, out.Done, err = runner.ResumeBatch(ctx, root, run, evs, bp)
+		out.Batch, out.Done, err = local.ResumeBatch(ctx, root, run, evs, bp)
 		end()
 	default:
-		out.Loop, out.Done, err = runner.ResumeLoop(ctx, root, run, evs, limits, rp.loop(env))
+		out.Loop, out.Done, err = local.ResumeLoop(ctx, root, run, evs, limits, rp.loop(env))
 	}
 	return out, err
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -40,7 +40,7 @@ func killedBatch(t *testing.T) string {
 	root := t.TempDir()
 	create(t, root, taskID, store.Meta{Command: "task", Prompt: "Do one", Parent: batchID},
 		store.Progress{Status: store.Running, Iterations: 2, CostUSD: 0.5, CostKnown: true})
-	create(t, root, batchID, store.Meta{Command: "batch", Prompt: "2 task sheets"}, runner.BatchCheckpoint{
+	create(t, root, batchID, store.Meta{Command: "batch", Prompt: "2 task sheets"}, local.BatchCheckpoint{
 		Progress: store.Progress{Status: store.Running, CostUSD: 0.25, CostKnown: true},
 		Tasks:    []batch.TaskResult{{ID: "one", Status: batch.StatusRunning, RunID: taskID}, {ID: "two", Status: batch.StatusPending}},
 	})
@@ -49,7 +49,7 @@ func killedBatch(t *testing.T) string {
 
 func TestShowBatchWithARunningTask(t *testing.T) {
 	root := killedBatch(t)
-	st, err := Show(context.Background(), root, batchID[:20], runner.Parts{}, nil)
+	st, err := Show(context.Background(), root, batchID[:20], local.Parts{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestShowBatchWithARunningTask(t *testing.T) {
 
 func TestShowUnknownRunIsAUsageError(t *testing.T) {
 	root := t.TempDir()
-	_, err := Show(context.Background(), root, "2026", runner.Parts{}, nil)
+	_, err := Show(context.Background(), root, "2026", local.Parts{}, nil)
 	var u *exit.UsageError
 	if !errors.As(err, &u) || !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("err = %v, want a usage error of a run not found", err)
@@ -93,17 +93,17 @@ func TestShowUnknownRunIsAUsageError(t *testing.T) {
 func TestResumeRefusesALimitTheKindCannotTake(t *testing.T) {
 	root := killedBatch(t)
 	timeout := time.Minute
-	rp := ResumeParts{Batch: func(int) (runner.BatchParts, func()) {
+	rp := ResumeParts{Batch: func(int) (local.BatchParts, func()) {
 		t.Fatal("the batch was resumed")
-		return runner.BatchParts{}, nil
+		return local.BatchParts{}, nil
 	}}
-	_, err := Resume(context.Background(), root, batchID, runner.Limits{Timeout: &timeout}, rp)
+	_, err := Resume(context.Background(), root, batchID, local.Limits{Timeout: &timeout}, rp)
 	if !exit.IsUsage(err) || !strings.Contains(err.Error(), "--timeout is a task's or a loop's") {
 		t.Fatalf("err = %v, want the usage error of --timeout given to a batch", err)
 	}
 
 	budget := 2.0
-	_, err = Resume(context.Background(), root, taskID, runner.Limits{BudgetUSD: &budget, MaxIterations: new(int)}, ResumeParts{})
+	_, err = Resume(context.Background(), root, taskID, local.Limits{BudgetUSD: &budget, MaxIterations: new(int)}, ResumeParts{})
 	if !exit.IsUsage(err) || !strings.Contains(err.Error(), "--max-iterations is a loop's limit; task "+taskID) {
 		t.Fatalf("err = %v, want the usage error of --max-iterations given to a task", err)
 	}
@@ -119,7 +119,7 @@ func TestResumeRefusesARunningRun(t *testing.T) {
 	if _, err := held.Lock(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Resume(context.Background(), root, batchID, runner.Limits{}, ResumeParts{})
+	_, err = Resume(context.Background(), root, batchID, local.Limits{}, ResumeParts{})
 	var u *exit.UsageError
 	if !errors.As(err, &u) || !strings.Contains(err.Error(), "run "+batchID+" is running in another process") || u.Hint != "wait for it, or stop it with Ctrl-C there" {
 		t.Fatalf("err = %v, want the usage error of a run running elsewhere", err)
@@ -131,7 +131,7 @@ func TestResumeEnvError(t *testing.T) {
 	create(t, root, taskID, store.Meta{Command: "task", Cwd: "/the/run/dir"}, store.Progress{Status: store.Running})
 	boom := errors.New("bad configuration")
 	var asked string
-	_, err := Resume(context.Background(), root, taskID, runner.Limits{}, ResumeParts{Env: func(dir string) (runner.EnvValue, error) {
+	_, err := Resume(context.Background(), root, taskID, local.Limits{}, ResumeParts{Env: func(dir string) (local.EnvValue, error) {
 		asked = dir
 		return nil, boom
 	}})
@@ -162,7 +162,7 @@ func TestSubmissionRefusals(t *testing.T) {
 			if c.cfg != nil {
 				c.cfg(&cfg)
 			}
-			_, res, err := SubmitTask(ctx, &cfg, c.sub, "Do it", runner.Parts{})
+			_, res, err := SubmitTask(ctx, &cfg, c.sub, "Do it", local.Parts{})
 			if !exit.IsUsage(err) || !strings.Contains(err.Error(), c.want) || res != nil {
 				t.Fatalf("err = %v, want the usage error %q", err, c.want)
 			}
@@ -171,7 +171,7 @@ func TestSubmissionRefusals(t *testing.T) {
 	t.Run("commit direct", func(t *testing.T) {
 		cfg := *cfg
 		cfg.Commit = git.CommitDirect
-		_, _, err := SubmitTask(ctx, &cfg, ok, "Do it", runner.Parts{})
+		_, _, err := SubmitTask(ctx, &cfg, ok, "Do it", local.Parts{})
 		var cerr *config.Error
 		if !errors.As(err, &cerr) || err.Error() != "command line: --commit: direct cannot be done by Temporal workers: they commit on the task branch on the remote" {
 			t.Fatalf("err = %v, want the configuration error of --commit direct", err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
@@ -15,8 +15,8 @@ import (
 // be confined with cfg's settings in cfg's directory, and reports what it
 // could and could not reach on this machine. A machine that cannot
 // confine gives a Probe with its Record saying why and no findings.
-func SandboxCheck(ctx context.Context, cfg *config.Config, backend string, p runner.Parts) (sandbox.Probe, error) {
-	ctx, rec, err := runner.Confine(ctx, cfg.Sandbox, p, runner.LoopSite("", cfg.Cwd, ""))
+func SandboxCheck(ctx context.Context, cfg *config.Config, backend string, p local.Parts) (sandbox.Probe, error) {
+	ctx, rec, err := local.Confine(ctx, cfg.Sandbox, p, local.LoopSite("", cfg.Cwd, ""))
 	if err != nil {
 		return sandbox.Probe{Record: rec}, err
 	}

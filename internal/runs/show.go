@@ -9,7 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -49,7 +49,7 @@ func (s State) OutputPath(iteration int) string {
 // a run on Temporal is brought up to date from its server first (Refresh),
 // reached through connect. p says what is noticed on the way (a journal
 // repaired).
-func Show(ctx context.Context, root, id string, p runner.Parts, connect Connect) (State, error) {
+func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) (State, error) {
 	run, err := Open(root, id)
 	if err != nil {
 		return State{}, err
@@ -66,7 +66,7 @@ func Show(ctx context.Context, root, id string, p runner.Parts, connect Connect)
 			return st, err
 		}
 		st.Task, st.Status = &res, string(res.Status)
-		var s runner.TaskSpec
+		var s local.TaskSpec
 		_ = json.Unmarshal(run.Meta.Options, &s)
 		st.Worktree = s.Worktree
 	case "batch":
@@ -94,24 +94,24 @@ func Show(ctx context.Context, root, id string, p runner.Parts, connect Connect)
 	return st, nil
 }
 
-// TaskResult is the result of a task run (runner.TaskResultOf); a journal
+// TaskResult is the result of a task run (local.TaskResultOf); a journal
 // that cannot be read leaves the result the task wrote. A task that a batch
-// merged says so (runner.WithBatchMerge). p says what is noticed on the
+// merged says so (local.WithBatchMerge). p says what is noticed on the
 // way.
-func TaskResult(run *store.Run, p runner.Parts) (engine.TaskResult, error) {
+func TaskResult(run *store.Run, p local.Parts) (engine.TaskResult, error) {
 	evs, err := events(run, p, false)
 	if err != nil {
 		var saved engine.TaskResult
 		if found, rerr := run.ReadReport(&saved); found && rerr == nil {
-			return runner.WithBatchMerge(run, saved), nil
+			return local.WithBatchMerge(run, saved), nil
 		}
 		return engine.TaskResult{}, err
 	}
-	res, err := runner.TaskResultOf(run, evs, p)
+	res, err := local.TaskResultOf(run, evs, p)
 	if err != nil {
 		return res, err
 	}
-	return runner.WithBatchMerge(run, res), nil
+	return local.WithBatchMerge(run, res), nil
 }
 
 // batchState is where a batch run stands: the result it wrote when it
@@ -123,14 +123,14 @@ func batchState(run *store.Run) (batch.Summary, []RunningTask, error) {
 	if err != nil || found {
 		return res, nil, err
 	}
-	var cp runner.BatchCheckpoint
+	var cp local.BatchCheckpoint
 	if err := run.ReadCheckpoint(&cp); err != nil {
 		return res, nil, err
 	}
 	res = batch.Summary{RunID: run.ID, Status: cp.Status, CostUSD: cp.CostUSD, CostKnown: cp.CostKnown, DurationMs: cp.DurationMs}
 	var journaled map[string]batch.TaskResult
-	if evs, err := events(run, runner.Parts{}, true); err == nil {
-		journaled = runner.BatchTasks(evs)
+	if evs, err := events(run, local.Parts{}, true); err == nil {
+		journaled = local.BatchTasks(evs)
 	}
 	var running []RunningTask
 	for _, t := range cp.Tasks {

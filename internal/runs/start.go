@@ -8,7 +8,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -22,16 +22,16 @@ import (
 // RunOnce makes one call to agent a (Pick) with prompt and cfg's settings:
 // no run is kept, and a rate limit is reported, not waited for. obs follows
 // the call; nil: nobody. In a git repository, what the call changes in
-// git's control files is put back (runner.WatchGit).
-func RunOnce(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, obs engine.Observer, p runner.Parts) (engine.Result, error) {
-	ctx, _, err := runner.Confine(ctx, cfg.Sandbox, p, runner.LoopSite("", cfg.Cwd, ""))
+// git's control files is put back (local.WatchGit).
+func RunOnce(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, obs engine.Observer, p local.Parts) (engine.Result, error) {
+	ctx, _, err := local.Confine(ctx, cfg.Sandbox, p, local.LoopSite("", cfg.Cwd, ""))
 	if err != nil {
 		return engine.Result{}, err
 	}
-	if a, err = runner.WatchGit(ctx, a, cfg.Cwd, p); err != nil {
+	if a, err = local.WatchGit(ctx, a, cfg.Cwd, p); err != nil {
 		return engine.Result{}, err
 	}
-	opts := runner.LoopSpecOf(cfg, a.Name()).Options(store.NewRunID(time.Now()), prompt)
+	opts := local.LoopSpecOf(cfg, a.Name()).Options(store.NewRunID(time.Now()), prompt)
 	opts.Once = true
 	opts.MaxWait = 0
 	opts.Observer = obs
@@ -41,26 +41,26 @@ func RunOnce(ctx context.Context, cfg *config.Config, a agent.Agent, prompt stri
 // StartLoop runs a loop of agent a (Pick) on prompt with cfg's settings to
 // its end: a run kept under cfg's state directory, journaled, guarded and
 // resumable.
-func StartLoop(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, p runner.Parts) (engine.Result, error) {
-	return runner.StartLoop(ctx, runner.LoopSpecOf(cfg, a.Name()), a, prompt, cfg.StateDir, p)
+func StartLoop(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, p local.Parts) (engine.Result, error) {
+	return local.StartLoop(ctx, local.LoopSpecOf(cfg, a.Name()), a, prompt, cfg.StateDir, p)
 }
 
 // TaskSpec is the spec of a task with cfg in the git repository of cfg's
 // cwd, planned first when plan is set. A single tier without a backend
 // gets the one picked as a loop's is (Pick); when none can be had, the
 // result that says why is returned in place of the spec.
-func TaskSpec(ctx context.Context, cfg *config.Config, plan bool, p runner.Parts) (runner.TaskSpec, *engine.TaskResult, error) {
-	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+func TaskSpec(ctx context.Context, cfg *config.Config, plan bool, p local.Parts) (local.TaskSpec, *engine.TaskResult, error) {
+	repo, err := local.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {
-		return runner.TaskSpec{}, nil, err
+		return local.TaskSpec{}, nil, err
 	}
-	s := runner.TaskSpecOf(cfg, repo.Dir)
+	s := local.TaskSpecOf(cfg, repo.Dir)
 	s.Plan = plan
 	if len(s.Tiers) == 1 && s.Tiers[0].Backend == "" {
 		res, a := Pick(cfg, p)
 		if a == nil {
-			r := runner.Failure(res)
-			return runner.TaskSpec{}, &r, nil
+			r := local.Failure(res)
+			return local.TaskSpec{}, &r, nil
 		}
 		s.Tiers[0].Backend, s.Tiers[0].Name = a.Name(), a.Name()
 	}
@@ -70,7 +70,7 @@ func TaskSpec(ctx context.Context, cfg *config.Config, plan bool, p runner.Parts
 // Task is a task to start here with its spec (TaskSpec).
 type Task struct {
 	Prompt string
-	Spec   runner.TaskSpec
+	Spec   local.TaskSpec
 	// Base is the ref the task branch starts from; "": HEAD.
 	Base string
 	// IncludeDirty brings the uncommitted changes of the user's tree in as
@@ -79,13 +79,13 @@ type Task struct {
 }
 
 // StartTask runs the task t to its end as a run kept under cfg's state
-// directory (runner.StartTask).
-func StartTask(ctx context.Context, cfg *config.Config, t Task, p runner.Parts) (engine.TaskResult, error) {
-	return runner.StartTask(ctx, runner.NewTask{Prompt: t.Prompt, Spec: t.Spec, Base: t.Base, IncludeDirty: t.IncludeDirty, StateDir: cfg.StateDir}, p)
+// directory (local.StartTask).
+func StartTask(ctx context.Context, cfg *config.Config, t Task, p local.Parts) (engine.TaskResult, error) {
+	return local.StartTask(ctx, local.NewTask{Prompt: t.Prompt, Spec: t.Spec, Base: t.Base, IncludeDirty: t.IncludeDirty, StateDir: cfg.StateDir}, p)
 }
 
 // StartBatch runs the batch of spec (PlanBatch) to its end as a run kept
-// under cfg's state directory (runner.StartBatch).
-func StartBatch(ctx context.Context, cfg *config.Config, spec runner.BatchSpec, bp runner.BatchParts) (batch.Summary, error) {
-	return runner.StartBatch(ctx, spec, cfg.StateDir, bp)
+// under cfg's state directory (local.StartBatch).
+func StartBatch(ctx context.Context, cfg *config.Config, spec local.BatchSpec, bp local.BatchParts) (batch.Summary, error) {
+	return local.StartBatch(ctx, spec, cfg.StateDir, bp)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 )
 
@@ -70,7 +70,7 @@ func TestPlanBatchReadsTheFilesOnce(t *testing.T) {
 		t.Fatalf("LoadConfig read %d files, want 2 (the user's, the project's)", *loads)
 	}
 	b := Batch{Sheets: []sheet.Sheet{sheetOf(t, "a.md", "# a\n"), sheetOf(t, "b.md", "---\ndepends: [a]\n---\n# b\n")}, Repo: dir}
-	plan, err := PlanBatch(c, b, runner.Parts{})
+	plan, err := PlanBatch(c, b, local.Parts{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestPlanBatchSheetBudgetWinsOverTaskBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := Batch{Sheets: []sheet.Sheet{sheetOf(t, "a.md", "---\nbudget: 0.25\n---\n# a\n"), sheetOf(t, "b.md", "# b\n")}, Repo: dir}
-			plan, err := PlanBatch(c, b, runner.Parts{})
+			plan, err := PlanBatch(c, b, local.Parts{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func TestPickNoneInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	say := &notices{}
-	res, a := Pick(cfg, runner.Parts{Environ: []string{"PATH=" + t.TempDir()}, Say: say})
+	res, a := Pick(cfg, local.Parts{Environ: []string{"PATH=" + t.TempDir()}, Say: say})
 	if a != nil {
 		t.Fatalf("picked %s with no agent installed", a.Name())
 	}
@@ -172,7 +172,7 @@ func TestPlanBatchPicksOnce(t *testing.T) {
 	last := agent.Builtins[len(agent.Builtins)-1]
 	say := &notices{}
 	b := Batch{Sheets: []sheet.Sheet{sheetOf(t, "a.md", "# a\n"), sheetOf(t, "b.md", "# b\n")}, Repo: dir}
-	plan, err := PlanBatch(c, b, runner.Parts{Environ: []string{installed(t, last)}, Say: say})
+	plan, err := PlanBatch(c, b, local.Parts{Environ: []string{installed(t, last)}, Say: say})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestPlanBatchNoneInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := Batch{Sheets: []sheet.Sheet{sheetOf(t, "a.md", "---\nbackend: claude\n---\n# a\n"), sheetOf(t, "b.md", "# b\n")}, Repo: dir}
-	_, err = PlanBatch(c, b, runner.Parts{Environ: []string{"PATH=" + t.TempDir()}})
+	_, err = PlanBatch(c, b, local.Parts{Environ: []string{"PATH=" + t.TempDir()}})
 	var pe *PickError
 	if !errors.As(err, &pe) {
 		t.Fatalf("err %v, want a *PickError", err)
@@ -213,7 +213,7 @@ func TestPlanBatchUnknownDependency(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := Batch{Sheets: []sheet.Sheet{sheetOf(t, "a.md", "---\ndepends: [nope]\n---\n# a\n")}, Repo: dir}
-	if _, err := PlanBatch(c, b, runner.Parts{}); !exit.IsUsage(err) {
+	if _, err := PlanBatch(c, b, local.Parts{}); !exit.IsUsage(err) {
 		t.Errorf("err %v, want a usage error", err)
 	}
 }

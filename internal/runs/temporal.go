@@ -20,7 +20,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	taskreport "github.com/jlgcli/jlgcli/internal/report"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -68,7 +68,7 @@ func (connect Connect) connection(run *store.Run) (flow.Connection, error) {
 }
 
 // getenv is p's Getenv, else the environment's.
-func getenv(p runner.Parts) func(string) string {
+func getenv(p local.Parts) func(string) string {
 	if p.Getenv != nil {
 		return p.Getenv
 	}
@@ -81,14 +81,14 @@ func getenv(p runner.Parts) func(string) string {
 // result. The user's clone is never touched: the workers clone the remote
 // and push their work there. p says the messages; its TaskObserver follows
 // the attempts (closed, when it has a Close method, once following ends).
-func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt string, p runner.Parts) (string, *engine.TaskResult, error) {
+func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt string, p local.Parts) (string, *engine.TaskResult, error) {
 	if sub.IncludeDirty {
 		return "", nil, &exit.UsageError{Err: errors.New("--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first")}
 	}
 	if err := checkTemporal(cfg, sub); err != nil {
 		return "", nil, err
 	}
-	s := runner.TaskSpecOf(cfg, "")
+	s := local.TaskSpecOf(cfg, "")
 	s.Plan = sub.Plan
 	for _, t := range s.Tiers {
 		if t.Backend == "" {
@@ -99,7 +99,7 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	if err != nil {
 		return "", nil, err
 	}
-	if s.Checks, err = submittedChecks(s.Checks, checkout, url, "", runner.TaskChecksHint); err != nil {
+	if s.Checks, err = submittedChecks(s.Checks, checkout, url, "", local.TaskChecksHint); err != nil {
 		return "", nil, err
 	}
 	t := cfg.Temporal
@@ -125,7 +125,7 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 		return id, nil, nil
 	}
 	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
-	hooks := runner.HooksOf(p, run) // they fire here, on the side that follows the run
+	hooks := local.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
 	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, hooked(p.TaskObserver, hooks, 0), time.Second)
 	closeObserver(p.TaskObserver)
@@ -175,7 +175,7 @@ func checkTemporal(cfg *config.Config, sub Submission) error {
 // origin ("" for none).
 func remoteOf(ctx context.Context, cfg *config.Config, url, base string) (string, string, string, error) {
 	checkout := ""
-	repo, err := runner.OpenRepo(ctx, cfg.Cwd)
+	repo, err := local.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {
 		if url == "" {
 			return "", "", "", &exit.UsageError{Err: fmt.Errorf("--repo URL is needed outside a git repository: %v", err)}
@@ -211,7 +211,7 @@ func sameRemote(a, b string) bool {
 }
 
 // submittedChecks makes a submission's pre-flight of its checks, as a
-// local task's (runner.DefaultChecks): checks, when configured, else those
+// local task's (local.DefaultChecks): checks, when configured, else those
 // that the checkout of the repository calls for; without a checkout here
 // there is nothing to detect them in, and the submission is refused.
 func submittedChecks(checks []gate.Check, checkout, url, who, hint string) ([]gate.Check, error) {
@@ -222,7 +222,7 @@ func submittedChecks(checks []gate.Check, checkout, url, who, hint string) ([]ga
 		return nil, &exit.UsageError{Hint: hint,
 			Err: fmt.Errorf("%sno checks to judge the work with: none configured, and no checkout of %s here to detect them in", who, url)}
 	}
-	return runner.DefaultChecks(checkout, who, hint)
+	return local.DefaultChecks(checkout, who, hint)
 }
 
 // SubmitBatch sends the batch spec, resolved from its sheets, to the
@@ -230,7 +230,7 @@ func submittedChecks(checks []gate.Check, checkout, url, who, hint string) ([]ga
 // end: its result; with sub.Detach it returns once submitted, with a nil
 // result. changed (nil: nobody) is told of each task whose status changes
 // as the batch is followed; p says the messages.
-func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec runner.BatchSpec, changed func(batch.TaskSummary), p runner.Parts) (string, *batch.Summary, error) {
+func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec local.BatchSpec, changed func(batch.TaskSummary), p local.Parts) (string, *batch.Summary, error) {
 	if err := checkTemporal(cfg, sub); err != nil {
 		return "", nil, err
 	}
@@ -247,7 +247,7 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 	}
 	for i := range spec.Tasks {
 		t := &spec.Tasks[i]
-		if t.Spec.Checks, err = submittedChecks(t.Spec.Checks, checkout, url, fmt.Sprintf("%s (%s): ", t.ID, t.File), runner.BatchChecksHint); err != nil {
+		if t.Spec.Checks, err = submittedChecks(t.Spec.Checks, checkout, url, fmt.Sprintf("%s (%s): ", t.ID, t.File), local.BatchChecksHint); err != nil {
 			return "", nil, err
 		}
 	}
@@ -274,13 +274,13 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 		return id, nil, nil
 	}
 	say(p).Notice(fmt.Sprintf("batch %s of %s submitted to %s (queue %s); its branch on %s: %s", id, plural.N(len(spec.Tasks), "task"), t.Address, t.TaskQueue, url, in.Branch))
-	hooks := runner.HooksOf(p, run) // they fire here, on the side that follows the run
+	hooks := local.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
 	sum, err := flow.FollowBatch(ctx, c, id, changed, time.Second)
 	if err := followed(ctx, p, "batch", id, err, run, func() error { return saveBatch(run, sum) }); err != nil {
 		return id, nil, err
 	}
-	if n := runner.StoppedBatch(id, sum.Status); n != "" {
+	if n := local.StoppedBatch(id, sum.Status); n != "" {
 		say(p).Notice(n)
 	}
 	hooks.BatchEnded(sum)
@@ -292,13 +292,13 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 // before this follower, which others told) as those of a task run here do.
 type hookedObserver struct {
 	obs   engine.TaskObserver
-	hooks runner.RunHooks
+	hooks local.RunHooks
 	from  int
 }
 
 // hooked is obs, and the hooks of the attempts after the first from, as
 // one observer; obs when there are no hooks.
-func hooked(obs engine.TaskObserver, hooks runner.RunHooks, from int) engine.TaskObserver {
+func hooked(obs engine.TaskObserver, hooks local.RunHooks, from int) engine.TaskObserver {
 	if !hooks.Any() {
 		return obs
 	}
@@ -332,15 +332,15 @@ func (o hookedObserver) Waiting(until time.Time, message string) { o.hooks.Waiti
 
 // taskStopped tells of task id ended with status when it is to be resumed,
 // as a local task's end does.
-func taskStopped(p runner.Parts, id string, status engine.Status) {
-	if runner.Resumable(status) || status == engine.StatusBudgetExceeded {
-		say(p).Notice(runner.StoppedTask(id, "", status))
+func taskStopped(p local.Parts, id string, status engine.Status) {
+	if local.Resumable(status) || status == engine.StatusBudgetExceeded {
+		say(p).Notice(local.StoppedTask(id, "", status))
 	}
 }
 
 // keepRecord keeps the local record of a run just submitted (recordRun),
 // or says why it could not: the run goes on without it.
-func keepRecord(p runner.Parts, cfg *config.Config, id, command, backend, prompt string, input any) *store.Run {
+func keepRecord(p local.Parts, cfg *config.Config, id, command, backend, prompt string, input any) *store.Run {
 	run, err := recordRun(p, cfg, id, command, backend, prompt, input)
 	if err != nil {
 		say(p).Warn(fmt.Sprintf("%s %s was submitted, but no local record of it could be kept (show and report will not find it): %v", command, id, err))
@@ -352,7 +352,7 @@ func keepRecord(p runner.Parts, cfg *config.Config, id, command, backend, prompt
 // followed ends the following of a run: err, the following's, is returned
 // (a Ctrl-C only stops following: the run goes on on the workers);
 // otherwise the result is kept in the run's record (save), when it has one.
-func followed(ctx context.Context, p runner.Parts, command, id string, err error, run *store.Run, save func() error) error {
+func followed(ctx context.Context, p local.Parts, command, id string, err error, run *store.Run, save func() error) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			say(p).Notice(fmt.Sprintf("stopped following %s %s; it goes on on the workers", command, id))
@@ -371,8 +371,8 @@ func followed(ctx context.Context, p runner.Parts, command, id string, err error
 // state directory, so that runs, show, report and resume find it; input,
 // the workflow's, is its options. The record's lock is held until the
 // caller closes it.
-func recordRun(p runner.Parts, cfg *config.Config, id, command, backend, prompt string, input any) (*store.Run, error) {
-	root, err := runner.StateRoot(p, cfg.Cwd, cfg.StateDir)
+func recordRun(p local.Parts, cfg *config.Config, id, command, backend, prompt string, input any) (*store.Run, error) {
+	root, err := local.StateRoot(p, cfg.Cwd, cfg.StateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +512,7 @@ func runningTask(ctx context.Context, c client.Client, run *store.Run) (engine.T
 // server from its history, with a new turn of its current tier and the
 // limits given; a run that ended otherwise is only returned. env gives the
 // values of the run's recorded environment names.
-func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, rp ResumeParts, env runner.EnvValue) (Resumed, error) {
+func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp ResumeParts, env local.EnvValue) (Resumed, error) {
 	out := Resumed{Kind: run.Meta.Command, ID: run.ID}
 	if _, err := run.Lock(); err != nil {
 		if errors.Is(err, store.ErrLive) {
@@ -531,7 +531,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 	}
 	defer c.Close()
 	say := say(rp.Parts)
-	hooks := runner.HooksOf(rp.Parts, run) // as those of a resume here: started again, attempts, end
+	hooks := local.HooksOf(rp.Parts, run) // as those of a resume here: started again, attempts, end
 	if run.Meta.Command == "batch" {
 		if limits.Any() {
 			return out, &exit.UsageError{Err: errors.New("a batch on Temporal takes no new limits")}
@@ -549,7 +549,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 				return out, fmt.Errorf("run %s: its record cannot be read: %w", run.ID, err)
 			}
 			if missing := in.Spec.FillEnv(env); len(missing) > 0 {
-				return out, runner.MissingEnv(run.ID, missing)
+				return out, local.MissingEnv(run.ID, missing)
 			}
 			if in.Resume, err = flow.ResumeBatchOf(ctx, c, sum); err != nil {
 				return out, fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
@@ -578,7 +578,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 			return out, err
 		}
 		if !closed {
-			if n := runner.StoppedBatch(run.ID, sum.Status); n != "" {
+			if n := local.StoppedBatch(run.ID, sum.Status); n != "" {
 				say.Notice(n)
 			}
 			hooks.BatchEnded(sum)
@@ -599,13 +599,13 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 		return out, fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)
 	}
 	made := 0 // the attempts made before this resume follows the task
-	if closed && runner.Resumable(res.Status) || closed && res.Status == engine.StatusBudgetExceeded {
+	if closed && local.Resumable(res.Status) || closed && res.Status == engine.StatusBudgetExceeded {
 		p, err := flow.Query(ctx, c, run.ID)
 		if err != nil {
 			return out, fmt.Errorf("task %s on %s: read its history: %w", run.ID, t.Address, err)
 		}
 		if missing := in.Spec.FillEnv(env); len(missing) > 0 {
-			return out, runner.MissingEnv(run.ID, missing)
+			return out, local.MissingEnv(run.ID, missing)
 		}
 		in.Carry = flow.ResumedCarry(p, in.Spec.Policy(in.Task))
 		limits.ApplyTask(&in.Spec)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -41,7 +41,7 @@ func UsageOf(root string, now time.Time) (Usage, error) {
 	}
 	u := Usage{Windows: []WindowUse{}, Silent: []string{}}
 	reported := map[string]bool{}
-	for _, w := range runner.WindowsOf(rows) {
+	for _, w := range local.WindowsOf(rows) {
 		u.Windows = append(u.Windows, WindowUse{Window: w, AgeMs: max(now.Sub(w.At), 0).Milliseconds()})
 		reported[w.Backend] = true
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/flow"
 	"github.com/jlgcli/jlgcli/internal/plural"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // Worker is what a worker is given besides its configuration.
@@ -42,7 +42,7 @@ func (e *BackendError) Error() string { return e.Msg }
 // $XDG_STATE_HOME/jlgcli/worker). It says on p.Say where it works and when
 // it stopped. A configuration without a server is a *exit.UsageError; a
 // worker with no backend to take attempts of, a *BackendError.
-func Serve(ctx context.Context, cfg *config.Config, w Worker, p runner.Parts) error {
+func Serve(ctx context.Context, cfg *config.Config, w Worker, p local.Parts) error {
 	t := cfg.Temporal
 	if t.Address == "" {
 		return &exit.UsageError{Err: errors.New("a worker needs a Temporal server: --temporal HOST:PORT, or temporal.address in the configuration")}

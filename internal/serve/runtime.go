@@ -17,7 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -61,7 +61,7 @@ func (r *Runtime) taskResult(id string) (*engine.TaskResult, time.Time) {
 		return nil, time.Time{}
 	}
 	defer run.Close()
-	got, err := runs.TaskResult(run, runner.Parts{})
+	got, err := runs.TaskResult(run, local.Parts{})
 	if err != nil {
 		return nil, run.Meta.StartedAt
 	}
@@ -96,7 +96,7 @@ func (r *Runtime) List(ctx context.Context) ([]runs.Run, error) {
 }
 
 func (r *Runtime) Show(ctx context.Context, id string) (Run, error) {
-	st, err := runs.Show(ctx, r.Root, id, runner.Parts{}, r.Connect)
+	st, err := runs.Show(ctx, r.Root, id, local.Parts{}, r.Connect)
 	if err != nil {
 		return Run{}, httpError(err)
 	}
@@ -163,7 +163,7 @@ func (r *Runtime) Stop(ctx context.Context, id string) (string, error) {
 // own session: it goes on if the server stops), and says so once the run
 // is live again, or why the resume ended at once.
 func (r *Runtime) Resume(ctx context.Context, id string) (string, error) {
-	st, err := runs.Show(ctx, r.Root, id, runner.Parts{}, r.Connect)
+	st, err := runs.Show(ctx, r.Root, id, local.Parts{}, r.Connect)
 	if err != nil {
 		return "", httpError(err)
 	}
@@ -223,11 +223,11 @@ func (r *Runtime) Resume(ctx context.Context, id string) (string, error) {
 // batch's spec (options, its record's) where sum has none: a batch that
 // has not ended has them only there.
 func withGraph(sum *batch.Summary, options []byte) {
-	var spec runner.BatchSpec
+	var spec local.BatchSpec
 	if json.Unmarshal(options, &spec) != nil {
 		return
 	}
-	g, err := runner.BatchGraph(spec.Tasks)
+	g, err := local.BatchGraph(spec.Tasks)
 	if err != nil {
 		return
 	}

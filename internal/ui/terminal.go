@@ -5,13 +5,13 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/hooks"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 )
 
 // Terminal is what a run started from the command line reports to: its
 // messages through Say, its progress drawn on Err (live lines when Live,
 // else a log), the environment its agents start from, and the hooks of its
-// configuration. It makes the run's runner.Parts.
+// configuration. It makes the run's local.Parts.
 type Terminal struct {
 	// Say is the one writer of jlgcli's messages on Err.
 	Say *Reporter
@@ -21,10 +21,10 @@ type Terminal struct {
 	Live bool
 	// Width is Err's width in cells (Screen.Width).
 	Width func() int
-	// Environ, Getenv and EnvValue are the parts' (runner.Parts).
+	// Environ, Getenv and EnvValue are the parts' (local.Parts).
 	Environ  []string
 	Getenv   func(string) string
-	EnvValue runner.EnvValue
+	EnvValue local.EnvValue
 	// Hooks are the configuration's hooks; nil: none.
 	Hooks *hooks.Dispatcher
 }
@@ -34,14 +34,14 @@ func (t Terminal) Screen() Screen { return NewScreen(t.Err, t.Live, t.Width) }
 
 // Base are the parts without live progress or hooks: the environment and
 // the reporter, as is.
-func (t Terminal) Base() runner.Parts {
-	return runner.Parts{Environ: t.Environ, Getenv: t.Getenv, EnvValue: t.EnvValue, Say: t.Say}
+func (t Terminal) Base() local.Parts {
+	return local.Parts{Environ: t.Environ, Getenv: t.Getenv, EnvValue: t.EnvValue, Say: t.Say}
 }
 
 // Parts are the parts of a run: the environment, the reporter (quiet or
 // not), the hooks, and live progress unless quiet. Only the observers
 // asked for are set: a task's line (task), a loop's (loop). Close ends them.
-func (t Terminal) Parts(quiet, task, loop bool) runner.Parts {
+func (t Terminal) Parts(quiet, task, loop bool) local.Parts {
 	t.Say.SetQuiet(quiet)
 	p := t.Base()
 	p.Hooks = t.Hooks
@@ -65,7 +65,7 @@ func (t Terminal) Parts(quiet, task, loop bool) runner.Parts {
 
 // Close ends the live lines of each of ps (Parts): their last frame is
 // drawn.
-func Close(ps ...runner.Parts) {
+func Close(ps ...local.Parts) {
 	for _, p := range ps {
 		for _, obs := range []any{p.TaskObserver, p.LoopObserver} {
 			if c, ok := obs.(interface{ Close() }); ok {
@@ -79,12 +79,12 @@ func Close(ps ...runner.Parts) {
 // board (a live line per running task and a summary line), elsewhere one
 // line per event; each task's messages and attempts after its id. The
 // batch's own parts carry the hooks. close ends the board.
-func (t Terminal) BatchParts(quiet bool, total int) (bp runner.BatchParts, close func()) {
+func (t Terminal) BatchParts(quiet bool, total int) (bp local.BatchParts, close func()) {
 	say := t.Say
 	say.SetQuiet(quiet)
-	bp = runner.BatchParts{Parts: t.Base()}
+	bp = local.BatchParts{Parts: t.Base()}
 	bp.Hooks = t.Hooks
-	task := func(w io.Writer, obs engine.TaskObserver) runner.Parts {
+	task := func(w io.Writer, obs engine.TaskObserver) local.Parts {
 		p := t.Base()
 		p.Say, p.TaskObserver = NewReporter(w, quiet), obs
 		return p
@@ -93,13 +93,13 @@ func (t Terminal) BatchParts(quiet bool, total int) (bp runner.BatchParts, close
 		board := NewBatchBoard(screen, total)
 		say.Attach(board)
 		bp.Observer = board.Event
-		bp.ForTask = func(id string) runner.Parts { return task(board.Writer(id), board.Task(id)) }
+		bp.ForTask = func(id string) local.Parts { return task(board.Writer(id), board.Task(id)) }
 		return bp, func() { board.Close(); say.Attach(nil) }
 	}
 	err := NewLockedWriter(t.Err)
 	log := NewScreen(err, false, nil) // its lines carry the time
 	lines := NewBatchLines(log.W, total)
-	bp.ForTask = func(id string) runner.Parts {
+	bp.ForTask = func(id string) local.Parts {
 		var obs engine.TaskObserver
 		if !quiet {
 			obs = lines.Observe(id, NewPrefixedTaskLine(log, id))

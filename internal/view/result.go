@@ -7,7 +7,7 @@
 // JSON), the stats and the hints are package report's.
 //
 // It is a package of its own, above runs, because what it renders is
-// runs' and runner's values (runs.State, runs.Run, runner.BatchSpec),
+// runs' and runner's values (runs.State, runs.Run, local.BatchSpec),
 // while package report sits below them (runner writes a task's report).
 package view
 
@@ -23,7 +23,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
@@ -137,11 +137,11 @@ func TaskChanged(t batch.TaskSummary) string {
 // BatchPlan writes what a batch would run, level by level: each task with
 // its sheet, dependencies, tiers, checks, budget and timeout, safe for a
 // terminal (termsafe: a sheet's id and title are the repository's).
-func BatchPlan(w io.Writer, spec runner.BatchSpec, levels [][]string) {
+func BatchPlan(w io.Writer, spec local.BatchSpec, levels [][]string) {
 	sw := termsafe.NewWriter(w)
 	defer sw.Flush()
 	w = sw
-	byID := map[string]runner.BatchTask{}
+	byID := map[string]local.BatchTask{}
 	for _, t := range spec.Tasks {
 		byID[t.ID] = t
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
@@ -151,7 +151,7 @@ func TestRunsHostileTitle(t *testing.T) {
 
 // A batch's plan and table show the sheets' ids and titles as written.
 func TestBatchHostileSheets(t *testing.T) {
-	spec := runner.BatchSpec{Jobs: 1, Tasks: []runner.BatchTask{{ID: "a\x1b[8m", File: "a.md", Title: "Fix\x1b]52;c;eA==\x07 it\r"}}}
+	spec := local.BatchSpec{Jobs: 1, Tasks: []local.BatchTask{{ID: "a\x1b[8m", File: "a.md", Title: "Fix\x1b]52;c;eA==\x07 it\r"}}}
 	var out strings.Builder
 	BatchPlan(&out, spec, [][]string{{"a\x1b[8m"}})
 	if !contains(screen(t, out.String(), 80), `  1. a\x1b[8m (a.md): Fix\x1b]52;c;eA==\a it\r`) {

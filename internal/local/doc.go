@@ -5,4 +5,4 @@
 // engine, and ends a task's git life (WIP commit, worktree removal, merge,
 // push, pull request) and its reports. The command line, a batch scheduler
 // and a distributed worker all call it; it knows nothing of flags.
-package runner
+package local

@@ -1,4 +1,4 @@
-package runner
+package local
 
 // BatchSpec is what a batch runs with, kept in its run's meta.json so that
 // resume runs it again the same way.
