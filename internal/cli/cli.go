@@ -14,7 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/console"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/trust"
@@ -99,7 +99,7 @@ func ExitCode(err error) int {
 		return exit.Usage
 	case errors.Is(err, context.Canceled):
 		return exit.Interrupted
-	case errors.Is(err, flow.ErrNoServer):
+	case errors.Is(err, temporal.ErrNoServer):
 		return exit.Unreachable
 	}
 	return exit.Error

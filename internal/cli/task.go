@@ -10,7 +10,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
@@ -71,7 +71,7 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 func (o *taskFlags) registerTemporal(fs *pflag.FlagSet, what string) {
 	fs.StringVar(&o.repoURL, "repo", "", "with --temporal: the repository's URL as the workers clone it (default: this repository's origin)")
 	fs.BoolVar(&o.detach, "detach", false, "with --temporal: print the run id and exit once the "+what+" is submitted")
-	durationVar(fs, &o.heartbeat, "heartbeat-timeout", flow.DefaultHeartbeat, "with --temporal: how long a silent worker keeps an attempt before another worker makes it again (at least 10s)")
+	durationVar(fs, &o.heartbeat, "heartbeat-timeout", temporal.DefaultHeartbeat, "with --temporal: how long a silent worker keeps an attempt before another worker makes it again (at least 10s)")
 }
 
 // registerDeveloper adds the flags that say how a task is developed,

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/ui"
@@ -34,7 +34,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 		return nil
 	}
 	if g := res.Git; g != nil && g.Merge != nil && g.Merge.Commit != "" {
-		stdio.Reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", view.ShortSHA(g.Merge.Commit), flow.ReadyBranch(g.Branch)))
+		stdio.Reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", view.ShortSHA(g.Merge.Commit), temporal.ReadyBranch(g.Branch)))
 	}
 	return reportTask(stdio, cfg.JSON, *res)
 }

@@ -13,7 +13,7 @@ import (
 	"os"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
@@ -256,12 +256,12 @@ func (s *Stdio) Completions(prefix string) []string {
 // it) or flags (the command's connection flags) give overriding the
 // record's.
 func (s *Stdio) Connect(flags *config.Layer) runs.Connect {
-	return func(run *store.Run) (flow.Connection, error) {
+	return func(run *store.Run) (temporal.Connection, error) {
 		cfg, err := s.RunConfig(flags, run.Meta.Cwd)
 		if err != nil {
-			return flow.Connection{}, err
+			return temporal.Connection{}, err
 		}
-		return flow.RunConnection(run.Meta.Temporal, run.ID, cfg, s.Env), nil
+		return temporal.RunConnection(run.Meta.Temporal, run.ID, cfg, s.Env), nil
 	}
 }
 

@@ -34,7 +34,7 @@ import (
 //
 // A run on a Temporal server is stopped by cancelling its workflow, which
 // ends interrupted once the attempt under way on a worker has stopped
-// (flow.TaskWorkflow): the jlgcli that follows it exits 130, and `jlgcli
+// (temporal.TaskWorkflow): the jlgcli that follows it exits 130, and `jlgcli
 // resume` continues it on the workers. A task of a batch on Temporal,
 // named by its full run id (as show BATCH gives it), is stopped alone as
 // a local batch's task is. connect reaches the server (nil: as the run's

@@ -15,7 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
@@ -46,25 +46,25 @@ type Submission struct {
 	Plan bool
 }
 
-// Dial connects to the Temporal server of conn (flow.ConnectionOf a
+// Dial connects to the Temporal server of conn (temporal.ConnectionOf a
 // configuration, or a Connect of a run): the one place where jlgcli dials
 // one.
-func Dial(ctx context.Context, conn flow.Connection) (client.Client, error) {
-	return flow.Dial(ctx, conn, nil)
+func Dial(ctx context.Context, conn temporal.Connection) (client.Client, error) {
+	return temporal.Dial(ctx, conn, nil)
 }
 
 // Connect is how to reach the Temporal server that a run kept here was
 // submitted to: as its record says, each setting that the configuration or
-// flags give overriding the record's (flow.RunConnection). nil: as the
+// flags give overriding the record's (temporal.RunConnection). nil: as the
 // record says, with the environment's API key.
-type Connect func(run *store.Run) (flow.Connection, error)
+type Connect func(run *store.Run) (temporal.Connection, error)
 
 // connection is how to reach run's server through connect.
-func (connect Connect) connection(run *store.Run) (flow.Connection, error) {
+func (connect Connect) connection(run *store.Run) (temporal.Connection, error) {
 	if connect != nil {
 		return connect(run)
 	}
-	return flow.RunConnection(run.Meta.Temporal, run.ID, &config.Config{}, os.Getenv), nil
+	return temporal.RunConnection(run.Meta.Temporal, run.ID, &config.Config{}, os.Getenv), nil
 }
 
 // getenv is p's Getenv, else the environment's.
@@ -103,16 +103,16 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 		return "", nil, err
 	}
 	t := cfg.Temporal
-	c, err := Dial(ctx, flow.ConnectionOf(cfg, getenv(p)))
+	c, err := Dial(ctx, temporal.ConnectionOf(cfg, getenv(p)))
 	if err != nil {
 		return "", nil, err
 	}
 	defer c.Close()
 	id := store.NewRunID(time.Now())
-	in := flow.TaskInput{RunID: id, Task: prompt, Repo: url, BaseBranch: base, Branch: git.BranchName(id, prompt),
+	in := temporal.TaskInput{RunID: id, Task: prompt, Repo: url, BaseBranch: base, Branch: git.BranchName(id, prompt),
 		MergePush: cfg.Merge == git.MergePush, Spec: s, Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(),
 		HeartbeatMs: sub.Heartbeat.Milliseconds()}
-	if err := flow.Submit(ctx, c, in); err != nil {
+	if err := temporal.Submit(ctx, c, in); err != nil {
 		return "", nil, err
 	}
 	rec := in // the record keeps the environment's names only
@@ -127,7 +127,7 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
 	hooks := local.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
-	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, hooked(p.TaskObserver, hooks, 0), time.Second)
+	res, err := temporal.Follow(ctx, c, id, s.Policy(prompt).Tiers, hooked(p.TaskObserver, hooks, 0), time.Second)
 	closeObserver(p.TaskObserver)
 	if err := followed(ctx, p, "task", id, err, run, func() error { return saveTask(run, res) }); err != nil {
 		return id, nil, err
@@ -253,15 +253,15 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec l
 	}
 	spec.BaseBranch, spec.Repo = base, url
 	t := cfg.Temporal
-	c, err := Dial(ctx, flow.ConnectionOf(cfg, getenv(p)))
+	c, err := Dial(ctx, temporal.ConnectionOf(cfg, getenv(p)))
 	if err != nil {
 		return "", nil, err
 	}
 	defer c.Close()
 	id := store.NewRunID(time.Now())
-	in := flow.BatchInput{RunID: id, Repo: url, Spec: spec, Branch: flow.BatchBranch(id), MergePush: cfg.Merge == git.MergePush,
+	in := temporal.BatchInput{RunID: id, Repo: url, Spec: spec, Branch: temporal.BatchBranch(id), MergePush: cfg.Merge == git.MergePush,
 		Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(), HeartbeatMs: sub.Heartbeat.Milliseconds()}
-	if err := flow.SubmitBatch(ctx, c, in); err != nil {
+	if err := temporal.SubmitBatch(ctx, c, in); err != nil {
 		return "", nil, err
 	}
 	rec := in // the record keeps the environment's names only
@@ -276,7 +276,7 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec l
 	say(p).Notice(fmt.Sprintf("batch %s of %s submitted to %s (queue %s); its branch on %s: %s", id, plural.N(len(spec.Tasks), "task"), t.Address, t.TaskQueue, url, in.Branch))
 	hooks := local.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
-	sum, err := flow.FollowBatch(ctx, c, id, changed, time.Second)
+	sum, err := temporal.FollowBatch(ctx, c, id, changed, time.Second)
 	if err := followed(ctx, p, "batch", id, err, run, func() error { return saveBatch(run, sum) }); err != nil {
 		return id, nil, err
 	}
@@ -327,7 +327,7 @@ func (o hookedObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 }
 
 // Waiting tells the hooks that the task waits for a rate limit to reset
-// (flow.Waiter).
+// (temporal.Waiter).
 func (o hookedObserver) Waiting(until time.Time, message string) { o.hooks.Waiting(until, message) }
 
 // taskStopped tells of task id ended with status when it is to be resumed,
@@ -381,7 +381,7 @@ func recordRun(p local.Parts, cfg *config.Config, id, command, backend, prompt s
 		return nil, err
 	}
 	run, err := store.Create(root, id, store.Meta{Command: command, Backend: backend, Prompt: prompt, Options: data, Cwd: cfg.Cwd,
-		Temporal: flow.Recorded(cfg.Temporal)})
+		Temporal: temporal.Recorded(cfg.Temporal)})
 	if err != nil {
 		return nil, fmt.Errorf("record run %s: %w", id, err)
 	}
@@ -468,9 +468,9 @@ func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 	switch run.Meta.Command {
 	case "batch":
 		var sum batch.Summary
-		closed, err := flow.Outcome(ctx, c, run.ID, &sum)
+		closed, err := temporal.Outcome(ctx, c, run.ID, &sum)
 		if err == nil && !closed {
-			sum, err = flow.QueryBatchSummary(ctx, c, run.ID)
+			sum, err = temporal.QueryBatchSummary(ctx, c, run.ID)
 		}
 		if err != nil {
 			return fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
@@ -478,7 +478,7 @@ func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 		return saveBatch(run, sum)
 	default:
 		var res engine.TaskResult
-		closed, err := flow.Outcome(ctx, c, run.ID, &res)
+		closed, err := temporal.Outcome(ctx, c, run.ID, &res)
 		if err == nil && !closed {
 			res, err = runningTask(ctx, c, run)
 		}
@@ -492,11 +492,11 @@ func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 // runningTask is where a running Temporal task stands, as a result whose
 // status is running.
 func runningTask(ctx context.Context, c client.Client, run *store.Run) (engine.TaskResult, error) {
-	var in flow.TaskInput
+	var in temporal.TaskInput
 	if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
 		return engine.TaskResult{}, fmt.Errorf("its record cannot be read: %w", err)
 	}
-	p, err := flow.Query(ctx, c, run.ID)
+	p, err := temporal.Query(ctx, c, run.ID)
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
@@ -537,24 +537,24 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp
 			return out, &exit.UsageError{Err: errors.New("a batch on Temporal takes no new limits")}
 		}
 		var sum batch.Summary
-		closed, err := flow.Outcome(ctx, c, run.ID, &sum)
+		closed, err := temporal.Outcome(ctx, c, run.ID, &sum)
 		if err != nil {
 			return out, fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
 		}
 		if closed && sum.Status != string(batch.BatchDone) {
 			// As a local batch's resume: done tasks kept, stopped ones go on
 			// from their history, the others start anew.
-			var in flow.BatchInput
+			var in temporal.BatchInput
 			if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
 				return out, fmt.Errorf("run %s: its record cannot be read: %w", run.ID, err)
 			}
 			if missing := in.Spec.FillEnv(env); len(missing) > 0 {
 				return out, local.MissingEnv(run.ID, missing)
 			}
-			if in.Resume, err = flow.ResumeBatchOf(ctx, c, sum); err != nil {
+			if in.Resume, err = temporal.ResumeBatchOf(ctx, c, sum); err != nil {
 				return out, fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
 			}
-			if err := flow.SubmitBatch(ctx, c, in); err != nil {
+			if err := temporal.SubmitBatch(ctx, c, in); err != nil {
 				return out, err
 			}
 			done := 0
@@ -570,7 +570,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp
 		}
 		if !closed {
 			say.Progress(fmt.Sprintf("following batch %s on %s", run.ID, t.Address))
-			if sum, err = flow.FollowBatch(ctx, c, run.ID, nil, time.Second); err != nil {
+			if sum, err = temporal.FollowBatch(ctx, c, run.ID, nil, time.Second); err != nil {
 				return out, err
 			}
 		}
@@ -589,40 +589,40 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp
 	if err := limits.Check("task", run.ID); err != nil {
 		return out, err
 	}
-	var in flow.TaskInput
+	var in temporal.TaskInput
 	if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
 		return out, fmt.Errorf("run %s: its record cannot be read: %w", run.ID, err)
 	}
 	var res engine.TaskResult
-	closed, err := flow.Outcome(ctx, c, run.ID, &res)
+	closed, err := temporal.Outcome(ctx, c, run.ID, &res)
 	if err != nil {
 		return out, fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)
 	}
 	made := 0 // the attempts made before this resume follows the task
 	if closed && local.Resumable(res.Status) || closed && res.Status == engine.StatusBudgetExceeded {
-		p, err := flow.Query(ctx, c, run.ID)
+		p, err := temporal.Query(ctx, c, run.ID)
 		if err != nil {
 			return out, fmt.Errorf("task %s on %s: read its history: %w", run.ID, t.Address, err)
 		}
 		if missing := in.Spec.FillEnv(env); len(missing) > 0 {
 			return out, local.MissingEnv(run.ID, missing)
 		}
-		in.Carry = flow.ResumedCarry(p, in.Spec.Policy(in.Task))
+		in.Carry = temporal.ResumedCarry(p, in.Spec.Policy(in.Task))
 		limits.ApplyTask(&in.Spec)
-		if err := flow.Submit(ctx, c, in); err != nil {
+		if err := temporal.Submit(ctx, c, in); err != nil {
 			return out, err
 		}
 		say.Progress(fmt.Sprintf("resuming task %s on %s after %s", run.ID, t.Address, plural.N(len(in.Carry.History.Attempts), "attempt")))
 		hooks.Resumed()
 		closed, made = false, len(in.Carry.History.Attempts)
 	} else if !closed {
-		if p, err := flow.Query(ctx, c, run.ID); err == nil {
+		if p, err := temporal.Query(ctx, c, run.ID); err == nil {
 			made = len(p.History.Attempts)
 		}
 	}
 	if !closed {
 		pt := rp.task(env)
-		res, err = flow.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, hooked(pt.TaskObserver, hooks, made), time.Second)
+		res, err = temporal.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, hooked(pt.TaskObserver, hooks, made), time.Second)
 		closeObserver(pt.TaskObserver)
 		if err != nil {
 			return out, err

@@ -12,7 +12,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/flow"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/local"
 )
@@ -63,7 +63,7 @@ func Serve(ctx context.Context, cfg *config.Config, w Worker, p local.Parts) err
 	if len(have) == 0 {
 		return &BackendError{Msg: "no agent backend is installed on this machine: the worker would take no attempt (see jlgcli backends)", Code: exit.BackendMissing}
 	}
-	c, err := Dial(ctx, flow.ConnectionOf(cfg, getenv))
+	c, err := Dial(ctx, temporal.ConnectionOf(cfg, getenv))
 	if err != nil {
 		return err
 	}
@@ -71,8 +71,8 @@ func Serve(ctx context.Context, cfg *config.Config, w Worker, p local.Parts) err
 	r := say(p)
 	r.Notice(fmt.Sprintf("worker on %s (namespace %s, queue %s): backends %s, %s at once; clones in %s",
 		t.Address, t.Namespace, t.TaskQueue, strings.Join(have, ", "), plural.N(w.Concurrency, "attempt"), dir))
-	acts := &flow.Activities{StateDir: dir, Parts: p, Commands: cfg.Backends, Prices: cfg.Prices}
-	err = flow.Serve(ctx, c, acts, flow.WorkerOptions{Queue: t.TaskQueue, Backends: have, Concurrency: w.Concurrency})
+	acts := &temporal.Activities{StateDir: dir, Parts: p, Commands: cfg.Backends, Prices: cfg.Prices}
+	err = temporal.Serve(ctx, c, acts, temporal.WorkerOptions{Queue: t.TaskQueue, Backends: have, Concurrency: w.Concurrency})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

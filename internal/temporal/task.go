@@ -2,7 +2,7 @@
 // task's decisions with the engine's own pure functions (engine.Policy), and
 // each attempt is an activity that a `jlgcli worker` anywhere runs in its own
 // clone of the task's repository, pushing what it did to the remote.
-package flow
+package temporal
 
 import (
 	"errors"
