@@ -14,9 +14,9 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/console"
 	"github.com/jlgcli/jlgcli/internal/exit"
-	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/trust"
 	"github.com/jlgcli/jlgcli/internal/view"
 )

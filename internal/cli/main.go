@@ -6,8 +6,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/proc"
-	"github.com/jlgcli/jlgcli/internal/ui"
 )
 
 // Run is the whole program for main: the real streams and environment, and a
@@ -23,7 +23,7 @@ func Run() int {
 		OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
 	}
 	if stdio.ErrIsTerminal {
-		stdio.ErrWidth = ui.TermWidth(os.Stderr)
+		stdio.ErrWidth = live.TermWidth(os.Stderr)
 	}
 	ctx, cancel := proc.Interruptible(stdio.Reporter().Notice, exit.Interrupted)
 	defer cancel()

@@ -8,8 +8,8 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -73,14 +73,14 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 	case o.loop:
 		// A loop is a persistent run: journaled, resumable, guarded.
 		p := stdio.Parts(cfg.Quiet, false, true)
-		defer ui.Close(p)
+		defer live.Close(p)
 		if res, err = runs.StartLoop(ctx, cfg, a, prompt, p); err != nil {
 			return err
 		}
 	default:
 		p := stdio.Once(cfg.Quiet)
 		res, err = runs.RunOnce(ctx, cfg, a, prompt, p.LoopObserver, stdio.Base())
-		ui.Close(p)
+		live.Close(p)
 		if err != nil {
 			return err
 		}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/ui"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -40,8 +40,8 @@ in place, else one view after the other (with --json, one object per line).`,
 		state := func(ctx context.Context) (runs.State, error) {
 			return runs.Show(ctx, root, args[0], stdio.Parts(false, false, false), stdio.Connect(server))
 		}
-		live := ui.IsLive(stdio.OutIsTerminal, stdio.Env("TERM"))
-		return view.Show(cmd.Context(), stdio.Out, root, o.json, o.follow, live, state)
+		onTerminal := live.IsLive(stdio.OutIsTerminal, stdio.Env("TERM"))
+		return view.Show(cmd.Context(), stdio.Out, root, o.json, o.follow, onTerminal, state)
 	}
 	return cmd
 }

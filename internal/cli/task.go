@@ -10,9 +10,9 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/temporal"
+	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/ui"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -106,7 +106,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 		return reportTask(stdio, cfg.JSON, *failed)
 	}
 	p := stdio.Parts(cfg.Quiet, true, false)
-	defer ui.Close(p)
+	defer live.Close(p)
 	res, err := runs.StartTask(ctx, cfg, runs.Task{Prompt: prompt, Spec: s, Base: o.base, IncludeDirty: o.includeDirty}, p)
 	if err != nil {
 		return err

@@ -6,10 +6,10 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/temporal"
+	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/ui"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -24,7 +24,7 @@ func (o *taskFlags) submission(base string) runs.Submission {
 // (--detach).
 func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *taskFlags, prompt string) error {
 	p := stdio.Parts(cfg.Quiet, true, false)
-	defer ui.Close(p)
+	defer live.Close(p)
 	id, res, err := runs.SubmitTask(ctx, cfg, o.submission(o.base), prompt, p)
 	if err != nil {
 		return err

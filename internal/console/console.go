@@ -13,12 +13,12 @@ import (
 	"os"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
-	"github.com/jlgcli/jlgcli/internal/ui"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/view"
 )
 
@@ -47,7 +47,7 @@ type Stdio struct {
 	// (config.Config.EnvValue); nil: the environment's.
 	envValue local.EnvValue
 
-	say *ui.Reporter // every message on Err goes through it
+	say *live.Reporter // every message on Err goes through it
 
 	hooksMade bool
 	hookd     *hooks.Dispatcher // the configuration's hooks; nil: none
@@ -98,9 +98,9 @@ func (s *Stdio) HooksOf(cfg *config.Config) *hooks.Dispatcher {
 func (s *Stdio) WaitHooks() { s.hookd.Wait() }
 
 // Reporter is the one writer of jlgcli's messages on Err.
-func (s *Stdio) Reporter() *ui.Reporter {
+func (s *Stdio) Reporter() *live.Reporter {
 	if s.say == nil {
-		s.say = ui.NewReporter(s.Err, false)
+		s.say = live.NewReporter(s.Err, false)
 	}
 	return s.say
 }
@@ -126,9 +126,9 @@ func (s *Stdio) WorkDir() (string, error) {
 func (s *Stdio) UseEnv(cfg *config.Config) { s.envValue = cfg.EnvValue(s.Env) }
 
 // Term is Err as a run started from the command line reports to it
-// (ui.Terminal), without the hooks.
-func (s *Stdio) Term() ui.Terminal {
-	return ui.Terminal{Say: s.Reporter(), Err: s.Err, Live: ui.IsLive(s.ErrIsTerminal, s.Env("TERM")), Width: s.ErrWidth,
+// (live.Terminal), without the hooks.
+func (s *Stdio) Term() live.Terminal {
+	return live.Terminal{Say: s.Reporter(), Err: s.Err, Live: live.IsLive(s.ErrIsTerminal, s.Env("TERM")), Width: s.ErrWidth,
 		Environ: s.Environ, Getenv: s.Env, EnvValue: s.envValue}
 }
 
@@ -137,24 +137,24 @@ func (s *Stdio) Term() ui.Terminal {
 func (s *Stdio) Base() local.Parts { return s.Term().Base() }
 
 // Parts are the runtime parts of a run started from the command line
-// (ui.Terminal.Parts), with the configuration's hooks.
+// (live.Terminal.Parts), with the configuration's hooks.
 func (s *Stdio) Parts(quiet, task, loop bool) local.Parts {
 	return s.Hooked().Parts(quiet, task, loop)
 }
 
 // Once are the parts of a single agent call (run): its live line on Err
-// (ui.Progress) only, none when quiet.
+// (live.Progress) only, none when quiet.
 func (s *Stdio) Once(quiet bool) local.Parts {
 	var p local.Parts
 	if !quiet {
-		p.LoopObserver = ui.NewProgress(s.Term().Screen())
+		p.LoopObserver = live.NewProgress(s.Term().Screen())
 	}
 	return p
 }
 
 // Hooked is Term with the configuration's hooks: a batch's parts are
 // Hooked().BatchParts.
-func (s *Stdio) Hooked() ui.Terminal {
+func (s *Stdio) Hooked() live.Terminal {
 	t := s.Term()
 	t.Hooks = s.Hooks()
 	return t
@@ -309,5 +309,5 @@ func (s *Stdio) ResumeParts(quiet bool, flags *config.Layer) (runs.ResumeParts, 
 			return s.HooksOf(cfg)
 		},
 	}
-	return rp, func() { ui.Close(started...) }
+	return rp, func() { live.Close(started...) }
 }

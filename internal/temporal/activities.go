@@ -42,10 +42,10 @@ const outcomeFile = "outcome.json"
 
 // PrepareInput is the input of the prepare activity.
 type PrepareInput struct {
-	RunID      string          `json:"runId"`
-	Repo       string          `json:"repo"`
-	BaseBranch string          `json:"baseBranch"`
-	Branch     string          `json:"branch"`
+	RunID      string         `json:"runId"`
+	Repo       string         `json:"repo"`
+	BaseBranch string         `json:"baseBranch"`
+	Branch     string         `json:"branch"`
 	Spec       local.TaskSpec `json:"spec"`
 }
 
@@ -59,15 +59,15 @@ type Prepared struct {
 
 // AttemptInput is the input of an attempt activity.
 type AttemptInput struct {
-	RunID    string          `json:"runId"`
-	Task     string          `json:"task"`
-	Repo     string          `json:"repo"`
-	Branch   string          `json:"branch"`
-	Base     string          `json:"base"`
-	Baseline *gate.Report    `json:"baseline,omitempty"`
+	RunID    string         `json:"runId"`
+	Task     string         `json:"task"`
+	Repo     string         `json:"repo"`
+	Branch   string         `json:"branch"`
+	Base     string         `json:"base"`
+	Baseline *gate.Report   `json:"baseline,omitempty"`
 	Spec     local.TaskSpec `json:"spec"`
-	History  engine.History  `json:"history"`
-	Next     engine.Next     `json:"next"`
+	History  engine.History `json:"history"`
+	Next     engine.Next    `json:"next"`
 }
 
 // Planned is what the plan activity gives: the planner's call and its

@@ -74,11 +74,11 @@ const BatchRunning batch.BatchStatus = "running"
 // LandInput is the input of the land activity: a done task's squash
 // commit, made on top of SquashBase, brought onto the batch's branch.
 type LandInput struct {
-	RunID      string          `json:"runId"`
-	Repo       string          `json:"repo"`
-	Branch     string          `json:"branch"`
-	Ready      string          `json:"ready"`
-	SquashBase string          `json:"squashBase"`
+	RunID      string         `json:"runId"`
+	Repo       string         `json:"repo"`
+	Branch     string         `json:"branch"`
+	Ready      string         `json:"ready"`
+	SquashBase string         `json:"squashBase"`
 	Spec       local.TaskSpec `json:"spec"`
 	// Baseline is the task's gate baseline: the checks judge the change
 	// laid on the moved branch against it, as the task's gate did.

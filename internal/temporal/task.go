@@ -17,8 +17,8 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
-	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/report"
 )
 
 // Names of the workflow, its activities and its query.
@@ -78,7 +78,7 @@ type TaskInput struct {
 	Branch     string `json:"branch"`
 	// MergePush: once done, the base branch is fast-forwarded to the
 	// task's squash commit on the remote (never forced).
-	MergePush bool            `json:"mergePush,omitempty"`
+	MergePush bool           `json:"mergePush,omitempty"`
 	Spec      local.TaskSpec `json:"spec"`
 	// Queue is the task queue of the workflow; an attempt of backend b
 	// goes to Queue@b, which only workers that have b poll.

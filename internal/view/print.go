@@ -14,7 +14,7 @@ import (
 )
 
 // Say is where the lines about a result go besides the result itself
-// (stderr on the command line, through ui.Reporter).
+// (stderr on the command line, through live.Reporter).
 type Say interface {
 	// Progress is left out when quiet.
 	Progress(msg string)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package ui
+package live
 
 // onResize: no signal tells of a resize here; the width is read at each
 // frame.

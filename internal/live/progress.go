@@ -1,7 +1,7 @@
 // Package ui shows a run's progress on stderr: live status lines redrawn in
 // place on a terminal, fitted to its width; one plain line per event, after
 // the time of day, otherwise.
-package ui
+package live
 
 import (
 	"fmt"
