@@ -3,8 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 type backendsOptions struct {
@@ -34,7 +34,7 @@ of each built-in backend (package).`,
 		if o.json {
 			return printJSON(stdio, rows)
 		}
-		return view.Backends(stdio.Out, rows)
+		return plain.Backends(stdio.Out, rows)
 	}
 	return cmd
 }

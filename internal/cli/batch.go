@@ -9,8 +9,8 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // batchFlags are the inputs of `batch`: the developer flags of `task`, the
@@ -107,7 +107,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 	}
 	spec := plan.Spec
 	if o.dryRun {
-		view.BatchPlan(stdio.Out, spec, plan.Levels)
+		plain.BatchPlan(stdio.Out, spec, plan.Levels)
 		return nil
 	}
 	if cfg.Temporal.Address != "" {
@@ -122,7 +122,7 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 	return reportBatch(stdio, cfg.JSON, res)
 }
 
-// reportBatch prints a batch's result (view.BatchResult).
+// reportBatch prints a batch's result (plain.BatchResult).
 func reportBatch(stdio *Stdio, asJSON bool, res batch.Summary) error {
-	return withCode(view.BatchResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
+	return withCode(plain.BatchResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/jlgcli/jlgcli/internal/console"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/trust"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // Stdio is the world a command sees: its streams and environment, injected
@@ -203,6 +203,6 @@ func exitCodesHelp() *cobra.Command {
 	return &cobra.Command{
 		Use:   "exit-codes",
 		Short: "The exit codes of jlgcli and what they mean",
-		Long:  view.ExitCodes(),
+		Long:  plain.ExitCodes(),
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/view"
+	"github.com/jlgcli/jlgcli/internal/plain"
 )
 
 type configOptions struct {
@@ -30,7 +30,7 @@ to see their effect; --json prints an object.`,
 		if err != nil {
 			return err
 		}
-		return view.Config(stdio.Out, cfg.Settings(), o.flags.JSON != nil && *o.flags.JSON)
+		return plain.Config(stdio.Out, cfg.Settings(), o.flags.JSON != nil && *o.flags.JSON)
 	}
 	return cmd
 }

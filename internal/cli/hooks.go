@@ -7,7 +7,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/hooks"
-	"github.com/jlgcli/jlgcli/internal/view"
+	"github.com/jlgcli/jlgcli/internal/plain"
 )
 
 func newHooksCmd(stdio *Stdio) *cobra.Command {
@@ -48,7 +48,7 @@ line of a command's output, a webhook's HTTP status. Exit 1 when one failed.`),
 		}
 		d := &hooks.Dispatcher{Hooks: cfg.Hooks, Timeout: cfg.HookTimeout, Environ: stdio.Environ}
 		answers := d.Send(cmd.Context(), hooks.Sample(event))
-		if err := view.HookAnswers(stdio.Out, stdio.Reporter(), asJSON, event, len(cfg.Hooks), answers); err != nil {
+		if err := plain.HookAnswers(stdio.Out, stdio.Reporter(), asJSON, event, len(cfg.Hooks), answers); err != nil {
 			return err
 		}
 		if hooks.Failed(answers) > 0 {

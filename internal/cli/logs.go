@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jlgcli/jlgcli/internal/view"
+	"github.com/jlgcli/jlgcli/internal/plain"
 )
 
 type logsOptions struct {
@@ -40,7 +40,7 @@ it is written byte for byte as the agent wrote it.`),
 			return err
 		}
 		raw := o.raw || !stdio.OutIsTerminal
-		return view.Logs(cmd.Context(), stdio.Out, stdio.Reporter(), root, args[0], o.follow, raw)
+		return plain.Logs(cmd.Context(), stdio.Out, stdio.Reporter(), root, args[0], o.follow, raw)
 	}
 	return cmd
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 type resumeOptions struct {
@@ -79,7 +79,7 @@ limits. A run that ended done is only printed.`,
 		if err != nil {
 			return err
 		}
-		code, err := view.Resumed(stdio.Out, stdio.Reporter(), o.json, out)
+		code, err := plain.Resumed(stdio.Out, stdio.Reporter(), o.json, out)
 		return withCode(err, code)
 	}
 	return cmd

@@ -9,8 +9,8 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/live"
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // runOptions are the inputs of `run` and `loop`.
@@ -91,12 +91,12 @@ func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) err
 	return report(stdio, cfg.JSON, res)
 }
 
-// reportLoop prints a loop's result (view.LoopResult).
+// reportLoop prints a loop's result (plain.LoopResult).
 func reportLoop(stdio *Stdio, asJSON bool, res engine.Result) error {
-	return withCode(view.LoopResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
+	return withCode(plain.LoopResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }
 
-// report prints a run's result (view.Result).
+// report prints a run's result (plain.Result).
 func report(stdio *Stdio, asJSON bool, res engine.Result) error {
-	return withCode(view.Result(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
+	return withCode(plain.Result(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

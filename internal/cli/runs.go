@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // storeFlags locate the runs.
@@ -62,9 +62,9 @@ whole id). The title is the first line of the prompt (cut in the table; whole in
 		if o.json {
 			return printJSON(stdio, list)
 		}
-		return view.Runs(stdio.Out, list)
+		return plain.Runs(stdio.Out, list)
 	}
 	return cmd
 }
 
-func printJSON(stdio *Stdio, v any) error { return view.JSON(stdio.Out, v) }
+func printJSON(stdio *Stdio, v any) error { return plain.JSON(stdio.Out, v) }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 type sandboxCheckOptions struct {
@@ -48,7 +48,7 @@ Exit 0 when everything is as the sandbox promises, 1 when something is not (mark
 		if o.json {
 			err = printJSON(stdio, p)
 		} else {
-			err = view.SandboxCheck(stdio.Out, p, o.backend)
+			err = plain.SandboxCheck(stdio.Out, p, o.backend)
 		}
 		if err == nil && !p.OK() {
 			return errSandboxLeaks

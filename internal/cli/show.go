@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jlgcli/jlgcli/internal/live"
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // showOptions are the inputs of `show`.
@@ -41,7 +41,7 @@ in place, else one view after the other (with --json, one object per line).`,
 			return runs.Show(ctx, root, args[0], stdio.Parts(false, false, false), stdio.Connect(server))
 		}
 		onTerminal := live.IsLive(stdio.OutIsTerminal, stdio.Env("TERM"))
-		return view.Show(cmd.Context(), stdio.Out, root, o.json, o.follow, onTerminal, state)
+		return plain.Show(cmd.Context(), stdio.Out, root, o.json, o.follow, onTerminal, state)
 	}
 	return cmd
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 func newStopCmd(stdio *Stdio) *cobra.Command {
@@ -40,7 +40,7 @@ is not running is a usage error (exit 64).`),
 		if o.json {
 			return printJSON(stdio, run)
 		}
-		view.Stopped(stdio.Out, stdio.Reporter(), run)
+		plain.Stopped(stdio.Out, stdio.Reporter(), run)
 		return nil
 	}
 	return cmd

@@ -11,9 +11,9 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/live"
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/temporal"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // taskFlags are the inputs of `task`: its flags that are configuration
@@ -114,7 +114,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 	return reportTask(stdio, cfg.JSON, res)
 }
 
-// reportTask prints a task's result (view.TaskResult).
+// reportTask prints a task's result (plain.TaskResult).
 func reportTask(stdio *Stdio, asJSON bool, res engine.TaskResult) error {
-	return withCode(view.TaskResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
+	return withCode(plain.TaskResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/temporal"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // submission is how task's and batch's flags send a run to Temporal, base
@@ -34,7 +34,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 		return nil
 	}
 	if g := res.Git; g != nil && g.Merge != nil && g.Merge.Commit != "" {
-		stdio.Reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", view.ShortSHA(g.Merge.Commit), temporal.ReadyBranch(g.Branch)))
+		stdio.Reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", plain.ShortSHA(g.Merge.Commit), temporal.ReadyBranch(g.Branch)))
 	}
 	return reportTask(stdio, cfg.JSON, *res)
 }
@@ -43,7 +43,7 @@ func runTaskTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *t
 // prints its result once followed to its end (runs.SubmitBatch), with a
 // line for each task whose status changes, or only its id (--detach).
 func runBatchTemporal(ctx context.Context, stdio *Stdio, cfg *config.Config, o *batchFlags, spec local.BatchSpec) error {
-	changed := func(tr batch.TaskSummary) { stdio.Reporter().Progress(view.TaskChanged(tr)) } // left out when quiet
+	changed := func(tr batch.TaskSummary) { stdio.Reporter().Progress(plain.TaskChanged(tr)) } // left out when quiet
 	id, sum, err := runs.SubmitBatch(ctx, cfg, o.task.submission(o.base), spec, changed, stdio.Parts(cfg.Quiet, false, false))
 	if err != nil {
 		return err

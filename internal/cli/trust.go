@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 type trustOptions struct {
@@ -53,7 +53,7 @@ func runTrust(stdio *Stdio, o *trustOptions, file string) error {
 		if err != nil {
 			return err
 		}
-		return view.TrustedFiles(stdio.Out, record, files)
+		return plain.TrustedFiles(stdio.Out, record, files)
 	}
 	dir, err := stdio.WorkDir()
 	if err != nil {
@@ -64,11 +64,11 @@ func runTrust(stdio *Stdio, o *trustOptions, file string) error {
 		if err != nil {
 			return err
 		}
-		return view.Untrusted(stdio.Out, path, removed)
+		return plain.Untrusted(stdio.Out, path, removed)
 	}
 	t, err := runs.Trust(stdio.Env, dir, file, time.Now())
 	if err != nil {
 		return err
 	}
-	return view.Trusted(stdio.Out, t)
+	return plain.Trusted(stdio.Out, t)
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 func newUsageCmd(stdio *Stdio) *cobra.Command {
@@ -35,7 +35,7 @@ and nothing is guessed for them.`,
 		if o.json {
 			return printJSON(stdio, u)
 		}
-		return view.Usage(stdio.Out, u, now)
+		return plain.Usage(stdio.Out, u, now)
 	}
 	return cmd
 }

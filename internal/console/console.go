@@ -16,10 +16,10 @@ import (
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/temporal"
-	"github.com/jlgcli/jlgcli/internal/view"
 )
 
 // Stdio is the world a command sees: its streams and environment, injected
@@ -236,7 +236,7 @@ func (s *Stdio) StateRoot(stateDir string) (string, error) {
 }
 
 // Completions are the shell's completions of a run id that starts with
-// prefix among the runs kept here (view.Completions); none when they
+// prefix among the runs kept here (plain.Completions); none when they
 // cannot be read.
 func (s *Stdio) Completions(prefix string) []string {
 	s.completing = true
@@ -248,7 +248,7 @@ func (s *Stdio) Completions(prefix string) []string {
 	if err != nil {
 		return nil
 	}
-	return view.Completions(list, prefix)
+	return plain.Completions(list, prefix)
 }
 
 // Connect is how to reach the server of a run on Temporal: as its record

@@ -9,7 +9,7 @@
 // It is a package of its own, above runs, because what it renders is
 // runs' and runner's values (runs.State, runs.Run, local.BatchSpec),
 // while package report sits below them (runner writes a task's report).
-package view
+package plain
 
 import (
 	"fmt"
