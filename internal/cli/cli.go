@@ -12,7 +12,6 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/console"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/plain"
@@ -20,10 +19,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/temporal"
 	"github.com/jlgcli/jlgcli/internal/trust"
 )
-
-// Stdio is the world a command sees: its streams and environment, injected
-// so that tests can supply their own (console.Stdio).
-type Stdio = console.Stdio
 
 // usagef is a mistake in how jlgcli was called: exit 64.
 func usagef(format string, a ...any) error { return exit.Usagef("", format, a...) }

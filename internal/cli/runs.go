@@ -22,7 +22,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 }
 
 // root is where runs are kept: --state-dir, else as a loop started here
-// would keep them (console.Stdio.StateRoot).
+// would keep them (Stdio.StateRoot).
 func (f *storeFlags) root(stdio *Stdio) (string, error) { return stdio.StateRoot(f.stateDir) }
 
 type runsOptions struct {

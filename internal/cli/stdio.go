@@ -1,10 +1,11 @@
-// Package console is the world a command of jlgcli's command line runs
-// in (Stdio): its streams, environment and working directory, the
+// This file holds the world a command of jlgcli's command line runs in
+// (Stdio): its streams, environment and working directory, the
 // configuration it resolves, the hooks of that configuration, where its
 // runs are kept, and the runtime parts of the runs it starts, which report
-// on stderr (package ui). It parses no flag: the command line gives it
-// their values.
-package console
+// on stderr (package live). It parses no flag: the commands give it their
+// values.
+
+package cli
 
 import (
 	"context"
