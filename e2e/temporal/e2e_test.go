@@ -28,7 +28,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
-var update = flag.Bool("update", false, "write the recorded workflow histories for the replay tests of internal/flow")
+var update = flag.Bool("update", false, "write the recorded workflow histories for the replay tests of internal/temporal")
 
 // jlgcli is the binary under test, built once.
 var jlgcli string
@@ -319,7 +319,7 @@ func TestTaskRunsOnWorkers(t *testing.T) {
 		t.Errorf("runs: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if *update {
-		recordHistory(t, w, res.RunID, filepath.Join("..", "..", "internal", "flow", "testdata", "task-history.json"))
+		recordHistory(t, w, res.RunID, filepath.Join("..", "..", "internal", "temporal", "testdata", "task-history.json"))
 	}
 }
 
@@ -650,7 +650,7 @@ func TestBatchConflictRunsAgain(t *testing.T) {
 		t.Errorf("the batch's branch has the commits:\n%s", got)
 	}
 	if *update {
-		recordHistory(t, w, sum.RunID, filepath.Join("..", "..", "internal", "flow", "testdata", "batch-history.json"))
+		recordHistory(t, w, sum.RunID, filepath.Join("..", "..", "internal", "temporal", "testdata", "batch-history.json"))
 	}
 }
 

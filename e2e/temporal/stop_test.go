@@ -134,7 +134,7 @@ func TestStopATaskOnWorkers(t *testing.T) {
 		t.Errorf("stop of the stopped task: exit %d, want %d\n%s", code, exit.Usage, stderr)
 	}
 	if *update {
-		recordHistory(t, w, id, filepath.Join("..", "..", "internal", "flow", "testdata", "task-stop-history.json"))
+		recordHistory(t, w, id, filepath.Join("..", "..", "internal", "temporal", "testdata", "task-stop-history.json"))
 	}
 
 	stdout, stderr, code = w.run("resume", "--json", id)
@@ -258,7 +258,7 @@ func TestStopABatchOnWorkers(t *testing.T) {
 		t.Fatalf("batch %s, tasks %v; want interrupted with a interrupted, b and c not started", sum.Status, got)
 	}
 	if *update {
-		recordHistory(t, w, batchID, filepath.Join("..", "..", "internal", "flow", "testdata", "batch-stop-history.json"))
+		recordHistory(t, w, batchID, filepath.Join("..", "..", "internal", "temporal", "testdata", "batch-stop-history.json"))
 	}
 	stdout, stderr, code = w.run("resume", "--json", batchID)
 	if code != 0 {

@@ -1,4 +1,4 @@
-// Package ui shows a run's progress on stderr: live status lines redrawn in
+// Package live shows a run's progress on stderr: live status lines redrawn in
 // place on a terminal, fitted to its width; one plain line per event, after
 // the time of day, otherwise.
 package live

@@ -1,4 +1,4 @@
-// Package runner runs a task or a loop end to end, from a plain,
+// Package local runs a task, a loop or a batch on this machine, end to end, from a plain,
 // JSON-serializable spec and the parts its caller injects (where agents are
 // found, how messages reach the user, what shows progress): it creates or
 // reopens the run and its worktree, takes the gate's baseline, drives the

@@ -1,4 +1,4 @@
-// Package view renders runs and their results as the plain text the
+// Package plain renders runs and their results as the plain text the
 // command line prints on stdout: a task's summary, a batch's table and its
 // plan, the show of one run, the list of runs, the backends and the
 // configuration. Each function writes to the io.Writer it is given from

@@ -1,4 +1,4 @@
-// Package flow runs tasks as Temporal workflows: the workflow makes the
+// Package temporal runs tasks and batches on the workers of a Temporal server, as workflows: the workflow makes the
 // task's decisions with the engine's own pure functions (engine.Policy), and
 // each attempt is an activity that a `jlgcli worker` anywhere runs in its own
 // clone of the task's repository, pushing what it did to the remote.
