@@ -2,10 +2,10 @@
 GO ?= go
 AGENTS_DIR := .cache/agents
 
-.PHONY: help install build test e2e agents check bench clean
+.PHONY: help install build test e2e agents check bench docs clean
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
 install: ## install jlgcli into $(go env GOPATH)/bin
 	$(GO) install ./cmd/jlgcli
@@ -33,6 +33,9 @@ check: ## gofmt and go vet
 
 bench: ## run the benchmarks (numbers in BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+docs: ## write docs/commands.md from the command tree (a test fails when it is out of date)
+	$(GO) run ./internal/cli/docgen
 
 clean: ## remove build output
 	rm -rf bin

@@ -26,7 +26,7 @@ var rootRE = regexp.MustCompile(`(?i)dangerously-skip-permissions cannot be used
 // RootHint is the way out of Claude Code's refusal to run as root without
 // its permission prompts.
 const RootHint = "running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set; " +
-	"in a container or VM you can throw away, set it for the agent with --env IS_SANDBOX=1 or IS_SANDBOX = \"1\" under [env] in jlgcli.toml (see the README's Backends)"
+	"in a container or VM you can throw away, set it for the agent with --env IS_SANDBOX=1 or IS_SANDBOX = \"1\" under [env] in jlgcli.toml (see docs/backends.md)"
 
 // hintFor is the hint for a failure whose text is s, "" when it has none.
 func hintFor(s string) string {

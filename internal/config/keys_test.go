@@ -8,7 +8,8 @@ import (
 
 // The key table is whole: every key prints, every flag has a type and is
 // bound once per command, every variable reads a value into a layer, and
-// the README's environment list names every variable of the table.
+// docs/configuration.md's environment list names every variable of the
+// table.
 func TestKeyTable(t *testing.T) {
 	c, err := Resolve()
 	if err != nil {
@@ -42,13 +43,13 @@ func TestKeyTable(t *testing.T) {
 			}
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range keyTable {
-		if k.Env != "" && !strings.Contains(string(readme), "`"+k.Env+"`") {
-			t.Errorf("README does not list %s", k.Env)
+		if k.Env != "" && !strings.Contains(string(doc), "`"+k.Env+"`") {
+			t.Errorf("docs/configuration.md does not list %s in its environment variables", k.Env)
 		}
 	}
 	if u, d, ok := keyTable[3].Use(cmdTask); !ok || d != "30m0s" || !strings.Contains(u, "of the task") {

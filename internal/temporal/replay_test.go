@@ -26,7 +26,7 @@ const history = "testdata/task-history.json"
 //
 // Record it again only for a new path of the workflow, behind
 // workflow.GetVersion, and keep this one: the workflow must replay both
-// (see the README, "Changing a workflow").
+// (see CONTRIBUTING.md, "Changing a workflow").
 const batchHistory = "testdata/batch-history.json"
 
 // TestReplayRecordedHistory: the workflow, as it is now, replays the

@@ -34,7 +34,7 @@ const (
 	QueryProgress = "progress"
 )
 
-// Changes of the workflows (workflow.GetVersion ids; see the README,
+// Changes of the workflows (workflow.GetVersion ids; see CONTRIBUTING.md,
 // "Changing a workflow").
 const (
 	// ChangeTaskStop: a task's workflow that is cancelled ends interrupted,
