@@ -473,16 +473,19 @@ func (s TaskSpec) PlannerBackend() string {
 	return ""
 }
 
-// Baseline is how the checks fare on the tree in dir before any change.
-func (s TaskSpec) Baseline(ctx context.Context, runID, dir string) *gate.Report {
+// Baseline is how the checks fare on the tree in dir before any change,
+// run confined as the task's attempts are; the error is the confinement's
+// (a sandbox asked for that this machine cannot give): no check is run
+// unconfined, and no task is judged without its baseline.
+func (s TaskSpec) Baseline(ctx context.Context, runID, dir string) (*gate.Report, error) {
 	ctx, _, err := Confine(ctx, s.Sandbox, Parts{}, taskSite("", dir, runID))
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	scratch, done := scratchDir(dir)
 	defer done()
 	r := gate.Test(ctx, dir, append(slices.Clip(s.Env), RunTag(runID)), s.Checks, gate.BaselineOptions(scratch))
-	return &r
+	return &r, nil
 }
 
 // baseline takes (or reads back) the gate's report before any change.

@@ -271,9 +271,12 @@ func (w *Activities) Prepare(ctx context.Context, in PrepareInput) (Prepared, er
 	defer wt.Remove(context.WithoutCancel(ctx))
 	p := Prepared{Base: base}
 	if len(in.Spec.Checks) > 0 {
-		p.Baseline = in.Spec.Baseline(ctx, in.RunID, wt.Path)
+		p.Baseline, err = in.Spec.Baseline(ctx, in.RunID, wt.Path)
 		if ctx.Err() != nil {
 			return Prepared{}, ctx.Err()
+		}
+		if err != nil {
+			return Prepared{}, fmt.Errorf("the baseline's checks on this worker: %w", err)
 		}
 	}
 	return p, nil
