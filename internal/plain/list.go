@@ -30,11 +30,11 @@ const titleWidth = 24
 // column before the title gives the use of each ("5h 92%, weekly 50%").
 // Each cell is safe for a terminal (termsafe.Line): a title is a prompt's,
 // a task sheet's.
-func Runs(w io.Writer, list []runs.Run) (err error) {
+func Runs(w io.Writer, list []runs.Listed) (err error) {
 	w, end := safe(w)
 	defer end(&err)
-	withWindows := slices.ContainsFunc(list, func(r runs.Run) bool { return len(r.Windows) > 0 })
-	withReruns := slices.ContainsFunc(list, func(r runs.Run) bool { return r.RerunOf != "" || r.RerunAs != "" })
+	withWindows := slices.ContainsFunc(list, func(r runs.Listed) bool { return len(r.Windows) > 0 })
+	withReruns := slices.ContainsFunc(list, func(r runs.Listed) bool { return r.RerunOf != "" || r.RerunAs != "" })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	windowsHead := ""
 	if withWindows {
@@ -68,7 +68,7 @@ func Runs(w io.Writer, list []runs.Run) (err error) {
 // which run it is and which landed: "as 1a2b3c4d, which landed" for the
 // first run (its second run is 1a2b3c4d), "of 5e6f7a8b, landed" for the
 // second (the first run is 5e6f7a8b).
-func rerunCell(r runs.Run) string {
+func rerunCell(r runs.Listed) string {
 	switch {
 	case r.RerunAs != "" && r.RerunLanded:
 		return "as " + batchShort(r.RerunAs) + ", which landed"
@@ -190,7 +190,7 @@ func Config(w io.Writer, settings []config.Setting, asJSON bool) (err error) {
 
 // Stopped writes that run stopped (stop) on w, and on say how to go on
 // with it: resume it, or, for a batch's task, its batch.
-func Stopped(w io.Writer, say Say, run runs.Run) {
+func Stopped(w io.Writer, say Say, run runs.Listed) {
 	fmt.Fprintf(w, "stopped %s run %s: %s\n", run.Command, run.ID, termsafe.Line(run.Status))
 	if run.Parent != "" {
 		say.Hint("its batch goes on without it; 'jlgcli resume " + run.Parent + "' runs it later")
@@ -215,7 +215,7 @@ func ExitCodes() string {
 // prefix among list (newest first): each id with its command, status and
 // title (safe for a terminal: termsafe.Line), then "last" when there is a
 // run.
-func Completions(list []runs.Run, prefix string) []string {
+func Completions(list []runs.Listed, prefix string) []string {
 	var out []string
 	for _, r := range list {
 		if strings.HasPrefix(r.ID, prefix) {

@@ -7,7 +7,7 @@
 // JSON), the stats and the hints are package report's.
 //
 // It is a package of its own, above runs, because what it renders is
-// runs' and runner's values (runs.State, runs.Run, local.BatchSpec),
+// runs' and local's values (runs.State, runs.Listed, local.BatchSpec),
 // while package report sits below them (runner writes a task's report).
 package plain
 

@@ -127,7 +127,7 @@ func TestResultHostile(t *testing.T) {
 // A title's tab, newline or escape neither breaks the runs table nor
 // runs: each run is one row, its title where the column starts.
 func TestRunsHostileTitle(t *testing.T) {
-	list := []runs.Run{
+	list := []runs.Listed{
 		{RunRow: store.RunRow{ID: "r2", Command: "task", Status: "done", Title: "a\tb\nc\x1b[2J", StartedAt: time.Now()}},
 		{RunRow: store.RunRow{ID: "r1", Command: "loop", Status: "done", Title: "plain", StartedAt: time.Now()}},
 	}

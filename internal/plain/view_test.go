@@ -21,7 +21,7 @@ import (
 // cuts a long title to its column.
 func TestRuns(t *testing.T) {
 	var b strings.Builder
-	list := []runs.Run{{RunRow: store.RunRow{ID: "20261125-abcdef01", Command: "task", Status: "done", Parent: "20261125-12345678",
+	list := []runs.Listed{{RunRow: store.RunRow{ID: "20261125-abcdef01", Command: "task", Status: "done", Parent: "20261125-12345678",
 		Title: "a title that is much longer than its column", StartedAt: time.Now(), Live: true}}}
 	if err := Runs(&b, list); err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestRuns(t *testing.T) {
 // after its backend when the run's are of more than one.
 func TestRunsWindows(t *testing.T) {
 	var b strings.Builder
-	list := []runs.Run{
+	list := []runs.Listed{
 		{RunRow: store.RunRow{ID: "r2", Command: "task", Status: "done", Title: "two", Windows: []store.Window{
 			{Backend: "claude", Kind: "5h", Used: 0.92}, {Backend: "codex", Kind: "5h", Used: 0.3}}}},
 		{RunRow: store.RunRow{ID: "r1", Command: "loop", Status: "done", Title: "one", Windows: []store.Window{
@@ -93,7 +93,7 @@ func (l *lines) Hint(msg string)   { l.hints = append(l.hints, msg) }
 // A run id completes among the runs with its command, status and title;
 // "last" when there is a run.
 func TestCompletions(t *testing.T) {
-	list := []runs.Run{{RunRow: store.RunRow{ID: "20261125-abcdef01", Command: "task", Status: "done", Title: "fix it"}},
+	list := []runs.Listed{{RunRow: store.RunRow{ID: "20261125-abcdef01", Command: "task", Status: "done", Title: "fix it"}},
 		{RunRow: store.RunRow{ID: "20261124-12345678", Command: "loop", Status: "failed", Title: "other"}}}
 	got := Completions(list, "20261125")
 	if len(got) != 1 || got[0] != "20261125-abcdef01\ttask done: fix it" {
@@ -111,8 +111,8 @@ func TestCompletions(t *testing.T) {
 func TestStopped(t *testing.T) {
 	var out strings.Builder
 	say := &lines{}
-	Stopped(&out, say, runs.Run{RunRow: store.RunRow{ID: "t1", Command: "task", Status: "interrupted", Parent: "b1"}})
-	Stopped(&out, say, runs.Run{RunRow: store.RunRow{ID: "l1", Command: "loop", Status: "interrupted"}})
+	Stopped(&out, say, runs.Listed{RunRow: store.RunRow{ID: "t1", Command: "task", Status: "interrupted", Parent: "b1"}})
+	Stopped(&out, say, runs.Listed{RunRow: store.RunRow{ID: "l1", Command: "loop", Status: "interrupted"}})
 	if want := "stopped task run t1: interrupted\nstopped loop run l1: interrupted\n"; out.String() != want {
 		t.Errorf("Stopped wrote %q, want %q", out.String(), want)
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
-// Run is one run as a board lists it: its row in the index (the JSON of
+// Listed is one run as a board lists it: its row in the index (the JSON of
 // `jlgcli runs --json`, unchanged) and what a board adds, read from the
 // run's files.
-type Run struct {
+type Listed struct {
 	store.RunRow
 	// Sheet is, for a task run that a batch started, the id of its task in
 	// the batch (its sheet's); "" otherwise, or when the batch's journal
@@ -96,7 +96,7 @@ func ValidStatus(s string) bool { return s == "" || slices.Contains(Statuses(), 
 // and, for running runs and the tasks of batches, their checkpoints and
 // their batch's journal; it writes nothing but the index. A status that no
 // run can have is a exit.UsageError.
-func List(root string, f store.Filter) ([]Run, error) {
+func List(root string, f store.Filter) ([]Listed, error) {
 	if !ValidStatus(f.Status) {
 		return nil, &exit.UsageError{Err: fmt.Errorf("invalid status %q: want one of %s", f.Status, strings.Join(Statuses(), ", "))}
 	}
@@ -110,7 +110,7 @@ func List(root string, f store.Filter) ([]Run, error) {
 		return nil, err
 	}
 	l := lister{root: root, batches: map[string]batchRuns{}}
-	out := make([]Run, 0, len(rows))
+	out := make([]Listed, 0, len(rows))
 	for _, row := range rows {
 		out = append(out, l.run(row))
 	}
@@ -126,8 +126,8 @@ type lister struct {
 
 // run is row with what the run's files add. A file that cannot be read
 // leaves its part out: the row is what the index knows.
-func (l *lister) run(row store.RunRow) Run {
-	r := Run{RunRow: row, SpentUSD: row.CostUSD, SpentKnown: row.CostKnown}
+func (l *lister) run(row store.RunRow) Listed {
+	r := Listed{RunRow: row, SpentUSD: row.CostUSD, SpentKnown: row.CostKnown}
 	run, err := store.Open(l.root, row.ID)
 	if err != nil {
 		return r
@@ -178,7 +178,7 @@ func taskAt(run *store.Run) (attempt int, tier string, step int) {
 
 // batchAt fills r, a batch that has not stopped, with its running tasks
 // and what they have spent in their own runs, as `jlgcli show` counts them.
-func (l *lister) batchAt(run *store.Run, r *Run) {
+func (l *lister) batchAt(run *store.Run, r *Listed) {
 	var cp local.BatchCheckpoint
 	if err := run.ReadCheckpoint(&cp); err != nil {
 		return

@@ -39,30 +39,30 @@ import (
 // named by its full run id (as show BATCH gives it), is stopped alone as
 // a local batch's task is. connect reaches the server (nil: as the run's
 // record says).
-func Stop(ctx context.Context, root, id string, connect Connect) (Run, error) {
+func Stop(ctx context.Context, root, id string, connect Connect) (Listed, error) {
 	run, err := Open(root, id)
 	if err != nil {
 		if parent := temporalBatchOf(root, id); parent != nil {
 			defer parent.Close()
 			return stopTemporal(ctx, parent, id, connect)
 		}
-		return Run{}, err
+		return Listed{}, err
 	}
 	defer run.Close()
 	if run.Meta.Temporal != nil {
 		return stopTemporal(ctx, run, run.ID, connect)
 	}
 	if err := run.RequestStop(); errors.Is(err, store.ErrNotLive) {
-		return Run{}, notLive(root, run)
+		return Listed{}, notLive(root, run)
 	} else if err != nil {
-		return Run{}, err
+		return Listed{}, err
 	}
 	t := time.NewTicker(followPoll)
 	defer t.Stop()
 	for run.Live() {
 		select {
 		case <-ctx.Done():
-			return Run{}, fmt.Errorf("run %s was asked to stop and has not stopped yet (it will): %w", run.ID, ctx.Err())
+			return Listed{}, fmt.Errorf("run %s was asked to stop and has not stopped yet (it will): %w", run.ID, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -99,51 +99,51 @@ func temporalBatchOf(root, id string) *store.Run {
 // own, or a task's of the batch run), waits for it to end, and returns the
 // run as it ended: as List shows it once the jlgcli that follows it (if
 // any) has kept its result, else brought up to date from the server.
-func stopTemporal(ctx context.Context, run *store.Run, id string, connect Connect) (Run, error) {
+func stopTemporal(ctx context.Context, run *store.Run, id string, connect Connect) (Listed, error) {
 	addr := run.Meta.Temporal.Address
 	conn, err := connect.connection(run)
 	if err != nil {
-		return Run{}, err
+		return Listed{}, err
 	}
 	c, err := Dial(ctx, conn)
 	if err != nil {
-		return Run{}, err
+		return Listed{}, err
 	}
 	defer c.Close()
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		return Run{}, fmt.Errorf("run %s on %s: %w", id, addr, err)
+		return Listed{}, fmt.Errorf("run %s on %s: %w", id, addr, err)
 	}
 	if d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
-		return Run{}, &exit.UsageError{Err: fmt.Errorf("run %s is not running on %s: it has ended (%s), there is nothing to stop",
+		return Listed{}, &exit.UsageError{Err: fmt.Errorf("run %s is not running on %s: it has ended (%s), there is nothing to stop",
 			id, addr, strings.ToLower(d.GetWorkflowExecutionInfo().GetStatus().String()))}
 	}
 	if err := c.CancelWorkflow(ctx, id, ""); err != nil {
-		return Run{}, fmt.Errorf("stop run %s on %s: %w", id, addr, err)
+		return Listed{}, fmt.Errorf("stop run %s on %s: %w", id, addr, err)
 	}
 	if id != run.ID { // a task of the batch run: the batch goes on
 		var res engine.TaskResult
 		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
-			return Run{}, fmt.Errorf("run %s on %s was asked to stop: %w", id, addr, err)
+			return Listed{}, fmt.Errorf("run %s on %s was asked to stop: %w", id, addr, err)
 		}
-		return Run{RunRow: store.RunRow{ID: id, Command: "task", Status: string(res.Status), Parent: run.ID, CostUSD: res.CostUSD,
+		return Listed{RunRow: store.RunRow{ID: id, Command: "task", Status: string(res.Status), Parent: run.ID, CostUSD: res.CostUSD,
 			CostKnown: res.CostKnown, Iterations: len(res.Attempts), DurationMs: res.DurationMs}, Temporal: run.Meta.Temporal}, nil
 	}
 	var raw json.RawMessage
 	if err := c.GetWorkflow(ctx, id, "").Get(ctx, &raw); err != nil {
-		return Run{}, fmt.Errorf("run %s on %s was asked to stop: %w", id, addr, err)
+		return Listed{}, fmt.Errorf("run %s on %s was asked to stop: %w", id, addr, err)
 	}
 	t := time.NewTicker(followPoll)
 	defer t.Stop()
 	for run.Live() { // its follower keeps the result
 		select {
 		case <-ctx.Done():
-			return Run{}, fmt.Errorf("run %s has stopped; the jlgcli that follows it has not let go of it yet: %w", id, ctx.Err())
+			return Listed{}, fmt.Errorf("run %s has stopped; the jlgcli that follows it has not let go of it yet: %w", id, ctx.Err())
 		case <-t.C:
 		}
 	}
 	if err := Refresh(ctx, run, connect); err != nil {
-		return Run{}, err
+		return Listed{}, err
 	}
 	return get(run.Root(), id)
 }
@@ -162,15 +162,15 @@ func notLive(root string, run *store.Run) error {
 }
 
 // get is run id (a full id) as List shows it.
-func get(root, id string) (Run, error) {
+func get(root, id string) (Listed, error) {
 	idx, err := store.OpenIndex(root)
 	if err != nil {
-		return Run{}, err
+		return Listed{}, err
 	}
 	defer idx.Close()
 	row, err := idx.Get(id)
 	if err != nil {
-		return Run{}, err
+		return Listed{}, err
 	}
 	l := lister{root: root, batches: map[string]batchRuns{}}
 	return l.run(row), nil

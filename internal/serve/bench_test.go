@@ -21,7 +21,7 @@ import (
 // each for the tasks that started.
 type bigBatch struct {
 	fakeSource
-	run Run
+	run Shown
 }
 
 func newBigBatch(n int) *bigBatch {
@@ -47,11 +47,11 @@ func newBigBatch(n int) *bigBatch {
 		}
 		sum.Tasks = append(sum.Tasks, t)
 	}
-	return &bigBatch{run: Run{ID: id, Command: "batch", Live: true, StartedAt: t0, Batch: sum, Tasks: tasks}}
+	return &bigBatch{run: Shown{ID: id, Command: "batch", Live: true, StartedAt: t0, Batch: sum, Tasks: tasks}}
 }
 
-func (b *bigBatch) Show(context.Context, string) (Run, error) { return b.run, nil }
-func (b *bigBatch) List(context.Context) ([]runs.Run, error)  { return nil, nil }
+func (b *bigBatch) Show(context.Context, string) (Shown, error) { return b.run, nil }
+func (b *bigBatch) List(context.Context) ([]runs.Listed, error)  { return nil, nil }
 
 // BenchmarkBatchPage200: the server's side of the page of a batch of 200
 // tasks (board, DAG, chart, table).

@@ -40,15 +40,15 @@ const (
 	evilLoop  = "20261125T090000Z-eeeeeeee"
 )
 
-func (h *hostileSource) List(context.Context) ([]runs.Run, error) {
-	return []runs.Run{
+func (h *hostileSource) List(context.Context) ([]runs.Listed, error) {
+	return []runs.Listed{
 		{RunRow: store.RunRow{ID: evilBatch, Command: "batch", Status: "failed", Title: h.text, StartedAt: t0}},
 		{RunRow: store.RunRow{ID: evilTask, Command: "task", Status: "failed", Title: h.text, Backend: h.text, Parent: evilBatch, StartedAt: t0}},
 		{RunRow: store.RunRow{ID: evilLoop, Command: "loop", Status: "done", Title: h.text, StartedAt: t0}},
 	}, nil
 }
 
-func (h *hostileSource) Show(_ context.Context, id string) (Run, error) {
+func (h *hostileSource) Show(_ context.Context, id string) (Shown, error) {
 	switch id {
 	case evilTask:
 		a := engine.Attempt{Number: 1, Tier: h.text, Prompt: h.text, Response: h.text, Action: h.text, StartedAt: t0,
@@ -56,18 +56,18 @@ func (h *hostileSource) Show(_ context.Context, id string) (Run, error) {
 		a.Gate = gate.Report{Status: h.text, TestFailures: []gate.TestFailure{{Test: h.text, File: h.text, Error: h.text}},
 			Checks: []gate.CheckReport{{CheckResult: gate.CheckResult{Name: h.text, Command: h.text, OutputTail: h.text}}}}
 		a.Detection = &detect.Detection{Rule: h.text, Details: h.text}
-		return Run{ID: id, Command: "task", Title: h.text, Parent: evilBatch, Task: &engine.TaskResult{Status: "failed", Details: h.text,
+		return Shown{ID: id, Command: "task", Title: h.text, Parent: evilBatch, Task: &engine.TaskResult{Status: "failed", Details: h.text,
 			Plan: []string{h.text}, Tiers: []engine.TierSummary{{Name: h.text, Backend: h.text, Model: h.text, Attempts: 1}}, Attempts: []engine.Attempt{a},
 			Git: &engine.GitInfo{Branch: h.text}}}, nil
 	case evilBatch:
-		return Run{ID: id, Command: "batch", Title: h.text, StartedAt: t0, Batch: &batch.Summary{RunID: id, Status: "failed", StartedAt: t0,
+		return Shown{ID: id, Command: "batch", Title: h.text, StartedAt: t0, Batch: &batch.Summary{RunID: id, Status: "failed", StartedAt: t0,
 			Tasks: []batch.TaskSummary{
 				{ID: h.text, Title: h.text, Status: "failed", Details: h.text, RunID: ptr(evilTask), DependsOn: []string{}, StartedAt: ptr(t0), DurationMs: 1000, Attempts: 1},
 				{ID: "b" + h.text, Title: h.text, Status: "blocked", Details: h.text, DependsOn: []string{h.text}, Level: 1},
 			}},
 			Tasks: map[string]*engine.TaskResult{h.text: {Attempts: []engine.Attempt{{Number: 1, Tier: h.text, StartedAt: t0, DurationMs: 500}}}}}, nil
 	case evilLoop:
-		return Run{ID: id, Command: "loop", Title: h.text, Loop: &engine.Result{Status: "done", Details: h.text, Text: h.text,
+		return Shown{ID: id, Command: "loop", Title: h.text, Loop: &engine.Result{Status: "done", Details: h.text, Text: h.text,
 			Transcript: []engine.Entry{{Iteration: 1, Prompt: h.text, Response: h.text, Failure: nil}}}}, nil
 	}
 	return h.fakeSource.Show(context.Background(), id)

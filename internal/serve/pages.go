@@ -116,8 +116,8 @@ func statusClass(s string) string {
 }
 
 // filterRows keeps the rows of status and kind ("" for any).
-func filterRows(rows []runs.Run, status, kind string) []runs.Run {
-	out := []runs.Run{}
+func filterRows(rows []runs.Listed, status, kind string) []runs.Listed {
+	out := []runs.Listed{}
 	for _, r := range rows {
 		if (status == "" || r.Status == status) && (kind == "" || r.Command == kind) {
 			out = append(out, r)
@@ -127,7 +127,7 @@ func filterRows(rows []runs.Run, status, kind string) []runs.Run {
 }
 
 // rowsDigest changes whenever a run of rows moves.
-func rowsDigest(rows []runs.Run) string {
+func rowsDigest(rows []runs.Listed) string {
 	h := sha256.New()
 	for _, r := range rows {
 		fmt.Fprintf(h, "%s %s %d %v %v %d\n", r.ID, r.Status, r.Iterations, r.CostUSD, r.Live, r.UpdatedAt.UnixNano())
@@ -136,7 +136,7 @@ func rowsDigest(rows []runs.Run) string {
 }
 
 type runsData struct {
-	Rows         []runs.Run
+	Rows         []runs.Listed
 	Status, Kind string
 	Statuses     []string
 	Kinds        []string
@@ -165,7 +165,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 
 // runData is what a run's page shows.
 type runData struct {
-	Run
+	Shown
 	Status   string
 	Details  string
 	CostUSD  float64
@@ -193,7 +193,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), statusOf(err))
 		return
 	}
-	d := runData{Run: run}
+	d := runData{Shown: run}
 	switch {
 	case run.Task != nil:
 		t := run.Task

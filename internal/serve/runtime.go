@@ -90,17 +90,17 @@ func httpError(err error) error {
 	return err
 }
 
-func (r *Runtime) List(ctx context.Context) ([]runs.Run, error) {
+func (r *Runtime) List(ctx context.Context) ([]runs.Listed, error) {
 	list, err := runs.List(r.Root, store.Filter{})
 	return list, httpError(err)
 }
 
-func (r *Runtime) Show(ctx context.Context, id string) (Run, error) {
+func (r *Runtime) Show(ctx context.Context, id string) (Shown, error) {
 	st, err := runs.Show(ctx, r.Root, id, local.Parts{}, r.Connect)
 	if err != nil {
-		return Run{}, httpError(err)
+		return Shown{}, httpError(err)
 	}
-	out := Run{ID: st.ID, Command: st.Meta.Command, Title: st.Meta.Prompt, Parent: st.Meta.Parent, Live: st.Live,
+	out := Shown{ID: st.ID, Command: st.Meta.Command, Title: st.Meta.Prompt, Parent: st.Meta.Parent, Live: st.Live,
 		StartedAt: st.Meta.StartedAt, Loop: st.Loop, Task: st.Task, Batch: st.Batch}
 	if t := st.Meta.Temporal; t != nil {
 		out.Temporal = t.Address

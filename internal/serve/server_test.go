@@ -30,18 +30,18 @@ var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 
 func ptr[T any](v T) *T { return &v }
 
-func (f *fakeSource) List(context.Context) ([]runs.Run, error) {
-	return []runs.Run{
+func (f *fakeSource) List(context.Context) ([]runs.Listed, error) {
+	return []runs.Listed{
 		{RunRow: store.RunRow{ID: "20261125T100000Z-bbbbbbbb", Command: "batch", Status: "running", Title: "2 task sheets", Live: true, StartedAt: t0}},
 		{RunRow: store.RunRow{ID: "20261125T100001Z-aaaa0001", Command: "task", Status: "done", Title: "write a", Parent: "20261125T100000Z-bbbbbbbb", StartedAt: t0}},
 		{RunRow: store.RunRow{ID: "20261125T090000Z-cccccccc", Command: "loop", Status: "interrupted", Title: "say hi", StartedAt: t0}},
 	}, nil
 }
 
-func (f *fakeSource) Show(_ context.Context, id string) (Run, error) {
+func (f *fakeSource) Show(_ context.Context, id string) (Shown, error) {
 	switch id {
 	case "20261125T100000Z-bbbbbbbb":
-		return Run{ID: id, Command: "batch", Live: true, StartedAt: t0, Batch: &batch.Summary{RunID: id, Status: "running", StartedAt: t0,
+		return Shown{ID: id, Command: "batch", Live: true, StartedAt: t0, Batch: &batch.Summary{RunID: id, Status: "running", StartedAt: t0,
 			Tasks: []batch.TaskSummary{
 				{ID: "a", Status: "done", RunID: ptr("20261125T100001Z-aaaa0001"), DependsOn: []string{}, StartedAt: ptr(t0), DurationMs: 60000, Attempts: 1},
 				{ID: "b", Status: "running", RunID: ptr("20261125T100102Z-aaaa0002"), DependsOn: []string{"a"}, Level: 1, StartedAt: ptr(t0.Add(time.Minute))},
@@ -51,11 +51,11 @@ func (f *fakeSource) Show(_ context.Context, id string) (Run, error) {
 		res := &engine.TaskResult{Status: "done", Attempts: []engine.Attempt{{Number: 1, Tier: "fast", Prompt: "write a", Response: "wrote a",
 			Change: engine.Change{Diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n"}}}}
 		res.Attempts[0].Gate.Status = "pass"
-		return Run{ID: id, Command: "task", Parent: "20261125T100000Z-bbbbbbbb", Task: res}, nil
+		return Shown{ID: id, Command: "task", Parent: "20261125T100000Z-bbbbbbbb", Task: res}, nil
 	case "20261125T090000Z-cccccccc":
-		return Run{ID: id, Command: "loop", Loop: &engine.Result{Status: "interrupted", Transcript: []engine.Entry{{Iteration: 1, Prompt: "say hi", Response: "hi"}}}}, nil
+		return Shown{ID: id, Command: "loop", Loop: &engine.Result{Status: "interrupted", Transcript: []engine.Entry{{Iteration: 1, Prompt: "say hi", Response: "hi"}}}}, nil
 	}
-	return Run{}, &StatusError{Code: http.StatusNotFound, Err: errors.New("no run " + id)}
+	return Shown{}, &StatusError{Code: http.StatusNotFound, Err: errors.New("no run " + id)}
 }
 
 func (f *fakeSource) Follow(ctx context.Context, id string, from int64, fn func(Event) error) error {

@@ -15,10 +15,10 @@ import (
 // that the API mirrors the command line.
 type Source interface {
 	// List returns the runs, newest first (as runs --json).
-	List(ctx context.Context) ([]runs.Run, error)
+	List(ctx context.Context) ([]runs.Listed, error)
 	// Show returns one run's state (as show --json); id is any name of a
 	// run the command line takes.
-	Show(ctx context.Context, id string) (Run, error)
+	Show(ctx context.Context, id string) (Shown, error)
 	// Follow calls fn with each line of run id's journal from the byte
 	// offset from on, as it is written, until the run has ended, ctx is
 	// done or fn fails.
@@ -34,9 +34,9 @@ type Source interface {
 	Resume(ctx context.Context, id string) (string, error)
 }
 
-// Run is one run as show sees it: what every run has, and the result of
+// Shown is one run as show sees it: what every run has, and the result of
 // its kind (show --json's object).
-type Run struct {
+type Shown struct {
 	ID        string
 	Command   string
 	Title     string
@@ -56,7 +56,7 @@ type Run struct {
 }
 
 // Object is what show --json prints of the run.
-func (r Run) Object() any {
+func (r Shown) Object() any {
 	switch {
 	case r.Task != nil:
 		return r.Task
