@@ -51,7 +51,7 @@ func newBigBatch(n int) *bigBatch {
 }
 
 func (b *bigBatch) Show(context.Context, string) (Shown, error) { return b.run, nil }
-func (b *bigBatch) List(context.Context) ([]runs.Listed, error)  { return nil, nil }
+func (b *bigBatch) List(context.Context) ([]runs.Listed, error) { return nil, nil }
 
 // BenchmarkBatchPage200: the server's side of the page of a batch of 200
 // tasks (board, DAG, chart, table).
