@@ -1,6 +1,17 @@
-// Package engine runs the loop: prompt → agent → observe → decide, under the
-// guards maxIterations, the global timeout and noProgressLimit. It does no I/O
-// of its own: the agent, the clock and the progress sink are given to it.
+// Package engine holds jlgcli's two engines, which do no I/O of their own
+// (the agent, the clock, the tester and the progress sink are given to
+// them):
+//
+//   - the loop (engine.go, state.go: Run, Resume): prompt → agent → observe
+//     → decide, under the guards maxIterations, the global timeout and
+//     noProgressLimit — the seed's run and loop;
+//   - the task (task.go, taskstate.go, taskprompt.go, decide.go, prior.go:
+//     RunTask, ResumeTask, RunAttempt): plan → develop → test → commit
+//     through tiers of agents, its decisions pure functions of its history
+//     (Policy) that a local run and a Temporal workflow both call.
+//
+// Both share the statuses of how a run ends (result.go, whose codes are
+// package exit's) and the subscription windows' decision (window.go).
 package engine
 
 import (
