@@ -414,15 +414,17 @@ exit 0
 // that second run, why, and that it landed. Watched in a real Chromium.
 func TestBoardCountsAndMergeQueue(t *testing.T) {
 	w := newWorld(t)
-	agent, check := w.path("merge-agent.sh"), w.path("check.sh")
+	// The check is the project's own (a file in the host's /tmp named
+	// inside a check's command line is not in the sandbox's /tmp).
+	agent := w.path("merge-agent.sh")
 	w.write("merge-agent.sh", mergeAgent)
-	w.write("check.sh", mergeCheck)
+	w.write("repo/check.sh", mergeCheck)
 	if err := os.Chmod(agent, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	w.write("repo/jlgcli.toml", fmt.Sprintf("backend = \"fake\"\n[backends.fake]\ncommand = [\"sh\", %q]\nprompt = \"stdin\"\n", agent))
 	for _, id := range []string{"a", "b", "c", "d"} {
-		w.write("repo/sheets/"+id+".md", fmt.Sprintf("---\nid: %s\nchecks: [\"sh %s\"]\n---\n# task-%s\nWrite task-%s.\n", id, check, id, id))
+		w.write("repo/sheets/"+id+".md", fmt.Sprintf("---\nid: %s\nchecks: [\"sh check.sh\"]\n---\n# task-%s\nWrite task-%s.\n", id, id, id))
 	}
 	// The sheets are committed: the tasks' worktrees hold them too.
 	for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", "sheets"}} {
@@ -467,7 +469,7 @@ func TestBoardCountsAndMergeQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`section[data-col="merging"] article`))); err != nil {
-		t.Fatalf("no task ever showed in the merge queue: %v", err)
+		t.Fatalf("no task ever showed in the merge queue: %v\n%s", err, out)
 	}
 	screenshot(t, ctx, "batch-merge-queue")
 	if err := batch.Wait(); err != nil {
