@@ -32,6 +32,8 @@ const (
 	// stood (its progress query).
 	PreviousName  = "jlgcli.previous"
 	QueryProgress = "progress"
+	// WorkersName counts the workers up that have a backend.
+	WorkersName = "jlgcli.workers"
 )
 
 // Changes of the workflows (workflow.GetVersion ids; see the README,
@@ -44,6 +46,13 @@ const (
 	// tasks and landings, waits for its tasks to end interrupted, and ends
 	// interrupted; the landing under way and the final push are made.
 	ChangeBatchStop = "batch/stop-interrupted"
+	// ChangeTaskRoom: an attempt (or plan) that reached a worker with no
+	// room for it is handed back (the activity fails as ErrHandedBack
+	// before it did anything) and scheduled again, for a worker that has
+	// room; one that waited its worker-wait for a worker is scheduled again
+	// while a worker with its backend is up (all busy), and ends the task
+	// only when none is (WorkersName).
+	ChangeTaskRoom = "task/room"
 )
 
 // Bounds of a task's workflow history. An attempt adds about 11 events
@@ -128,6 +137,7 @@ func AttemptQueue(queue, backend string) string { return queue + "@" + backend }
 // error ended the task).
 func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error) {
 	stoppable := workflow.GetVersion(ctx, ChangeTaskStop, workflow.DefaultVersion, 1) >= 1
+	roomy := workflow.GetVersion(ctx, ChangeTaskRoom, workflow.DefaultVersion, 1) >= 1
 	policy := in.Spec.Policy(in.Task)
 	prog := &Progress{}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return *prog, nil }); err != nil {
@@ -147,6 +157,36 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			return nil
 		}
 		return stopOf(engine.StatusInterrupted, "interrupted "+what+" (the workflow was cancelled: jlgcli stop)")
+	}
+	// agent runs activity name (an attempt or the plan, what) of backend
+	// with input into out, on a worker that has room for it: one that
+	// had none handed it back, and it is scheduled again at once (to the
+	// queue's other pollers: that worker polls no more while it is full);
+	// one that waited its worker-wait in the queue is scheduled again
+	// while a worker that has backend is up, all of them busy.
+	agent := func(ao workflow.ActivityOptions, name, backend string, input AttemptInput, out any) error {
+		input.HandBack = roomy
+		id := ao.ActivityID
+		for try := 1; ; try++ {
+			if try > 1 && id != "" {
+				ao.ActivityID = fmt.Sprintf("%s.%d", id, try)
+			}
+			err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), name, input).Get(ctx, out)
+			if !roomy || err == nil || ctx.Err() != nil {
+				return err
+			}
+			if IsHandedBack(err) {
+				continue
+			}
+			if !isStartTimeout(err) {
+				return err
+			}
+			var n int
+			q := WorkersInput{Queue: in.Queue, Backend: backend}
+			if werr := workflow.ExecuteActivity(opts(in.Queue, time.Minute), WorkersName, q).Get(ctx, &n); werr != nil || n == 0 {
+				return err // no worker has backend: the attempt's own timeout says so
+			}
+		}
 	}
 	c := in.Carry
 	var stop *engine.StopData
@@ -181,9 +221,10 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 	if stop == nil && in.Spec.Plan && c.History.Planner == nil {
 		backend := in.Spec.PlannerBackend()
 		var pl Planned
-		err := workflow.ExecuteActivity(opts(AttemptQueue(in.Queue, backend), 24*time.Hour), PlanName,
-			AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo, Branch: in.Branch, Base: c.Base, Spec: in.Spec,
-				History: c.History}).Get(ctx, &pl)
+		ao := in.options(AttemptQueue(in.Queue, backend), 24*time.Hour)
+		ao.WaitForCancellation = stoppable
+		err := agent(ao, PlanName, backend, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo, Branch: in.Branch, Base: c.Base,
+			Spec: in.Spec, History: c.History}, &pl)
 		interrupted := stopped(err, "while the planner was asked")
 		switch {
 		case interrupted != nil:
@@ -215,11 +256,10 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		ao := in.options(AttemptQueue(in.Queue, tier.Backend), timeout)
 		ao.ActivityID = fmt.Sprintf("attempt-%d", next.Number) // with the run: the attempt's key, as its refs
 		ao.WaitForCancellation = stoppable
-		actx := workflow.WithActivityOptions(ctx, ao)
 		var out engine.AttemptOutcome
-		err := workflow.ExecuteActivity(actx, AttemptName, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo,
+		err := agent(ao, AttemptName, tier.Backend, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo,
 			Branch: in.Branch, Base: c.Base, Baseline: c.Baseline, Spec: in.Spec, History: stepHistory(c.History, next),
-			Next: next}).Get(ctx, &out)
+			Next: next}, &out)
 		prog.Running = nil
 		if stop = stopped(err, fmt.Sprintf("during attempt %d", next.Number)); stop != nil {
 			break
@@ -326,10 +366,23 @@ func stepHistory(h engine.History, next engine.Next) engine.History {
 	return out
 }
 
+// isStartTimeout reports whether an activity failed because no worker took
+// it within its worker-wait.
+func isStartTimeout(err error) bool {
+	var te *temporal.TimeoutError
+	return errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START
+}
+
+// IsHandedBack reports whether an activity failed because the worker that
+// got it had no room for it (ErrHandedBack): it did nothing.
+func IsHandedBack(err error) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == ErrHandedBack
+}
+
 // attemptStop is the stop of a task whose attempt failed as an activity.
 func attemptStop(err error, tier engine.Tier, next engine.Next, in TaskInput) *engine.StopData {
-	var te *temporal.TimeoutError
-	if errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START {
+	if isStartTimeout(err) {
 		wait := time.Duration(in.WorkerWaitMs) * time.Millisecond
 		if wait <= 0 {
 			wait = DefaultWorkerWait

@@ -54,6 +54,7 @@ func newEnv(t *testing.T, attempt func(context.Context, AttemptInput) (engine.At
 	env.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
 	env.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
 	env.RegisterActivityWithOptions(acts.Previous, activity.RegisterOptions{Name: PreviousName})
+	env.RegisterActivityWithOptions(acts.Workers, activity.RegisterOptions{Name: WorkersName})
 	env.OnActivity(PrepareName, mockAny, mockAny).Return(Prepared{Base: "base"}, nil)
 	env.OnActivity(AttemptName, mockAny, mockAny).Return(attempt)
 	env.OnActivity(FinishName, mockAny, mockAny).Return(func(_ context.Context, in FinishInput) (Finished, error) {
@@ -163,6 +164,79 @@ func TestWorkflowNoWorkerForBackend(t *testing.T) {
 		if !strings.Contains(res.Details, s) {
 			t.Errorf("details %q do not say %q", res.Details, s)
 		}
+	}
+}
+
+// TestWorkflowHandBack: an attempt handed back by a worker with no room
+// for it is scheduled again at once, under a new activity id, and counts
+// once; the workflow asks every worker to hand back rather than wait.
+func TestWorkflowHandBack(t *testing.T) {
+	calls := 0
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+		calls++
+		if !in.HandBack {
+			return engine.AttemptOutcome{}, errors.New("the workflow did not ask for a hand back")
+		}
+		if calls <= 2 {
+			return engine.AttemptOutcome{}, temporal.NewNonRetryableApplicationError("attempt 1 handed back", ErrHandedBack, nil)
+		}
+		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: 1, Tier: "t", Start: "s", Result: "r", Commit: "c",
+			Gate: gateOf(true, 1)}}, nil
+	})
+	var ids []string
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		ids = append(ids, info.ActivityID)
+	})
+	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
+	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
+	var res engine.TaskResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
+		t.Errorf("%s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
+	}
+	var attempts []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, "attempt-") {
+			attempts = append(attempts, id)
+		}
+	}
+	if want := []string{"attempt-1", "attempt-1.2", "attempt-1.3"}; !slices.Equal(attempts, want) {
+		t.Errorf("attempt activities %v, want %v", attempts, want)
+	}
+}
+
+// TestWorkflowWaitsForBusyWorkers: an attempt that waited its worker-wait
+// in the queue is scheduled again while a worker that has its backend is
+// up (all of them busy), and the task goes on once one takes it; with no
+// such worker the task ends backend-missing (TestWorkflowNoWorkerForBackend).
+func TestWorkflowWaitsForBusyWorkers(t *testing.T) {
+	calls := 0
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+		calls++
+		if calls <= 2 {
+			return engine.AttemptOutcome{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		}
+		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: 1, Tier: "t", Start: "s", Result: "r", Commit: "c",
+			Gate: gateOf(true, 1)}}, nil
+	})
+	var asked []WorkersInput
+	env.OnActivity(WorkersName, mockAny, mockAny).Return(func(_ context.Context, in WorkersInput) (int, error) {
+		asked = append(asked, in)
+		return 1, nil
+	})
+	spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
+	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
+	var res engine.TaskResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
+		t.Errorf("%s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
+	}
+	if want := []WorkersInput{{Queue: "q", Backend: "fake"}, {Queue: "q", Backend: "fake"}}; !slices.Equal(asked, want) {
+		t.Errorf("workers asked for %v, want %v", asked, want)
 	}
 }
 
