@@ -97,6 +97,10 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 			}
 			obs.AttemptStarted(pr)
 		}
+		if waiter != nil && p.Wait != nil && p.Wait.Until.After(waited) { // a window's reset, in the workflow
+			waited = p.Wait.Until
+			waiter.Waiting(p.Wait.Until, p.Wait.Message)
+		}
 		if waiter != nil && p.Running != nil {
 			if w := attemptWait(ctx, c, runID); w != nil && w.Until.After(waited) {
 				waited = w.Until

@@ -53,6 +53,13 @@ const (
 	// while a worker with its backend is up (all busy), and ends the task
 	// only when none is (WorkersName).
 	ChangeTaskRoom = "task/room"
+	// ChangeTaskWindows: the subscription windows the agents reported are
+	// carried in the task's state from one attempt to the next (and from
+	// TaskInput.Windows, what the submitter knew), and an attempt whose
+	// backend has a window over its --window-limit waits for the reset in
+	// the workflow (a timer: no worker is held), or ends the task
+	// rate-limited when --max-wait does not allow it, as a local task does.
+	ChangeTaskWindows = "task/windows"
 )
 
 // Bounds of a task's workflow history. An attempt adds about 11 events
@@ -98,6 +105,10 @@ type TaskInput struct {
 	WorkerWaitMs int64  `json:"workerWaitMs"`
 	HeartbeatMs  int64  `json:"heartbeatMs"`
 	Carry        *Carry `json:"carry,omitempty"`
+	// Windows are the subscription windows known when the task was
+	// submitted (the runs kept where it was submitted, a batch's earlier
+	// tasks): the task starts from them, for its window limits.
+	Windows engine.Windows `json:"windows,omitempty"`
 	// ResumeRun, without Carry, is the Temporal run id of this workflow's
 	// earlier run, ended stopped by a limit: this run goes on from its
 	// history, as `jlgcli resume` of a task does (a resumed batch).
@@ -121,6 +132,9 @@ type Progress struct {
 	// verdict there, for a resume.
 	Base     string       `json:"base,omitempty"`
 	Baseline *gate.Report `json:"baseline,omitempty"`
+	// Wait is the wait for a subscription window to reset under way
+	// before the next attempt (nil: none).
+	Wait *engine.TaskWait `json:"wait,omitempty"`
 }
 
 // AttemptQueue is the task queue of the attempts of backend.
@@ -138,6 +152,7 @@ func AttemptQueue(queue, backend string) string { return queue + "@" + backend }
 func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error) {
 	stoppable := workflow.GetVersion(ctx, ChangeTaskStop, workflow.DefaultVersion, 1) >= 1
 	roomy := workflow.GetVersion(ctx, ChangeTaskRoom, workflow.DefaultVersion, 1) >= 1
+	windowed := workflow.GetVersion(ctx, ChangeTaskWindows, workflow.DefaultVersion, 1) >= 1
 	policy := in.Spec.Policy(in.Task)
 	prog := &Progress{}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return *prog, nil }); err != nil {
@@ -238,6 +253,9 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			c.History, stop = policy.Planned(c.History, pl.Planner, pl.Steps)
 		}
 	}
+	if windowed {
+		c.History.State.Windows = c.History.State.Windows.Merge(in.Windows)
+	}
 	prog.History, prog.Base, prog.Baseline = c.History, c.Base, c.Baseline
 	started := len(c.History.Attempts)
 	for stop == nil {
@@ -247,8 +265,17 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			stop = s
 			break
 		}
-		prog.Running = &next
 		tier := policy.Tiers[next.TierIndex]
+		if windowed {
+			held, s := windowHold(ctx, in.Spec, tier, &c.History.State, prog)
+			if stop = s; stop != nil {
+				break
+			}
+			if held {
+				continue
+			}
+		}
+		prog.Running = &next
 		timeout := 24 * time.Hour
 		if policy.Timeout > 0 {
 			timeout = policy.Timeout + 10*time.Minute // the activity stops itself at the timeout
@@ -275,6 +302,9 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		h := c.History
 		waited := out.WaitedMs - h.State.WaitedMs
 		h.State.WaitedMs = out.WaitedMs
+		if windowed {
+			h.State.Windows = h.State.Windows.Merge(out.Windows)
+		}
 		a := out.Attempt
 		a.Prompt = next.Prompt
 		d := policy.Decide(h, a, out.Detection)
@@ -322,6 +352,36 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		}
 	}
 	return res, nil
+}
+
+// windowHold holds back the next attempt, of tier, while a subscription
+// window of its backend is at or over spec's window limit, as a local
+// task does before a call (engine.WindowWait over the windows st carries):
+// the workflow waits for the reset on a timer, the wait not counted as
+// active time, and held is true (the caller decides again); a reset beyond
+// --max-wait stops the task rate-limited, resumable. prog tells the wait
+// while it lasts.
+func windowHold(ctx workflow.Context, spec runner.TaskSpec, tier engine.Tier, st *engine.TaskState, prog *Progress) (held bool, stop *engine.StopData) {
+	if len(spec.WindowLimits) == 0 {
+		return false, nil
+	}
+	now := workflow.Now(ctx)
+	h := engine.WindowWait(now, st.Windows, tier.Backend, spec.WindowLimits, st.WaitedMs, time.Duration(spec.MaxWaitMs)*time.Millisecond)
+	if h == nil {
+		return false, nil
+	}
+	if !h.OK {
+		return false, stopOf(engine.StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, h.Details))
+	}
+	w := h.Window
+	st.WaitedMs += h.Wait.Milliseconds()
+	prog.Wait = &engine.TaskWait{Until: now.Add(h.Wait), WaitMs: h.Wait.Milliseconds(), Message: h.Details, Window: &w, State: *st}
+	err := workflow.Sleep(ctx, h.Wait)
+	prog.Wait = nil
+	if err != nil {
+		return false, stopOf(engine.StatusInterrupted, "interrupted while waiting for a subscription window to reset (the workflow was cancelled: jlgcli stop)")
+	}
+	return true, nil
 }
 
 // prBody is the text of a task's pull request: its report.

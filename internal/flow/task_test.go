@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/mock"
@@ -18,6 +19,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -542,5 +544,91 @@ func newBatchEnv() *testsuite.TestWorkflowEnvironment {
 func withTier(spec *runner.BatchSpec) {
 	for i := range spec.Tasks {
 		spec.Tasks[i].Spec = runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "x", Backend: "x", Attempts: 1}}}
+	}
+}
+
+// TestWorkflowWindowLimit: the windows an attempt's agent reported are
+// carried to the next attempt; one over --window-limit holds the next
+// attempt back on a timer until its reset (no worker held), told by the
+// progress query meanwhile; a reset beyond --max-wait ends the task
+// rate-limited. The windows the task was submitted with count from the
+// first attempt.
+func TestWorkflowWindowLimit(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		maxWait   time.Duration
+		submitted bool
+		want      engine.Status
+		attempts  int
+	}{
+		{name: "waits", maxWait: time.Hour, want: engine.StatusDone, attempts: 2},
+		{name: "beyond max-wait", maxWait: time.Minute, want: engine.StatusRateLimited, attempts: 1},
+		{name: "known when submitted", maxWait: time.Hour, submitted: true, want: engine.StatusDone, attempts: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var env *testsuite.TestWorkflowEnvironment
+			var reset time.Time
+			var starts []time.Time
+			var carried []engine.Windows
+			env = newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+				starts = append(starts, env.Now())
+				carried = append(carried, in.History.State.Windows)
+				n := in.Next.Number
+				a := engine.Attempt{Number: n, Tier: "t", Start: "s", Result: "r", Gate: gateOf(n >= 2 || c.submitted, n)}
+				if a.Gate.Status == gate.StatusPass {
+					a.Commit = "c"
+				}
+				ws := in.History.State.Windows
+				if n == 1 && !c.submitted {
+					ws = ws.Note("fake", env.Now(), []agent.Window{{Kind: "5h", Used: 0.92, ResetsAt: reset}})
+				}
+				return engine.AttemptOutcome{Attempt: a, Windows: ws}, nil
+			})
+			start := env.Now()
+			reset = start.Add(30 * time.Minute)
+			var waits []*engine.TaskWait
+			env.RegisterDelayedCallback(func() {
+				v, err := env.QueryWorkflow(QueryProgress)
+				if err == nil {
+					var p Progress
+					if v.Get(&p) == nil {
+						waits = append(waits, p.Wait)
+					}
+				}
+			}, 10*time.Minute)
+			spec := runner.TaskSpec{Tiers: []runner.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}},
+				WindowLimits: engine.WindowLimits{"": 80}, MaxWaitMs: c.maxWait.Milliseconds()}
+			in := TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"}
+			if c.submitted {
+				in.Windows = engine.Windows{{Backend: "fake", Kind: "5h", Used: 0.95, ResetsAt: reset, At: start}}
+			}
+			env.ExecuteWorkflow(TaskWorkflowName, in)
+			var res engine.TaskResult
+			if err := env.GetWorkflowResult(&res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != c.want || len(starts) != c.attempts {
+				t.Fatalf("%s after %d attempts (%s), want %s after %d", res.Status, len(starts), res.Details, c.want, c.attempts)
+			}
+			if c.want == engine.StatusRateLimited {
+				if !strings.Contains(res.Details, "5h window at 92% (--window-limit 80%)") || !strings.Contains(res.Details, "--max-wait 1m0s") {
+					t.Errorf("details: %s", res.Details)
+				}
+				return
+			}
+			last := starts[len(starts)-1]
+			if last.Before(reset) {
+				t.Errorf("the attempt after the window filled started at %s, before its reset at %s", last, reset)
+			}
+			if len(carried[len(carried)-1]) == 0 {
+				t.Error("the windows were not carried to the attempt after the wait")
+			}
+			if len(waits) != 1 || waits[0] == nil || waits[0].Window == nil || !waits[0].Until.After(reset) {
+				t.Errorf("the progress during the wait: %+v", waits)
+			}
+			if res.Windows == nil {
+				t.Error("the result has no windows")
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,6 +112,9 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	in := flow.TaskInput{RunID: id, Task: prompt, Repo: url, BaseBranch: base, Branch: git.BranchName(id, prompt),
 		MergePush: cfg.Merge == git.MergePush, Spec: s, Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(),
 		HeartbeatMs: sub.Heartbeat.Milliseconds()}
+	if len(s.WindowLimits) > 0 {
+		in.Windows = knownWindows(p, cfg) // as a local task with a window limit starts
+	}
 	if err := flow.Submit(ctx, c, in); err != nil {
 		return "", nil, err
 	}
@@ -158,11 +162,6 @@ func checkTemporal(cfg *config.Config, sub Submission) error {
 	}
 	if cfg.Commit == git.CommitDirect {
 		return cfg.KeyError("commit", "direct cannot be done by Temporal workers: they commit on the task branch on the remote")
-	}
-	if cfg.WindowLimitsOf() != nil {
-		// A workflow's state does not carry the windows from one
-		// attempt to the next: the limit would hold nothing back.
-		return cfg.KeyError("windowLimit", "is not kept by Temporal workers yet: run the task here (without --temporal), or without a window limit")
 	}
 	return nil
 }
@@ -260,6 +259,9 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 	id := store.NewRunID(time.Now())
 	in := flow.BatchInput{RunID: id, Repo: url, Spec: spec, Branch: flow.BatchBranch(id), MergePush: cfg.Merge == git.MergePush,
 		Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(), HeartbeatMs: sub.Heartbeat.Milliseconds()}
+	if slices.ContainsFunc(spec.Tasks, func(t runner.BatchTask) bool { return len(t.Spec.WindowLimits) > 0 }) {
+		in.Windows = knownWindows(p, cfg)
+	}
 	if err := flow.SubmitBatch(ctx, c, in); err != nil {
 		return "", nil, err
 	}
@@ -325,9 +327,14 @@ func (o hookedObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 	}
 }
 
-// Waiting tells the hooks that the task waits for a rate limit to reset
-// (flow.Waiter).
-func (o hookedObserver) Waiting(until time.Time, message string) { o.hooks.Waiting(until, message) }
+// Waiting tells obs, when it shows waits, and the hooks that the task
+// waits for a rate limit or a subscription window to reset (flow.Waiter).
+func (o hookedObserver) Waiting(until time.Time, message string) {
+	if w, ok := o.obs.(flow.Waiter); ok {
+		w.Waiting(until, message)
+	}
+	o.hooks.Waiting(until, message)
+}
 
 // taskStopped tells of task id ended with status when it is to be resumed,
 // as a local task's end does.
@@ -335,6 +342,22 @@ func taskStopped(p runner.Parts, id string, status engine.Status) {
 	if runner.Resumable(status) || status == engine.StatusBudgetExceeded {
 		say(p).Notice(runner.StoppedTask(id, "", status))
 	}
+}
+
+// knownWindows are the subscription windows that the runs kept in cfg's
+// state root last reported (none when it cannot be read): a task sent to
+// Temporal with a window limit starts from them, as a local one does.
+func knownWindows(p runner.Parts, cfg *config.Config) engine.Windows {
+	root, err := runner.StateRoot(p, cfg.Cwd, cfg.StateDir)
+	if err != nil {
+		return nil
+	}
+	idx, err := store.OpenIndex(root)
+	if err != nil {
+		return nil
+	}
+	defer idx.Close()
+	return runner.KnownWindows(idx)
 }
 
 // keepRecord keeps the local record of a run just submitted (recordRun),
@@ -413,7 +436,7 @@ func saveTask(run *store.Run, res engine.TaskResult) error {
 		return err
 	}
 	if err := run.WriteCheckpoint(store.Progress{Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD,
-		CostKnown: res.CostKnown, DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}); err != nil {
+		CostKnown: res.CostKnown, DurationMs: res.DurationMs, Heartbeat: time.Now().UTC(), Windows: res.Windows}); err != nil {
 		return err
 	}
 	indexRun(run)
