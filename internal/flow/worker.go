@@ -11,8 +11,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
 // WorkerOptions are a worker's settings.
@@ -90,12 +88,6 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 	defer handBack()
 	acts.stop, acts.client = stop, c
 	acts.machine = newMachine(o.Concurrency)
-	if acts.Parts.Windows == nil {
-		// The windows the agents of this machine report hold back the
-		// attempts of every task here (its agents' accounts are the
-		// machine's), beside those each task carries.
-		acts.Parts.Windows = engine.NewWindowBook(nil)
-	}
 	var workers []worker.Worker
 	id := Identity(o.Backends)
 	main := worker.New(c, o.Queue, worker.Options{Identity: id, WorkerStopTimeout: o.StopTimeout, MaxHeartbeatThrottleInterval: heartbeatThrottle})
