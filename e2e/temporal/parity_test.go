@@ -1,12 +1,14 @@
 package temporal
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 )
@@ -89,5 +91,118 @@ func TestWindowLimitOnWorkers(t *testing.T) {
 	// The windows reported on the workers are known here: usage lists them.
 	if out, _, code := w.run("usage"); code != 0 || !strings.Contains(out, "claude") || !strings.Contains(out, "10%") {
 		t.Errorf("usage: exit %d\n%s", code, out)
+	}
+}
+
+// liveAgent writes a line, says on its standard error that it retries (as
+// a CLI whose provider is down does), and works on for 12 seconds before
+// it fixes the answer.
+const liveAgent = `#!/bin/sh
+cat > /dev/null
+echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
+echo "first words of the attempt"
+echo "API error: connect ECONNREFUSED, retrying in 2s (attempt 1/5)" >&2
+sleep 12
+echo right > answer.txt
+echo "fixed the answer"
+`
+
+// TestLiveOutputOnWorkers: while an attempt goes on on a worker, what its
+// agent wrote there is seen here, through the server (its heartbeats): logs
+// of the run shows it before the attempt ends, logs -f follows it, and the
+// jlgcli that follows the task shows the agent's retry line, as for an
+// attempt made here.
+func TestLiveOutputOnWorkers(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(liveAgent), 0o755))
+	w.worker("w1")
+	follower := w.start(w.submit("Fix the answer")...)
+	w.firstCall()
+	id := w.runID("task")
+	logsF := w.start("logs", "-f", id)
+	deadline := time.Now().Add(10 * time.Second) // the agent ends 12s after its call
+	for {
+		out, _, _ := w.run("logs", id)
+		if strings.Contains(out, "first words of the attempt") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("logs did not show the attempt's output on its worker while it ran:\n%s", out)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if calls := w.callsMade(); len(calls) != 1 {
+		t.Fatalf("calls %v", calls)
+	}
+	if code := follower.wait(t, time.Minute); code != 0 {
+		t.Fatalf("the task exited %d\n%s", code, follower.stderr.String())
+	}
+	if !strings.Contains(follower.stderr.String(), "retrying in 2s (attempt 1/5)") {
+		t.Errorf("the agent's retry line is not shown:\n%s", follower.stderr.String())
+	}
+	if code := logsF.wait(t, 30*time.Second); code != 0 || !strings.Contains(logsF.stdout.String(), "first words of the attempt") {
+		t.Errorf("logs -f: exit %d\n%s\n%s", code, logsF.stdout.String(), logsF.stderr.String())
+	}
+}
+
+// TestBatchTasksUnderTheirBatch: the tasks of a batch on the workers are
+// runs of their own under their batch, as a local batch's are: runs lists
+// them with their parent, show finds each, and their hooks fire with each
+// attempt (task.attempt) under the task's own run, one per attempt.
+func TestBatchTasksUnderTheirBatch(t *testing.T) {
+	w := newWorld(t)
+	events := filepath.Join(w.dir, "events.jsonl")
+	cfg := filepath.Join(w.dir, "config", "jlgcli", "config.toml")
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString("[[hooks]]\non = [\"*\"]\ncommand = [\"sh\", \"-c\", \"cat >> " + events + "\"]\n")
+	must(t, err)
+	must(t, f.Close())
+	w.worker("w1", "--concurrency", "2")
+	sheets := w.sheets("", map[string]string{"a": "Fix the answer.", "b": "Fix the answer too."})
+	stdout, stderr, code := w.run(w.batch(sheets, "--check", "true", "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var sum batchResult
+	must(t, json.Unmarshal([]byte(stdout), &sum))
+	out, _, code := w.run("runs", "--json")
+	var rows []struct{ ID, Command, Status, Parent string }
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil {
+		t.Fatalf("runs: exit %d\n%s", code, out)
+	}
+	children := map[string]string{}
+	for _, r := range rows {
+		if r.Parent != "" {
+			children[r.ID] = r.Parent + " " + r.Command + " " + r.Status
+		}
+	}
+	for _, task := range sum.Tasks {
+		if task.RunID == nil {
+			t.Fatalf("task %s has no run", task.ID)
+		}
+		if got, want := children[*task.RunID], sum.RunID+" task done"; got != want {
+			t.Errorf("runs: task %s is %q, want %q\n%s", *task.RunID, got, want, out)
+		}
+		out, stderr, code := w.run("show", "--json", *task.RunID)
+		var shown engine.TaskResult
+		if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusDone || len(shown.Attempts) != task.Attempts {
+			t.Errorf("show %s: exit %d\n%s\n%s", *task.RunID, code, out, stderr)
+		}
+	}
+	data, err := os.ReadFile(events)
+	must(t, err)
+	attempts := map[string]int{}
+	for dec := json.NewDecoder(bytes.NewReader(data)); dec.More(); {
+		var e struct{ Event, RunID string }
+		must(t, dec.Decode(&e))
+		if e.Event == "task.attempt" {
+			attempts[e.RunID]++
+		}
+	}
+	for _, task := range sum.Tasks {
+		if attempts[*task.RunID] != task.Attempts {
+			t.Errorf("task.attempt hooks of %s: %d, want %d (all: %v)", *task.RunID, attempts[*task.RunID], task.Attempts, attempts)
+		}
 	}
 }

@@ -307,7 +307,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	}
 	defer leave()
 	waits := &waits{}
-	details := func() []any { return []any{Beat{Attempt: in.Next.Number, Wait: waits.last()}} }
+	details := func() []any { return []any{waits.beat(in.Next.Number)} }
 	waits.told = func() { activity.RecordHeartbeat(ctx, details()...) } // at once, not at the next beat
 	defer w.beatWith(ctx, details)()
 	n := strconv.Itoa(in.Next.Number)
@@ -337,7 +337,9 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 
 	spec := in.Spec
 	spec.Commands, spec.Prices = w.Commands, w.Prices // the worker's own agents and prices
-	out := spec.Attempt(ctx, w.Parts, in.RunID, in.Task, wt, in.Baseline, in.History, in.Next, waits)
+	parts := w.Parts
+	parts.TaskObserver = waits // the agent's retry lines, for the heartbeat
+	out := spec.Attempt(ctx, parts, in.RunID, in.Task, wt, in.Baseline, in.History, in.Next, waits)
 	if ctx.Err() != nil || (out.Stop != nil && out.Stop.Status == engine.StatusInterrupted) {
 		// The worker is stopping, or lost its attempt: another makes it.
 		return engine.AttemptOutcome{}, fmt.Errorf("attempt %s was interrupted on this worker: %w", n, context.Cause(ctx))
@@ -407,20 +409,41 @@ func (w *Activities) say(format string, a ...any) {
 	}
 }
 
-// Beat is what an attempt's heartbeat tells: the attempt's number, and its
+// Beat is what an attempt's heartbeat tells: the attempt's number, its
 // latest wait for a rate limit to reset (nil: none), which the jlgcli that
-// follows the task tells its hooks of (run.waiting).
+// follows the task tells its hooks of (run.waiting), and what its agent
+// says as it says it, which that jlgcli shows and keeps in the run's local
+// record (logs -f, show --follow, the board read it there): the end of
+// the agent's output (Output, at most MaxBeatOutput bytes, ending at byte
+// OutputEnd of all it wrote) and its last retry or error lines (Lines, at
+// most MaxBeatLines, the last of LineCount in all).
 type Beat struct {
-	Attempt int              `json:"attempt"`
-	Wait    *engine.TaskWait `json:"wait,omitempty"`
+	Attempt   int              `json:"attempt"`
+	Wait      *engine.TaskWait `json:"wait,omitempty"`
+	Output    []byte           `json:"output,omitempty"`
+	OutputEnd int64            `json:"outputEnd,omitempty"`
+	Lines     []string         `json:"lines,omitempty"`
+	LineCount int              `json:"lineCount,omitempty"`
 }
 
+// Bounds of what a heartbeat carries of the agent's output.
+const (
+	MaxBeatOutput = 32 << 10
+	MaxBeatLines  = 20
+)
+
 // waits is the journal of an attempt on a worker: it keeps the attempt's
-// latest wait for a rate limit, for its heartbeat, and nothing else.
+// latest wait for a rate limit, the end of its agent's output and its
+// agent's last retry or error lines (it is the attempt's observer too),
+// for its heartbeat, and nothing else.
 type waits struct {
-	mu   sync.Mutex
-	wait *engine.TaskWait
-	// told, when set, is called once a wait is kept.
+	mu    sync.Mutex
+	wait  *engine.TaskWait
+	out   []byte
+	end   int64
+	lines []string
+	count int
+	// told, when set, is called once a wait or a line is kept.
 	told func()
 }
 
@@ -443,7 +466,52 @@ func (j *waits) Record(ev engine.Event) error {
 }
 
 func (j *waits) CheckpointTask(engine.TaskCheckpoint) error { return nil }
-func (j *waits) Output(int) io.WriteCloser                  { return nil }
+
+// Output keeps the end of the agent's output for the heartbeat.
+func (j *waits) Output(int) io.WriteCloser { return beatOutput{j} }
+
+type beatOutput struct{ j *waits }
+
+func (o beatOutput) Write(p []byte) (int, error) {
+	j := o.j
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.end += int64(len(p))
+	j.out = append(j.out, p...)
+	if over := len(j.out) - MaxBeatOutput; over > 0 {
+		j.out = append(j.out[:0:0], j.out[over:]...)
+	}
+	return len(p), nil
+}
+
+func (beatOutput) Close() error { return nil }
+
+// AgentLine keeps a retry or error line of the agent, and heartbeats it at
+// once (engine.AgentObserver).
+func (j *waits) AgentLine(line string) {
+	j.mu.Lock()
+	j.lines = append(j.lines, line)
+	if len(j.lines) > MaxBeatLines {
+		j.lines = j.lines[len(j.lines)-MaxBeatLines:]
+	}
+	j.count++
+	j.mu.Unlock()
+	if j.told != nil {
+		j.told()
+	}
+}
+
+func (j *waits) AttemptStarted(engine.TaskProgress)              {}
+func (j *waits) Phase(engine.TaskProgress, string)               {}
+func (j *waits) AttemptDone(engine.TaskProgress, engine.Attempt) {}
+
+// beat is the heartbeat's details of attempt n.
+func (j *waits) beat(n int) Beat {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return Beat{Attempt: n, Wait: j.wait, Output: slices.Clone(j.out), OutputEnd: j.end,
+		Lines: slices.Clone(j.lines), LineCount: j.count}
+}
 
 // last is the latest wait, nil before one.
 func (j *waits) last() *engine.TaskWait {

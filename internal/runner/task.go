@@ -418,7 +418,7 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitError, Details: err.Error()}}
 	}
 	o := s.options(p, runID, task, wt, baseline, tiers, watch)
-	o.Journal = j
+	o.Journal, o.Observer = j, p.TaskObserver
 	return engine.RunAttempt(ctx, o, h, next)
 }
 

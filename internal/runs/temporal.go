@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -130,8 +132,9 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
 	hooks := runner.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
-	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, hooked(p.TaskObserver, hooks, 0), time.Second)
-	closeObserver(p.TaskObserver)
+	obs := hooked(p.TaskObserver, hooks, 0, run)
+	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, obs, time.Second)
+	closeObserver(obs)
 	if err := followed(ctx, p, "task", id, err, run, func() error { return saveTask(run, res) }); err != nil {
 		return id, nil, err
 	}
@@ -277,7 +280,9 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 	say(p).Notice(fmt.Sprintf("batch %s of %s submitted to %s (queue %s); its branch on %s: %s", id, plural.N(len(spec.Tasks), "task"), t.Address, t.TaskQueue, url, in.Branch))
 	hooks := runner.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
-	sum, err := flow.FollowBatch(ctx, c, id, changed, time.Second)
+	tasks := &batchTasks{ctx: ctx, c: c, p: p, cfg: cfg, in: in, changed: changed}
+	sum, err := flow.FollowBatch(ctx, c, id, tasks.change, time.Second)
+	tasks.wait()
 	if err := followed(ctx, p, "batch", id, err, run, func() error { return saveBatch(run, sum) }); err != nil {
 		return id, nil, err
 	}
@@ -288,22 +293,143 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 	return id, &sum, nil
 }
 
+// batchTasks follows the tasks of a batch on Temporal as they start, as
+// the batch's own follower: each gets a local record whose parent is the
+// batch (runs, show and the board list it under its batch), the hooks of
+// its attempts (task.attempt, task.escalated) and of its start and end,
+// and its attempts' output as their workers write it (logs -f), as a local
+// batch's task does; changed (nil: nobody) is told of each change too.
+type batchTasks struct {
+	ctx     context.Context
+	c       client.Client
+	p       runner.Parts
+	cfg     *config.Config
+	in      flow.BatchInput
+	changed func(batch.TaskSummary)
+
+	seen map[string]bool
+	wg   sync.WaitGroup
+}
+
+// change is told of a task of the batch whose status changed.
+func (b *batchTasks) change(t batch.TaskSummary) {
+	if b.changed != nil {
+		b.changed(t)
+	}
+	if t.RunID == nil || b.seen[*t.RunID] { // once it started (or, quicker than a look, ended)
+		return
+	}
+	if b.seen == nil {
+		b.seen = map[string]bool{}
+	}
+	id := *t.RunID
+	b.seen[id] = true
+	i := slices.IndexFunc(b.in.Spec.Tasks, func(bt runner.BatchTask) bool { return bt.ID == t.ID })
+	if i < 0 || len(b.in.Spec.Tasks[i].Spec.Tiers) == 0 {
+		return
+	}
+	bt := b.in.Spec.Tasks[i]
+	rec := flow.TaskInput{RunID: id, Task: bt.Prompt, Repo: b.in.Repo, BaseBranch: b.in.Branch, Branch: git.BranchName(id, bt.Prompt),
+		Spec: bt.Spec.Recorded(), Queue: b.in.Queue, WorkerWaitMs: b.in.WorkerWaitMs, HeartbeatMs: b.in.HeartbeatMs}
+	run, err := recordRunOf(b.p, b.cfg, id, "task", bt.Spec.Tiers[0].Backend, bt.Prompt, rec, b.in.RunID)
+	if err != nil {
+		say(b.p).Warn(fmt.Sprintf("task %s of batch %s: no local record of it could be kept: %v", t.ID, b.in.RunID, err))
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer run.Close()
+		hooks := runner.HooksOf(b.p, run)
+		hooks.Started()
+		obs := hooked(nil, hooks, 0, run)
+		res, err := flow.Follow(b.ctx, b.c, id, bt.Spec.Policy(bt.Prompt).Tiers, obs, time.Second)
+		closeObserver(obs)
+		if err != nil {
+			return // the batch's follower says why it stopped following
+		}
+		if err := saveTask(run, res); err != nil {
+			say(b.p).Warn(fmt.Sprintf("keep the result of task %s: %v", id, err))
+		}
+		hooks.TaskEnded(res)
+	}()
+}
+
+// wait waits for the tasks followed to be saved.
+func (b *batchTasks) wait() { b.wg.Wait() }
+
 // hookedObserver follows a task on Temporal for obs (nil: nobody) and its
 // hooks, which get each attempt judged after the first from (those made
-// before this follower, which others told) as those of a task run here do.
+// before this follower, which others told) as those of a task run here do,
+// and keeps in the run's local record (logs, nil: none) the output of each
+// attempt as its worker's heartbeats carry it, for logs -f and the board.
 type hookedObserver struct {
 	obs   engine.TaskObserver
 	hooks runner.RunHooks
 	from  int
+	logs  *attemptLogs
 }
 
-// hooked is obs, and the hooks of the attempts after the first from, as
-// one observer; obs when there are no hooks.
-func hooked(obs engine.TaskObserver, hooks runner.RunHooks, from int) engine.TaskObserver {
-	if !hooks.Any() {
-		return obs
+// hooked is obs, the hooks of the attempts after the first from, and the
+// output logs of run (nil: none), as one observer; close it (closeObserver)
+// once the task is followed.
+func hooked(obs engine.TaskObserver, hooks runner.RunHooks, from int, run *store.Run) engine.TaskObserver {
+	o := hookedObserver{obs: obs, hooks: hooks, from: from}
+	if run != nil {
+		o.logs = &attemptLogs{run: run, n: -1}
 	}
-	return hookedObserver{obs: obs, hooks: hooks, from: from}
+	return o
+}
+
+// attemptLogs writes the output of a Temporal task's attempts into its
+// local record's output logs, one attempt's at a time.
+type attemptLogs struct {
+	run *store.Run
+	n   int
+	w   io.WriteCloser
+}
+
+func (l *attemptLogs) write(n int, p []byte) {
+	if n != l.n {
+		l.close()
+		l.n = n
+		if w, err := l.run.Output(n); err == nil {
+			l.w = w
+		}
+	}
+	if l.w != nil {
+		l.w.Write(p)
+	}
+}
+
+func (l *attemptLogs) close() {
+	if l.w != nil {
+		l.w.Close()
+		l.w = nil
+	}
+}
+
+// AttemptOutput keeps the output of attempt n (flow.OutputObserver).
+func (o hookedObserver) AttemptOutput(n int, p []byte) {
+	if o.logs != nil {
+		o.logs.write(n, p)
+	}
+}
+
+// AgentLine shows the agent's retry or error line, said on its worker, as
+// a local attempt's is shown (engine.AgentObserver).
+func (o hookedObserver) AgentLine(line string) {
+	if a, ok := o.obs.(engine.AgentObserver); ok {
+		a.AgentLine(line)
+	}
+}
+
+// Close ends the output logs and closes obs.
+func (o hookedObserver) Close() {
+	if o.logs != nil {
+		o.logs.close()
+	}
+	closeObserver(o.obs)
 }
 
 func (o hookedObserver) AttemptStarted(p engine.TaskProgress) {
@@ -394,6 +520,11 @@ func followed(ctx context.Context, p runner.Parts, command, id string, err error
 // the workflow's, is its options. The record's lock is held until the
 // caller closes it.
 func recordRun(p runner.Parts, cfg *config.Config, id, command, backend, prompt string, input any) (*store.Run, error) {
+	return recordRunOf(p, cfg, id, command, backend, prompt, input, "")
+}
+
+// recordRunOf is recordRun of a run that batch parent ("": none) started.
+func recordRunOf(p runner.Parts, cfg *config.Config, id, command, backend, prompt string, input any, parent string) (*store.Run, error) {
 	root, err := runner.StateRoot(p, cfg.Cwd, cfg.StateDir)
 	if err != nil {
 		return nil, err
@@ -403,7 +534,7 @@ func recordRun(p runner.Parts, cfg *config.Config, id, command, backend, prompt 
 		return nil, err
 	}
 	run, err := store.Create(root, id, store.Meta{Command: command, Backend: backend, Prompt: prompt, Options: data, Cwd: cfg.Cwd,
-		Temporal: flow.Recorded(cfg.Temporal)})
+		Temporal: flow.Recorded(cfg.Temporal), Parent: parent})
 	if err != nil {
 		return nil, fmt.Errorf("record run %s: %w", id, err)
 	}
@@ -644,8 +775,9 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 	}
 	if !closed {
 		pt := rp.task(env)
-		res, err = flow.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, hooked(pt.TaskObserver, hooks, made), time.Second)
-		closeObserver(pt.TaskObserver)
+		obs := hooked(pt.TaskObserver, hooks, made, run)
+		res, err = flow.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, obs, time.Second)
+		closeObserver(obs)
 		if err != nil {
 			return out, err
 		}
