@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // pairAgent is a developer that records its call and, when
@@ -141,4 +144,79 @@ func TestWorkersTakeWhatTheyHaveRoomFor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slowFourAgent is pairAgent's call log without the meeting: each call
+// works 4 seconds, so that while both workers are busy the other
+// attempts are handed back again and again.
+const slowFourAgent = `#!/bin/sh
+n=$(grep -o 'task-[0-9]*' | head -1)
+me="$JLGCLI_E2E_WORKER"
+echo "$me" >> "$JLGCLI_E2E_CALLS"
+echo "start $me $n" >> "$JLGCLI_E2E_CALLS.log"
+sleep 4
+echo "end $me $n" >> "$JLGCLI_E2E_CALLS.log"
+echo done > "$n.txt"
+echo "wrote $n.txt"
+`
+
+// TestWorkerKilledWhileFull: four sheets on two workers with --concurrency
+// 1, so that attempts are handed back by the full workers all along; one
+// worker is killed (SIGKILL) during its first call, and another is started
+// later. No attempt is lost and none is made twice: every task is done
+// with one attempt, the killed call is made once more (the only agent call
+// made twice), and each task's attempt record is on the remote once.
+func TestWorkerKilledWhileFull(t *testing.T) {
+	w := newWorld(t)
+	fourBackends(t, w)
+	workers := map[string]*exec.Cmd{"w1": w.worker("w1", "--concurrency", "1"), "w2": w.worker("w2", "--concurrency", "1")}
+	follower := w.start(w.batch(w.sheets(slowFourAgent, fourSheets()), "--check", "true", "-j", "4", "--heartbeat-timeout", "10s", "--json")...)
+	first := w.firstCall()
+	must(t, workers[first].Process.Signal(syscall.SIGKILL))
+	time.Sleep(2 * time.Second)
+	w.worker("w3", "--concurrency", "1")
+	if code := follower.wait(t, 3*time.Minute); code != 0 {
+		t.Fatalf("the batch exited %d\n%s\n%s", code, follower.stdout.String(), follower.stderr.String())
+	}
+	var sum batchResult
+	must(t, json.Unmarshal(follower.stdout.Bytes(), &sum))
+	if sum.Status != "done" || len(sum.Tasks) != 4 {
+		t.Fatalf("batch %s with %d tasks:\n%s", sum.Status, len(sum.Tasks), follower.stdout.String())
+	}
+	for _, tk := range sum.Tasks {
+		if tk.Status != "done" || tk.Attempts != 1 {
+			t.Errorf("task %s: %s after %d attempts, want done after 1", tk.ID, tk.Status, tk.Attempts)
+		}
+		if tk.RunID == nil || !w.remoteHas("refs/jlgcli/"+*tk.RunID+"/1-outcome") || w.remoteHas("refs/jlgcli/"+*tk.RunID+"/2-outcome") {
+			t.Errorf("task %s: its attempt's record is not on the remote once", tk.ID)
+		}
+	}
+	calls := map[string][]string{}
+	for _, s := range w.callLog4() {
+		calls[s[1]] = append(calls[s[1]], s[0])
+	}
+	twice := 0
+	for task, on := range calls {
+		switch {
+		case len(on) == 2 && on[0] == first && on[1] != first:
+			twice++
+		case len(on) != 1:
+			t.Errorf("task %s: agent called on %v", task, on)
+		}
+	}
+	if len(calls) != 4 || twice != 1 {
+		t.Errorf("agent calls by task %v: want one each, and the killed call once more on another worker", calls)
+	}
+}
+
+// callLog4 is what slowFourAgent's log says of each call: the worker and
+// the task of each start, in order.
+func (w *world) callLog4() (starts [][2]string) {
+	data, _ := os.ReadFile(w.calls + ".log")
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "start" {
+			starts = append(starts, [2]string{f[1], f[2]})
+		}
+	}
+	return starts
 }
