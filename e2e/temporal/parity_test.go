@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,7 +112,7 @@ echo "fixed the answer"
 // agent wrote there is seen here, through the server (its heartbeats): logs
 // of the run shows it before the attempt ends, logs -f follows it, and the
 // jlgcli that follows the task shows the agent's retry line, as for an
-// attempt made here.
+// attempt made here; show then says how the worker confined the agent.
 func TestLiveOutputOnWorkers(t *testing.T) {
 	w := newWorld(t)
 	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(liveAgent), 0o755))
@@ -143,11 +144,19 @@ func TestLiveOutputOnWorkers(t *testing.T) {
 	if code := logsF.wait(t, 30*time.Second); code != 0 || !strings.Contains(logsF.stdout.String(), "first words of the attempt") {
 		t.Errorf("logs -f: exit %d\n%s\n%s", code, logsF.stdout.String(), logsF.stderr.String())
 	}
+	// The record says how the worker confined the agent, as a local run's.
+	if out, stderr, code := w.run("show", id); code != 0 || !sandboxLine.MatchString(out) {
+		t.Errorf("show says no sandbox: exit %d\n%s\n%s", code, out, stderr)
+	}
 }
+
+// sandboxLine is show's line of how a run's agents were confined.
+var sandboxLine = regexp.MustCompile(`(?m)^sandbox +(bubblewrap|none|off)`)
 
 // TestBatchTasksUnderTheirBatch: the tasks of a batch on the workers are
 // runs of their own under their batch, as a local batch's are: runs lists
-// them with their parent, show finds each, and their hooks fire with each
+// them with their parent, show finds each (and how its worker confined
+// it), and their hooks fire with each
 // attempt (task.attempt) under the task's own run, one per attempt.
 func TestBatchTasksUnderTheirBatch(t *testing.T) {
 	w := newWorld(t)
@@ -183,6 +192,9 @@ func TestBatchTasksUnderTheirBatch(t *testing.T) {
 		}
 		if got, want := children[*task.RunID], sum.RunID+" task done"; got != want {
 			t.Errorf("runs: task %s is %q, want %q\n%s", *task.RunID, got, want, out)
+		}
+		if out, stderr, code := w.run("show", *task.RunID); code != 0 || !sandboxLine.MatchString(out) {
+			t.Errorf("show %s says no sandbox: exit %d\n%s\n%s", *task.RunID, code, out, stderr)
 		}
 		out, stderr, code := w.run("show", "--json", *task.RunID)
 		var shown engine.TaskResult

@@ -19,6 +19,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -256,6 +257,9 @@ type AttemptOutcome struct {
 	// history's, with what its calls reported (a workflow carries them to
 	// the next attempt, for the window limits).
 	Windows Windows `json:"windows,omitempty"`
+	// Sandbox is how the attempt's agent and checks were confined (set by
+	// the runner that made it; nil: not said).
+	Sandbox *sandbox.Record `json:"sandbox,omitempty"`
 }
 
 // RunAttempt makes attempt next of the task whose history is h exactly as

@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // Submit starts the workflow of a task; its workflow id is the run id.
@@ -73,6 +74,13 @@ type OutputObserver interface {
 	AttemptOutput(n int, p []byte)
 }
 
+// SandboxObserver is a TaskObserver told how the worker of the task's
+// last attempt confined its agent and checks, once an attempt said it, and
+// again when another said otherwise.
+type SandboxObserver interface {
+	Confined(r sandbox.Record)
+}
+
 // Follow follows the task runID, whose tiers are tiers, until it ends,
 // telling obs (may be nil) of each attempt as it starts and ends, of each
 // wait when it is a Waiter, of the agent's retry and error lines on its
@@ -86,6 +94,14 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 	waiter, _ := obs.(Waiter)
 	liner, _ := obs.(engine.AgentObserver)
 	outs, _ := obs.(OutputObserver)
+	boxed, _ := obs.(SandboxObserver)
+	var confined *sandbox.Record
+	sandboxOf := func(p Progress) {
+		if boxed != nil && p.Sandbox != nil && (confined == nil || *confined != *p.Sandbox) {
+			confined = p.Sandbox
+			boxed.Confined(*p.Sandbox)
+		}
+	}
 	var waited time.Time
 	// What was shown of each attempt's beats: the output's end, the lines.
 	shownOut, shownLines := map[int]int64{}, map[int]int{}
@@ -120,6 +136,7 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 			return // between two runs of a workflow that continues as new
 		}
 		done(p.History.Attempts)
+		sandboxOf(p)
 		if p.Running != nil && p.Running.Number > started {
 			started = p.Running.Number
 			pr := engine.TaskProgress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
@@ -148,6 +165,11 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 	})
 	if err == nil {
 		done(res.Attempts)
+		if boxed != nil {
+			if p, qerr := Query(ctx, c, runID); qerr == nil { // an attempt that ended between two looks
+				sandboxOf(p)
+			}
+		}
 	}
 	return res, err
 }

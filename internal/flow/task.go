@@ -19,6 +19,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // Names of the workflow, its activities and its query.
@@ -135,6 +136,9 @@ type Progress struct {
 	// Wait is the wait for a subscription window to reset under way
 	// before the next attempt (nil: none).
 	Wait *engine.TaskWait `json:"wait,omitempty"`
+	// Sandbox is how the worker of the last attempt confined its agent
+	// and checks (nil: no attempt said it yet).
+	Sandbox *sandbox.Record `json:"sandbox,omitempty"`
 }
 
 // AttemptQueue is the task queue of the attempts of backend.
@@ -294,6 +298,9 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		if err != nil {
 			stop = attemptStop(err, tier, next, in)
 			break
+		}
+		if out.Sandbox != nil {
+			prog.Sandbox = out.Sandbox
 		}
 		if out.Stop != nil {
 			stop = out.Stop

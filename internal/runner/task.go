@@ -409,7 +409,7 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	if bad != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
 	}
-	ctx, _, err := Confine(ctx, s.Sandbox, p, "", "")
+	ctx, confined, err := Confine(ctx, s.Sandbox, p, "", "")
 	if err != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: engine.ExitUsage, Details: err.Error()}}
 	}
@@ -419,7 +419,9 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	}
 	o := s.options(p, runID, task, wt, baseline, tiers, watch)
 	o.Journal, o.Observer = j, p.TaskObserver
-	return engine.RunAttempt(ctx, o, h, next)
+	out := engine.RunAttempt(ctx, o, h, next)
+	out.Sandbox = &confined
+	return out
 }
 
 // AskPlanner asks the task's planner (its [planner], else its first tier)

@@ -23,6 +23,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/plural"
 	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/runner"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -424,6 +425,17 @@ func (o hookedObserver) AgentLine(line string) {
 	}
 }
 
+// Confined keeps in the run's local record how its worker confined its
+// agent and checks (flow.SandboxObserver): show says it, as for a local run.
+func (o hookedObserver) Confined(r sandbox.Record) {
+	if o.logs == nil {
+		return
+	}
+	run := o.logs.run
+	run.Meta.Sandbox = &r
+	_ = run.WriteMeta() // a detail of the record: the run goes on without it
+}
+
 // Close ends the output logs and closes obs.
 func (o hookedObserver) Close() {
 	if o.logs != nil {
@@ -637,6 +649,12 @@ func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 		}
 		if err != nil {
 			return fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)
+		}
+		if run.Meta.Sandbox == nil { // how its worker confined it, when nobody followed it
+			if p, err := flow.Query(ctx, c, run.ID); err == nil && p.Sandbox != nil {
+				run.Meta.Sandbox = p.Sandbox
+				_ = run.WriteMeta()
+			}
 		}
 		return saveTask(run, res)
 	}
