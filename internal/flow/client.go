@@ -106,6 +106,10 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 	// What was shown of each attempt's beats: the output's end, the lines.
 	shownOut, shownLines := map[int]int64{}, map[int]int{}
 	showBeat := func(b *Beat) {
+		if outs != nil && b.OutputEnd < shownOut[b.Attempt] { // made again, by another worker
+			outs.AttemptOutput(b.Attempt, []byte("\n[jlgcli: the attempt is made again, on another worker]\n"))
+			shownOut[b.Attempt], shownLines[b.Attempt] = 0, 0
+		}
 		if outs != nil && b.OutputEnd > shownOut[b.Attempt] {
 			from := b.OutputEnd - int64(len(b.Output)) // where b.Output starts
 			if gap := from - shownOut[b.Attempt]; gap > 0 {
