@@ -281,7 +281,10 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 	say(p).Notice(fmt.Sprintf("batch %s of %s submitted to %s (queue %s); its branch on %s: %s", id, plural.N(len(spec.Tasks), "task"), t.Address, t.TaskQueue, url, in.Branch))
 	hooks := runner.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
-	tasks := &batchTasks{ctx: ctx, c: c, p: p, cfg: cfg, in: in, changed: changed}
+	tasks := &batchTasks{ctx: ctx, c: c, p: p, in: in, changed: changed}
+	if run != nil {
+		tasks.root, tasks.meta = run.Root(), run.Meta
+	}
 	sum, err := flow.FollowBatch(ctx, c, id, tasks.change, time.Second)
 	tasks.wait()
 	if err := followed(ctx, p, "batch", id, err, run, func() error { return saveBatch(run, sum) }); err != nil {
@@ -301,10 +304,13 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec r
 // and its attempts' output as their workers write it (logs -f), as a local
 // batch's task does; changed (nil: nobody) is told of each change too.
 type batchTasks struct {
-	ctx     context.Context
-	c       client.Client
-	p       runner.Parts
-	cfg     *config.Config
+	ctx context.Context
+	c   client.Client
+	p   runner.Parts
+	// root is the state root of the batch's record, meta its meta ("":
+	// the batch has no record, nor do its tasks).
+	root    string
+	meta    store.Meta
 	in      flow.BatchInput
 	changed func(batch.TaskSummary)
 
@@ -317,7 +323,7 @@ func (b *batchTasks) change(t batch.TaskSummary) {
 	if b.changed != nil {
 		b.changed(t)
 	}
-	if t.RunID == nil || b.seen[*t.RunID] { // once it started (or, quicker than a look, ended)
+	if b.root == "" || t.RunID == nil || b.seen[*t.RunID] { // once it started (or, quicker than a look, ended)
 		return
 	}
 	if b.seen == nil {
@@ -332,7 +338,7 @@ func (b *batchTasks) change(t batch.TaskSummary) {
 	bt := b.in.Spec.Tasks[i]
 	rec := flow.TaskInput{RunID: id, Task: bt.Prompt, Repo: b.in.Repo, BaseBranch: b.in.Branch, Branch: git.BranchName(id, bt.Prompt),
 		Spec: bt.Spec.Recorded(), Queue: b.in.Queue, WorkerWaitMs: b.in.WorkerWaitMs, HeartbeatMs: b.in.HeartbeatMs}
-	run, err := recordRunOf(b.p, b.cfg, id, "task", bt.Spec.Tiers[0].Backend, bt.Prompt, rec, b.in.RunID)
+	run, made, err := b.record(id, bt, rec)
 	if err != nil {
 		say(b.p).Warn(fmt.Sprintf("task %s of batch %s: no local record of it could be kept: %v", t.ID, b.in.RunID, err))
 		return
@@ -342,8 +348,12 @@ func (b *batchTasks) change(t batch.TaskSummary) {
 		defer b.wg.Done()
 		defer run.Close()
 		hooks := runner.HooksOf(b.p, run)
-		hooks.Started()
-		obs := hooked(nil, hooks, 0, run)
+		if made > 0 {
+			hooks.Resumed()
+		} else {
+			hooks.Started()
+		}
+		obs := hooked(nil, hooks, made, run)
 		res, err := flow.Follow(b.ctx, b.c, id, bt.Spec.Policy(bt.Prompt).Tiers, obs, time.Second)
 		closeObserver(obs)
 		if err != nil {
@@ -354,6 +364,40 @@ func (b *batchTasks) change(t batch.TaskSummary) {
 		}
 		hooks.TaskEnded(res)
 	}()
+}
+
+// record is the local record of task bt's run id, made with rec as its
+// options, or the one made before (a resumed batch's task that goes on
+// from its history, after made attempts), locked.
+func (b *batchTasks) record(id string, bt runner.BatchTask, rec flow.TaskInput) (run *store.Run, made int, err error) {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return nil, 0, err
+	}
+	run, err = store.Create(b.root, id, store.Meta{Command: "task", Backend: bt.Spec.Tiers[0].Backend, Prompt: bt.Prompt,
+		Options: data, Cwd: b.meta.Cwd, Temporal: b.meta.Temporal, Parent: b.in.RunID})
+	if errors.Is(err, store.ErrExists) {
+		if run, err = store.Open(b.root, id); err != nil {
+			return nil, 0, err
+		}
+		if _, err := run.Lock(); err != nil {
+			run.Close()
+			return nil, 0, err
+		}
+		if row, err := run.Row(); err == nil {
+			made = row.Iterations
+		}
+		return run, made, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := run.WriteCheckpoint(store.Progress{Status: string(engine.StatusRunning), Heartbeat: time.Now().UTC()}); err != nil {
+		run.Close()
+		return nil, 0, err
+	}
+	indexRun(run)
+	return run, 0, nil
 }
 
 // wait waits for the tasks followed to be saved.
@@ -532,11 +576,6 @@ func followed(ctx context.Context, p runner.Parts, command, id string, err error
 // the workflow's, is its options. The record's lock is held until the
 // caller closes it.
 func recordRun(p runner.Parts, cfg *config.Config, id, command, backend, prompt string, input any) (*store.Run, error) {
-	return recordRunOf(p, cfg, id, command, backend, prompt, input, "")
-}
-
-// recordRunOf is recordRun of a run that batch parent ("": none) started.
-func recordRunOf(p runner.Parts, cfg *config.Config, id, command, backend, prompt string, input any, parent string) (*store.Run, error) {
 	root, err := runner.StateRoot(p, cfg.Cwd, cfg.StateDir)
 	if err != nil {
 		return nil, err
@@ -546,7 +585,7 @@ func recordRunOf(p runner.Parts, cfg *config.Config, id, command, backend, promp
 		return nil, err
 	}
 	run, err := store.Create(root, id, store.Meta{Command: command, Backend: backend, Prompt: prompt, Options: data, Cwd: cfg.Cwd,
-		Temporal: flow.Recorded(cfg.Temporal), Parent: parent})
+		Temporal: flow.Recorded(cfg.Temporal)})
 	if err != nil {
 		return nil, fmt.Errorf("record run %s: %w", id, err)
 	}
@@ -741,7 +780,12 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 		}
 		if !closed {
 			say.Progress(fmt.Sprintf("following batch %s on %s", run.ID, t.Address))
-			if sum, err = flow.FollowBatch(ctx, c, run.ID, nil, time.Second); err != nil {
+			var in flow.BatchInput
+			_ = json.Unmarshal(run.Meta.Options, &in) // without it, its tasks get no record
+			tasks := &batchTasks{ctx: ctx, c: c, p: rp.Parts, root: run.Root(), meta: run.Meta, in: in}
+			sum, err = flow.FollowBatch(ctx, c, run.ID, tasks.change, time.Second)
+			tasks.wait()
+			if err != nil {
 				return out, err
 			}
 		}
