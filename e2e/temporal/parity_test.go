@@ -218,3 +218,64 @@ func TestBatchTasksUnderTheirBatch(t *testing.T) {
 		}
 	}
 }
+
+// twoAttemptsAgent leaves the answer wrong at its first call; its second
+// works 10 seconds before it fixes it.
+const twoAttemptsAgent = `#!/bin/sh
+cat > /dev/null
+echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
+if [ "$(wc -l < "$JLGCLI_E2E_CALLS")" -eq 1 ]; then echo wrong > answer.txt; echo "tried"; exit 0; fi
+echo "second attempt under way"
+sleep 10
+echo right > answer.txt
+echo "fixed the answer"
+`
+
+// TestShowWhileOnWorkers: while a task goes on on the workers, show of its
+// local record says where it stands, as for a local task: during its
+// second attempt, the first one, judged; show --follow draws it too, as
+// the second attempt's output arrives.
+func TestShowWhileOnWorkers(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(twoAttemptsAgent), 0o755))
+	w.worker("w1")
+	follower := w.start(w.submit("Fix the answer")...)
+	id := w.runID("task")
+	followed := w.start("show", "--follow", "--json", id)
+	deadline := time.Now().Add(time.Minute)
+	for len(w.callsMade()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no second call: %v", w.callsMade())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var shown engine.TaskResult
+	for deadline = time.Now().Add(8 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		out, _, code := w.run("show", "--json", id)
+		if code == 0 && json.Unmarshal([]byte(out), &shown) == nil && len(shown.Attempts) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("show during the second attempt: exit %d\n%s", code, out)
+		}
+	}
+	if shown.Status != engine.StatusRunning || shown.Attempts[0].Gate.Status != "fail" {
+		t.Errorf("show during the second attempt: %s, attempt 1's gate %s", shown.Status, shown.Attempts[0].Gate.Status)
+	}
+	if code := follower.wait(t, time.Minute); code != 0 {
+		t.Fatalf("the task exited %d\n%s", code, follower.stderr.String())
+	}
+	if code := followed.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("show --follow exited %d\n%s", code, followed.stderr.String())
+	}
+	drawn := false
+	for _, l := range strings.Split(strings.TrimSpace(followed.stdout.String()), "\n") {
+		var r engine.TaskResult
+		if json.Unmarshal([]byte(l), &r) == nil && r.Status == engine.StatusRunning && len(r.Attempts) == 1 {
+			drawn = true
+		}
+	}
+	if !drawn {
+		t.Errorf("show --follow never drew the task running after its first attempt:\n%s", followed.stdout.String())
+	}
+}

@@ -133,7 +133,7 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
 	hooks := runner.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
-	obs := hooked(p.TaskObserver, hooks, 0, run)
+	obs := following(ctx, c, p.TaskObserver, hooks, 0, run)
 	res, err := flow.Follow(ctx, c, id, s.Policy(prompt).Tiers, obs, time.Second)
 	closeObserver(obs)
 	if err := followed(ctx, p, "task", id, err, run, func() error { return saveTask(run, res) }); err != nil {
@@ -353,7 +353,7 @@ func (b *batchTasks) change(t batch.TaskSummary) {
 		} else {
 			hooks.Started()
 		}
-		obs := hooked(nil, hooks, made, run)
+		obs := following(b.ctx, b.c, nil, hooks, made, run)
 		res, err := flow.Follow(b.ctx, b.c, id, bt.Spec.Policy(bt.Prompt).Tiers, obs, time.Second)
 		closeObserver(obs)
 		if err != nil {
@@ -413,17 +413,32 @@ type hookedObserver struct {
 	hooks runner.RunHooks
 	from  int
 	logs  *attemptLogs
+	// save, when not nil, keeps in the run's record where the task stands
+	// as each attempt starts and ends (show reads it there).
+	save func()
 }
 
-// hooked is obs, the hooks of the attempts after the first from, and the
-// output logs of run (nil: none), as one observer; close it (closeObserver)
-// once the task is followed.
-func hooked(obs engine.TaskObserver, hooks runner.RunHooks, from int, run *store.Run) engine.TaskObserver {
-	o := hookedObserver{obs: obs, hooks: hooks, from: from}
+// following is obs, the hooks of the attempts after the first from, and
+// the output logs of run (nil: none), as one observer, which also keeps in
+// run where the task stands, asking c, as each attempt starts and ends;
+// close it (closeObserver) once the task is followed.
+func following(ctx context.Context, c client.Client, obs engine.TaskObserver, hooks runner.RunHooks, from int, run *store.Run) engine.TaskObserver {
+	o := hookedObserver{obs: obs, hooks: hooks, from: from, logs: logsOf(run)}
 	if run != nil {
-		o.logs = &attemptLogs{run: run, n: -1}
+		o.save = func() {
+			if res, err := runningTask(ctx, c, run); err == nil && res.Status == engine.StatusRunning {
+				_ = saveTask(run, res) // where it stands, until its end is saved
+			}
+		}
 	}
 	return o
+}
+
+func logsOf(run *store.Run) *attemptLogs {
+	if run == nil {
+		return nil
+	}
+	return &attemptLogs{run: run, n: -1}
 }
 
 // attemptLogs writes the output of a Temporal task's attempts into its
@@ -492,6 +507,9 @@ func (o hookedObserver) AttemptStarted(p engine.TaskProgress) {
 	if o.obs != nil {
 		o.obs.AttemptStarted(p)
 	}
+	if o.save != nil {
+		o.save()
+	}
 }
 
 func (o hookedObserver) Phase(p engine.TaskProgress, phase string) {
@@ -506,6 +524,9 @@ func (o hookedObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 	}
 	if a.Number > o.from {
 		o.hooks.Attempt(a)
+	}
+	if o.save != nil {
+		o.save()
 	}
 }
 
@@ -837,7 +858,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits runner.Limits, r
 	}
 	if !closed {
 		pt := rp.task(env)
-		obs := hooked(pt.TaskObserver, hooks, made, run)
+		obs := following(ctx, c, pt.TaskObserver, hooks, made, run)
 		res, err = flow.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, obs, time.Second)
 		closeObserver(obs)
 		if err != nil {
