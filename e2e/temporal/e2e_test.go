@@ -723,6 +723,14 @@ func TestResumeABatch(t *testing.T) {
 	if !strings.Contains(stderr2, "resuming batch "+sum.RunID) || !strings.Contains(stderr2, "1 of 3 tasks done, 1 resumed from their history") {
 		t.Errorf("resume said:\n%s", stderr2)
 	}
+	// Each task's run, the resumed one included, is kept under the batch.
+	for _, tk := range again.Tasks {
+		out, stderr, code := w.run("show", "--json", *tk.RunID)
+		var shown engine.TaskResult
+		if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusDone || len(shown.Attempts) != tk.Attempts {
+			t.Errorf("show %s after the resume: exit %d\n%s\n%s", *tk.RunID, code, out, stderr)
+		}
+	}
 }
 
 // TestResumeABatchAfterAConflict: q's change conflicts with p's on the

@@ -21,6 +21,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -266,6 +267,13 @@ type AttemptOutcome struct {
 	// agent missing or unauthenticated, a rate limit beyond the allowance,
 	// the time limit, an interruption, git failing. Attempt is then empty.
 	Stop *StopData `json:"stop,omitempty"`
+	// Windows are the subscription windows known after the attempt: the
+	// history's, with what its calls reported (a workflow carries them to
+	// the next attempt, for the window limits).
+	Windows Windows `json:"windows,omitempty"`
+	// Sandbox is how the attempt's agent and checks were confined (set by
+	// the runner that made it; nil: not said).
+	Sandbox *sandbox.Record `json:"sandbox,omitempty"`
 }
 
 // RunAttempt makes attempt next of the task whose history is h exactly as
@@ -278,7 +286,7 @@ func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) Attemp
 	t.st, t.attempts, t.plan, t.prior = h.State, h.Attempts, h.Plan, h.Prior
 	t.base = h.State.ElapsedMs
 	a, det, ok := t.execute(ctx, next)
-	out := AttemptOutcome{WaitedMs: t.st.WaitedMs, Stop: t.stop}
+	out := AttemptOutcome{WaitedMs: t.st.WaitedMs, Stop: t.stop, Windows: t.st.Windows}
 	if ok {
 		out.Attempt, out.Detection = a, det
 	}

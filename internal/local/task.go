@@ -428,7 +428,7 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	if bad != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
 	}
-	ctx, _, err := Confine(ctx, s.Sandbox, p, taskSite("", wt.Path, runID))
+	ctx, confined, err := Confine(ctx, s.Sandbox, p, taskSite("", wt.Path, runID))
 	if err != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Usage, Details: err.Error()}}
 	}
@@ -437,8 +437,10 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Error, Details: err.Error()}}
 	}
 	o := s.options(p, runID, task, wt, baseline, tiers, watch)
-	o.Journal = j
-	return engine.RunAttempt(ctx, o, h, next)
+	o.Journal, o.Observer = j, p.TaskObserver
+	out := engine.RunAttempt(ctx, o, h, next)
+	out.Sandbox = &confined
+	return out
 }
 
 // AskPlanner asks the task's planner (its [planner], else its first tier)

@@ -42,15 +42,19 @@ func State(w io.Writer, st runs.State, asJSON, compact bool) error {
 // Show writes on w the state of a run that state gives (runs.Show) as
 // show prints it (State). With follow it writes it again each time the
 // run's journal under root is written (at most every 300ms) and it
-// changed, until the run ends: when live (w takes cursor codes) each text
+// changed, until the run ends (a run on Temporal, whose record has no
+// journal, each time the output of its attempt under way arrives, as its
+// follower keeps it): when live (w takes cursor codes) each text
 // view replaces the last; else they follow one another, a blank line
 // between two texts, a JSON object on each line.
 func Show(ctx context.Context, w io.Writer, root string, asJSON, follow, live bool, state func(context.Context) (runs.State, error)) error {
+	onTemporal := false
 	show := func(ctx context.Context, w io.Writer, compact bool) (string, error) {
 		st, err := state(ctx)
 		if err != nil {
 			return "", err
 		}
+		onTemporal = st.Meta.Temporal != nil
 		return st.ID, State(w, st, asJSON, compact)
 	}
 	if !follow {
@@ -82,7 +86,7 @@ func Show(ctx context.Context, w io.Writer, root string, asJSON, follow, live bo
 		return err
 	}
 	var drawn time.Time
-	err = runs.Follow(ctx, root, id, runs.FollowOptions{NoOutput: true}, func(runs.Event) error {
+	err = runs.Follow(ctx, root, id, runs.FollowOptions{NoOutput: !onTemporal}, func(runs.Event) error {
 		if time.Since(drawn) < 300*time.Millisecond {
 			return nil
 		}

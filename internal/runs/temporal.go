@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -20,6 +23,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	taskreport "github.com/jlgcli/jlgcli/internal/report"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/temporal"
 )
@@ -112,6 +116,9 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	in := temporal.TaskInput{RunID: id, Task: prompt, Repo: url, BaseBranch: base, Branch: git.BranchName(id, prompt),
 		MergePush: cfg.Merge == git.MergePush, Spec: s, Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(),
 		HeartbeatMs: sub.Heartbeat.Milliseconds()}
+	if len(s.WindowLimits) > 0 {
+		in.Windows = knownWindows(p, cfg) // as a local task with a window limit starts
+	}
 	if err := temporal.Submit(ctx, c, in); err != nil {
 		return "", nil, err
 	}
@@ -127,8 +134,9 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
 	hooks := local.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
-	res, err := temporal.Follow(ctx, c, id, s.Policy(prompt).Tiers, hooked(p.TaskObserver, hooks, 0), time.Second)
-	closeObserver(p.TaskObserver)
+	obs := following(ctx, c, p.TaskObserver, hooks, 0, run)
+	res, err := temporal.Follow(ctx, c, id, s.Policy(prompt).Tiers, obs, time.Second)
+	closeObserver(obs)
 	if err := followed(ctx, p, "task", id, err, run, func() error { return saveTask(run, res) }); err != nil {
 		return id, nil, err
 	}
@@ -159,11 +167,6 @@ func checkTemporal(cfg *config.Config, sub Submission) error {
 	}
 	if cfg.Commit == git.CommitDirect {
 		return cfg.KeyError("commit", "direct cannot be done by Temporal workers: they commit on the task branch on the remote")
-	}
-	if cfg.WindowLimitsOf() != nil {
-		// A workflow's state does not carry the windows from one
-		// attempt to the next: the limit would hold nothing back.
-		return cfg.KeyError("windowLimit", "is not kept by Temporal workers yet: run the task here (without --temporal), or without a window limit")
 	}
 	return nil
 }
@@ -261,6 +264,9 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec l
 	id := store.NewRunID(time.Now())
 	in := temporal.BatchInput{RunID: id, Repo: url, Spec: spec, Branch: temporal.BatchBranch(id), MergePush: cfg.Merge == git.MergePush,
 		Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(), HeartbeatMs: sub.Heartbeat.Milliseconds()}
+	if slices.ContainsFunc(spec.Tasks, func(t local.BatchTask) bool { return len(t.Spec.WindowLimits) > 0 }) {
+		in.Windows = knownWindows(p, cfg)
+	}
 	if err := temporal.SubmitBatch(ctx, c, in); err != nil {
 		return "", nil, err
 	}
@@ -276,7 +282,12 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec l
 	say(p).Notice(fmt.Sprintf("batch %s of %s submitted to %s (queue %s); its branch on %s: %s", id, plural.N(len(spec.Tasks), "task"), t.Address, t.TaskQueue, url, in.Branch))
 	hooks := local.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
-	sum, err := temporal.FollowBatch(ctx, c, id, changed, time.Second)
+	tasks := &batchTasks{ctx: ctx, c: c, p: p, in: in, changed: changed}
+	if run != nil {
+		tasks.root, tasks.meta = run.Root(), run.Meta
+	}
+	sum, err := temporal.FollowBatch(ctx, c, id, tasks.change, time.Second)
+	tasks.wait()
 	if err := followed(ctx, p, "batch", id, err, run, func() error { return saveBatch(run, sum) }); err != nil {
 		return id, nil, err
 	}
@@ -287,27 +298,218 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec l
 	return id, &sum, nil
 }
 
+// batchTasks follows the tasks of a batch on Temporal as they start, as
+// the batch's own follower: each gets a local record whose parent is the
+// batch (runs, show and the board list it under its batch), the hooks of
+// its attempts (task.attempt, task.escalated) and of its start and end,
+// and its attempts' output as their workers write it (logs -f), as a local
+// batch's task does; changed (nil: nobody) is told of each change too.
+type batchTasks struct {
+	ctx context.Context
+	c   client.Client
+	p   local.Parts
+	// root is the state root of the batch's record, meta its meta ("":
+	// the batch has no record, nor do its tasks).
+	root    string
+	meta    store.Meta
+	in      temporal.BatchInput
+	changed func(batch.TaskSummary)
+
+	seen map[string]bool
+	wg   sync.WaitGroup
+}
+
+// change is told of a task of the batch whose status changed.
+func (b *batchTasks) change(t batch.TaskSummary) {
+	if b.changed != nil {
+		b.changed(t)
+	}
+	if b.root == "" || t.RunID == nil || b.seen[*t.RunID] { // once it started (or, quicker than a look, ended)
+		return
+	}
+	if b.seen == nil {
+		b.seen = map[string]bool{}
+	}
+	id := *t.RunID
+	b.seen[id] = true
+	i := slices.IndexFunc(b.in.Spec.Tasks, func(bt local.BatchTask) bool { return bt.ID == t.ID })
+	if i < 0 || len(b.in.Spec.Tasks[i].Spec.Tiers) == 0 {
+		return
+	}
+	bt := b.in.Spec.Tasks[i]
+	rec := temporal.TaskInput{RunID: id, Task: bt.Prompt, Repo: b.in.Repo, BaseBranch: b.in.Branch, Branch: git.BranchName(id, bt.Prompt),
+		Spec: bt.Spec.Recorded(), Queue: b.in.Queue, WorkerWaitMs: b.in.WorkerWaitMs, HeartbeatMs: b.in.HeartbeatMs}
+	run, made, err := b.record(id, bt, rec)
+	if err != nil {
+		say(b.p).Warn(fmt.Sprintf("task %s of batch %s: no local record of it could be kept: %v", t.ID, b.in.RunID, err))
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer run.Close()
+		hooks := local.HooksOf(b.p, run)
+		if made > 0 {
+			hooks.Resumed()
+		} else {
+			hooks.Started()
+		}
+		obs := following(b.ctx, b.c, nil, hooks, made, run)
+		res, err := temporal.Follow(b.ctx, b.c, id, bt.Spec.Policy(bt.Prompt).Tiers, obs, time.Second)
+		closeObserver(obs)
+		if err != nil {
+			return // the batch's follower says why it stopped following
+		}
+		if err := saveTask(run, res); err != nil {
+			say(b.p).Warn(fmt.Sprintf("keep the result of task %s: %v", id, err))
+		}
+		hooks.TaskEnded(res)
+	}()
+}
+
+// record is the local record of task bt's run id, made with rec as its
+// options, or the one made before (a resumed batch's task that goes on
+// from its history, after made attempts), locked.
+func (b *batchTasks) record(id string, bt local.BatchTask, rec temporal.TaskInput) (run *store.Run, made int, err error) {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return nil, 0, err
+	}
+	run, err = store.Create(b.root, id, store.Meta{Command: "task", Backend: bt.Spec.Tiers[0].Backend, Prompt: bt.Prompt,
+		Options: data, Cwd: b.meta.Cwd, Temporal: b.meta.Temporal, Parent: b.in.RunID})
+	if errors.Is(err, store.ErrExists) {
+		if run, err = store.Open(b.root, id); err != nil {
+			return nil, 0, err
+		}
+		if _, err := run.Lock(); err != nil {
+			run.Close()
+			return nil, 0, err
+		}
+		if row, err := run.Row(); err == nil {
+			made = row.Iterations
+		}
+		return run, made, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := run.WriteCheckpoint(store.Progress{Status: string(engine.StatusRunning), Heartbeat: time.Now().UTC()}); err != nil {
+		run.Close()
+		return nil, 0, err
+	}
+	indexRun(run)
+	return run, 0, nil
+}
+
+// wait waits for the tasks followed to be saved.
+func (b *batchTasks) wait() { b.wg.Wait() }
+
 // hookedObserver follows a task on Temporal for obs (nil: nobody) and its
 // hooks, which get each attempt judged after the first from (those made
-// before this follower, which others told) as those of a task run here do.
+// before this follower, which others told) as those of a task run here do,
+// and keeps in the run's local record (logs, nil: none) the output of each
+// attempt as its worker's heartbeats carry it, for logs -f and the board.
 type hookedObserver struct {
 	obs   engine.TaskObserver
 	hooks local.RunHooks
 	from  int
+	logs  *attemptLogs
+	// save, when not nil, keeps in the run's record where the task stands
+	// as each attempt starts and ends (show reads it there).
+	save func()
 }
 
-// hooked is obs, and the hooks of the attempts after the first from, as
-// one observer; obs when there are no hooks.
-func hooked(obs engine.TaskObserver, hooks local.RunHooks, from int) engine.TaskObserver {
-	if !hooks.Any() {
-		return obs
+// following is obs, the hooks of the attempts after the first from, and
+// the output logs of run (nil: none), as one observer, which also keeps in
+// run where the task stands, asking c, as each attempt starts and ends;
+// close it (closeObserver) once the task is followed.
+func following(ctx context.Context, c client.Client, obs engine.TaskObserver, hooks local.RunHooks, from int, run *store.Run) engine.TaskObserver {
+	o := hookedObserver{obs: obs, hooks: hooks, from: from, logs: logsOf(run)}
+	if run != nil {
+		o.save = func() {
+			if res, err := runningTask(ctx, c, run); err == nil && res.Status == engine.StatusRunning {
+				_ = saveTask(run, res) // where it stands, until its end is saved
+			}
+		}
 	}
-	return hookedObserver{obs: obs, hooks: hooks, from: from}
+	return o
+}
+
+func logsOf(run *store.Run) *attemptLogs {
+	if run == nil {
+		return nil
+	}
+	return &attemptLogs{run: run, n: -1}
+}
+
+// attemptLogs writes the output of a Temporal task's attempts into its
+// local record's output logs, one attempt's at a time.
+type attemptLogs struct {
+	run *store.Run
+	n   int
+	w   io.WriteCloser
+}
+
+func (l *attemptLogs) write(n int, p []byte) {
+	if n != l.n {
+		l.close()
+		l.n = n
+		if w, err := l.run.Output(n); err == nil {
+			l.w = w
+		}
+	}
+	if l.w != nil {
+		l.w.Write(p)
+	}
+}
+
+func (l *attemptLogs) close() {
+	if l.w != nil {
+		l.w.Close()
+		l.w = nil
+	}
+}
+
+// AttemptOutput keeps the output of attempt n (temporal.OutputObserver).
+func (o hookedObserver) AttemptOutput(n int, p []byte) {
+	if o.logs != nil {
+		o.logs.write(n, p)
+	}
+}
+
+// AgentLine shows the agent's retry or error line, said on its worker, as
+// a local attempt's is shown (engine.AgentObserver).
+func (o hookedObserver) AgentLine(line string) {
+	if a, ok := o.obs.(engine.AgentObserver); ok {
+		a.AgentLine(line)
+	}
+}
+
+// Confined keeps in the run's local record how its worker confined its
+// agent and checks (temporal.SandboxObserver): show says it, as for a local run.
+func (o hookedObserver) Confined(r sandbox.Record) {
+	if o.logs == nil {
+		return
+	}
+	run := o.logs.run
+	run.Meta.Sandbox = &r
+	_ = run.WriteMeta() // a detail of the record: the run goes on without it
+}
+
+// Close ends the output logs and closes obs.
+func (o hookedObserver) Close() {
+	if o.logs != nil {
+		o.logs.close()
+	}
+	closeObserver(o.obs)
 }
 
 func (o hookedObserver) AttemptStarted(p engine.TaskProgress) {
 	if o.obs != nil {
 		o.obs.AttemptStarted(p)
+	}
+	if o.save != nil {
+		o.save()
 	}
 }
 
@@ -324,11 +526,19 @@ func (o hookedObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
 	if a.Number > o.from {
 		o.hooks.Attempt(a)
 	}
+	if o.save != nil {
+		o.save()
+	}
 }
 
-// Waiting tells the hooks that the task waits for a rate limit to reset
-// (temporal.Waiter).
-func (o hookedObserver) Waiting(until time.Time, message string) { o.hooks.Waiting(until, message) }
+// Waiting tells obs, when it shows waits, and the hooks that the task
+// waits for a rate limit or a subscription window to reset (temporal.Waiter).
+func (o hookedObserver) Waiting(until time.Time, message string) {
+	if w, ok := o.obs.(temporal.Waiter); ok {
+		w.Waiting(until, message)
+	}
+	o.hooks.Waiting(until, message)
+}
 
 // taskStopped tells of task id ended with status when it is to be resumed,
 // as a local task's end does.
@@ -336,6 +546,22 @@ func taskStopped(p local.Parts, id string, status engine.Status) {
 	if local.Resumable(status) || status == engine.StatusBudgetExceeded {
 		say(p).Notice(local.StoppedTask(id, "", status))
 	}
+}
+
+// knownWindows are the subscription windows that the runs kept in cfg's
+// state root last reported (none when it cannot be read): a task sent to
+// Temporal with a window limit starts from them, as a local one does.
+func knownWindows(p local.Parts, cfg *config.Config) engine.Windows {
+	root, err := local.StateRoot(p, cfg.Cwd, cfg.StateDir)
+	if err != nil {
+		return nil
+	}
+	idx, err := store.OpenIndex(root)
+	if err != nil {
+		return nil
+	}
+	defer idx.Close()
+	return local.KnownWindows(idx)
 }
 
 // keepRecord keeps the local record of a run just submitted (recordRun),
@@ -414,7 +640,7 @@ func saveTask(run *store.Run, res engine.TaskResult) error {
 		return err
 	}
 	if err := run.WriteCheckpoint(store.Progress{Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD,
-		CostKnown: res.CostKnown, DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}); err != nil {
+		CostKnown: res.CostKnown, DurationMs: res.DurationMs, Heartbeat: time.Now().UTC(), Windows: res.Windows}); err != nil {
 		return err
 	}
 	indexRun(run)
@@ -484,6 +710,12 @@ func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 		}
 		if err != nil {
 			return fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)
+		}
+		if run.Meta.Sandbox == nil { // how its worker confined it, when nobody followed it
+			if p, err := temporal.Query(ctx, c, run.ID); err == nil && p.Sandbox != nil {
+				run.Meta.Sandbox = p.Sandbox
+				_ = run.WriteMeta()
+			}
 		}
 		return saveTask(run, res)
 	}
@@ -570,7 +802,12 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp
 		}
 		if !closed {
 			say.Progress(fmt.Sprintf("following batch %s on %s", run.ID, t.Address))
-			if sum, err = temporal.FollowBatch(ctx, c, run.ID, nil, time.Second); err != nil {
+			var in temporal.BatchInput
+			_ = json.Unmarshal(run.Meta.Options, &in) // without it, its tasks get no record
+			tasks := &batchTasks{ctx: ctx, c: c, p: rp.Parts, root: run.Root(), meta: run.Meta, in: in}
+			sum, err = temporal.FollowBatch(ctx, c, run.ID, tasks.change, time.Second)
+			tasks.wait()
+			if err != nil {
 				return out, err
 			}
 		}
@@ -622,8 +859,9 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp
 	}
 	if !closed {
 		pt := rp.task(env)
-		res, err = temporal.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, hooked(pt.TaskObserver, hooks, made), time.Second)
-		closeObserver(pt.TaskObserver)
+		obs := following(ctx, c, pt.TaskObserver, hooks, made, run)
+		res, err = temporal.Follow(ctx, c, run.ID, in.Spec.Policy(in.Task).Tiers, obs, time.Second)
+		closeObserver(obs)
 		if err != nil {
 			return out, err
 		}

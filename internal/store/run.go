@@ -201,6 +201,23 @@ func (r *Run) Root() string { return filepath.Dir(filepath.Dir(r.Dir)) }
 // RunDir is the directory of run id under the state root.
 func RunDir(root, id string) string { return filepath.Join(root, runsDirName, id) }
 
+// WriteMeta writes the run's meta.json again from r.Meta: a run on
+// Temporal learns from its server how its worker confined it. The handle
+// must hold the lock (ErrNotLocked).
+func (r *Run) WriteMeta() error {
+	r.mu.Lock()
+	err := r.writable()
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r.Meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(r.Dir, metaFile, append(data, '\n'))
+}
+
 // Create makes the directory of a new run and returns it locked by this
 // handle (Live is true until Close or the unlock function of Lock): the
 // caller is its only writer. meta.Format and meta.ID are set, and

@@ -10,10 +10,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -34,6 +36,11 @@ import (
 const (
 	ErrGit          = "git"
 	ErrGitTransient = "git.transient"
+	// ErrHandedBack is the type of the error of an attempt or a plan that
+	// reached a worker with no room for it: it did nothing, and the
+	// workflow schedules it again (ChangeTaskRoom), for a worker that has
+	// room. Final as a failure: no retry of the activity counts it.
+	ErrHandedBack = "jlgcli.handed-back"
 )
 
 // outcomeFile is the file of an attempt's record, in the commit that
@@ -68,6 +75,10 @@ type AttemptInput struct {
 	Spec     local.TaskSpec `json:"spec"`
 	History  engine.History `json:"history"`
 	Next     engine.Next    `json:"next"`
+	// HandBack: a worker with no room for the attempt now hands it back
+	// at once (ErrHandedBack) rather than wait for a place; a workflow
+	// from before ChangeTaskRoom does not ask it, and its attempts wait.
+	HandBack bool `json:"handBack,omitempty"`
 }
 
 // Planned is what the plan activity gives: the planner's call and its
@@ -293,15 +304,15 @@ func (w *Activities) Prepare(ctx context.Context, in PrepareInput) (Prepared, er
 func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
 	ctx, end := w.start(ctx)
 	defer end()
-	waits := &waits{}
-	details := func() []any { return []any{Beat{Attempt: in.Next.Number, Wait: waits.last()}} }
-	waits.told = func() { activity.RecordHeartbeat(ctx, details()...) } // at once, not at the next beat
-	defer w.beatWith(ctx, details)()
-	leave, err := w.machine.enter(ctx)
+	leave, err := w.room(ctx, in, fmt.Sprintf("attempt %d of run %s", in.Next.Number, in.RunID))
 	if err != nil {
-		return engine.AttemptOutcome{}, fmt.Errorf("attempt %d waited for a place on this worker: %w", in.Next.Number, err)
+		return engine.AttemptOutcome{}, err
 	}
 	defer leave()
+	waits := &waits{}
+	details := func() []any { return []any{waits.beat(in.Next.Number)} }
+	waits.told = func() { activity.RecordHeartbeat(ctx, details()...) } // at once, not at the next beat
+	defer w.beatWith(ctx, details)()
 	n := strconv.Itoa(in.Next.Number)
 	prefix := git.RefPrefix + in.RunID + "/"
 	outcomeRef := prefix + n + "-outcome"
@@ -329,7 +340,9 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 
 	spec := in.Spec
 	spec.Commands, spec.Prices = w.Commands, w.Prices // the worker's own agents and prices
-	out := spec.Attempt(ctx, w.Parts, in.RunID, in.Task, wt, in.Baseline, in.History, in.Next, waits)
+	parts := w.Parts
+	parts.TaskObserver = waits // the agent's retry lines, for the heartbeat
+	out := spec.Attempt(ctx, parts, in.RunID, in.Task, wt, in.Baseline, in.History, in.Next, waits)
 	if ctx.Err() != nil || (out.Stop != nil && out.Stop.Status == engine.StatusInterrupted) {
 		// The worker is stopping, or lost its attempt: another makes it.
 		return engine.AttemptOutcome{}, fmt.Errorf("attempt %s was interrupted on this worker: %w", n, context.Cause(ctx))
@@ -366,20 +379,74 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	return out, nil
 }
 
-// Beat is what an attempt's heartbeat tells: the attempt's number, and its
-// latest wait for a rate limit to reset (nil: none), which the jlgcli that
-// follows the task tells its hooks of (run.waiting).
-type Beat struct {
-	Attempt int              `json:"attempt"`
-	Wait    *engine.TaskWait `json:"wait,omitempty"`
+// room takes a place on this worker for the agent of what (an attempt or a
+// plan): at once when in asks the hand back (ChangeTaskRoom), else the
+// activity fails as handed back (ErrHandedBack) before it did anything,
+// and the workflow schedules it again for a worker that has room; without
+// it, the activity waits for a place, heartbeating. leave gives the place
+// back.
+func (w *Activities) room(ctx context.Context, in AttemptInput, what string) (leave func(), err error) {
+	if in.HandBack {
+		if leave, ok := w.machine.take(); ok {
+			n, of := w.machine.running()
+			w.say("%s: started here (%d of %d places taken)", what, n, of)
+			return func() { leave(); w.say("%s: ended here", what) }, nil
+		}
+		n, of := w.machine.running()
+		w.say("%s: handed back, no place here (%d of %d agents running)", what, n, of)
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s handed back: its worker runs %d of %d agents; a worker with room makes it",
+			what, n, of), ErrHandedBack, nil)
+	}
+	defer w.beat(ctx)()
+	leave, err = w.machine.enter(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s waited for a place on this worker: %w", what, err)
+	}
+	return leave, nil
 }
 
+// say tells the worker's log (its Parts' reporter) what it does.
+func (w *Activities) say(format string, a ...any) {
+	if w.Parts.Say != nil {
+		w.Parts.Say.Notice(fmt.Sprintf(format, a...))
+	}
+}
+
+// Beat is what an attempt's heartbeat tells: the attempt's number, its
+// latest wait for a rate limit to reset (nil: none), which the jlgcli that
+// follows the task tells its hooks of (run.waiting), and what its agent
+// says as it says it, which that jlgcli shows and keeps in the run's local
+// record (logs -f, show --follow, the board read it there): the end of
+// the agent's output (Output, at most MaxBeatOutput bytes, ending at byte
+// OutputEnd of all it wrote) and its last retry or error lines (Lines, at
+// most MaxBeatLines, the last of LineCount in all).
+type Beat struct {
+	Attempt   int              `json:"attempt"`
+	Wait      *engine.TaskWait `json:"wait,omitempty"`
+	Output    []byte           `json:"output,omitempty"`
+	OutputEnd int64            `json:"outputEnd,omitempty"`
+	Lines     []string         `json:"lines,omitempty"`
+	LineCount int              `json:"lineCount,omitempty"`
+}
+
+// Bounds of what a heartbeat carries of the agent's output.
+const (
+	MaxBeatOutput = 32 << 10
+	MaxBeatLines  = 20
+)
+
 // waits is the journal of an attempt on a worker: it keeps the attempt's
-// latest wait for a rate limit, for its heartbeat, and nothing else.
+// latest wait for a rate limit, the end of its agent's output and its
+// agent's last retry or error lines (it is the attempt's observer too),
+// for its heartbeat, and nothing else.
 type waits struct {
-	mu   sync.Mutex
-	wait *engine.TaskWait
-	// told, when set, is called once a wait is kept.
+	mu    sync.Mutex
+	wait  *engine.TaskWait
+	out   []byte
+	end   int64
+	lines []string
+	count int
+	// told, when set, is called once a wait or a line is kept.
 	told func()
 }
 
@@ -402,7 +469,52 @@ func (j *waits) Record(ev engine.Event) error {
 }
 
 func (j *waits) CheckpointTask(engine.TaskCheckpoint) error { return nil }
-func (j *waits) Output(int) io.WriteCloser                  { return nil }
+
+// Output keeps the end of the agent's output for the heartbeat.
+func (j *waits) Output(int) io.WriteCloser { return beatOutput{j} }
+
+type beatOutput struct{ j *waits }
+
+func (o beatOutput) Write(p []byte) (int, error) {
+	j := o.j
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.end += int64(len(p))
+	j.out = append(j.out, p...)
+	if over := len(j.out) - MaxBeatOutput; over > 0 {
+		j.out = append(j.out[:0:0], j.out[over:]...)
+	}
+	return len(p), nil
+}
+
+func (beatOutput) Close() error { return nil }
+
+// AgentLine keeps a retry or error line of the agent, and heartbeats it at
+// once (engine.AgentObserver).
+func (j *waits) AgentLine(line string) {
+	j.mu.Lock()
+	j.lines = append(j.lines, line)
+	if len(j.lines) > MaxBeatLines {
+		j.lines = j.lines[len(j.lines)-MaxBeatLines:]
+	}
+	j.count++
+	j.mu.Unlock()
+	if j.told != nil {
+		j.told()
+	}
+}
+
+func (j *waits) AttemptStarted(engine.TaskProgress)              {}
+func (j *waits) Phase(engine.TaskProgress, string)               {}
+func (j *waits) AttemptDone(engine.TaskProgress, engine.Attempt) {}
+
+// beat is the heartbeat's details of attempt n.
+func (j *waits) beat(n int) Beat {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return Beat{Attempt: n, Wait: j.wait, Output: slices.Clone(j.out), OutputEnd: j.end,
+		Lines: slices.Clone(j.lines), LineCount: j.count}
+}
 
 // last is the latest wait, nil before one.
 func (j *waits) last() *engine.TaskWait {
@@ -416,12 +528,12 @@ func (j *waits) last() *engine.TaskWait {
 func (w *Activities) Plan(ctx context.Context, in AttemptInput) (Planned, error) {
 	ctx, end := w.start(ctx)
 	defer end()
-	defer w.beat(ctx)()
-	leave, err := w.machine.enter(ctx)
+	leave, err := w.room(ctx, in, "the plan of run "+in.RunID)
 	if err != nil {
-		return Planned{}, fmt.Errorf("the plan waited for a place on this worker: %w", err)
+		return Planned{}, err
 	}
 	defer leave()
+	defer w.beat(ctx)()
 	c, unlock, err := w.clone(ctx, in.Repo)
 	if err != nil {
 		return Planned{}, err
@@ -557,4 +669,49 @@ func (w *Activities) Previous(ctx context.Context, in PreviousInput) (Progress, 
 		return p, err
 	}
 	return p, v.Get(&p)
+}
+
+// WorkersInput names the queue of a task and a backend (WorkersName).
+type WorkersInput struct {
+	Queue   string `json:"queue"`
+	Backend string `json:"backend"`
+}
+
+// Workers counts the workers up on the task's queue that take the
+// attempts of a backend, busy or not: every worker polls the queue of the
+// workflows, full or not, and says its backends in its identity
+// (Identity). A full worker does not poll its backends' queues, so those
+// cannot tell.
+func (w *Activities) Workers(ctx context.Context, in WorkersInput) (int, error) {
+	if w.client == nil {
+		return 0, temporal.NewNonRetryableApplicationError("this worker has no client to ask the server", "jlgcli.workers", nil)
+	}
+	seen := map[string]bool{}
+	// Every partition's pollers (the enhanced description); the root
+	// partition's alone where the server has no such description.
+	d, err := w.client.DescribeTaskQueueEnhanced(ctx, client.DescribeTaskQueueEnhancedOptions{TaskQueue: in.Queue,
+		TaskQueueTypes: []client.TaskQueueType{client.TaskQueueTypeWorkflow}, ReportPollers: true})
+	if err == nil {
+		for _, v := range d.VersionsInfo {
+			for _, t := range v.TypesInfo {
+				for _, p := range t.Pollers {
+					seen[p.Identity] = true
+				}
+			}
+		}
+	}
+	if r, lerr := w.client.DescribeTaskQueue(ctx, in.Queue, enums.TASK_QUEUE_TYPE_WORKFLOW); lerr == nil {
+		for _, p := range r.GetPollers() {
+			seen[p.GetIdentity()] = true
+		}
+	} else if err != nil {
+		return 0, lerr
+	}
+	n := 0
+	for id := range seen {
+		if slices.Contains(BackendsOf(id), in.Backend) {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -45,6 +45,10 @@ type BatchInput struct {
 	// Resume, for a batch that ended before every task was done, is where
 	// this run of its workflow goes on from.
 	Resume *BatchResume `json:"resume,omitempty"`
+	// Windows are the subscription windows known when the batch was
+	// submitted; each task starts from them and from what the tasks that
+	// ended before it reported (TaskInput.Windows), for the window limits.
+	Windows engine.Windows `json:"windows,omitempty"`
 }
 
 // BatchResume is where a resumed batch goes on from, as a local batch's
@@ -201,11 +205,16 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	}
 	sel := workflow.NewSelector(ctx)
 	specs := map[string]local.TaskSpec{}
+	// windows are those the batch knows: its input's and its ended tasks'.
+	windows := in.Windows
 	child := func(id, runID, prompt, resumeRun string, prior *engine.Prior, done func(engine.TaskResult, error)) {
 		bt := byID[id]
 		tin := task
 		tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = runID, prompt, in.Repo, in.Branch, specs[id]
 		tin.ResumeRun, tin.Prior = resumeRun, prior
+		if len(tin.Spec.WindowLimits) > 0 {
+			tin.Windows = windows
+		}
 		tin.Branch = git.BranchName(runID, bt.Prompt)
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue,
 			WaitForCancellation: stoppable})
@@ -216,6 +225,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			if err == nil {
 				runs[runID] = res
 			}
+			windows = windows.Merge(res.Windows)
 			done(res, err)
 		})
 	}

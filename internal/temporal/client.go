@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // Submit starts the workflow of a task; its workflow id is the run id.
@@ -64,16 +65,68 @@ type Waiter interface {
 	Waiting(until time.Time, message string)
 }
 
+// OutputObserver is a TaskObserver that is given the agent's output of an
+// attempt under way on its worker, as its heartbeats carry it (Beat): the
+// bytes of attempt n after those given before, in order; a gap (more
+// written between two beats than one carries) is given as a line that
+// says how much is left out.
+type OutputObserver interface {
+	AttemptOutput(n int, p []byte)
+}
+
+// SandboxObserver is a TaskObserver told how the worker of the task's
+// last attempt confined its agent and checks, once an attempt said it, and
+// again when another said otherwise.
+type SandboxObserver interface {
+	Confined(r sandbox.Record)
+}
+
 // Follow follows the task runID, whose tiers are tiers, until it ends,
-// telling obs (may be nil) of each attempt as it starts and ends, and of
-// each wait when it is a Waiter, and returns its result.
+// telling obs (may be nil) of each attempt as it starts and ends, of each
+// wait when it is a Waiter, of the agent's retry and error lines on its
+// worker when it is an engine.AgentObserver and of its output when it is
+// an OutputObserver, and returns its result.
 func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.Tier, obs engine.TaskObserver, every time.Duration) (engine.TaskResult, error) {
 	var res engine.TaskResult
 	if obs == nil {
 		return res, await(ctx, c, "task", runID, &res, every, nil)
 	}
 	waiter, _ := obs.(Waiter)
+	liner, _ := obs.(engine.AgentObserver)
+	outs, _ := obs.(OutputObserver)
+	boxed, _ := obs.(SandboxObserver)
+	var confined *sandbox.Record
+	sandboxOf := func(p Progress) {
+		if boxed != nil && p.Sandbox != nil && (confined == nil || *confined != *p.Sandbox) {
+			confined = p.Sandbox
+			boxed.Confined(*p.Sandbox)
+		}
+	}
 	var waited time.Time
+	// What was shown of each attempt's beats: the output's end, the lines.
+	shownOut, shownLines := map[int]int64{}, map[int]int{}
+	showBeat := func(b *Beat) {
+		if outs != nil && b.OutputEnd < shownOut[b.Attempt] { // made again, by another worker
+			outs.AttemptOutput(b.Attempt, []byte("\n[jlgcli: the attempt is made again, on another worker]\n"))
+			shownOut[b.Attempt], shownLines[b.Attempt] = 0, 0
+		}
+		if outs != nil && b.OutputEnd > shownOut[b.Attempt] {
+			from := b.OutputEnd - int64(len(b.Output)) // where b.Output starts
+			if gap := from - shownOut[b.Attempt]; gap > 0 {
+				outs.AttemptOutput(b.Attempt, fmt.Appendf(nil, "\n[jlgcli: %d bytes of the worker's output left out]\n", gap))
+				shownOut[b.Attempt] = from
+			}
+			outs.AttemptOutput(b.Attempt, b.Output[shownOut[b.Attempt]-from:])
+			shownOut[b.Attempt] = b.OutputEnd
+		}
+		if liner != nil && b.LineCount > shownLines[b.Attempt] {
+			n := min(b.LineCount-shownLines[b.Attempt], len(b.Lines))
+			for _, l := range b.Lines[len(b.Lines)-n:] {
+				liner.AgentLine(l)
+			}
+			shownLines[b.Attempt] = b.LineCount
+		}
+	}
 	seen, started := 0, 0
 	done := func(attempts []engine.Attempt) {
 		for _, a := range attempts[min(seen, len(attempts)):] {
@@ -87,6 +140,7 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 			return // between two runs of a workflow that continues as new
 		}
 		done(p.History.Attempts)
+		sandboxOf(p)
 		if p.Running != nil && p.Running.Number > started {
 			started = p.Running.Number
 			pr := engine.TaskProgress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
@@ -97,22 +151,36 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 			}
 			obs.AttemptStarted(pr)
 		}
-		if waiter != nil && p.Running != nil {
-			if w := attemptWait(ctx, c, runID); w != nil && w.Until.After(waited) {
+		if waiter != nil && p.Wait != nil && p.Wait.Until.After(waited) { // a window's reset, in the workflow
+			waited = p.Wait.Until
+			waiter.Waiting(p.Wait.Until, p.Wait.Message)
+		}
+		if p.Running != nil && (waiter != nil || liner != nil || outs != nil) {
+			b := attemptBeat(ctx, c, runID)
+			if b == nil {
+				return
+			}
+			if w := b.Wait; waiter != nil && w != nil && w.Until.After(waited) {
 				waited = w.Until
 				waiter.Waiting(w.Until, w.Message)
 			}
+			showBeat(b)
 		}
 	})
 	if err == nil {
 		done(res.Attempts)
+		if boxed != nil {
+			if p, qerr := Query(ctx, c, runID); qerr == nil { // an attempt that ended between two looks
+				sandboxOf(p)
+			}
+		}
 	}
 	return res, err
 }
 
-// attemptWait is the latest wait for a rate limit of the attempt under way
-// of task runID, as its worker's heartbeat tells it; nil for none.
-func attemptWait(ctx context.Context, c client.Client, runID string) *engine.TaskWait {
+// attemptBeat is the latest heartbeat of the attempt under way of task
+// runID; nil before its first.
+func attemptBeat(ctx context.Context, c client.Client, runID string) *Beat {
 	d, err := c.DescribeWorkflowExecution(ctx, runID, "")
 	if err != nil {
 		return nil
@@ -122,8 +190,8 @@ func attemptWait(ctx context.Context, c client.Client, runID string) *engine.Tas
 			continue
 		}
 		var b Beat
-		if converter.GetDefaultDataConverter().FromPayloads(a.GetHeartbeatDetails(), &b) == nil && b.Wait != nil {
-			return b.Wait
+		if converter.GetDefaultDataConverter().FromPayloads(a.GetHeartbeatDetails(), &b) == nil {
+			return &b
 		}
 	}
 	return nil

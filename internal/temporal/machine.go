@@ -16,12 +16,15 @@ import (
 // hold the machine's only slot while attempts of another backend wait: so
 // a reservation is free while the machine has room, and none is given
 // while as many attempts as allowed are under way. The worker then stops
-// taking attempts when it is full, and other workers get them. Each
-// backend polls with one poller, and a poll that was already waiting can
-// still receive an attempt at the moment the machine fills (at most one
-// per other backend): such an attempt waits for a place on the machine
-// (gate), heartbeating, so that no more than the allowed number of agents
-// ever run at once.
+// polling when it is full, and other workers get the attempts. A poll
+// that was already waiting can still receive an attempt at the moment the
+// machine fills (at most one per other backend): such an attempt is handed
+// back at once (take: no place, the activity fails as handed back before
+// it has done anything, and the workflow schedules it again for a worker
+// that has room), so that a full worker never holds an attempt that
+// another could start now. Attempts of a workflow from before the hand
+// back (ChangeTaskRoom) wait for a place instead (enter), heartbeating.
+// Either way no more than the allowed number of agents ever run at once.
 type machine struct {
 	mu      sync.Mutex
 	used    int           // attempts taken (slots marked used)
@@ -95,6 +98,29 @@ func (m *machine) tuner() (worker.WorkerTuner, error) {
 		NexusSlotSupplier:           other(),
 		SessionActivitySlotSupplier: other(),
 	})
+}
+
+// take takes a place on the machine for an agent if one is free now, and
+// reports whether it did; leave gives it back. A nil machine has room for
+// any number.
+func (m *machine) take() (leave func(), ok bool) {
+	if m == nil {
+		return func() {}, true
+	}
+	select {
+	case m.places <- struct{}{}:
+		return func() { <-m.places }, true
+	default:
+		return nil, false
+	}
+}
+
+// running is how many agents run on the machine now, of how many.
+func (m *machine) running() (n, of int) {
+	if m == nil {
+		return 0, 0
+	}
+	return len(m.places), m.max
 }
 
 // enter waits for a place on the machine for an agent; leave gives it

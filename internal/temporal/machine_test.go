@@ -3,10 +3,14 @@ package temporal
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/worker"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
 // usedInfo and releaseInfo are what the SDK tells a slot supplier of a
@@ -68,8 +72,9 @@ func TestMachineSlots(t *testing.T) {
 	}
 }
 
-// TestMachineGate: attempts that pollers took at the moment the machine
-// filled wait for a place: never more agents than allowed at once.
+// TestMachineGate: attempts of a workflow from before ChangeTaskRoom that
+// pollers took at the moment the machine filled wait for a place: never
+// more agents than allowed at once.
 func TestMachineGate(t *testing.T) {
 	m := newMachine(1)
 	leave, err := m.enter(context.Background())
@@ -106,5 +111,37 @@ func TestMachineGate(t *testing.T) {
 		t.Error(err)
 	} else {
 		l()
+	}
+}
+
+// TestMachineTake: a place is taken at once or not at all; an attempt or
+// plan that finds none is handed back before it does anything (no clone,
+// no agent), as an error of type ErrHandedBack that the workflow knows.
+func TestMachineTake(t *testing.T) {
+	m := newMachine(1)
+	leave, ok := m.take()
+	if !ok {
+		t.Fatal("no place on an idle machine")
+	}
+	if _, ok := m.take(); ok {
+		t.Fatal("a second place with --concurrency 1")
+	}
+	if n, of := m.running(); n != 1 || of != 1 {
+		t.Errorf("running %d of %d, want 1 of 1", n, of)
+	}
+	acts := &Activities{StateDir: t.TempDir(), machine: m}
+	in := AttemptInput{RunID: "r", Repo: "file:///nowhere.git", HandBack: true, Next: engine.Next{Number: 2}}
+	if _, err := acts.Attempt(context.Background(), in); !IsHandedBack(err) || !strings.Contains(err.Error(), "attempt 2 of run r handed back") {
+		t.Errorf("attempt on a full worker: %v, want it handed back", err)
+	}
+	if _, err := acts.Plan(context.Background(), in); !IsHandedBack(err) {
+		t.Errorf("plan on a full worker: %v, want it handed back", err)
+	}
+	if entries, _ := os.ReadDir(acts.StateDir); len(entries) != 0 {
+		t.Errorf("a handed back attempt made %v", entries)
+	}
+	leave()
+	if _, ok := m.take(); !ok {
+		t.Error("no place once the agent left")
 	}
 }

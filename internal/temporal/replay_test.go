@@ -109,3 +109,20 @@ func TestReplayStopHistories(t *testing.T) {
 		}
 	}
 }
+
+// windowsHistory is a task's history of the path of ChangeTaskWindows (and
+// ChangeTaskRoom), recorded by cd e2e/temporal && go test -count=1 -run
+// 'TestWindowLimitOnWorkers$' -update .: its first attempt's agent reported
+// the 5-hour window at 92% over --window-limit 80, the workflow waited on a
+// timer for the reset, and the second attempt passed.
+const windowsHistory = "testdata/task-windows-history.json"
+
+// TestReplayWindowsHistory: the task workflow, as it is now, replays the
+// history of a task that waited for a subscription window in the workflow.
+func TestReplayWindowsHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, windowsHistory); err != nil {
+		t.Fatal(err)
+	}
+}

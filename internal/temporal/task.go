@@ -19,6 +19,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/report"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // Names of the workflow, its activities and its query.
@@ -32,6 +33,8 @@ const (
 	// stood (its progress query).
 	PreviousName  = "jlgcli.previous"
 	QueryProgress = "progress"
+	// WorkersName counts the workers up that have a backend.
+	WorkersName = "jlgcli.workers"
 )
 
 // Changes of the workflows (workflow.GetVersion ids; see CONTRIBUTING.md,
@@ -44,6 +47,20 @@ const (
 	// tasks and landings, waits for its tasks to end interrupted, and ends
 	// interrupted; the landing under way and the final push are made.
 	ChangeBatchStop = "batch/stop-interrupted"
+	// ChangeTaskRoom: an attempt (or plan) that reached a worker with no
+	// room for it is handed back (the activity fails as ErrHandedBack
+	// before it did anything) and scheduled again, for a worker that has
+	// room; one that waited its worker-wait for a worker is scheduled again
+	// while a worker with its backend is up (all busy), and ends the task
+	// only when none is (WorkersName).
+	ChangeTaskRoom = "task/room"
+	// ChangeTaskWindows: the subscription windows the agents reported are
+	// carried in the task's state from one attempt to the next (and from
+	// TaskInput.Windows, what the submitter knew), and an attempt whose
+	// backend has a window over its --window-limit waits for the reset in
+	// the workflow (a timer: no worker is held), or ends the task
+	// rate-limited when --max-wait does not allow it, as a local task does.
+	ChangeTaskWindows = "task/windows"
 )
 
 // Bounds of a task's workflow history. An attempt adds about 11 events
@@ -89,6 +106,10 @@ type TaskInput struct {
 	WorkerWaitMs int64  `json:"workerWaitMs"`
 	HeartbeatMs  int64  `json:"heartbeatMs"`
 	Carry        *Carry `json:"carry,omitempty"`
+	// Windows are the subscription windows known when the task was
+	// submitted (the runs kept where it was submitted, a batch's earlier
+	// tasks): the task starts from them, for its window limits.
+	Windows engine.Windows `json:"windows,omitempty"`
 	// ResumeRun, without Carry, is the Temporal run id of this workflow's
 	// earlier run, ended stopped by a limit: this run goes on from its
 	// history, as `jlgcli resume` of a task does (a resumed batch).
@@ -116,6 +137,12 @@ type Progress struct {
 	// verdict there, for a resume.
 	Base     string       `json:"base,omitempty"`
 	Baseline *gate.Report `json:"baseline,omitempty"`
+	// Wait is the wait for a subscription window to reset under way
+	// before the next attempt (nil: none).
+	Wait *engine.TaskWait `json:"wait,omitempty"`
+	// Sandbox is how the worker of the last attempt confined its agent
+	// and checks (nil: no attempt said it yet).
+	Sandbox *sandbox.Record `json:"sandbox,omitempty"`
 }
 
 // AttemptQueue is the task queue of the attempts of backend.
@@ -132,6 +159,8 @@ func AttemptQueue(queue, backend string) string { return queue + "@" + backend }
 // error ended the task).
 func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error) {
 	stoppable := workflow.GetVersion(ctx, ChangeTaskStop, workflow.DefaultVersion, 1) >= 1
+	roomy := workflow.GetVersion(ctx, ChangeTaskRoom, workflow.DefaultVersion, 1) >= 1
+	windowed := workflow.GetVersion(ctx, ChangeTaskWindows, workflow.DefaultVersion, 1) >= 1
 	policy := in.Spec.Policy(in.Task)
 	prog := &Progress{}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return *prog, nil }); err != nil {
@@ -151,6 +180,36 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			return nil
 		}
 		return stopOf(engine.StatusInterrupted, "interrupted "+what+" (the workflow was cancelled: jlgcli stop)")
+	}
+	// agent runs activity name (an attempt or the plan, what) of backend
+	// with input into out, on a worker that has room for it: one that
+	// had none handed it back, and it is scheduled again at once (to the
+	// queue's other pollers: that worker polls no more while it is full);
+	// one that waited its worker-wait in the queue is scheduled again
+	// while a worker that has backend is up, all of them busy.
+	agent := func(ao workflow.ActivityOptions, name, backend string, input AttemptInput, out any) error {
+		input.HandBack = roomy
+		id := ao.ActivityID
+		for try := 1; ; try++ {
+			if try > 1 && id != "" {
+				ao.ActivityID = fmt.Sprintf("%s.%d", id, try)
+			}
+			err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), name, input).Get(ctx, out)
+			if !roomy || err == nil || ctx.Err() != nil {
+				return err
+			}
+			if IsHandedBack(err) {
+				continue
+			}
+			if !isStartTimeout(err) {
+				return err
+			}
+			var n int
+			q := WorkersInput{Queue: in.Queue, Backend: backend}
+			if werr := workflow.ExecuteActivity(opts(in.Queue, time.Minute), WorkersName, q).Get(ctx, &n); werr != nil || n == 0 {
+				return err // no worker has backend: the attempt's own timeout says so
+			}
+		}
 	}
 	c := in.Carry
 	var stop *engine.StopData
@@ -189,9 +248,10 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 	if stop == nil && in.Spec.Plan && c.History.Planner == nil {
 		backend := in.Spec.PlannerBackend()
 		var pl Planned
-		err := workflow.ExecuteActivity(opts(AttemptQueue(in.Queue, backend), 24*time.Hour), PlanName,
-			AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo, Branch: in.Branch, Base: c.Base, Spec: in.Spec,
-				History: c.History}).Get(ctx, &pl)
+		ao := in.options(AttemptQueue(in.Queue, backend), 24*time.Hour)
+		ao.WaitForCancellation = stoppable
+		err := agent(ao, PlanName, backend, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo, Branch: in.Branch, Base: c.Base,
+			Spec: in.Spec, History: c.History}, &pl)
 		interrupted := stopped(err, "while the planner was asked")
 		switch {
 		case interrupted != nil:
@@ -205,6 +265,9 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			c.History, stop = policy.Planned(c.History, pl.Planner, pl.Steps)
 		}
 	}
+	if windowed {
+		c.History.State.Windows = c.History.State.Windows.Merge(in.Windows)
+	}
 	prog.History, prog.Base, prog.Baseline = c.History, c.Base, c.Baseline
 	started := len(c.History.Attempts)
 	for stop == nil {
@@ -214,8 +277,17 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			stop = s
 			break
 		}
-		prog.Running = &next
 		tier := policy.Tiers[next.TierIndex]
+		if windowed {
+			held, s := windowHold(ctx, in.Spec, tier, &c.History.State, prog)
+			if stop = s; stop != nil {
+				break
+			}
+			if held {
+				continue
+			}
+		}
+		prog.Running = &next
 		timeout := 24 * time.Hour
 		if policy.Timeout > 0 {
 			timeout = policy.Timeout + 10*time.Minute // the activity stops itself at the timeout
@@ -223,11 +295,10 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		ao := in.options(AttemptQueue(in.Queue, tier.Backend), timeout)
 		ao.ActivityID = fmt.Sprintf("attempt-%d", next.Number) // with the run: the attempt's key, as its refs
 		ao.WaitForCancellation = stoppable
-		actx := workflow.WithActivityOptions(ctx, ao)
 		var out engine.AttemptOutcome
-		err := workflow.ExecuteActivity(actx, AttemptName, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo,
+		err := agent(ao, AttemptName, tier.Backend, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo,
 			Branch: in.Branch, Base: c.Base, Baseline: c.Baseline, Spec: in.Spec, History: stepHistory(c.History, next),
-			Next: next}).Get(ctx, &out)
+			Next: next}, &out)
 		prog.Running = nil
 		if stop = stopped(err, fmt.Sprintf("during attempt %d", next.Number)); stop != nil {
 			break
@@ -236,6 +307,9 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 			stop = attemptStop(err, tier, next, in)
 			break
 		}
+		if out.Sandbox != nil {
+			prog.Sandbox = out.Sandbox
+		}
 		if out.Stop != nil {
 			stop = out.Stop
 			break
@@ -243,6 +317,9 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		h := c.History
 		waited := out.WaitedMs - h.State.WaitedMs
 		h.State.WaitedMs = out.WaitedMs
+		if windowed {
+			h.State.Windows = h.State.Windows.Merge(out.Windows)
+		}
 		a := out.Attempt
 		a.Prompt = next.Prompt
 		d := policy.Decide(h, a, out.Detection)
@@ -292,6 +369,36 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 	return res, nil
 }
 
+// windowHold holds back the next attempt, of tier, while a subscription
+// window of its backend is at or over spec's window limit, as a local
+// task does before a call (engine.WindowWait over the windows st carries):
+// the workflow waits for the reset on a timer, the wait not counted as
+// active time, and held is true (the caller decides again); a reset beyond
+// --max-wait stops the task rate-limited, resumable. prog tells the wait
+// while it lasts.
+func windowHold(ctx workflow.Context, spec local.TaskSpec, tier engine.Tier, st *engine.TaskState, prog *Progress) (held bool, stop *engine.StopData) {
+	if len(spec.WindowLimits) == 0 {
+		return false, nil
+	}
+	now := workflow.Now(ctx)
+	h := engine.WindowWait(now, st.Windows, tier.Backend, spec.WindowLimits, st.WaitedMs, time.Duration(spec.MaxWaitMs)*time.Millisecond)
+	if h == nil {
+		return false, nil
+	}
+	if !h.OK {
+		return false, stopOf(engine.StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, h.Details))
+	}
+	w := h.Window
+	st.WaitedMs += h.Wait.Milliseconds()
+	prog.Wait = &engine.TaskWait{Until: now.Add(h.Wait), WaitMs: h.Wait.Milliseconds(), Message: h.Details, Window: &w, State: *st}
+	err := workflow.Sleep(ctx, h.Wait)
+	prog.Wait = nil
+	if err != nil {
+		return false, stopOf(engine.StatusInterrupted, "interrupted while waiting for a subscription window to reset (the workflow was cancelled: jlgcli stop)")
+	}
+	return true, nil
+}
+
 // prBody is the text of a task's pull request: its report.
 func prBody(res engine.TaskResult, pr bool) string {
 	if !pr {
@@ -334,10 +441,23 @@ func stepHistory(h engine.History, next engine.Next) engine.History {
 	return out
 }
 
+// isStartTimeout reports whether an activity failed because no worker took
+// it within its worker-wait.
+func isStartTimeout(err error) bool {
+	var te *temporal.TimeoutError
+	return errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START
+}
+
+// IsHandedBack reports whether an activity failed because the worker that
+// got it had no room for it (ErrHandedBack): it did nothing.
+func IsHandedBack(err error) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == ErrHandedBack
+}
+
 // attemptStop is the stop of a task whose attempt failed as an activity.
 func attemptStop(err error, tier engine.Tier, next engine.Next, in TaskInput) *engine.StopData {
-	var te *temporal.TimeoutError
-	if errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START {
+	if isStartTimeout(err) {
 		wait := time.Duration(in.WorkerWaitMs) * time.Millisecond
 		if wait <= 0 {
 			wait = DefaultWorkerWait

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/mock"
@@ -18,6 +19,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -55,6 +57,7 @@ func newEnv(t *testing.T, attempt func(context.Context, AttemptInput) (engine.At
 	env.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
 	env.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
 	env.RegisterActivityWithOptions(acts.Previous, activity.RegisterOptions{Name: PreviousName})
+	env.RegisterActivityWithOptions(acts.Workers, activity.RegisterOptions{Name: WorkersName})
 	env.OnActivity(PrepareName, mockAny, mockAny).Return(Prepared{Base: "base"}, nil)
 	env.OnActivity(AttemptName, mockAny, mockAny).Return(attempt)
 	env.OnActivity(FinishName, mockAny, mockAny).Return(func(_ context.Context, in FinishInput) (Finished, error) {
@@ -164,6 +167,79 @@ func TestWorkflowNoWorkerForBackend(t *testing.T) {
 		if !strings.Contains(res.Details, s) {
 			t.Errorf("details %q do not say %q", res.Details, s)
 		}
+	}
+}
+
+// TestWorkflowHandBack: an attempt handed back by a worker with no room
+// for it is scheduled again at once, under a new activity id, and counts
+// once; the workflow asks every worker to hand back rather than wait.
+func TestWorkflowHandBack(t *testing.T) {
+	calls := 0
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+		calls++
+		if !in.HandBack {
+			return engine.AttemptOutcome{}, errors.New("the workflow did not ask for a hand back")
+		}
+		if calls <= 2 {
+			return engine.AttemptOutcome{}, temporal.NewNonRetryableApplicationError("attempt 1 handed back", ErrHandedBack, nil)
+		}
+		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: 1, Tier: "t", Start: "s", Result: "r", Commit: "c",
+			Gate: gateOf(true, 1)}}, nil
+	})
+	var ids []string
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		ids = append(ids, info.ActivityID)
+	})
+	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
+	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
+	var res engine.TaskResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
+		t.Errorf("%s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
+	}
+	var attempts []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, "attempt-") {
+			attempts = append(attempts, id)
+		}
+	}
+	if want := []string{"attempt-1", "attempt-1.2", "attempt-1.3"}; !slices.Equal(attempts, want) {
+		t.Errorf("attempt activities %v, want %v", attempts, want)
+	}
+}
+
+// TestWorkflowWaitsForBusyWorkers: an attempt that waited its worker-wait
+// in the queue is scheduled again while a worker that has its backend is
+// up (all of them busy), and the task goes on once one takes it; with no
+// such worker the task ends backend-missing (TestWorkflowNoWorkerForBackend).
+func TestWorkflowWaitsForBusyWorkers(t *testing.T) {
+	calls := 0
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+		calls++
+		if calls <= 2 {
+			return engine.AttemptOutcome{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		}
+		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: 1, Tier: "t", Start: "s", Result: "r", Commit: "c",
+			Gate: gateOf(true, 1)}}, nil
+	})
+	var asked []WorkersInput
+	env.OnActivity(WorkersName, mockAny, mockAny).Return(func(_ context.Context, in WorkersInput) (int, error) {
+		asked = append(asked, in)
+		return 1, nil
+	})
+	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
+	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
+	var res engine.TaskResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
+		t.Errorf("%s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
+	}
+	if want := []WorkersInput{{Queue: "q", Backend: "fake"}, {Queue: "q", Backend: "fake"}}; !slices.Equal(asked, want) {
+		t.Errorf("workers asked for %v, want %v", asked, want)
 	}
 }
 
@@ -514,5 +590,91 @@ func TestWorkflowSecondRunStartsAtThePassingTier(t *testing.T) {
 	mustHave(t, nexts[0].Prompt, "## An earlier run of this task", "(run b1-c) made 2 attempts", "after a conflict with a: it conflicts")
 	if res.Status != engine.StatusDone || res.RerunOf == nil || res.RerunOf.RunID != "b1-c" || res.RerunOf.CostUSD != 0.7 || res.CostUSD != 0.5 {
 		t.Errorf("%s, rerunOf %+v, cost %v", res.Status, res.RerunOf, res.CostUSD)
+	}
+}
+
+// TestWorkflowWindowLimit: the windows an attempt's agent reported are
+// carried to the next attempt; one over --window-limit holds the next
+// attempt back on a timer until its reset (no worker held), told by the
+// progress query meanwhile; a reset beyond --max-wait ends the task
+// rate-limited. The windows the task was submitted with count from the
+// first attempt.
+func TestWorkflowWindowLimit(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		maxWait   time.Duration
+		submitted bool
+		want      engine.Status
+		attempts  int
+	}{
+		{name: "waits", maxWait: time.Hour, want: engine.StatusDone, attempts: 2},
+		{name: "beyond max-wait", maxWait: time.Minute, want: engine.StatusRateLimited, attempts: 1},
+		{name: "known when submitted", maxWait: time.Hour, submitted: true, want: engine.StatusDone, attempts: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var env *testsuite.TestWorkflowEnvironment
+			var reset time.Time
+			var starts []time.Time
+			var carried []engine.Windows
+			env = newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+				starts = append(starts, env.Now())
+				carried = append(carried, in.History.State.Windows)
+				n := in.Next.Number
+				a := engine.Attempt{Number: n, Tier: "t", Start: "s", Result: "r", Gate: gateOf(n >= 2 || c.submitted, n)}
+				if a.Gate.Status == gate.StatusPass {
+					a.Commit = "c"
+				}
+				ws := in.History.State.Windows
+				if n == 1 && !c.submitted {
+					ws = ws.Note("fake", env.Now(), []agent.Window{{Kind: "5h", Used: 0.92, ResetsAt: reset}})
+				}
+				return engine.AttemptOutcome{Attempt: a, Windows: ws}, nil
+			})
+			start := env.Now()
+			reset = start.Add(30 * time.Minute)
+			var waits []*engine.TaskWait
+			env.RegisterDelayedCallback(func() {
+				v, err := env.QueryWorkflow(QueryProgress)
+				if err == nil {
+					var p Progress
+					if v.Get(&p) == nil {
+						waits = append(waits, p.Wait)
+					}
+				}
+			}, 10*time.Minute)
+			spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}},
+				WindowLimits: engine.WindowLimits{"": 80}, MaxWaitMs: c.maxWait.Milliseconds()}
+			in := TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"}
+			if c.submitted {
+				in.Windows = engine.Windows{{Backend: "fake", Kind: "5h", Used: 0.95, ResetsAt: reset, At: start}}
+			}
+			env.ExecuteWorkflow(TaskWorkflowName, in)
+			var res engine.TaskResult
+			if err := env.GetWorkflowResult(&res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != c.want || len(starts) != c.attempts {
+				t.Fatalf("%s after %d attempts (%s), want %s after %d", res.Status, len(starts), res.Details, c.want, c.attempts)
+			}
+			if c.want == engine.StatusRateLimited {
+				if !strings.Contains(res.Details, "5h window at 92% (--window-limit 80%)") || !strings.Contains(res.Details, "--max-wait 1m0s") {
+					t.Errorf("details: %s", res.Details)
+				}
+				return
+			}
+			last := starts[len(starts)-1]
+			if last.Before(reset) {
+				t.Errorf("the attempt after the window filled started at %s, before its reset at %s", last, reset)
+			}
+			if len(carried[len(carried)-1]) == 0 {
+				t.Error("the windows were not carried to the attempt after the wait")
+			}
+			if len(waits) != 1 || waits[0] == nil || waits[0].Window == nil || !waits[0].Until.After(reset) {
+				t.Errorf("the progress during the wait: %+v", waits)
+			}
+			if res.Windows == nil {
+				t.Error("the result has no windows")
+			}
+		})
 	}
 }

@@ -2,6 +2,9 @@ package temporal
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -43,6 +46,25 @@ func Register(w worker.Registry, acts *Activities) {
 	w.RegisterActivityWithOptions(acts.PrepareBatch, activity.RegisterOptions{Name: PrepareBatchName})
 	w.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
 	w.RegisterActivityWithOptions(acts.PushBase, activity.RegisterOptions{Name: PushBaseName})
+	w.RegisterActivityWithOptions(acts.Workers, activity.RegisterOptions{Name: WorkersName})
+}
+
+// Identity is the identity of a worker that takes the attempts of
+// backends, as the server shows it (its pollers, the activities it
+// started): "PID@HOST backends=claude,codex". Workers reads the backends
+// back (BackendsOf).
+func Identity(backends []string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%d@%s backends=%s", os.Getpid(), host, strings.Join(backends, ","))
+}
+
+// BackendsOf are the backends that a worker's identity (Identity) names.
+func BackendsOf(identity string) []string {
+	i := strings.LastIndex(identity, " backends=")
+	if i < 0 {
+		return nil
+	}
+	return strings.Split(identity[i+len(" backends="):], ",")
 }
 
 // Serve runs a worker until ctx is done: the workflows and the preparing
@@ -67,7 +89,8 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 	acts.stop, acts.client = stop, c
 	acts.machine = newMachine(o.Concurrency)
 	var workers []worker.Worker
-	main := worker.New(c, o.Queue, worker.Options{WorkerStopTimeout: o.StopTimeout, MaxHeartbeatThrottleInterval: heartbeatThrottle})
+	id := Identity(o.Backends)
+	main := worker.New(c, o.Queue, worker.Options{Identity: id, WorkerStopTimeout: o.StopTimeout, MaxHeartbeatThrottleInterval: heartbeatThrottle})
 	Register(main, acts)
 	workers = append(workers, main)
 	for _, b := range o.Backends {
@@ -75,7 +98,7 @@ func Serve(ctx context.Context, c client.Client, acts *Activities, o WorkerOptio
 		if err != nil {
 			return err
 		}
-		w := worker.New(c, AttemptQueue(o.Queue, b), worker.Options{Tuner: tuner, MaxConcurrentActivityTaskPollers: 1,
+		w := worker.New(c, AttemptQueue(o.Queue, b), worker.Options{Identity: id, Tuner: tuner, MaxConcurrentActivityTaskPollers: 1,
 			WorkerStopTimeout: o.StopTimeout, DisableWorkflowWorker: true, MaxHeartbeatThrottleInterval: heartbeatThrottle})
 		w.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
 		w.RegisterActivityWithOptions(acts.Plan, activity.RegisterOptions{Name: PlanName})
