@@ -284,7 +284,8 @@ func TestTaskClaudeEscalate(t *testing.T) {
 	if got := gitOut(t, work, "rev-parse", "main"); strings.TrimSpace(got) != g.Merge.Commit {
 		t.Errorf("main is at %s, the merge reported %s", strings.TrimSpace(got), g.Merge.Commit)
 	}
-	if got, want := gitOut(t, work, "log", "-1", "--format=%s", g.Branch), "feat: "+taskPrompt+" (tier smart, attempt 1)\n"; got != want {
+	// The attempt's number is the task's (its refs, show and the report say 3), not its rank in the tier.
+	if got, want := gitOut(t, work, "log", "-1", "--format=%s", g.Branch), "feat: "+taskPrompt+" (tier smart, attempt 3)\n"; got != want {
 		t.Errorf("the branch %s's last commit is %q, want %q", g.Branch, got, want)
 	}
 	if got := strings.TrimSpace(gitOut(t, work, "rev-parse", g.Branch)); got != a3.Commit {
