@@ -327,8 +327,11 @@ func TestTaskRunsOnWorkers(t *testing.T) {
 // (exit 4) is resumed from its history by jlgcli resume: a new turn of its
 // tier, which passes.
 func TestResumeAStoppedTask(t *testing.T) {
-	fix := filepath.Join(t.TempDir(), "fixed")
-	w := newWorld(t, "JLGCLI_E2E_FIX="+fix)
+	// The file that says "fixed" is in the world's directory, which the
+	// confined agent sees (not in the host's /tmp, which it does not).
+	w := newWorld(t)
+	fix := filepath.Join(w.dir, "fixed")
+	w.env = append(w.env, "JLGCLI_E2E_FIX="+fix)
 	w.worker("w1")
 	stdout, stderr, code := w.run(w.submit("--attempts", "1", "--json", "Fix the answer")...)
 	if code != exit.MaxIterations {
@@ -669,8 +672,11 @@ echo "wrote $id.txt"
 // batch is: the done task is kept (not run again), the stopped one goes on
 // from its history with a new turn of its tier, the blocked one starts.
 func TestResumeABatch(t *testing.T) {
-	fix := filepath.Join(t.TempDir(), "fixed")
-	w := newWorld(t, "JLGCLI_E2E_FIX="+fix)
+	// The file that says "fixed" is in the world's directory, which the
+	// confined agent sees (not in the host's /tmp, which it does not).
+	w := newWorld(t)
+	fix := filepath.Join(w.dir, "fixed")
+	w.env = append(w.env, "JLGCLI_E2E_FIX="+fix)
 	w.worker("w1")
 	sheets := w.sheets(resumeAgent, map[string]string{"good": "# good\n", "fix": "# fix\n", "after": "---\ndepends: [fix]\n---\n# after\n"})
 
