@@ -439,10 +439,7 @@ func (b *batchRun) resume(ctx context.Context, st batch.Start, p Parts) (engine.
 		return engine.TaskResult{}, err
 	}
 	defer run.Close()
-	if _, err := run.Lock(); err != nil {
-		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
-	}
-	events, _, err := Events(run)
+	events, err := lockedEvents(run)
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
@@ -560,10 +557,7 @@ func (b *batchRun) again(ctx context.Context, id string, p Parts, first engine.T
 			return engine.TaskResult{}, err
 		default:
 			defer run.Close()
-			if _, err := run.Lock(); err != nil {
-				return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
-			}
-			events, _, err := Events(run)
+			events, err := lockedEvents(run)
 			if err != nil {
 				return engine.TaskResult{}, err
 			}

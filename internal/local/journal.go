@@ -67,6 +67,16 @@ func openJournal(p Parts, root string, run *store.Run) journal {
 	return journal{run: run, idx: idx, hooks: hookRun{d: p.Hooks, run: run}}
 }
 
+// lockedEvents locks run for this process (another jlgcli holding it is
+// an error naming the run) and reads its journal.
+func lockedEvents(run *store.Run) ([]engine.Event, error) {
+	if _, err := run.Lock(); err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	events, _, err := Events(run)
+	return events, err
+}
+
 // Events reads a run's journal as engine events; repair, when not nil, says
 // that a torn last line was cut away.
 func Events(run *store.Run) (events []engine.Event, repair *store.Repair, err error) {
