@@ -150,6 +150,19 @@ func (w *world) remoteHas(ref string) bool {
 	return cmd.Run() == nil
 }
 
+// hookAll adds to the world's configuration a hook on every event that
+// appends the event's JSON to a file, and returns the file's path.
+func (w *world) hookAll() string {
+	w.t.Helper()
+	events := filepath.Join(w.dir, "events.jsonl")
+	f, err := os.OpenFile(filepath.Join(w.dir, "config", "jlgcli", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	must(w.t, err)
+	_, err = f.WriteString("[[hooks]]\non = [\"*\"]\ncommand = [\"sh\", \"-c\", \"cat >> " + events + "\"]\n")
+	must(w.t, err)
+	must(w.t, f.Close())
+	return events
+}
+
 // worker starts `jlgcli worker` named name; it is killed at the end.
 func (w *world) worker(name string, extra ...string) *exec.Cmd {
 	w.t.Helper()

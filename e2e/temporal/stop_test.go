@@ -292,13 +292,7 @@ esac
 func TestHooksOfATaskOnWorkers(t *testing.T) {
 	w := newWorld(t)
 	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(waitAgent), 0o755))
-	events := filepath.Join(w.dir, "events.jsonl")
-	cfg := filepath.Join(w.dir, "config", "jlgcli", "config.toml")
-	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
-	must(t, err)
-	_, err = f.WriteString("[[hooks]]\non = [\"*\"]\ncommand = [\"sh\", \"-c\", \"cat >> " + events + "\"]\n")
-	must(t, err)
-	must(t, f.Close())
+	events := w.hookAll()
 	w.worker("w1")
 	stdout, stderr, code := w.run(w.submit("--json", "--max-wait", "1m", "Fix the answer")...)
 	if code != 0 {
