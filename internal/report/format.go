@@ -154,7 +154,7 @@ func attemptList(ns []int) string {
 }
 
 // mergeLine says what became of the branch.
-func (m *Merge) line() string {
+func mergeLine(m *engine.MergeInfo) string {
 	if m == nil {
 		return ""
 	}
