@@ -238,7 +238,7 @@ func TestBudgetStops(t *testing.T) {
 		"b": {Status: "no-progress", CostUSD: 0.4, CostKnown: true},
 		"c": {Status: StatusDone, CostUSD: 0.4, CostKnown: true},
 	}}
-	res, err := (&Scheduler{Graph: graph(t, "a", "b", "c", "d"), Runner: r, Jobs: 1, Budget: Budget{TotalUSD: 1}}).Run(t.Context())
+	res, err := (&Scheduler{Graph: graph(t, "a", "b", "c", "d"), Runner: r, Jobs: 1, Budget: Budget{BudgetUSD: 1}}).Run(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestBudgetRunning(t *testing.T) {
 			gates: gates("a", "b"),
 		}
 		wait := runAsync(t, t.Context(), &Scheduler{Graph: graph(t, "a", "b", "c", "d"), Runner: r, Jobs: 2,
-			Budget: Budget{TotalUSD: 1, MinTaskUSD: 0.3}})
+			Budget: Budget{BudgetUSD: 1, MinTaskUSD: 0.3}})
 		synctest.Wait()
 		a, _ := r.start("a")
 		b, _ := r.start("b")
@@ -308,19 +308,19 @@ func TestBudgetCheck(t *testing.T) {
 		reason string
 	}{
 		{"no budget", Budget{}, budgetState{spent: 100}, true, 0, ""},
-		{"NaN budget", Budget{TotalUSD: nanf()}, budgetState{spent: 100}, true, 0, ""},
-		{"first task", Budget{TotalUSD: 2}, budgetState{}, true, 2, ""},
-		{"first tasks, no minimum: all may start", Budget{TotalUSD: 2}, budgetState{running: 5}, true, 2, ""},
-		{"spent", Budget{TotalUSD: 2}, budgetState{spent: 2}, false, 0, "the batch budget of $2.00 is spent ($2.00)"},
-		{"overspent", Budget{TotalUSD: 2}, budgetState{spent: 2.5, finished: 1, sum: 2.5}, false, 0, "the batch budget of $2.00 is spent ($2.50)"},
-		{"the mean fits exactly", Budget{TotalUSD: 1}, budgetState{spent: 0.5, finished: 1, sum: 0.5}, true, 0.5, ""},
-		{"the mean does not fit", Budget{TotalUSD: 1}, budgetState{spent: 0.6, finished: 2, sum: 0.6, running: 1}, false, 0,
+		{"NaN budget", Budget{BudgetUSD: nanf()}, budgetState{spent: 100}, true, 0, ""},
+		{"first task", Budget{BudgetUSD: 2}, budgetState{}, true, 2, ""},
+		{"first tasks, no minimum: all may start", Budget{BudgetUSD: 2}, budgetState{running: 5}, true, 2, ""},
+		{"spent", Budget{BudgetUSD: 2}, budgetState{spent: 2}, false, 0, "the batch budget of $2.00 is spent ($2.00)"},
+		{"overspent", Budget{BudgetUSD: 2}, budgetState{spent: 2.5, finished: 1, sum: 2.5}, false, 0, "the batch budget of $2.00 is spent ($2.50)"},
+		{"the mean fits exactly", Budget{BudgetUSD: 1}, budgetState{spent: 0.5, finished: 1, sum: 0.5}, true, 0.5, ""},
+		{"the mean does not fit", Budget{BudgetUSD: 1}, budgetState{spent: 0.6, finished: 2, sum: 0.6, running: 1}, false, 0,
 			"$0.4000 left of the $1.00 batch budget, less $0.3000 expected of the 1 running, is less than the mean cost of the finished tasks (2) ($0.3000)"},
-		{"the minimum before any finished", Budget{TotalUSD: 1, MinTaskUSD: 0.4}, budgetState{running: 2}, false, 0,
+		{"the minimum before any finished", Budget{BudgetUSD: 1, MinTaskUSD: 0.4}, budgetState{running: 2}, false, 0,
 			"$1.00 left of the $1.00 batch budget, less $0.8000 expected of the 2 running, is less than the least a task is expected to cost ($0.4000)"},
-		{"the minimum over a lower mean", Budget{TotalUSD: 1, MinTaskUSD: 0.4}, budgetState{spent: 0.7, finished: 2, sum: 0.2}, false, 0,
+		{"the minimum over a lower mean", Budget{BudgetUSD: 1, MinTaskUSD: 0.4}, budgetState{spent: 0.7, finished: 2, sum: 0.2}, false, 0,
 			"$0.3000 left of the $1.00 batch budget is less than the least a task is expected to cost ($0.4000)"},
-		{"unfinished costs count as spent only", Budget{TotalUSD: 1}, budgetState{spent: 0.9, finished: 1, sum: 0.05}, true, 0.1, ""},
+		{"unfinished costs count as spent only", Budget{BudgetUSD: 1}, budgetState{spent: 0.9, finished: 1, sum: 0.05}, true, 0.1, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ok, cap, why := tt.b.canStart(tt.st)
@@ -345,7 +345,7 @@ func TestUnknownCost(t *testing.T) {
 		"a": {Status: StatusDone, CostUSD: 0, CostKnown: false},
 		"b": {Status: StatusDone, CostUSD: 0.9, CostKnown: true},
 	}}
-	res, err := (&Scheduler{Graph: graph(t, "a", "b", "c"), Runner: r, Jobs: 1, Budget: Budget{TotalUSD: 1}}).Run(t.Context())
+	res, err := (&Scheduler{Graph: graph(t, "a", "b", "c"), Runner: r, Jobs: 1, Budget: Budget{BudgetUSD: 1}}).Run(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,7 +705,7 @@ func TestResumedCostCounts(t *testing.T) {
 		}
 		initial := map[string]TaskResult{"a": {Status: StatusInterrupted, RunID: "r-a", RunStatus: StatusInterrupted, CostUSD: 0.9, CostKnown: true}}
 		wait := runAsync(t, t.Context(), &Scheduler{Graph: graph(t, "a", "b"), Runner: r, Jobs: 2, Initial: initial,
-			Budget: Budget{TotalUSD: 1, MinTaskUSD: 0.05}})
+			Budget: Budget{BudgetUSD: 1, MinTaskUSD: 0.05}})
 		synctest.Wait()
 		// 0.1 left, less 0.05 for a: 0.05 pays for b.
 		if b, ok := r.start("b"); !ok || b.BudgetUSD < 0.05-1e-9 || b.BudgetUSD > 0.05+1e-9 {

@@ -219,12 +219,12 @@ func RunTask(ctx context.Context, o TaskOptions) TaskResult {
 		if r.Planned {
 			t.plan = slices.Clone(r.Plan)
 		}
-		t.record(EventResume, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.Budget, State: t.st})
+		t.record(EventResume, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.BudgetUSD, State: t.st})
 	} else {
 		if t.prior = o.Prior; t.prior != nil {
 			t.st.Tier = t.prior.StartTier(len(o.Tiers))
 		}
-		t.record(EventStart, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.Budget, State: t.st, Prior: t.prior})
+		t.record(EventStart, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.BudgetUSD, State: t.st, Prior: t.prior})
 	}
 	t.base = t.st.ElapsedMs
 	t.run(ctx)
@@ -296,7 +296,7 @@ func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) Attemp
 // Result is the task's result after history h, ended by stop (nil: still
 // running), as RunTask returns it.
 func (p Policy) Result(runID string, h History, stop *StopData) TaskResult {
-	return buildTaskResult(runID, p.Task, p.Tiers, p.Budget, h.Plan, h.Planner, h.Prior, h.Attempts, h.State, stop)
+	return buildTaskResult(runID, p.Task, p.Tiers, p.BudgetUSD, h.Plan, h.Planner, h.Prior, h.Attempts, h.State, stop)
 }
 
 func (t *task) elapsed() int64 { return t.base + ms(t.now().Sub(t.began)) }
@@ -841,7 +841,7 @@ func (t *task) progress(a Attempt) TaskProgress {
 	tier := t.o.Tiers[a.TierIndex]
 	p := TaskProgress{Step: t.st.Step + 1, Steps: t.steps(), Tier: tier.Name, TierIndex: a.TierIndex, Tiers: len(t.o.Tiers),
 		InTier: a.InTier, Attempts: tier.Attempts, Number: a.Number, CostUSD: t.st.Ledger.Spent(),
-		Estimated: t.st.Ledger.Estimated(), CostKnown: t.costKnown(), BudgetUSD: t.o.Budget, Windows: t.st.Windows}
+		Estimated: t.st.Ledger.Estimated(), CostKnown: t.costKnown(), BudgetUSD: t.o.BudgetUSD, Windows: t.st.Windows}
 	if len(t.attempts) > 0 {
 		p.LastGate = t.attempts[len(t.attempts)-1].Gate.Status
 	}
@@ -914,7 +914,7 @@ func tierStats(tiers []Tier, attempts []Attempt) []TierStat {
 
 // result is the task's result as it stands.
 func (t *task) result() TaskResult {
-	return buildTaskResult(t.o.RunID, t.o.Task, t.o.Tiers, t.o.Budget, t.plan, t.planner, t.prior, t.attempts, t.st, t.stop)
+	return buildTaskResult(t.o.RunID, t.o.Task, t.o.Tiers, t.o.BudgetUSD, t.plan, t.planner, t.prior, t.attempts, t.st, t.stop)
 }
 
 // buildTaskResult assembles a result from what a task's journal holds.

@@ -847,7 +847,7 @@ func TestRunTask(t *testing.T) {
 				{write: map[string]string{"a.go": "right answer"}, resp: agent.Response{Text: "3", Usage: agent.Usage{CostUSD: 0.40, CostKnown: true}}},
 			}}},
 			judge:        answer("right answer", nil),
-			setup:        func(w *world) { w.opts.Budget = 1.00 },
+			setup:        func(w *world) { w.opts.BudgetUSD = 1.00 },
 			status:       StatusBudgetExceeded,
 			exit:         7,
 			actions:      []string{ActionRetry, ActionRetry},
@@ -870,7 +870,7 @@ func TestRunTask(t *testing.T) {
 				edit("a.go", "right answer"),
 			}}},
 			judge:        answer("right answer", nil),
-			setup:        func(w *world) { w.opts.Budget = 1.00 },
+			setup:        func(w *world) { w.opts.BudgetUSD = 1.00 },
 			status:       StatusBudgetExceeded,
 			exit:         7,
 			actions:      []string{ActionStop},
@@ -1113,7 +1113,7 @@ func TestRunTask(t *testing.T) {
 			tiers: []tierSpec{{name: "t1", attempts: 2, replies: []reply{edit("a.go", "right answer")}}},
 			judge: answer("right answer", nil),
 			setup: func(w *world) {
-				w.opts.Budget = 1
+				w.opts.BudgetUSD = 1
 				w.planner(`{"steps": ["a"]}`, agent.Usage{CostUSD: 2, CostKnown: true})
 			},
 			status: StatusBudgetExceeded,

@@ -559,7 +559,7 @@ func (t *task) askPlanner(ctx context.Context) (Attempt, []string, bool) {
 	}
 	p := Attempt{Tier: pl.Name, Backend: pl.Backend, Model: pl.Model, StartedAt: t.now().UTC(), Prompt: planPrompt(t.o.Task)}
 	if t.o.Observer != nil {
-		t.o.Observer.Phase(TaskProgress{Steps: 1, Tier: pl.Name, BudgetUSD: t.o.Budget}, "plan")
+		t.o.Observer.Phase(TaskProgress{Steps: 1, Tier: pl.Name, BudgetUSD: t.o.BudgetUSD}, "plan")
 	}
 	began := t.now()
 	resp, f, ok := t.call(ctx, pl, p.Prompt, 0)

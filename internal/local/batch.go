@@ -323,7 +323,7 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	}
 	b.checkpoint(store.Running)
 	s := batch.Scheduler{Graph: graph, Runner: b, Merger: b, Jobs: max(spec.Jobs, 1), FailFast: spec.FailFast,
-		Budget: batch.Budget{TotalUSD: spec.BudgetUSD}, Initial: initial, Observer: b.observe}
+		Budget: batch.Budget{BudgetUSD: spec.BudgetUSD}, Initial: initial, Observer: b.observe}
 	res, err := s.Run(ctx)
 	if err != nil {
 		return batch.Summary{}, err

@@ -407,7 +407,7 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 // one place a Policy is made, for a task run here (with its tiers' agents
 // set by options) and for the workflow (tiers without agents).
 func (s TaskSpec) Policy(task string) engine.Policy {
-	p := engine.Policy{Task: task, Budget: s.BudgetUSD, Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom}
+	p := engine.Policy{Task: task, BudgetUSD: s.BudgetUSD, Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom}
 	for _, t := range s.Tiers {
 		p.Tiers = append(p.Tiers, t.tier(nil))
 	}

@@ -193,7 +193,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	}
 
 	s := &batch.Scheduler{Graph: graph, Runner: driven{}, Merger: driven{}, Jobs: max(in.Spec.Jobs, 1), FailFast: in.Spec.FailFast, Initial: resume.Tasks,
-		Budget: batch.Budget{TotalUSD: in.Spec.BudgetUSD}, Now: func() time.Time { return workflow.Now(ctx) },
+		Budget: batch.Budget{BudgetUSD: in.Spec.BudgetUSD}, Now: func() time.Time { return workflow.Now(ctx) },
 		Observer: func(e batch.Event) {
 			if e.Task.ID != "" {
 				prog[e.Task.ID] = e.Task
