@@ -23,6 +23,10 @@ type Budget struct {
 	// before any task has finished, tasks start while the budget is not
 	// spent, as a task's first attempt always may.
 	MinTaskUSD float64
+	// Tasks are the tasks' own budgets in US dollars, by id (absent, 0 or
+	// less: none): a task runs with its own, bounded by what the batch's
+	// leaves it (Start.BudgetUSD).
+	Tasks map[string]float64
 }
 
 // epsilon absorbs the rounding of sums of costs: a billionth of a dollar.

@@ -231,7 +231,7 @@ func (r *run) Ready(canceled bool) []Start {
 		t.Resumed = t.resume != ""
 		r.running++
 		r.emit(EventStarted, t)
-		out = append(out, Start{ID: t.ID, ResumeRunID: t.resume, BudgetUSD: cap})
+		out = append(out, Start{ID: t.ID, ResumeRunID: t.resume, BudgetUSD: TaskBudget(r.s.Budget.Tasks[t.ID], cap)})
 	}
 	return out
 }

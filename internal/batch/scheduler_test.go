@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -256,6 +257,35 @@ func TestBudgetStops(t *testing.T) {
 	}
 	if res.CostUSD != 0.8 || !res.CostKnown || res.ExitCode != exit.Incomplete {
 		t.Errorf("cost %v (known %v), exit %d", res.CostUSD, res.CostKnown, res.ExitCode)
+	}
+}
+
+// TestBudgetOwn: a task runs with its own budget, bounded by what the
+// batch's leaves it; without a batch budget, with its own; a task without
+// one of its own, with what the batch's leaves it.
+func TestBudgetOwn(t *testing.T) {
+	own := map[string]float64{"a": 0.3, "b": 2}
+	for _, c := range []struct {
+		batch        float64
+		wantA, wantB float64
+	}{{1, 0.3, 0.7}, {0, 0.3, 2}} {
+		r := &fakeRunner{outcomes: map[string]Outcome{
+			"a": {Status: StatusDone, CostUSD: 0.3, CostKnown: true},
+			"b": {Status: StatusDone, CostUSD: 0.1, CostKnown: true},
+		}}
+		if _, err := (&Scheduler{Graph: graph(t, "a", "b", "c"), Runner: r, Jobs: 1, Budget: Budget{BudgetUSD: c.batch, Tasks: own}}).Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := r.start("a")
+		b, _ := r.start("b")
+		cs, _ := r.start("c")
+		wantC := 0.6
+		if c.batch == 0 {
+			wantC = 0
+		}
+		if math.Abs(a.BudgetUSD-c.wantA) > 1e-9 || math.Abs(b.BudgetUSD-c.wantB) > 1e-9 || math.Abs(cs.BudgetUSD-wantC) > 1e-9 {
+			t.Errorf("batch budget %v: a %v, b %v, c %v; want %v, %v, %v", c.batch, a.BudgetUSD, b.BudgetUSD, cs.BudgetUSD, c.wantA, c.wantB, wantC)
+		}
 	}
 }
 
@@ -719,13 +749,13 @@ func TestResumedCostCounts(t *testing.T) {
 	})
 }
 
-// TestStartCap: a task in a batch runs with its own budget, bounded by the
+// TestTaskBudget: a task in a batch runs with its own budget, bounded by the
 // batch's share; without a share, its own (none stays none).
-func TestStartCap(t *testing.T) {
+func TestTaskBudget(t *testing.T) {
 	for _, c := range []struct{ share, own, want float64 }{
 		{0, 0, 0}, {0, 2, 2}, {1, 0, 1}, {1, 2, 1}, {3, 2, 2}, {1, -1, 1},
 	} {
-		if got := (Start{BudgetUSD: c.share}).Cap(c.own); got != c.want {
+		if got := TaskBudget(c.own, c.share); got != c.want {
 			t.Errorf("share %v, own %v: %v, want %v", c.share, c.own, got, c.want)
 		}
 	}

@@ -193,7 +193,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	}
 
 	s := &batch.Scheduler{Graph: graph, Runner: driven{}, Merger: driven{}, Jobs: max(in.Spec.Jobs, 1), FailFast: in.Spec.FailFast, Initial: resume.Tasks,
-		Budget: batch.Budget{BudgetUSD: in.Spec.BudgetUSD}, Now: func() time.Time { return workflow.Now(ctx) },
+		Budget: in.Spec.Budget(), Now: func() time.Time { return workflow.Now(ctx) },
 		Observer: func(e batch.Event) {
 			if e.Task.ID != "" {
 				prog[e.Task.ID] = e.Task
@@ -275,7 +275,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		for _, st := range m.Ready(stoppable && ctx.Err() != nil) {
 			id := st.ID
 			spec := byID[id].Spec
-			spec.BudgetUSD = st.Cap(spec.BudgetUSD)
+			spec.BudgetUSD = st.BudgetUSD
 			specs[id] = spec
 			runID, resumeRun := in.RunID+"-"+id, ""
 			if st.ResumeRunID != "" && resume.Runs[id] != "" {
