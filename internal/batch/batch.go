@@ -9,6 +9,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Status is where a task of a batch stands. Besides the statuses below, a
@@ -163,10 +165,10 @@ type Rerun struct {
 	Landed bool   `json:"landed,omitempty"`
 	// CostUSD and CostKnown, StartedAt and DurationMs are the second
 	// run's own.
-	CostUSD    float64   `json:"costUsd"`
-	CostKnown  bool      `json:"costKnown"`
-	StartedAt  time.Time `json:"startedAt,omitzero"`
-	DurationMs int64     `json:"durationMs"`
+	CostUSD    float64         `json:"costUsd"`
+	CostKnown  bool            `json:"costKnown"`
+	StartedAt  time.Time       `json:"startedAt,omitzero"`
+	DurationMs millis.Duration `json:"durationMs"`
 	// Attempts and Branch are the second run's, in a batch's summary.
 	Attempts int    `json:"attempts,omitempty"`
 	Branch   string `json:"branch,omitempty"`

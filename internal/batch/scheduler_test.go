@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // runAsync runs s in the background; wait returns its result.
@@ -440,7 +441,7 @@ func TestResume(t *testing.T) {
 	s.Initial = map[string]TaskResult{}
 	for i, tr := range res.Tasks {
 		if tr.Status == StatusDone {
-			tr.StartedAt, tr.DurationMs = time.Date(2026, 11, 25, 6, i, 0, 0, time.UTC), int64(1000*(i+1))
+			tr.StartedAt, tr.DurationMs = time.Date(2026, 11, 25, 6, i, 0, 0, time.UTC), millis.Duration(1000*(i+1))
 			s.Initial[tr.ID] = tr
 		}
 	}

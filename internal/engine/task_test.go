@@ -23,6 +23,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // ---------------------------------------------------------------------------
@@ -949,7 +950,7 @@ func TestRunTask(t *testing.T) {
 			snapshots:    append(snapNames(1), "2", "2-result"),
 			check: func(t *testing.T, w *world, r TaskResult) {
 				mustContain(t, "details", r.Details, "global timeout of 10m0s reached while the checks judged attempt 2")
-				if r.DurationMs != (12 * time.Minute).Milliseconds() {
+				if r.DurationMs != millis.Of(12*time.Minute) {
 					t.Errorf("duration %d", r.DurationMs)
 				}
 			},
@@ -976,7 +977,7 @@ func TestRunTask(t *testing.T) {
 				if n := len(w.agents["t1"].reqs); n != 2 {
 					t.Errorf("%d calls", n)
 				}
-				if r.Attempts[0].DurationMs != (5 * time.Minute).Milliseconds() {
+				if r.Attempts[0].DurationMs != millis.Of(5*time.Minute) {
 					t.Errorf("attempt 1 took %dms", r.Attempts[0].DurationMs)
 				}
 			},
@@ -1051,7 +1052,7 @@ func TestRunTask(t *testing.T) {
 				events := w.journal.all()
 				i := slices.IndexFunc(events, func(ev Event) bool { return ev.Type == EventWait })
 				j, err := ReplayTask(events[:i+1])
-				if err != nil || j.Resume.State.WaitedMs != (5*time.Minute+time.Second).Milliseconds() {
+				if err != nil || j.Resume.State.WaitedMs != millis.Of(5*time.Minute+time.Second) {
 					t.Errorf("replayed waited %d (%v)", j.Resume.State.WaitedMs, err)
 				}
 			},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -370,7 +371,7 @@ func (b *batchRun) checkpoint(status string) {
 	b.mu.Lock()
 	cp := BatchCheckpoint{RunID: b.j.run.ID}
 	cp.Status, cp.Heartbeat, cp.CostKnown = status, time.Now().UTC(), true
-	cp.DurationMs = time.Since(b.began).Milliseconds()
+	cp.DurationMs = millis.Of(time.Since(b.began))
 	for _, t := range b.spec.Tasks {
 		st := b.tasks[t.ID]
 		cp.Tasks = append(cp.Tasks, st)

@@ -19,6 +19,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -83,7 +84,7 @@ type Report struct {
 	// that were off for them).
 	TestsJudged []string `json:"tests_judged,omitempty"`
 
-	DurationMs int64 `json:"duration_ms"`
+	DurationMs millis.Duration `json:"duration_ms"`
 	// CostUSD is the task's cost; CostKnown false means no agent reported
 	// one (CostUSD is then 0, not free); CostEstimated that part of it was
 	// computed from tokens. BudgetUSD is the budget (0: none).
@@ -165,11 +166,11 @@ type Attempt struct {
 	Tier      string `json:"tier"`
 	TierIndex int    `json:"tier_index"`
 	// InTier counts the tier's attempts in the step, from 1.
-	InTier     int       `json:"in_tier"`
-	Backend    string    `json:"backend"`
-	Model      string    `json:"model,omitempty"`
-	StartedAt  time.Time `json:"started_at,omitzero"`
-	DurationMs int64     `json:"duration_ms"`
+	InTier     int             `json:"in_tier"`
+	Backend    string          `json:"backend"`
+	Model      string          `json:"model,omitempty"`
+	StartedAt  time.Time       `json:"started_at,omitzero"`
+	DurationMs millis.Duration `json:"duration_ms"`
 	// Nudged: the agent was told a loop was found and to step back.
 	Nudged        bool    `json:"nudged,omitempty"`
 	CostUSD       float64 `json:"cost_usd"`

@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Names of the batch workflow, its activities and its query.
@@ -40,8 +41,8 @@ type BatchInput struct {
 	MergePush bool   `json:"mergePush,omitempty"`
 	Queue     string `json:"queue"`
 	// WorkerWaitMs and HeartbeatMs are as in TaskInput.
-	WorkerWaitMs int64 `json:"workerWaitMs"`
-	HeartbeatMs  int64 `json:"heartbeatMs"`
+	WorkerWaitMs millis.Duration `json:"workerWaitMs"`
+	HeartbeatMs  millis.Duration `json:"heartbeatMs"`
 	// Resume, for a batch that ended before every task was done, is where
 	// this run of its workflow goes on from.
 	Resume *BatchResume `json:"resume,omitempty"`
