@@ -9,6 +9,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Status is where a task of a batch stands. Besides the statuses below, a
@@ -59,18 +61,19 @@ type Start struct {
 	// ResumeRunID, when not empty, is the task's interrupted run: the
 	// runner resumes it rather than start anew.
 	ResumeRunID string
-	// BudgetUSD is the most the task can spend for the batch's budget to
-	// hold: what is left of it, less what the other running tasks are
-	// expected to cost. 0 when the batch has no budget. The runner should
-	// bound the task's own budget by it (Cap).
+	// BudgetUSD is the budget the task runs with: its own (Budget.Tasks),
+	// bounded by what the batch's budget leaves it (what is left of it,
+	// less what the other running tasks are expected to cost): TaskBudget.
+	// 0: none (no budget of its own, and the batch has none).
 	BudgetUSD float64
 }
 
-// Cap is the budget a task whose own budget is own (0 or less: none) runs
-// with in the batch: its own, bounded by the batch's share s.BudgetUSD.
-func (s Start) Cap(own float64) float64 {
-	if s.BudgetUSD > 0 && (own <= 0 || s.BudgetUSD < own) {
-		return s.BudgetUSD
+// TaskBudget is the budget a task whose own budget is own (0 or less:
+// none) runs with when the batch's budget leaves it share (0: the batch has
+// no budget): its own, bounded by the share.
+func TaskBudget(own, share float64) float64 {
+	if share > 0 && (own <= 0 || share < own) {
+		return share
 	}
 	return own
 }
@@ -162,10 +165,10 @@ type Rerun struct {
 	Landed bool   `json:"landed,omitempty"`
 	// CostUSD and CostKnown, StartedAt and DurationMs are the second
 	// run's own.
-	CostUSD    float64   `json:"costUsd"`
-	CostKnown  bool      `json:"costKnown"`
-	StartedAt  time.Time `json:"startedAt,omitzero"`
-	DurationMs int64     `json:"durationMs"`
+	CostUSD    float64         `json:"costUsd"`
+	CostKnown  bool            `json:"costKnown"`
+	StartedAt  time.Time       `json:"startedAt,omitzero"`
+	DurationMs millis.Duration `json:"durationMs"`
 	// Attempts and Branch are the second run's, in a batch's summary.
 	Attempts int    `json:"attempts,omitempty"`
 	Branch   string `json:"branch,omitempty"`

@@ -39,7 +39,7 @@ func BenchmarkScheduler(b *testing.B) {
 	}
 	for _, jobs := range []int{1, 4} {
 		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
-			s := &Scheduler{Graph: g, Runner: instantRunner{}, Merger: instantMerger{}, Jobs: jobs, Budget: Budget{TotalUSD: 100}}
+			s := &Scheduler{Graph: g, Runner: instantRunner{}, Merger: instantMerger{}, Jobs: jobs, Budget: Budget{BudgetUSD: 100}}
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := s.Run(context.Background())

@@ -16,13 +16,17 @@ import (
 // what it had reported before. That is why the ledger is not used as it
 // is.
 type Budget struct {
-	// TotalUSD is the budget in US dollars; 0 or less (or NaN): none.
-	TotalUSD float64
+	// BudgetUSD is the budget in US dollars; 0 or less (or NaN): none.
+	BudgetUSD float64
 	// MinTaskUSD is the least a task is expected to cost: the expected
 	// cost before any task has finished, and a floor under the mean. 0:
 	// before any task has finished, tasks start while the budget is not
 	// spent, as a task's first attempt always may.
 	MinTaskUSD float64
+	// Tasks are the tasks' own budgets in US dollars, by id (absent, 0 or
+	// less: none): a task runs with its own, bounded by what the batch's
+	// leaves it (Start.BudgetUSD).
+	Tasks map[string]float64
 }
 
 // epsilon absorbs the rounding of sums of costs: a billionth of a dollar.
@@ -39,13 +43,13 @@ type budgetState struct {
 // canStart tells whether one more task may start under b, and the most it
 // can spend (0 without a budget); reason says why not.
 func (b Budget) canStart(st budgetState) (ok bool, cap float64, reason string) {
-	if !(b.TotalUSD > 0) || math.IsInf(b.TotalUSD, 1) {
+	if !(b.BudgetUSD > 0) || math.IsInf(b.BudgetUSD, 1) {
 		return true, 0, ""
 	}
-	if st.spent >= b.TotalUSD-epsilon {
-		return false, 0, fmt.Sprintf("the batch budget of %s is spent (%s)", usd(b.TotalUSD), usd(st.spent))
+	if st.spent >= b.BudgetUSD-epsilon {
+		return false, 0, fmt.Sprintf("the batch budget of %s is spent (%s)", usd(b.BudgetUSD), usd(st.spent))
 	}
-	left := b.TotalUSD - st.spent
+	left := b.BudgetUSD - st.spent
 	est, of := b.MinTaskUSD, "the least a task is expected to cost"
 	if !(est > 0) {
 		est = 0
@@ -59,10 +63,10 @@ func (b Budget) canStart(st budgetState) (ok bool, cap float64, reason string) {
 	if left-reserved < est-epsilon {
 		if st.running == 0 {
 			return false, 0, fmt.Sprintf("%s left of the %s batch budget is less than %s (%s)",
-				usd(left), usd(b.TotalUSD), of, usd(est))
+				usd(left), usd(b.BudgetUSD), of, usd(est))
 		}
 		return false, 0, fmt.Sprintf("%s left of the %s batch budget, less %s expected of the %d running, is less than %s (%s)",
-			usd(left), usd(b.TotalUSD), usd(reserved), st.running, of, usd(est))
+			usd(left), usd(b.BudgetUSD), usd(reserved), st.running, of, usd(est))
 	}
 	return true, left - reserved, ""
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // TaskResult is what became of one task of a batch. A batch's result is
@@ -35,8 +36,8 @@ type TaskResult struct {
 	// counting the merge), its second run's time included (Rerun). A task
 	// that a resumed batch does not run again keeps those of its earlier
 	// run.
-	StartedAt  time.Time `json:"startedAt,omitzero"`
-	DurationMs int64     `json:"durationMs"`
+	StartedAt  time.Time       `json:"startedAt,omitzero"`
+	DurationMs millis.Duration `json:"durationMs"`
 
 	// Merge is how its merge ended, nil before one.
 	Merge *MergeOutcome `json:"merge,omitempty"`
@@ -116,8 +117,8 @@ type Result struct {
 	CostUSD   float64 `json:"costUsd"`
 	CostKnown bool    `json:"costKnown"`
 	// StartedAt and DurationMs are the batch's.
-	StartedAt  time.Time `json:"startedAt"`
-	DurationMs int64     `json:"durationMs"`
+	StartedAt  time.Time       `json:"startedAt"`
+	DurationMs millis.Duration `json:"durationMs"`
 }
 
 // Count is the number of tasks of status s.

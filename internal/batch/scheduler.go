@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/dag"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Scheduler runs the tasks of a graph. Its fields are its settings; Run
@@ -231,7 +232,7 @@ func (r *run) Ready(canceled bool) []Start {
 		t.Resumed = t.resume != ""
 		r.running++
 		r.emit(EventStarted, t)
-		out = append(out, Start{ID: t.ID, ResumeRunID: t.resume, BudgetUSD: cap})
+		out = append(out, Start{ID: t.ID, ResumeRunID: t.resume, BudgetUSD: TaskBudget(r.s.Budget.Tasks[t.ID], cap)})
 	}
 	return out
 }
@@ -276,7 +277,7 @@ func (r *run) Ended(id string, o Outcome) {
 	t.outcome = o
 	t.RunID, t.RunStatus, t.ExitCode, t.Details = o.RunID, o.Status, o.ExitCode, o.Details
 	t.CostUSD, t.CostKnown = o.CostUSD, o.CostKnown
-	t.DurationMs = r.now().Sub(t.began).Milliseconds()
+	t.DurationMs = millis.Of(r.now().Sub(t.began))
 	switch {
 	case o.Status == StatusDone && r.s.Merger != nil:
 		t.Status = StatusUnmerged
@@ -428,7 +429,7 @@ func (r *run) Result(began time.Time) Result {
 		res.Tasks = append(res.Tasks, t.TaskResult)
 	}
 	res.Status, res.ExitCode = Verdict(res.Tasks, r.cancel)
-	res.DurationMs = r.now().Sub(began).Milliseconds()
+	res.DurationMs = millis.Of(r.now().Sub(began))
 	return res
 }
 

@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // runAsync runs s in the background; wait returns its result.
@@ -238,7 +240,7 @@ func TestBudgetStops(t *testing.T) {
 		"b": {Status: "no-progress", CostUSD: 0.4, CostKnown: true},
 		"c": {Status: StatusDone, CostUSD: 0.4, CostKnown: true},
 	}}
-	res, err := (&Scheduler{Graph: graph(t, "a", "b", "c", "d"), Runner: r, Jobs: 1, Budget: Budget{TotalUSD: 1}}).Run(t.Context())
+	res, err := (&Scheduler{Graph: graph(t, "a", "b", "c", "d"), Runner: r, Jobs: 1, Budget: Budget{BudgetUSD: 1}}).Run(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +261,35 @@ func TestBudgetStops(t *testing.T) {
 	}
 }
 
+// TestBudgetOwn: a task runs with its own budget, bounded by what the
+// batch's leaves it; without a batch budget, with its own; a task without
+// one of its own, with what the batch's leaves it.
+func TestBudgetOwn(t *testing.T) {
+	own := map[string]float64{"a": 0.3, "b": 2}
+	for _, c := range []struct {
+		batch        float64
+		wantA, wantB float64
+	}{{1, 0.3, 0.7}, {0, 0.3, 2}} {
+		r := &fakeRunner{outcomes: map[string]Outcome{
+			"a": {Status: StatusDone, CostUSD: 0.3, CostKnown: true},
+			"b": {Status: StatusDone, CostUSD: 0.1, CostKnown: true},
+		}}
+		if _, err := (&Scheduler{Graph: graph(t, "a", "b", "c"), Runner: r, Jobs: 1, Budget: Budget{BudgetUSD: c.batch, Tasks: own}}).Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := r.start("a")
+		b, _ := r.start("b")
+		cs, _ := r.start("c")
+		wantC := 0.6
+		if c.batch == 0 {
+			wantC = 0
+		}
+		if math.Abs(a.BudgetUSD-c.wantA) > 1e-9 || math.Abs(b.BudgetUSD-c.wantB) > 1e-9 || math.Abs(cs.BudgetUSD-wantC) > 1e-9 {
+			t.Errorf("batch budget %v: a %v, b %v, c %v; want %v, %v, %v", c.batch, a.BudgetUSD, b.BudgetUSD, cs.BudgetUSD, c.wantA, c.wantB, wantC)
+		}
+	}
+}
+
 // TestBudgetRunning: what the running tasks are expected to cost is kept
 // aside; a start refused while tasks run is tried again when they end.
 func TestBudgetRunning(t *testing.T) {
@@ -272,7 +303,7 @@ func TestBudgetRunning(t *testing.T) {
 			gates: gates("a", "b"),
 		}
 		wait := runAsync(t, t.Context(), &Scheduler{Graph: graph(t, "a", "b", "c", "d"), Runner: r, Jobs: 2,
-			Budget: Budget{TotalUSD: 1, MinTaskUSD: 0.3}})
+			Budget: Budget{BudgetUSD: 1, MinTaskUSD: 0.3}})
 		synctest.Wait()
 		a, _ := r.start("a")
 		b, _ := r.start("b")
@@ -308,19 +339,19 @@ func TestBudgetCheck(t *testing.T) {
 		reason string
 	}{
 		{"no budget", Budget{}, budgetState{spent: 100}, true, 0, ""},
-		{"NaN budget", Budget{TotalUSD: nanf()}, budgetState{spent: 100}, true, 0, ""},
-		{"first task", Budget{TotalUSD: 2}, budgetState{}, true, 2, ""},
-		{"first tasks, no minimum: all may start", Budget{TotalUSD: 2}, budgetState{running: 5}, true, 2, ""},
-		{"spent", Budget{TotalUSD: 2}, budgetState{spent: 2}, false, 0, "the batch budget of $2.00 is spent ($2.00)"},
-		{"overspent", Budget{TotalUSD: 2}, budgetState{spent: 2.5, finished: 1, sum: 2.5}, false, 0, "the batch budget of $2.00 is spent ($2.50)"},
-		{"the mean fits exactly", Budget{TotalUSD: 1}, budgetState{spent: 0.5, finished: 1, sum: 0.5}, true, 0.5, ""},
-		{"the mean does not fit", Budget{TotalUSD: 1}, budgetState{spent: 0.6, finished: 2, sum: 0.6, running: 1}, false, 0,
+		{"NaN budget", Budget{BudgetUSD: nanf()}, budgetState{spent: 100}, true, 0, ""},
+		{"first task", Budget{BudgetUSD: 2}, budgetState{}, true, 2, ""},
+		{"first tasks, no minimum: all may start", Budget{BudgetUSD: 2}, budgetState{running: 5}, true, 2, ""},
+		{"spent", Budget{BudgetUSD: 2}, budgetState{spent: 2}, false, 0, "the batch budget of $2.00 is spent ($2.00)"},
+		{"overspent", Budget{BudgetUSD: 2}, budgetState{spent: 2.5, finished: 1, sum: 2.5}, false, 0, "the batch budget of $2.00 is spent ($2.50)"},
+		{"the mean fits exactly", Budget{BudgetUSD: 1}, budgetState{spent: 0.5, finished: 1, sum: 0.5}, true, 0.5, ""},
+		{"the mean does not fit", Budget{BudgetUSD: 1}, budgetState{spent: 0.6, finished: 2, sum: 0.6, running: 1}, false, 0,
 			"$0.4000 left of the $1.00 batch budget, less $0.3000 expected of the 1 running, is less than the mean cost of the finished tasks (2) ($0.3000)"},
-		{"the minimum before any finished", Budget{TotalUSD: 1, MinTaskUSD: 0.4}, budgetState{running: 2}, false, 0,
+		{"the minimum before any finished", Budget{BudgetUSD: 1, MinTaskUSD: 0.4}, budgetState{running: 2}, false, 0,
 			"$1.00 left of the $1.00 batch budget, less $0.8000 expected of the 2 running, is less than the least a task is expected to cost ($0.4000)"},
-		{"the minimum over a lower mean", Budget{TotalUSD: 1, MinTaskUSD: 0.4}, budgetState{spent: 0.7, finished: 2, sum: 0.2}, false, 0,
+		{"the minimum over a lower mean", Budget{BudgetUSD: 1, MinTaskUSD: 0.4}, budgetState{spent: 0.7, finished: 2, sum: 0.2}, false, 0,
 			"$0.3000 left of the $1.00 batch budget is less than the least a task is expected to cost ($0.4000)"},
-		{"unfinished costs count as spent only", Budget{TotalUSD: 1}, budgetState{spent: 0.9, finished: 1, sum: 0.05}, true, 0.1, ""},
+		{"unfinished costs count as spent only", Budget{BudgetUSD: 1}, budgetState{spent: 0.9, finished: 1, sum: 0.05}, true, 0.1, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ok, cap, why := tt.b.canStart(tt.st)
@@ -345,7 +376,7 @@ func TestUnknownCost(t *testing.T) {
 		"a": {Status: StatusDone, CostUSD: 0, CostKnown: false},
 		"b": {Status: StatusDone, CostUSD: 0.9, CostKnown: true},
 	}}
-	res, err := (&Scheduler{Graph: graph(t, "a", "b", "c"), Runner: r, Jobs: 1, Budget: Budget{TotalUSD: 1}}).Run(t.Context())
+	res, err := (&Scheduler{Graph: graph(t, "a", "b", "c"), Runner: r, Jobs: 1, Budget: Budget{BudgetUSD: 1}}).Run(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +441,7 @@ func TestResume(t *testing.T) {
 	s.Initial = map[string]TaskResult{}
 	for i, tr := range res.Tasks {
 		if tr.Status == StatusDone {
-			tr.StartedAt, tr.DurationMs = time.Date(2026, 11, 25, 6, i, 0, 0, time.UTC), int64(1000*(i+1))
+			tr.StartedAt, tr.DurationMs = time.Date(2026, 11, 25, 6, i, 0, 0, time.UTC), millis.Duration(1000*(i+1))
 			s.Initial[tr.ID] = tr
 		}
 	}
@@ -705,7 +736,7 @@ func TestResumedCostCounts(t *testing.T) {
 		}
 		initial := map[string]TaskResult{"a": {Status: StatusInterrupted, RunID: "r-a", RunStatus: StatusInterrupted, CostUSD: 0.9, CostKnown: true}}
 		wait := runAsync(t, t.Context(), &Scheduler{Graph: graph(t, "a", "b"), Runner: r, Jobs: 2, Initial: initial,
-			Budget: Budget{TotalUSD: 1, MinTaskUSD: 0.05}})
+			Budget: Budget{BudgetUSD: 1, MinTaskUSD: 0.05}})
 		synctest.Wait()
 		// 0.1 left, less 0.05 for a: 0.05 pays for b.
 		if b, ok := r.start("b"); !ok || b.BudgetUSD < 0.05-1e-9 || b.BudgetUSD > 0.05+1e-9 {
@@ -719,13 +750,13 @@ func TestResumedCostCounts(t *testing.T) {
 	})
 }
 
-// TestStartCap: a task in a batch runs with its own budget, bounded by the
+// TestTaskBudget: a task in a batch runs with its own budget, bounded by the
 // batch's share; without a share, its own (none stays none).
-func TestStartCap(t *testing.T) {
+func TestTaskBudget(t *testing.T) {
 	for _, c := range []struct{ share, own, want float64 }{
 		{0, 0, 0}, {0, 2, 2}, {1, 0, 1}, {1, 2, 1}, {3, 2, 2}, {1, -1, 1},
 	} {
-		if got := (Start{BudgetUSD: c.share}).Cap(c.own); got != c.want {
+		if got := TaskBudget(c.own, c.share); got != c.want {
 			t.Errorf("share %v, own %v: %v, want %v", c.share, c.own, got, c.want)
 		}
 	}

@@ -1,21 +1,25 @@
 package batch
 
-import "time"
+import (
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
+)
 
 // Summary is what became of a batch run, as `jlgcli batch --json` prints it
 // and its report.json keeps it.
 type Summary struct {
-	RunID      string        `json:"runId"`
-	Status     string        `json:"status"`
-	ExitCode   int           `json:"exitCode"`
-	Details    string        `json:"details,omitempty"`
-	StartedAt  time.Time     `json:"startedAt"`
-	DurationMs int64         `json:"durationMs"`
-	CostUSD    float64       `json:"costUsd"`
-	CostKnown  bool          `json:"costKnown"`
-	BaseBranch string        `json:"baseBranch"`
-	Jobs       int           `json:"jobs"`
-	Tasks      []TaskSummary `json:"tasks"`
+	RunID      string          `json:"runId"`
+	Status     string          `json:"status"`
+	ExitCode   int             `json:"exitCode"`
+	Details    string          `json:"details,omitempty"`
+	StartedAt  time.Time       `json:"startedAt"`
+	DurationMs millis.Duration `json:"durationMs"`
+	CostUSD    float64         `json:"costUsd"`
+	CostKnown  bool            `json:"costKnown"`
+	BaseBranch string          `json:"baseBranch"`
+	Jobs       int             `json:"jobs"`
+	Tasks      []TaskSummary   `json:"tasks"`
 }
 
 // TaskSummary is what became of one sheet of a batch run.
@@ -30,11 +34,11 @@ type TaskSummary struct {
 	Level     int      `json:"level"`
 	Attempts  int      `json:"attempts"`
 	// Tiers say how each tier that made an attempt ended ("fast:spent").
-	Tiers      []string   `json:"tiers,omitempty"`
-	CostUSD    float64    `json:"costUsd"`
-	CostKnown  bool       `json:"costKnown"`
-	StartedAt  *time.Time `json:"startedAt"`
-	DurationMs int64      `json:"durationMs"`
+	Tiers      []string        `json:"tiers,omitempty"`
+	CostUSD    float64         `json:"costUsd"`
+	CostKnown  bool            `json:"costKnown"`
+	StartedAt  *time.Time      `json:"startedAt"`
+	DurationMs millis.Duration `json:"durationMs"`
 	// Commit is the merge commit on the base branch; Branch the task's
 	// (its second run's when that one landed).
 	Commit  *string `json:"commit"`

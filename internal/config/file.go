@@ -12,6 +12,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/trust"
 )
 
@@ -33,7 +34,7 @@ type Layer struct {
 	Backend         *string                `toml:"backend"`
 	Model           *string                `toml:"model"`
 	MaxIterations   *int                   `toml:"maxIterations"`
-	TimeoutMs       *int64                 `toml:"timeoutMs"`
+	TimeoutMs       *millis.Duration       `toml:"timeoutMs"`
 	CompletionMode  *string                `toml:"completionMode"`
 	Marker          *string                `toml:"marker"`
 	NoProgressLimit *int                   `toml:"noProgressLimit"`

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"maps"
 	"math"
 	"path/filepath"
@@ -13,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
@@ -147,18 +149,18 @@ var keyTable = []Key{
 			if d <= 0 {
 				return fmt.Errorf("must be positive, not %s", d)
 			}
-			n := d.Milliseconds()
+			n := millis.Of(d)
 			l.TimeoutMs = &n
 			return nil
 		},
-		apply: scalar(func(l *Layer) *int64 { return l.TimeoutMs }, func(c *Config, v int64) error {
+		apply: scalar(func(l *Layer) *millis.Duration { return l.TimeoutMs }, func(c *Config, v millis.Duration) error {
 			if v <= 0 {
 				return fmt.Errorf("must be positive, not %d", v)
 			}
-			c.Timeout = time.Duration(v) * time.Millisecond
+			c.Timeout = v.Duration()
 			return nil
 		}),
-		print: func(c *Config) string { return fmt.Sprintf("%d (%s)", c.Timeout.Milliseconds(), c.Timeout) }},
+		print: func(c *Config) string { return fmt.Sprintf("%d (%s)", millis.Of(c.Timeout), c.Timeout) }},
 	{Name: "completionMode", Flag: "completion", Env: "JLGCLI_COMPLETION", Kind: "string", Default: string(completion.ModeMarker),
 		Commands: on(loopCmds...), Usage: "how the agent signals done: marker or json (config: completionMode)",
 		parse: text(func(l *Layer) **string { return &l.CompletionMode }),

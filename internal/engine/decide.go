@@ -20,7 +20,7 @@ import (
 type Policy struct {
 	Task         string        `json:"task"`
 	Tiers        []Tier        `json:"tiers"`
-	Budget       float64       `json:"budgetUsd"`
+	BudgetUSD    float64       `json:"budgetUsd"`
 	Timeout      time.Duration `json:"-"`
 	EscalateFrom EscalateFrom  `json:"escalateFrom"`
 }
@@ -96,7 +96,7 @@ func (p Policy) Begin(h History, elapsed time.Duration) (Next, *StopData) {
 		return Next{}, stopAt(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %s", p.Timeout, plural.N(st.Attempts, "attempt")))
 	}
 	tier := p.Tiers[st.Tier]
-	ledger, budget := st.Ledger, p.Budget
+	ledger, budget := st.Ledger, p.BudgetUSD
 	if h.Prior != nil && budget > 0 {
 		// A run that follows an earlier run of the task has what that
 		// run left of the task's budget: the earlier run's attempts tell
@@ -187,9 +187,9 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 		d.Action = ActionRetry
 	}
 	d.State = st
-	if st.Ledger.Exceeded(p.Budget) {
+	if st.Ledger.Exceeded(p.BudgetUSD) {
 		d.Action = ActionStop
-		d.Stop = stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f is spent ($%.4f) after %s", p.Budget, st.Ledger.Spent(), plural.N(a.Number, "attempt")))
+		d.Stop = stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f is spent ($%.4f) after %s", p.BudgetUSD, st.Ledger.Spent(), plural.N(a.Number, "attempt")))
 		d.Stop.Text = a.Response
 	}
 	return d
@@ -206,8 +206,8 @@ func (p Policy) Planned(h History, planner Attempt, steps []string) (History, *S
 		steps = []string{strings.TrimSpace(p.Task)}
 	}
 	h.Plan, h.Planner = slices.Clone(steps), &planner
-	if h.State.Ledger.Exceeded(p.Budget) {
-		return h, stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f was spent by the planner ($%.4f)", p.Budget, h.State.Ledger.Spent()))
+	if h.State.Ledger.Exceeded(p.BudgetUSD) {
+		return h, stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f was spent by the planner ($%.4f)", p.BudgetUSD, h.State.Ledger.Spent()))
 	}
 	return h, nil
 }

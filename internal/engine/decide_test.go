@@ -41,7 +41,7 @@ func TestDecisionTableLocal(t *testing.T) {
 				return failReport(fmt.Sprintf("failure %d", calls))
 			}}
 			clock := newClock()
-			o := TaskOptions{RunID: "run-1", Policy: Policy{Task: "the task", Budget: c.BudgetUSD, EscalateFrom: EscalateFrom(c.EscalateFrom)},
+			o := TaskOptions{RunID: "run-1", Policy: Policy{Task: "the task", BudgetUSD: c.BudgetUSD, EscalateFrom: EscalateFrom(c.EscalateFrom)},
 				Workspace: ws, Tester: tester, Loops: scriptedLoops{c.Attempts},
 				Now: clock.Now, Sleep: clock.Sleep}
 			for _, tr := range c.Tiers {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -173,7 +174,7 @@ type run struct {
 	// began is when this process started (or resumed) the run; base is the
 	// active time used before.
 	began time.Time
-	base  int64
+	base  millis.Duration
 	// journalErr is the first error of the journal: the run goes on and
 	// its result says so.
 	journalErr error
@@ -224,7 +225,7 @@ func Run(ctx context.Context, a agent.Agent, o Options) Result {
 }
 
 // elapsed is the active time of the run, in milliseconds.
-func (r *run) elapsed() int64 { return r.base + ms(r.now().Sub(r.began)) }
+func (r *run) elapsed() millis.Duration { return r.base + millis.Of(r.now().Sub(r.began)) }
 
 func (r *run) loop(ctx context.Context) {
 	if r.st.Accepted && len(r.res.Transcript) > 0 {
@@ -256,7 +257,7 @@ func (r *run) loop(ctx context.Context) {
 			r.stop(StatusMaxIterations, fmt.Sprintf("reached the limit of %s without completion", plural.N(maxIter, "iteration")))
 			return
 		}
-		left := r.o.Timeout - time.Duration(r.elapsed())*time.Millisecond
+		left := r.o.Timeout - r.elapsed().Duration()
 		if r.o.Timeout > 0 && left <= 0 {
 			r.stop(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %s", r.o.Timeout, plural.N(r.st.Iterations, "iteration")))
 			return
@@ -341,7 +342,7 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 		StartedAt:    began.Format(timestampLayout),
 		Prompt:       prompt,
 		Response:     resp.Text,
-		DurationMs:   ms(r.now().Sub(began)),
+		DurationMs:   millis.Of(r.now().Sub(began)),
 		ExitCode:     resp.ExitCode,
 		SessionID:    resp.SessionID,
 		InputTokens:  resp.Usage.InputTokens,
@@ -555,7 +556,7 @@ func (r *run) guardContext(ctx context.Context) (context.Context, context.Cancel
 	if r.o.Timeout <= 0 {
 		return ctx, func() {}
 	}
-	rest := r.o.Timeout - time.Duration(r.elapsed())*time.Millisecond
+	rest := r.o.Timeout - r.elapsed().Duration()
 	return context.WithTimeoutCause(ctx, max(rest, 0), fmt.Errorf("global timeout of %s reached", r.o.Timeout))
 }
 
@@ -578,7 +579,7 @@ func (r *run) countRepeat(same bool) func() {
 // returns whether the loop goes on.
 func (r *run) waitRateLimit(ctx context.Context, f *agent.Failure) bool {
 	now := r.now()
-	wait, details, ok := rateLimitWait(now, f, r.st.WaitedMs, r.o.MaxWait)
+	wait, details, ok := rateLimitWait(now, f, r.st.WaitedMs.Duration(), r.o.MaxWait)
 	if !ok {
 		r.res.Failure = f
 		r.stop(StatusRateLimited, details)
@@ -586,9 +587,9 @@ func (r *run) waitRateLimit(ctx context.Context, f *agent.Failure) bool {
 	}
 	until := now.Add(wait)
 	r.mu.Lock()
-	r.st.WaitedMs += ms(wait)
+	r.st.WaitedMs += millis.Of(wait)
 	r.mu.Unlock()
-	data, _ := json.Marshal(WaitData{Until: until, WaitMs: ms(wait), Message: f.Message, State: r.st})
+	data, _ := json.Marshal(WaitData{Until: until, WaitMs: millis.Of(wait), Message: f.Message, State: r.st})
 	r.record(Event{Type: EventWait, Iteration: r.st.Iterations + 1, Time: now, Data: data})
 	// Waiting is not active time: the timeout does not run meanwhile.
 	waitStart := r.now()
@@ -611,7 +612,7 @@ func (r *run) windowHold(ctx context.Context) (held, ok bool) {
 		known = r.o.Windows.Merge(known)
 	}
 	now := r.now()
-	h := WindowWait(now, known, r.a.Name(), r.o.WindowLimits, r.st.WaitedMs, r.o.MaxWait)
+	h := WindowWait(now, known, r.a.Name(), r.o.WindowLimits, r.st.WaitedMs.Duration(), r.o.MaxWait)
 	if h == nil {
 		return false, true
 	}
@@ -621,10 +622,10 @@ func (r *run) windowHold(ctx context.Context) (held, ok bool) {
 	}
 	until := now.Add(h.Wait)
 	r.mu.Lock()
-	r.st.WaitedMs += ms(h.Wait)
+	r.st.WaitedMs += millis.Of(h.Wait)
 	r.mu.Unlock()
 	w := h.Window
-	data, _ := json.Marshal(WaitData{Until: until, WaitMs: ms(h.Wait), Message: h.Details, Window: &w, State: r.st})
+	data, _ := json.Marshal(WaitData{Until: until, WaitMs: millis.Of(h.Wait), Message: h.Details, Window: &w, State: r.st})
 	r.record(Event{Type: EventWait, Iteration: r.st.Iterations + 1, Time: now, Data: data})
 	r.checkpoint(StatusRunning)
 	if o, ok := r.o.Observer.(WaitObserver); ok {
@@ -646,13 +647,13 @@ func (r *run) windowHold(ctx context.Context) (held, ok bool) {
 // of maxWait: the call is made again once that is spent, and only a refusal
 // then stops the run. A reset time given beyond what is left stops it at
 // once: a call before it would be refused.
-func rateLimitWait(now time.Time, f *agent.Failure, waitedMs int64, maxWait time.Duration) (wait time.Duration, details string, ok bool) {
+func rateLimitWait(now time.Time, f *agent.Failure, waited, maxWait time.Duration) (wait time.Duration, details string, ok bool) {
 	details = "rate limited: " + f.Message
 	if !f.ResetAt.IsZero() {
 		details += "; resets at " + f.ResetAt.Format(time.RFC3339)
 		wait = f.ResetAt.Sub(now) + time.Second
 	}
-	left := maxWait - time.Duration(waitedMs)*time.Millisecond
+	left := maxWait - waited
 	if maxWait <= 0 || left <= 0 {
 		if maxWait > 0 {
 			details += fmt.Sprintf("; --max-wait %s is spent", maxWait)
@@ -666,7 +667,7 @@ func rateLimitWait(now time.Time, f *agent.Failure, waitedMs int64, maxWait time
 	if wait <= 0 {
 		// No reset time: back off, 30s doubling per wait already made,
 		// up to 10 minutes, with jitter, within what is left.
-		n := min(waitedMs/int64(30*time.Second/time.Millisecond), 5)
+		n := min(waited/(30*time.Second), 5)
 		wait = min(30*time.Second<<n, 10*time.Minute)
 		wait += time.Duration(rand.Int64N(int64(wait / 4)))
 		wait = min(wait, left)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // memJournal keeps events in memory.
@@ -193,7 +194,7 @@ func TestResumeKeepsNoProgressCount(t *testing.T) {
 }
 
 func TestResumeCountsTimeAlreadyUsed(t *testing.T) {
-	st := State{Iterations: 1, ElapsedMs: (5 * time.Minute).Milliseconds(), Prompt: "Task"}
+	st := State{Iterations: 1, ElapsedMs: millis.Of(5 * time.Minute), Prompt: "Task"}
 	res := Run(context.Background(), &fakeAgent{}, opts(func(o *Options) {
 		o.Resume = &Resume{State: st, Transcript: []Entry{{Iteration: 1}}}
 	}))
@@ -316,7 +317,7 @@ func TestRateLimitWaitsForReset(t *testing.T) {
 		t.Errorf("duration %dms counts the wait", res.DurationMs)
 	}
 	st, _, _, _ := Replay(j.events)
-	if st.WaitedMs != (20*time.Minute + time.Second).Milliseconds() {
+	if st.WaitedMs != millis.Of(20*time.Minute+time.Second) {
 		t.Errorf("waited %d", st.WaitedMs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
@@ -30,10 +31,10 @@ type Prior struct {
 	Checks *gate.Report `json:"checks,omitempty"`
 	// CostUSD, CostKnown, CostEstimated and DurationMs are the earlier
 	// run's in all: what the task cost before this run.
-	CostUSD       float64 `json:"costUsd"`
-	CostKnown     bool    `json:"costKnown"`
-	CostEstimated bool    `json:"costEstimated,omitempty"`
-	DurationMs    int64   `json:"durationMs"`
+	CostUSD       float64         `json:"costUsd"`
+	CostKnown     bool            `json:"costKnown"`
+	CostEstimated bool            `json:"costEstimated,omitempty"`
+	DurationMs    millis.Duration `json:"durationMs"`
 	// Attempts are the earlier run's attempts, without their prompts
 	// (PriorOf): what the new run's prompts tell.
 	Attempts []Attempt `json:"attempts"`

@@ -133,7 +133,7 @@ func TestPriorRunBudget(t *testing.T) {
 		{name: "cheap", attempts: 2},
 		{name: "strong", attempts: 2, replies: []reply{costly("a.go", "42", 0.50)}},
 	}, answer("42", nil))
-	w.opts.Prior, w.opts.Budget = prior, 0.20
+	w.opts.Prior, w.opts.BudgetUSD = prior, 0.20
 	res := w.run(context.Background())
 	if res.Status != StatusBudgetExceeded || len(res.Attempts) != 0 || len(w.agents["strong"].reqs) != 0 {
 		t.Fatalf("%s after %d attempts: %s", res.Status, len(res.Attempts), res.Details)
@@ -144,7 +144,7 @@ func TestPriorRunBudget(t *testing.T) {
 		{name: "cheap", attempts: 2},
 		{name: "strong", attempts: 2, replies: []reply{costly("a.go", "42", 0.50)}},
 	}, answer("42", nil))
-	w.opts.Prior, w.opts.Budget = prior, 0.60
+	w.opts.Prior, w.opts.BudgetUSD = prior, 0.60
 	if res := w.run(context.Background()); res.Status != StatusDone {
 		t.Errorf("with $0.60 left: %s: %s", res.Status, res.Details)
 	}

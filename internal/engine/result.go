@@ -15,10 +15,9 @@
 package engine
 
 import (
-	"time"
-
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Status is how a run ended.
@@ -53,19 +52,19 @@ func (s Status) ExitCode() int { return exit.OfStatus(string(s)) }
 
 // Entry is one iteration in the transcript.
 type Entry struct {
-	Iteration    int            `json:"iteration"`
-	StartedAt    string         `json:"startedAt"`
-	Prompt       string         `json:"prompt"`
-	Response     string         `json:"response"`
-	DurationMs   int64          `json:"durationMs"`
-	ExitCode     int            `json:"exitCode"`
-	SessionID    string         `json:"sessionId,omitempty"`
-	InputTokens  int64          `json:"inputTokens"`
-	OutputTokens int64          `json:"outputTokens"`
-	CostUSD      float64        `json:"costUsd"`
-	CostKnown    bool           `json:"costKnown,omitempty"`
-	Truncated    bool           `json:"truncated,omitempty"`
-	Failure      *agent.Failure `json:"failure,omitempty"`
+	Iteration    int             `json:"iteration"`
+	StartedAt    string          `json:"startedAt"`
+	Prompt       string          `json:"prompt"`
+	Response     string          `json:"response"`
+	DurationMs   millis.Duration `json:"durationMs"`
+	ExitCode     int             `json:"exitCode"`
+	SessionID    string          `json:"sessionId,omitempty"`
+	InputTokens  int64           `json:"inputTokens"`
+	OutputTokens int64           `json:"outputTokens"`
+	CostUSD      float64         `json:"costUsd"`
+	CostKnown    bool            `json:"costKnown,omitempty"`
+	Truncated    bool            `json:"truncated,omitempty"`
+	Failure      *agent.Failure  `json:"failure,omitempty"`
 	// Windows are the subscription windows the call reported.
 	Windows []agent.Window `json:"windows,omitempty"`
 	// Refusal is why the iteration was refused (a guard of done, or one
@@ -75,19 +74,19 @@ type Entry struct {
 
 // Result is the outcome of a run, with the seed's field names.
 type Result struct {
-	ExitCode     int     `json:"exitCode"`
-	Text         string  `json:"text"`
-	Backend      string  `json:"backend"`
-	Status       Status  `json:"status"`
-	Iterations   int     `json:"iterations"`
-	DurationMs   int64   `json:"durationMs"`
-	Transcript   []Entry `json:"transcript"`
-	Summary      string  `json:"summary,omitempty"`
-	Details      string  `json:"details,omitempty"`
-	RunID        string  `json:"runId"`
-	CostUSD      float64 `json:"costUsd"`
-	InputTokens  int64   `json:"inputTokens"`
-	OutputTokens int64   `json:"outputTokens"`
+	ExitCode     int             `json:"exitCode"`
+	Text         string          `json:"text"`
+	Backend      string          `json:"backend"`
+	Status       Status          `json:"status"`
+	Iterations   int             `json:"iterations"`
+	DurationMs   millis.Duration `json:"durationMs"`
+	Transcript   []Entry         `json:"transcript"`
+	Summary      string          `json:"summary,omitempty"`
+	Details      string          `json:"details,omitempty"`
+	RunID        string          `json:"runId"`
+	CostUSD      float64         `json:"costUsd"`
+	InputTokens  int64           `json:"inputTokens"`
+	OutputTokens int64           `json:"outputTokens"`
 	// CostKnown tells whether the agent reported any cost; when false,
 	// CostUSD is 0 because the CLI reports none, not because it was free.
 	CostKnown bool   `json:"costKnown"`
@@ -124,6 +123,3 @@ func (r *Result) stop(s Status, details string) {
 	r.ExitCode = s.ExitCode()
 	r.Details = details
 }
-
-// ms is d in whole milliseconds.
-func ms(d time.Duration) int64 { return d.Milliseconds() }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -19,9 +20,9 @@ type State struct {
 	Iterations int `json:"iterations"`
 	// ElapsedMs is the active time used against the global timeout: time
 	// while jlgcli ran the loop, waits for a rate limit excepted.
-	ElapsedMs int64 `json:"elapsedMs"`
+	ElapsedMs millis.Duration `json:"elapsedMs"`
 	// WaitedMs is the time spent waiting for rate limits, against MaxWait.
-	WaitedMs int64 `json:"waitedMs"`
+	WaitedMs millis.Duration `json:"waitedMs"`
 	// Prompt is the prompt of the next iteration (the task, or json next).
 	Prompt string `json:"prompt"`
 	// Repeats counts identical consecutive replies (noProgressLimit).
@@ -93,9 +94,9 @@ const VerdictDone = "done"
 
 // WaitData is the payload of a rate-limit wait event.
 type WaitData struct {
-	Until   time.Time `json:"until"`
-	WaitMs  int64     `json:"waitMs"`
-	Message string    `json:"message"`
+	Until   time.Time       `json:"until"`
+	WaitMs  millis.Duration `json:"waitMs"`
+	Message string          `json:"message"`
 	// Window, when set, is the subscription window over --window-limit
 	// that is waited for (no call was refused).
 	Window *Window `json:"window,omitempty"`
@@ -105,14 +106,14 @@ type WaitData struct {
 // StopData is the payload of a stop event: the result but its transcript,
 // which the iteration events hold.
 type StopData struct {
-	Status     Status         `json:"status"`
-	ExitCode   int            `json:"exitCode"`
-	Details    string         `json:"details,omitempty"`
-	Summary    string         `json:"summary,omitempty"`
-	Text       string         `json:"text"`
-	DurationMs int64          `json:"durationMs"`
-	Failure    *agent.Failure `json:"failure,omitempty"`
-	GateFailed bool           `json:"gateFailed,omitempty"`
+	Status     Status          `json:"status"`
+	ExitCode   int             `json:"exitCode"`
+	Details    string          `json:"details,omitempty"`
+	Summary    string          `json:"summary,omitempty"`
+	Text       string          `json:"text"`
+	DurationMs millis.Duration `json:"durationMs"`
+	Failure    *agent.Failure  `json:"failure,omitempty"`
+	GateFailed bool            `json:"gateFailed,omitempty"`
 }
 
 // Checkpoint is the snapshot written after every iteration and at every

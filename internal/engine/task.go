@@ -19,6 +19,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
@@ -194,7 +195,7 @@ type task struct {
 	o          TaskOptions
 	now        func() time.Time
 	began      time.Time
-	base       int64 // active time before this process, ms
+	base       millis.Duration // active time before this process
 	mu         sync.Mutex
 	st         TaskState
 	attempts   []Attempt
@@ -219,12 +220,12 @@ func RunTask(ctx context.Context, o TaskOptions) TaskResult {
 		if r.Planned {
 			t.plan = slices.Clone(r.Plan)
 		}
-		t.record(EventResume, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.Budget, State: t.st})
+		t.record(EventResume, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.BudgetUSD, State: t.st})
 	} else {
 		if t.prior = o.Prior; t.prior != nil {
 			t.st.Tier = t.prior.StartTier(len(o.Tiers))
 		}
-		t.record(EventStart, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.Budget, State: t.st, Prior: t.prior})
+		t.record(EventStart, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.BudgetUSD, State: t.st, Prior: t.prior})
 	}
 	t.base = t.st.ElapsedMs
 	t.run(ctx)
@@ -262,7 +263,7 @@ type AttemptOutcome struct {
 	Detection *detect.Detection `json:"detection,omitempty"`
 	// WaitedMs is the time the task has waited for rate limits, this
 	// attempt's waits included.
-	WaitedMs int64 `json:"waitedMs"`
+	WaitedMs millis.Duration `json:"waitedMs"`
 	// Stop, when set, says why the attempt could not be made or judged: the
 	// agent missing or unauthenticated, a rate limit beyond the allowance,
 	// the time limit, an interruption, git failing. Attempt is then empty.
@@ -296,10 +297,10 @@ func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) Attemp
 // Result is the task's result after history h, ended by stop (nil: still
 // running), as RunTask returns it.
 func (p Policy) Result(runID string, h History, stop *StopData) TaskResult {
-	return buildTaskResult(runID, p.Task, p.Tiers, p.Budget, h.Plan, h.Planner, h.Prior, h.Attempts, h.State, stop)
+	return buildTaskResult(runID, p.Task, p.Tiers, p.BudgetUSD, h.Plan, h.Planner, h.Prior, h.Attempts, h.State, stop)
 }
 
-func (t *task) elapsed() int64 { return t.base + ms(t.now().Sub(t.began)) }
+func (t *task) elapsed() millis.Duration { return t.base + millis.Of(t.now().Sub(t.began)) }
 
 // end stops the task with status s.
 func (t *task) end(s Status, details string, f *agent.Failure) {
@@ -329,7 +330,7 @@ func (t *task) run(ctx context.Context) {
 			t.end(StatusInterrupted, fmt.Sprintf("interrupted after %s", plural.N(t.st.Attempts, "attempt")), nil)
 			return
 		}
-		next, stop := t.o.Policy.Begin(t.history(), time.Duration(t.elapsed())*time.Millisecond)
+		next, stop := t.o.Policy.Begin(t.history(), t.elapsed().Duration())
 		if stop != nil {
 			t.stop = stop
 			return
@@ -394,7 +395,7 @@ func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent
 		}
 	}
 	for {
-		left := t.o.Timeout - time.Duration(t.elapsed())*time.Millisecond
+		left := t.o.Timeout - t.elapsed().Duration()
 		if t.o.Timeout > 0 && left <= 0 {
 			t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached during attempt %d", t.o.Timeout, n), nil)
 			return agent.Response{}, nil, false
@@ -449,15 +450,15 @@ func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent
 			return resp, f, false
 		}
 		if f != nil && f.Kind == agent.FailRateLimit {
-			wait, details, ok := rateLimitWait(t.now(), f, t.st.WaitedMs, t.o.MaxWait)
+			wait, details, ok := rateLimitWait(t.now(), f, t.st.WaitedMs.Duration(), t.o.MaxWait)
 			if !ok {
 				t.end(StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, details), f)
 				return resp, f, false
 			}
 			t.mu.Lock()
-			t.st.WaitedMs += ms(wait)
+			t.st.WaitedMs += millis.Of(wait)
 			t.mu.Unlock()
-			t.record(EventWait, n, TaskWait{Until: t.now().Add(wait), WaitMs: ms(wait), Message: f.Message, State: t.st})
+			t.record(EventWait, n, TaskWait{Until: t.now().Add(wait), WaitMs: millis.Of(wait), Message: f.Message, State: t.st})
 			waitStart := t.now()
 			err := t.o.Sleep(ctx, wait)
 			t.began = t.began.Add(t.now().Sub(waitStart)) // waiting is not active time
@@ -480,7 +481,7 @@ func (t *task) windowHold(ctx context.Context, tier Tier, n int) (held, ok bool)
 		known = t.o.Windows.Merge(known)
 	}
 	now := t.now()
-	h := WindowWait(now, known, tier.Agent.Name(), t.o.WindowLimits, t.st.WaitedMs, t.o.MaxWait)
+	h := WindowWait(now, known, tier.Agent.Name(), t.o.WindowLimits, t.st.WaitedMs.Duration(), t.o.MaxWait)
 	if h == nil {
 		return false, true
 	}
@@ -490,10 +491,10 @@ func (t *task) windowHold(ctx context.Context, tier Tier, n int) (held, ok bool)
 	}
 	until := now.Add(h.Wait)
 	t.mu.Lock()
-	t.st.WaitedMs += ms(h.Wait)
+	t.st.WaitedMs += millis.Of(h.Wait)
 	t.mu.Unlock()
 	w := h.Window
-	t.record(EventWait, n, TaskWait{Until: until, WaitMs: ms(h.Wait), Message: h.Details, Window: &w, State: t.st})
+	t.record(EventWait, n, TaskWait{Until: until, WaitMs: millis.Of(h.Wait), Message: h.Details, Window: &w, State: t.st})
 	t.checkpoint(StatusRunning)
 	if o, ok := t.o.Observer.(WaitObserver); ok {
 		o.Waiting(until, h.Details)
@@ -602,7 +603,7 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 	if t.o.Observer != nil {
 		t.o.Observer.Phase(p, "gate")
 	}
-	gctx, cancel := t.callCtx(ctx, t.o.Timeout-time.Duration(t.elapsed())*time.Millisecond)
+	gctx, cancel := t.callCtx(ctx, t.o.Timeout-t.elapsed().Duration())
 	rep := t.o.Tester.Test(gctx, change)
 	cancel()
 	if rep.Interrupted || ctx.Err() != nil {
@@ -616,7 +617,7 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 		return Attempt{}, nil, false
 	}
 	a.Gate = rep
-	a.DurationMs = ms(t.now().Sub(began))
+	a.DurationMs = millis.Of(t.now().Sub(began))
 
 	if rep.OK() {
 		sha, committed, err := ws.Commit(ctx, t.commitMessage(a))
@@ -841,7 +842,7 @@ func (t *task) progress(a Attempt) TaskProgress {
 	tier := t.o.Tiers[a.TierIndex]
 	p := TaskProgress{Step: t.st.Step + 1, Steps: t.steps(), Tier: tier.Name, TierIndex: a.TierIndex, Tiers: len(t.o.Tiers),
 		InTier: a.InTier, Attempts: tier.Attempts, Number: a.Number, CostUSD: t.st.Ledger.Spent(),
-		Estimated: t.st.Ledger.Estimated(), CostKnown: t.costKnown(), BudgetUSD: t.o.Budget, Windows: t.st.Windows}
+		Estimated: t.st.Ledger.Estimated(), CostKnown: t.costKnown(), BudgetUSD: t.o.BudgetUSD, Windows: t.st.Windows}
 	if len(t.attempts) > 0 {
 		p.LastGate = t.attempts[len(t.attempts)-1].Gate.Status
 	}
@@ -914,7 +915,7 @@ func tierStats(tiers []Tier, attempts []Attempt) []TierStat {
 
 // result is the task's result as it stands.
 func (t *task) result() TaskResult {
-	return buildTaskResult(t.o.RunID, t.o.Task, t.o.Tiers, t.o.Budget, t.plan, t.planner, t.prior, t.attempts, t.st, t.stop)
+	return buildTaskResult(t.o.RunID, t.o.Task, t.o.Tiers, t.o.BudgetUSD, t.plan, t.planner, t.prior, t.attempts, t.st, t.stop)
 }
 
 // buildTaskResult assembles a result from what a task's journal holds.

@@ -23,6 +23,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // ---------------------------------------------------------------------------
@@ -847,7 +848,7 @@ func TestRunTask(t *testing.T) {
 				{write: map[string]string{"a.go": "right answer"}, resp: agent.Response{Text: "3", Usage: agent.Usage{CostUSD: 0.40, CostKnown: true}}},
 			}}},
 			judge:        answer("right answer", nil),
-			setup:        func(w *world) { w.opts.Budget = 1.00 },
+			setup:        func(w *world) { w.opts.BudgetUSD = 1.00 },
 			status:       StatusBudgetExceeded,
 			exit:         7,
 			actions:      []string{ActionRetry, ActionRetry},
@@ -870,7 +871,7 @@ func TestRunTask(t *testing.T) {
 				edit("a.go", "right answer"),
 			}}},
 			judge:        answer("right answer", nil),
-			setup:        func(w *world) { w.opts.Budget = 1.00 },
+			setup:        func(w *world) { w.opts.BudgetUSD = 1.00 },
 			status:       StatusBudgetExceeded,
 			exit:         7,
 			actions:      []string{ActionStop},
@@ -949,7 +950,7 @@ func TestRunTask(t *testing.T) {
 			snapshots:    append(snapNames(1), "2", "2-result"),
 			check: func(t *testing.T, w *world, r TaskResult) {
 				mustContain(t, "details", r.Details, "global timeout of 10m0s reached while the checks judged attempt 2")
-				if r.DurationMs != (12 * time.Minute).Milliseconds() {
+				if r.DurationMs != millis.Of(12*time.Minute) {
 					t.Errorf("duration %d", r.DurationMs)
 				}
 			},
@@ -976,7 +977,7 @@ func TestRunTask(t *testing.T) {
 				if n := len(w.agents["t1"].reqs); n != 2 {
 					t.Errorf("%d calls", n)
 				}
-				if r.Attempts[0].DurationMs != (5 * time.Minute).Milliseconds() {
+				if r.Attempts[0].DurationMs != millis.Of(5*time.Minute) {
 					t.Errorf("attempt 1 took %dms", r.Attempts[0].DurationMs)
 				}
 			},
@@ -1051,7 +1052,7 @@ func TestRunTask(t *testing.T) {
 				events := w.journal.all()
 				i := slices.IndexFunc(events, func(ev Event) bool { return ev.Type == EventWait })
 				j, err := ReplayTask(events[:i+1])
-				if err != nil || j.Resume.State.WaitedMs != (5*time.Minute+time.Second).Milliseconds() {
+				if err != nil || j.Resume.State.WaitedMs != millis.Of(5*time.Minute+time.Second) {
 					t.Errorf("replayed waited %d (%v)", j.Resume.State.WaitedMs, err)
 				}
 			},
@@ -1113,7 +1114,7 @@ func TestRunTask(t *testing.T) {
 			tiers: []tierSpec{{name: "t1", attempts: 2, replies: []reply{edit("a.go", "right answer")}}},
 			judge: answer("right answer", nil),
 			setup: func(w *world) {
-				w.opts.Budget = 1
+				w.opts.BudgetUSD = 1
 				w.planner(`{"steps": ["a"]}`, agent.Usage{CostUSD: 2, CostKnown: true})
 			},
 			status: StatusBudgetExceeded,

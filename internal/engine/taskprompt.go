@@ -10,6 +10,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Bounds of what a developer's prompt tells of earlier attempts.
@@ -559,7 +560,7 @@ func (t *task) askPlanner(ctx context.Context) (Attempt, []string, bool) {
 	}
 	p := Attempt{Tier: pl.Name, Backend: pl.Backend, Model: pl.Model, StartedAt: t.now().UTC(), Prompt: planPrompt(t.o.Task)}
 	if t.o.Observer != nil {
-		t.o.Observer.Phase(TaskProgress{Steps: 1, Tier: pl.Name, BudgetUSD: t.o.Budget}, "plan")
+		t.o.Observer.Phase(TaskProgress{Steps: 1, Tier: pl.Name, BudgetUSD: t.o.BudgetUSD}, "plan")
 	}
 	began := t.now()
 	resp, f, ok := t.call(ctx, pl, p.Prompt, 0)
@@ -569,7 +570,7 @@ func (t *task) askPlanner(ctx context.Context) (Attempt, []string, bool) {
 	p.Response, p.ExitCode, p.Failure, p.SessionID = resp.Text, resp.ExitCode, f, resp.SessionID
 	p.InputTokens, p.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
 	p.CostUSD, p.CostEstimated, p.CostKnown = t.costOf(pl, resp.Usage)
-	p.DurationMs = ms(t.now().Sub(began))
+	p.DurationMs = millis.Of(t.now().Sub(began))
 	p.Action = "plan"
 	steps, err := ParsePlan(resp.Text)
 	if f != nil && err == nil {
@@ -588,7 +589,7 @@ func (t *task) askPlanner(ctx context.Context) (Attempt, []string, bool) {
 // the caller (a Temporal workflow) applies Policy.Planned. nil steps: the
 // planner gave none (its reply says why). stop, when set, says why the
 // planner could not be asked.
-func RunPlanner(ctx context.Context, o TaskOptions, h History) (planner Attempt, steps []string, waitedMs int64, stop *StopData) {
+func RunPlanner(ctx context.Context, o TaskOptions, h History) (planner Attempt, steps []string, waitedMs millis.Duration, stop *StopData) {
 	t := newTask(o)
 	t.st, t.attempts, t.plan = h.State, h.Attempts, h.Plan
 	t.base = h.State.ElapsedMs

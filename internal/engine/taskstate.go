@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -53,8 +54,8 @@ type Attempt struct {
 	Backend   string `json:"backend"`
 	Model     string `json:"model,omitempty"`
 
-	StartedAt  time.Time `json:"startedAt"`
-	DurationMs int64     `json:"durationMs"`
+	StartedAt  time.Time       `json:"startedAt"`
+	DurationMs millis.Duration `json:"durationMs"`
 	// Nudged: the prompt told the agent to step back (a loop was found).
 	Nudged bool `json:"nudged,omitempty"`
 
@@ -187,8 +188,8 @@ type TaskState struct {
 	StepBase string `json:"stepBase"`
 	// ElapsedMs is the active time used against the timeout; WaitedMs the
 	// time spent waiting for rate limits.
-	ElapsedMs int64 `json:"elapsedMs"`
-	WaitedMs  int64 `json:"waitedMs"`
+	ElapsedMs millis.Duration `json:"elapsedMs"`
+	WaitedMs  millis.Duration `json:"waitedMs"`
 	// Ledger holds each attempt's cost, for the budget.
 	Ledger cost.Ledger `json:"ledger"`
 	// Commits are the commits made on the task branch, in order.
@@ -228,9 +229,9 @@ type TaskStart struct {
 
 // TaskWait is the payload of a task's rate-limit wait event.
 type TaskWait struct {
-	Until   time.Time `json:"until"`
-	WaitMs  int64     `json:"waitMs"`
-	Message string    `json:"message"`
+	Until   time.Time       `json:"until"`
+	WaitMs  millis.Duration `json:"waitMs"`
+	Message string          `json:"message"`
 	// Window, when set, is the window over --window-limit waited for.
 	Window *Window   `json:"window,omitempty"`
 	State  TaskState `json:"state"`
@@ -252,16 +253,16 @@ type TierStat = store.TierStat
 // the task adds: the plan, each tier's attempts and cost, the attempts, the
 // detections and the last gate report.
 type TaskResult struct {
-	ExitCode   int    `json:"exitCode"`
-	Status     Status `json:"status"`
-	Text       string `json:"text"`
-	Backend    string `json:"backend"`
-	RunID      string `json:"runId"`
-	Task       string `json:"task"`
-	Iterations int    `json:"iterations"`
-	DurationMs int64  `json:"durationMs"`
-	Summary    string `json:"summary,omitempty"`
-	Details    string `json:"details,omitempty"`
+	ExitCode   int             `json:"exitCode"`
+	Status     Status          `json:"status"`
+	Text       string          `json:"text"`
+	Backend    string          `json:"backend"`
+	RunID      string          `json:"runId"`
+	Task       string          `json:"task"`
+	Iterations int             `json:"iterations"`
+	DurationMs millis.Duration `json:"durationMs"`
+	Summary    string          `json:"summary,omitempty"`
+	Details    string          `json:"details,omitempty"`
 
 	CostUSD       float64 `json:"costUsd"`
 	CostKnown     bool    `json:"costKnown"`
@@ -317,13 +318,13 @@ type RerunAs struct {
 // change did not land, and what it made and cost, which the task's cost
 // in all counts besides the run's own.
 type RerunOf struct {
-	RunID         string  `json:"runId"`
-	Reason        string  `json:"reason,omitempty"`
-	Attempts      int     `json:"attempts"`
-	CostUSD       float64 `json:"costUsd"`
-	CostKnown     bool    `json:"costKnown"`
-	CostEstimated bool    `json:"costEstimated,omitempty"`
-	DurationMs    int64   `json:"durationMs"`
+	RunID         string          `json:"runId"`
+	Reason        string          `json:"reason,omitempty"`
+	Attempts      int             `json:"attempts"`
+	CostUSD       float64         `json:"costUsd"`
+	CostKnown     bool            `json:"costKnown"`
+	CostEstimated bool            `json:"costEstimated,omitempty"`
+	DurationMs    millis.Duration `json:"durationMs"`
 }
 
 func rerunOf(p *Prior) *RerunOf {

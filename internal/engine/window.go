@@ -107,10 +107,10 @@ type WindowHold struct {
 // WindowWait decides whether a call may start on backend at now: nil when it
 // may (no limit, or every known window of the backend below it or already
 // reset); else the window over the limit that resets last, and whether
-// maxWait, of which waitedMs is spent, allows waiting for its reset. A
+// maxWait, of which waited is spent, allows waiting for its reset. A
 // window whose reset time was not reported cannot be waited for and is left
 // out: nothing is guessed.
-func WindowWait(now time.Time, ws Windows, backend string, limits WindowLimits, waitedMs int64, maxWait time.Duration) *WindowHold {
+func WindowWait(now time.Time, ws Windows, backend string, limits WindowLimits, waited, maxWait time.Duration) *WindowHold {
 	limit := limits.Of(backend)
 	if limit <= 0 {
 		return nil
@@ -130,7 +130,7 @@ func WindowWait(now time.Time, ws Windows, backend string, limits WindowLimits, 
 	h := &WindowHold{Window: *over, Limit: limit, Wait: over.ResetsAt.Sub(now) + time.Second}
 	h.Details = fmt.Sprintf("%s %s window at %s (--window-limit %s%%), resets at %s",
 		backend, over.Kind, Percent(over.Used), trimFloat(limit), over.ResetsAt.Format(time.RFC3339))
-	left := maxWait - time.Duration(waitedMs)*time.Millisecond
+	left := maxWait - waited
 	switch {
 	case maxWait <= 0:
 		h.Details += "; --max-wait is 0"

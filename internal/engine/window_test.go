@@ -26,7 +26,7 @@ func TestWindowWaitDecision(t *testing.T) {
 		backend string
 		limits  WindowLimits
 		maxWait time.Duration
-		waited  int64
+		waited  time.Duration
 		want    string // "" go; "wait <d>"; "stop <details part>"
 	}{
 		{"no limit", ws, "claude", nil, time.Hour, 0, ""},
@@ -39,7 +39,7 @@ func TestWindowWaitDecision(t *testing.T) {
 		{"no reset time known", Windows{{Backend: "claude", Kind: "5h", Used: 1}}, "claude", limit, time.Hour, 0, ""},
 		{"the latest reset of two over", ws, "claude", WindowLimits{"": 50}, 100 * time.Hour, 0, "wait 72h0m1s"},
 		{"beyond max-wait", ws, "claude", WindowLimits{"": 50}, time.Hour, 0, "stop claude weekly window at 50% (--window-limit 50%), resets at 2026-11-25T12:00:00Z; waiting 72h0m1s would pass --max-wait 1h0m0s"},
-		{"max-wait spent", ws, "claude", limit, time.Hour, time.Hour.Milliseconds(), "stop claude 5h window at 92% (--window-limit 80%), resets at 2026-11-22T12:10:00Z; --max-wait 1h0m0s is spent"},
+		{"max-wait spent", ws, "claude", limit, time.Hour, time.Hour, "stop claude 5h window at 92% (--window-limit 80%), resets at 2026-11-22T12:10:00Z; --max-wait 1h0m0s is spent"},
 		{"no max-wait", ws, "claude", limit, 0, 0, "stop claude 5h window at 92% (--window-limit 80%), resets at 2026-11-22T12:10:00Z; --max-wait is 0"},
 	}
 	for _, c := range cases {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
@@ -64,8 +65,8 @@ type BaseTestsReport struct {
 	Counts *Counts `json:"counts,omitempty"`
 	// ByExitStatus are the checks whose tests could be neither named nor
 	// counted, here or at the baseline: only their exit status judged.
-	ByExitStatus []string `json:"byExitStatus,omitempty"`
-	DurationMs   int64    `json:"durationMs,omitempty"`
+	ByExitStatus []string        `json:"byExitStatus,omitempty"`
+	DurationMs   millis.Duration `json:"durationMs,omitempty"`
 }
 
 // The rules of the tests of the base (GamingFinding.Rule).
@@ -159,7 +160,7 @@ func judgeBase(ctx context.Context, dir string, env []string, checks []Check, r 
 		rep.Counts = &counts
 	}
 	findings := baseFindings(opt.Baseline, current, sub, rep)
-	rep.DurationMs = time.Since(start).Milliseconds()
+	rep.DurationMs = millis.Of(time.Since(start))
 	rep.Status = BasePass
 	if len(findings) > 0 {
 		rep.Status = BaseFail

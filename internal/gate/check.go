@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // DefaultTimeout stops a check that runs longer than this when its Timeout is
@@ -50,15 +52,15 @@ type Check struct {
 // written before timeoutMs hold.
 type checkJSON struct {
 	checkFields
-	TimeoutMs int64 `json:"timeoutMs,omitempty"`
-	Timeout   int64 `json:"Timeout,omitempty"`
+	TimeoutMs millis.Duration `json:"timeoutMs,omitempty"`
+	Timeout   int64           `json:"Timeout,omitempty"`
 }
 
 type checkFields Check // without its methods
 
 // MarshalJSON writes the check with its timeout in milliseconds.
 func (c Check) MarshalJSON() ([]byte, error) {
-	return json.Marshal(checkJSON{checkFields: checkFields(c), TimeoutMs: c.Timeout.Milliseconds()})
+	return json.Marshal(checkJSON{checkFields: checkFields(c), TimeoutMs: millis.Of(c.Timeout)})
 }
 
 // UnmarshalJSON reads a check as MarshalJSON writes it, or as runs written
@@ -71,7 +73,7 @@ func (c *Check) UnmarshalJSON(data []byte) error {
 	*c = Check(v.checkFields)
 	switch {
 	case v.TimeoutMs != 0:
-		c.Timeout = time.Duration(v.TimeoutMs) * time.Millisecond
+		c.Timeout = v.TimeoutMs.Duration()
 	case v.Timeout != 0:
 		c.Timeout = time.Duration(v.Timeout)
 	}

@@ -3,7 +3,6 @@ package gate
 import (
 	"fmt"
 	"strings"
-	"time"
 )
 
 // How a check fared in the baseline (CheckResult.Baseline, set by Judge).
@@ -118,7 +117,7 @@ func outcome(c CheckResult) string {
 	case c.Limit != "":
 		return "failed: " + c.Limit
 	case c.TimedOut:
-		return fmt.Sprintf("timed out after %s and was stopped", time.Duration(c.TimeoutMs)*time.Millisecond)
+		return fmt.Sprintf("timed out after %s and was stopped", c.TimeoutMs.Duration())
 	case c.Interrupted:
 		return "was interrupted"
 	case c.ExitCode > 128:

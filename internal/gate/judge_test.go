@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 func pass(name string) CheckResult {
@@ -92,7 +94,7 @@ func TestFailurePrompt(t *testing.T) {
 	v := Verdict{
 		Failed: []CheckResult{
 			{Name: "unit", Command: "go test ./...", ExitCode: 1, OutputTail: tail, OutputBytes: 3 << 10, Baseline: BaselineOtherFailure},
-			{Name: "lint", Command: "golangci-lint run", TimedOut: true, TimeoutMs: (10 * time.Minute).Milliseconds(), ExitCode: 143},
+			{Name: "lint", Command: "golangci-lint run", TimedOut: true, TimeoutMs: millis.Of(10 * time.Minute), ExitCode: 143},
 			{Name: "silent", Command: "silent", ExitCode: 4},
 		},
 		Tolerated: []CheckResult{{Name: "flaky e2e", ExitCode: 1}},

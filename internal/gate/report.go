@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Report.Status: the seed's tester statuses.
@@ -178,9 +180,9 @@ type Report struct {
 	Checks []CheckReport `json:"checks"`
 	// NotRun are the checks not run: a check before them failed (checks
 	// stop at the first failure) or the run was interrupted.
-	NotRun      []string `json:"not_run,omitempty"`
-	Interrupted bool     `json:"interrupted,omitempty"`
-	DurationMs  int64    `json:"duration_ms"`
+	NotRun      []string        `json:"not_run,omitempty"`
+	Interrupted bool            `json:"interrupted,omitempty"`
+	DurationMs  millis.Duration `json:"duration_ms"`
 	// Uncounted are the checks (of tests, or of a kind jlgcli cannot
 	// tell) that ran to their end and whose output said neither how many
 	// tests ran nor which: the rules that compare tests (fewer-tests-run,
@@ -287,7 +289,7 @@ func build(runs []*checkRun, notRun []string, interrupted bool, start time.Time,
 	}
 	b.addGaming(opt)
 	b.judge(interrupted)
-	b.r.DurationMs = time.Since(start).Milliseconds()
+	b.r.DurationMs = millis.Of(time.Since(start))
 	return b.r
 }
 
@@ -379,7 +381,7 @@ func (b *builder) addRun(run *checkRun) {
 	switch {
 	case cr.TimedOut:
 		b.timedOut = true
-		b.addText(&r.RuntimeErrors, fmt.Sprintf("check %q timed out after %s and was stopped (an infinite loop or a deadlock?)", cr.Name, time.Duration(cr.TimeoutMs)*time.Millisecond))
+		b.addText(&r.RuntimeErrors, fmt.Sprintf("check %q timed out after %s and was stopped (an infinite loop or a deadlock?)", cr.Name, cr.TimeoutMs.Duration()))
 	case cr.Error != "":
 		b.addFailure(TestFailure{Test: cr.Name, Check: cr.Name, Error: "could not be started: " + cr.Error})
 	case cr.Limit != "":

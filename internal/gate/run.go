@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
@@ -53,9 +54,9 @@ type CheckResult struct {
 	// Limit says which limit of its sandbox the check reached, when that
 	// is why it failed: "the call reached its limit of 512 processes
 	// (sandbox.maxProcesses)".
-	Limit      string `json:"limit,omitempty"`
-	DurationMs int64  `json:"durationMs"`
-	TimeoutMs  int64  `json:"timeoutMs"`
+	Limit      string          `json:"limit,omitempty"`
+	DurationMs millis.Duration `json:"durationMs"`
+	TimeoutMs  millis.Duration `json:"timeoutMs"`
 	// OutputTail is the end of the combined output, at most TailLines lines
 	// and TailBytes bytes, without terminal escapes.
 	OutputTail string `json:"outputTail,omitempty"`
@@ -77,8 +78,8 @@ type Result struct {
 	// ended, those not started are missing.
 	Checks []CheckResult `json:"checks"`
 	// Interrupted: the context ended before every check had run.
-	Interrupted bool  `json:"interrupted,omitempty"`
-	DurationMs  int64 `json:"durationMs"`
+	Interrupted bool            `json:"interrupted,omitempty"`
+	DurationMs  millis.Duration `json:"durationMs"`
 }
 
 // Run runs each check in dir, one after the other, and returns their
@@ -121,7 +122,7 @@ func runChecks(ctx context.Context, dir string, env []string, checks []Check, st
 	if res.Interrupted {
 		res.Passed = false
 	}
-	res.DurationMs = time.Since(start).Milliseconds()
+	res.DurationMs = millis.Of(time.Since(start))
 	return res
 }
 
@@ -146,7 +147,7 @@ func runOne(ctx context.Context, dir string, env []string, c Check) CheckResult 
 // line of the standard error. observe may be called from two goroutines at
 // once.
 func runObserved(ctx context.Context, dir string, env []string, c Check, observe func(line string, stderr bool)) CheckResult {
-	cr := CheckResult{Name: c.Name, Command: c.Command(), TimeoutMs: c.timeout().Milliseconds()}
+	cr := CheckResult{Name: c.Name, Command: c.Command(), TimeoutMs: millis.Of(c.timeout())}
 	if err := c.Validate(); err != nil {
 		cr.ExitCode = ExitNotStarted
 		cr.Error = err.Error()
@@ -188,7 +189,7 @@ func runObserved(ctx context.Context, dir string, env []string, c Check, observe
 		obsOut.Flush()
 		obsErr.Flush()
 	}
-	cr.DurationMs = pr.Duration.Milliseconds()
+	cr.DurationMs = millis.Of(pr.Duration)
 	cr.OutputBytes = tail.Total()
 
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 func shell(t *testing.T, cmdline string) Check {
@@ -54,7 +56,7 @@ func TestRunAllPass(t *testing.T) {
 	if !res.Passed || len(res.Checks) != 2 {
 		t.Fatalf("%+v", res)
 	}
-	if res.Checks[0].Command != "ls -a" || res.Checks[0].TimeoutMs != DefaultTimeout.Milliseconds() {
+	if res.Checks[0].Command != "ls -a" || res.Checks[0].TimeoutMs != millis.Of(DefaultTimeout) {
 		t.Errorf("%+v", res.Checks[0])
 	}
 	if r := Run(context.Background(), "", nil, nil); !r.Passed || len(r.Checks) != 0 {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Defaults of TestOptions.
@@ -122,7 +124,7 @@ func Test(ctx context.Context, dir string, env []string, checks []Check, opt Tes
 			r.Checks[i].Tests = nil
 		}
 	}
-	r.DurationMs = time.Since(start).Milliseconds()
+	r.DurationMs = millis.Of(time.Since(start))
 	return r
 }
 

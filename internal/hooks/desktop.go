@@ -30,7 +30,7 @@ type Desktop struct {
 // takes tells whether e is the end of a long run of its own (not a task
 // that a batch runs: the batch's end is the one told).
 func (d *Desktop) takes(e Event) bool {
-	return d != nil && e.Event == RunEnded && e.BatchID == "" && e.DurationMs != nil && time.Duration(*e.DurationMs)*time.Millisecond >= LongRun
+	return d != nil && e.Event == RunEnded && e.BatchID == "" && e.DurationMs != nil && e.DurationMs.Duration() >= LongRun
 }
 
 // notify rings the bell and shows e's text, within ctx.

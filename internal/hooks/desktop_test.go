@@ -21,7 +21,7 @@ func TestDesktopNotifiesTheEndOfALongRun(t *testing.T) {
 	d := &Dispatcher{Desktop: &Desktop{Bell: &bell, GOOS: "linux", LookPath: func(name string) (string, error) {
 		return filepath.Join(dir, name), nil
 	}}}
-	long := Event{Event: RunEnded, RunID: "r", Command: "loop", Status: "done", ExitCode: Int(0), DurationMs: Int64(61_000), Text: "loop r ended done"}
+	long := Event{Event: RunEnded, RunID: "r", Command: "loop", Status: "done", ExitCode: Int(0), DurationMs: Millis(61_000), Text: "loop r ended done"}
 	<-d.Notify(long, nil)
 	if bell.String() != "\a" {
 		t.Errorf("bell %q", bell.String())
@@ -32,7 +32,7 @@ func TestDesktopNotifiesTheEndOfALongRun(t *testing.T) {
 	}
 
 	short := long
-	short.DurationMs = Int64(59_000)
+	short.DurationMs = Millis(59_000)
 	inBatch := long
 	inBatch.BatchID = "b"
 	started := long

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // The events.
@@ -160,10 +162,10 @@ type Event struct {
 	Text string    `json:"text"`
 	Time time.Time `json:"time"`
 
-	Title      string   `json:"title,omitempty"`
-	Details    string   `json:"details,omitempty"`
-	CostUSD    *float64 `json:"costUsd,omitempty"`
-	DurationMs *int64   `json:"durationMs,omitempty"`
+	Title      string           `json:"title,omitempty"`
+	Details    string           `json:"details,omitempty"`
+	CostUSD    *float64         `json:"costUsd,omitempty"`
+	DurationMs *millis.Duration `json:"durationMs,omitempty"`
 	// Branch and Commit are a task's branch and the commit it landed as
 	// (or its work in progress).
 	Branch string `json:"branch,omitempty"`
@@ -184,11 +186,11 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Int and Float make the optional numbers of an Event.
-func Int(n int) *int              { return &n }
-func Int64(n int64) *int64        { return &n }
-func Float(f float64) *float64    { return &f }
-func Time(t time.Time) *time.Time { return &t }
+// Int, Millis and Float make the optional numbers of an Event.
+func Int(n int) *int                            { return &n }
+func Millis(d millis.Duration) *millis.Duration { return &d }
+func Float(f float64) *float64                  { return &f }
+func Time(t time.Time) *time.Time               { return &t }
 
 // Answer is what one hook answered to an event.
 type Answer struct {
@@ -203,8 +205,8 @@ type Answer struct {
 	Error string `json:"error,omitempty"`
 	Reply string `json:"reply,omitempty"`
 	// Tries is how many times it was sent; Ms how long it took.
-	Tries int   `json:"tries"`
-	Ms    int64 `json:"ms"`
+	Tries int             `json:"tries"`
+	Ms    millis.Duration `json:"ms"`
 }
 
 // Failed counts the answers of hooks that failed.
@@ -384,7 +386,7 @@ func (d *Dispatcher) send(ctx context.Context, i int, h Hook, e Event) Answer {
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		err = fmt.Errorf("no answer within %s: %w", timeout, err)
 	}
-	a.Ms = time.Since(began).Milliseconds()
+	a.Ms = millis.Of(time.Since(began))
 	if a.Err = err; err != nil {
 		a.Error = err.Error()
 	}
@@ -499,7 +501,7 @@ func Sample(event string) Event {
 		Text: "jlgcli hooks test: a sample " + event + " event"}
 	switch event {
 	case RunEnded:
-		e.Status, e.ExitCode, e.CostUSD, e.DurationMs = "done", Int(0), Float(0.42), Int64(90_000)
+		e.Status, e.ExitCode, e.CostUSD, e.DurationMs = "done", Int(0), Float(0.42), Millis(90_000)
 		e.Branch, e.Commit = "jlgcli/a-sample-task", "0123456789abcdef0123456789abcdef01234567"
 	case TaskAttempt, TaskEscalated:
 		e.Attempt, e.Tier, e.Gate, e.Action = 1, "fast", "fail", "retry"

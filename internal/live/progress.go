@@ -58,7 +58,7 @@ func (p *Progress) IterationDone(e engine.Entry, r *engine.Result) {
 		return
 	}
 	fmt.Fprintf(p.l.s.W, "jlgcli: iteration %d/%d done in %s · elapsed %s%s · %s\n",
-		e.Iteration, p.max, fmtDuration(time.Duration(e.DurationMs)*time.Millisecond),
+		e.Iteration, p.max, fmtDuration(e.DurationMs.Duration()),
 		fmtDuration(time.Since(p.start)), p.costText(), quoteOrEmpty(p.last, 100))
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -323,7 +324,7 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	}
 	b.checkpoint(store.Running)
 	s := batch.Scheduler{Graph: graph, Runner: b, Merger: b, Jobs: max(spec.Jobs, 1), FailFast: spec.FailFast,
-		Budget: batch.Budget{TotalUSD: spec.BudgetUSD}, Initial: initial, Observer: b.observe}
+		Budget: spec.Budget(), Initial: initial, Observer: b.observe}
 	res, err := s.Run(ctx)
 	if err != nil {
 		return batch.Summary{}, err
@@ -370,7 +371,7 @@ func (b *batchRun) checkpoint(status string) {
 	b.mu.Lock()
 	cp := BatchCheckpoint{RunID: b.j.run.ID}
 	cp.Status, cp.Heartbeat, cp.CostKnown = status, time.Now().UTC(), true
-	cp.DurationMs = time.Since(b.began).Milliseconds()
+	cp.DurationMs = millis.Of(time.Since(b.began))
 	for _, t := range b.spec.Tasks {
 		st := b.tasks[t.ID]
 		cp.Tasks = append(cp.Tasks, st)
@@ -420,7 +421,7 @@ func (b *batchRun) start(ctx context.Context, st batch.Start, p Parts) (engine.T
 	t := b.byID[st.ID]
 	sp := t.Spec
 	sp.Merge = git.MergeNone // merged by the batch, in turn
-	sp.BudgetUSD = st.Cap(sp.BudgetUSD)
+	sp.BudgetUSD = st.BudgetUSD
 	id := store.NewRunID(time.Now())
 	data, _ := json.Marshal(BatchTaskData{Kind: batch.EventStarted, Task: batch.TaskResult{ID: st.ID, RunID: id}})
 	b.record(engine.Event{Type: EventBatchRun, Time: time.Now(), Data: data})
@@ -443,6 +444,8 @@ func (b *batchRun) resume(ctx context.Context, st batch.Start, p Parts) (engine.
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
+	// It runs with the budget the batch gives it, as a task started anew
+	// does: its own, bounded by what the batch's leaves it.
 	var limits Limits
 	if st.BudgetUSD > 0 {
 		limits.BudgetUSD = &st.BudgetUSD
@@ -631,7 +634,7 @@ func (b *batchRun) rerunBudget(id string, first engine.TaskResult) float64 {
 		budget -= first.CostUSD
 	}
 	if b.spec.BudgetUSD > 0 {
-		return batch.Start{BudgetUSD: max(b.batchLeft(), 0.005)}.Cap(budget)
+		return batch.TaskBudget(budget, max(b.batchLeft(), 0.005))
 	}
 	return budget
 }

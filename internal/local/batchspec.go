@@ -1,5 +1,7 @@
 package local
 
+import "github.com/jlgcli/jlgcli/internal/batch"
+
 // BatchSpec is what a batch runs with, kept in its run's meta.json so that
 // resume runs it again the same way.
 type BatchSpec struct {
@@ -15,6 +17,16 @@ type BatchSpec struct {
 	BudgetUSD float64 `json:"budgetUsd,omitempty"`
 	// Tasks are the sheets, in the order they were read.
 	Tasks []BatchTask `json:"tasks"`
+}
+
+// Budget is the batch's budget as its scheduler keeps it: the whole
+// batch's and each task's own.
+func (s BatchSpec) Budget() batch.Budget {
+	b := batch.Budget{BudgetUSD: s.BudgetUSD, Tasks: map[string]float64{}}
+	for _, t := range s.Tasks {
+		b.Tasks[t.ID] = t.Spec.BudgetUSD
+	}
+	return b
 }
 
 // BatchTask is one sheet of a batch, resolved: its task and the settings it

@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -20,11 +21,11 @@ const EventHookFailed = "hook-failed"
 
 // HookFailedData is the payload of a hook-failed event.
 type HookFailedData struct {
-	Event string `json:"event"`
-	Hook  string `json:"hook"`
-	Error string `json:"error"`
-	Tries int    `json:"tries"`
-	Ms    int64  `json:"ms"`
+	Event string          `json:"event"`
+	Hook  string          `json:"hook"`
+	Error string          `json:"error"`
+	Tries int             `json:"tries"`
+	Ms    millis.Duration `json:"ms"`
 }
 
 // hookRun tells the hooks (Parts.Hooks) of one run's events: those its
@@ -92,7 +93,7 @@ func (h hookRun) recorded(ev engine.Event) {
 		}
 		a := d.Attempt
 		e := hooks.Event{Event: hooks.TaskAttempt, Status: store.Running, Attempt: a.Number, Tier: a.Tier, Action: a.Action, Gate: a.Gate.Status,
-			DurationMs: hooks.Int64(a.DurationMs),
+			DurationMs: hooks.Millis(a.DurationMs),
 			Text:       fmt.Sprintf("task %s: attempt %d (tier %s): gate %s, %s", h.run.ID, a.Number, a.Tier, orNone(a.Gate.Status), a.Action)}
 		if a.CostKnown {
 			e.CostUSD = hooks.Float(a.CostUSD)
@@ -133,7 +134,7 @@ func (h hookRun) ended(e hooks.Event, reason string) {
 
 // loopEnded tells the hooks of a loop's end.
 func (h hookRun) loopEnded(res engine.Result) {
-	e := hooks.Event{Status: string(res.Status), ExitCode: hooks.Int(res.ExitCode), Details: res.Details, DurationMs: hooks.Int64(res.DurationMs)}
+	e := hooks.Event{Status: string(res.Status), ExitCode: hooks.Int(res.ExitCode), Details: res.Details, DurationMs: hooks.Millis(res.DurationMs)}
 	if res.CostKnown {
 		e.CostUSD = hooks.Float(res.CostUSD)
 	}
@@ -143,7 +144,7 @@ func (h hookRun) loopEnded(res engine.Result) {
 // taskEnded tells the hooks of a task's end, with its branch and the
 // commit it landed as (or its work in progress).
 func (h hookRun) taskEnded(res engine.TaskResult) {
-	e := hooks.Event{Status: string(res.Status), ExitCode: hooks.Int(res.ExitCode), Details: res.Details, DurationMs: hooks.Int64(res.DurationMs)}
+	e := hooks.Event{Status: string(res.Status), ExitCode: hooks.Int(res.ExitCode), Details: res.Details, DurationMs: hooks.Millis(res.DurationMs)}
 	if res.CostKnown {
 		e.CostUSD = hooks.Float(res.CostUSD)
 	}
@@ -164,7 +165,7 @@ func (h hookRun) taskEnded(res engine.TaskResult) {
 
 // batchEnded tells the hooks of a batch's end.
 func (h hookRun) batchEnded(s batch.Summary) {
-	e := hooks.Event{Status: s.Status, ExitCode: hooks.Int(s.ExitCode), Details: s.Details, DurationMs: hooks.Int64(s.DurationMs)}
+	e := hooks.Event{Status: s.Status, ExitCode: hooks.Int(s.ExitCode), Details: s.Details, DurationMs: hooks.Millis(s.DurationMs)}
 	if s.CostKnown {
 		e.CostUSD = hooks.Float(s.CostUSD)
 	}
@@ -186,7 +187,7 @@ func (h hookRun) batchTask(e batch.Event) {
 		return
 	}
 	ev := hooks.Event{Event: hooks.BatchTaskEnded, BatchID: h.run.ID, TaskID: t.ID, Status: string(t.Status), ExitCode: hooks.Int(t.ExitCode),
-		Details: firstOf(t.Reason, t.Details), DurationMs: hooks.Int64(t.DurationMs)}
+		Details: firstOf(t.Reason, t.Details), DurationMs: hooks.Millis(t.DurationMs)}
 	if t.CostKnown {
 		ev.CostUSD = hooks.Float(t.CostUSD)
 	}

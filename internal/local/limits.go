@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Limits are what a resume changes of a run's limits, for every kind of run
@@ -65,10 +66,10 @@ func (l Limits) set() []string {
 // spec of a task on Temporal that is submitted again).
 func (l Limits) ApplyTask(s *TaskSpec) {
 	if l.Timeout != nil {
-		s.TimeoutMs = l.Timeout.Milliseconds()
+		s.TimeoutMs = millis.Of(*l.Timeout)
 	}
 	if l.MaxWait != nil {
-		s.MaxWaitMs = l.MaxWait.Milliseconds()
+		s.MaxWaitMs = millis.Of(*l.MaxWait)
 	}
 	if l.BudgetUSD != nil {
 		s.BudgetUSD = *l.BudgetUSD
@@ -81,9 +82,9 @@ func (l Limits) applyLoop(s *LoopSpec) {
 		s.MaxIterations = *l.MaxIterations
 	}
 	if l.Timeout != nil {
-		s.TimeoutMs = l.Timeout.Milliseconds()
+		s.TimeoutMs = millis.Of(*l.Timeout)
 	}
 	if l.MaxWait != nil {
-		s.MaxWaitMs = l.MaxWait.Milliseconds()
+		s.MaxWaitMs = millis.Of(*l.MaxWait)
 	}
 }

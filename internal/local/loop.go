@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -32,12 +33,12 @@ type LoopSpec struct {
 	Cwd             string             `json:"cwd"`
 	Env             []string           `json:"env,omitempty"`
 	MaxIterations   int                `json:"maxIterations"`
-	TimeoutMs       int64              `json:"timeoutMs"`
+	TimeoutMs       millis.Duration    `json:"timeoutMs"`
 	CompletionMode  string             `json:"completionMode"`
 	Marker          string             `json:"marker"`
 	NoProgressLimit int                `json:"noProgressLimit"`
-	StallTimeoutMs  int64              `json:"stallTimeoutMs"`
-	MaxWaitMs       int64              `json:"maxWaitMs"`
+	StallTimeoutMs  millis.Duration    `json:"stallTimeoutMs"`
+	MaxWaitMs       millis.Duration    `json:"maxWaitMs"`
 	// WindowLimits are --window-limit and the backends' own (percent).
 	WindowLimits engine.WindowLimits `json:"windowLimits,omitempty"`
 	Session      engine.Session      `json:"session"`
@@ -53,9 +54,9 @@ type LoopSpec struct {
 func LoopSpecOf(cfg *config.Config, backend string) LoopSpec {
 	s := LoopSpec{
 		Backend: backend, Model: cfg.Model, Cwd: cfg.Cwd, Env: cfg.EnvList(),
-		MaxIterations: cfg.MaxIterations, TimeoutMs: cfg.Timeout.Milliseconds(),
+		MaxIterations: cfg.MaxIterations, TimeoutMs: millis.Of(cfg.Timeout),
 		CompletionMode: string(cfg.CompletionMode), Marker: cfg.Marker, NoProgressLimit: cfg.NoProgressLimit,
-		StallTimeoutMs: cfg.StallTimeout.Milliseconds(), MaxWaitMs: cfg.MaxWait.Milliseconds(), WindowLimits: cfg.WindowLimitsOf(),
+		StallTimeoutMs: millis.Of(cfg.StallTimeout), MaxWaitMs: millis.Of(cfg.MaxWait), WindowLimits: cfg.WindowLimitsOf(),
 		Session: cfg.Session, Handoff: cfg.Handoff, Baseline: cfg.Baseline, Checklist: cfg.Checklist, Premature: cfg.Premature,
 		Sandbox: cfg.Sandbox,
 	}
@@ -79,12 +80,12 @@ func (s LoopSpec) Options(runID, prompt string) engine.Options {
 		Dir:             s.Cwd,
 		Env:             s.Env,
 		MaxIterations:   s.MaxIterations,
-		Timeout:         time.Duration(s.TimeoutMs) * time.Millisecond,
+		Timeout:         s.TimeoutMs.Duration(),
 		Completion:      mode,
 		Marker:          s.Marker,
 		NoProgressLimit: s.NoProgressLimit,
-		StallTimeout:    time.Duration(s.StallTimeoutMs) * time.Millisecond,
-		MaxWait:         time.Duration(s.MaxWaitMs) * time.Millisecond,
+		StallTimeout:    s.StallTimeoutMs.Duration(),
+		MaxWait:         s.MaxWaitMs.Duration(),
 		WindowLimits:    s.WindowLimits,
 		Session:         s.Session,
 		Handoff:         s.Handoff,
@@ -209,7 +210,7 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 		}
 	}
 	p.progress("resuming run %s after %s (%s used)", run.ID, plural.N(st.Iterations, "iteration"),
-		(time.Duration(st.ElapsedMs) * time.Millisecond).Round(time.Second))
+		st.ElapsedMs.Duration().Round(time.Second))
 	j := openJournal(p, root, run)
 	defer j.close()
 	if baseline == nil && s.Baseline && len(s.Checks) > 0 {

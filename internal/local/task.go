@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -294,7 +295,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 		return engine.TaskResult{}, false, fmt.Errorf("run %s: check out its branch %s again: %w", run.ID, wt.Branch, err)
 	}
 	p.progress("resuming task %s after %s (%s used) in %s", run.ID, plural.N(st.Attempts, "attempt"),
-		(time.Duration(st.ElapsedMs) * time.Millisecond).Round(time.Second), relTo(s.Repo, wt.Path))
+		st.ElapsedMs.Duration().Round(time.Second), relTo(s.Repo, wt.Path))
 	jl := openJournal(p, root, run)
 	defer jl.close()
 	res, err = s.run(ctx, p, run, jl, run.Meta.Prompt, tiers, planner, &j.Resume, nil, false)
@@ -397,7 +398,7 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 		Workspace: worktreeSpace{wt},
 		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, watch: watch, ws: wt},
 		Loops:     loops, Prices: cost.DefaultTable().Merge(s.Prices),
-		StallTimeout: time.Duration(s.StallTimeoutMs) * time.Millisecond, MaxWait: time.Duration(s.MaxWaitMs) * time.Millisecond,
+		StallTimeout: s.StallTimeoutMs.Duration(), MaxWait: s.MaxWaitMs.Duration(),
 		WindowLimits: s.WindowLimits,
 		Env:          []string{RunTag(runID)},
 	}
@@ -407,7 +408,7 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 // one place a Policy is made, for a task run here (with its tiers' agents
 // set by options) and for the workflow (tiers without agents).
 func (s TaskSpec) Policy(task string) engine.Policy {
-	p := engine.Policy{Task: task, Budget: s.BudgetUSD, Timeout: time.Duration(s.TimeoutMs) * time.Millisecond, EscalateFrom: s.EscalateFrom}
+	p := engine.Policy{Task: task, BudgetUSD: s.BudgetUSD, Timeout: s.TimeoutMs.Duration(), EscalateFrom: s.EscalateFrom}
 	for _, t := range s.Tiers {
 		p.Tiers = append(p.Tiers, t.tier(nil))
 	}
@@ -446,7 +447,7 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 // AskPlanner asks the task's planner (its [planner], else its first tier)
 // for its steps in wt, as a worker does for a task submitted to Temporal
 // with --plan. It decides nothing (engine.Policy.Planned does).
-func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, wt *git.Worktree, h engine.History) (engine.Attempt, []string, int64, *engine.StopData) {
+func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, wt *git.Worktree, h engine.History) (engine.Attempt, []string, millis.Duration, *engine.StopData) {
 	tiers, planner, bad := s.agents(p)
 	if bad != nil {
 		return engine.Attempt{}, nil, 0, &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}

@@ -2,6 +2,8 @@ package local
 
 import (
 	"fmt"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -21,9 +23,9 @@ type TaskSpec struct {
 	Commands       map[string]agent.CommandSpec `json:"commands,omitempty"`
 	Repo           string                       `json:"repo"`
 	Env            []string                     `json:"env,omitempty"`
-	TimeoutMs      int64                        `json:"timeoutMs"`
-	StallTimeoutMs int64                        `json:"stallTimeoutMs"`
-	MaxWaitMs      int64                        `json:"maxWaitMs"`
+	TimeoutMs      millis.Duration              `json:"timeoutMs"`
+	StallTimeoutMs millis.Duration              `json:"stallTimeoutMs"`
+	MaxWaitMs      millis.Duration              `json:"maxWaitMs"`
 	WindowLimits   engine.WindowLimits          `json:"windowLimits,omitempty"`
 	BudgetUSD      float64                      `json:"budgetUsd"`
 	Prices         cost.Table                   `json:"prices,omitempty"`
@@ -63,14 +65,14 @@ type TierSpec struct {
 // repository (or a directory in it) repo. A task without [[tiers]] has one
 // tier of the configured backend and model.
 func TaskSpecOf(cfg *config.Config, repo string) TaskSpec {
-	s := TaskSpec{Repo: repo, Env: cfg.EnvList(), StallTimeoutMs: cfg.StallTimeout.Milliseconds(),
-		MaxWaitMs: cfg.MaxWait.Milliseconds(), WindowLimits: cfg.WindowLimitsOf(), BudgetUSD: cfg.BudgetUSD, Prices: cfg.Prices, EscalateFrom: cfg.EscalateFrom,
+	s := TaskSpec{Repo: repo, Env: cfg.EnvList(), StallTimeoutMs: millis.Of(cfg.StallTimeout),
+		MaxWaitMs: millis.Of(cfg.MaxWait), WindowLimits: cfg.WindowLimitsOf(), BudgetUSD: cfg.BudgetUSD, Prices: cfg.Prices, EscalateFrom: cfg.EscalateFrom,
 		AntiGaming: cfg.AntiGaming, EditTests: cfg.EditTests, Similarity: cfg.LoopDetection.Similarity, SameErrors: cfg.LoopDetection.SameErrorCount,
 		Embeddings: cfg.LoopDetection.Embeddings, Commit: cfg.Commit, Merge: cfg.Merge, Push: cfg.Push, PR: cfg.PR,
 		Commands: cfg.Backends, Sandbox: cfg.Sandbox}
-	s.TimeoutMs = cfg.Timeout.Milliseconds()
+	s.TimeoutMs = millis.Of(cfg.Timeout)
 	if cfg.Sources["timeoutMs"] == "default" {
-		s.TimeoutMs = engine.DefaultTaskTimeout.Milliseconds()
+		s.TimeoutMs = millis.Of(engine.DefaultTaskTimeout)
 	}
 	s.Checks = GateChecks(cfg.Checks)
 	for _, t := range cfg.Tiers {

@@ -58,7 +58,7 @@ func Runs(w io.Writer, list []runs.Listed) (err error) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s%s\n", r.ID, command, r.Status, termsafe.Line(r.Backend), r.Iterations,
 			cost.Amount(r.CostUSD, r.CostKnown, false),
-			(time.Duration(r.DurationMs) * time.Millisecond).Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live),
+			r.DurationMs.Duration().Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live),
 			windows, Cut(termsafe.Line(r.Title), titleWidth))
 	}
 	return tw.Flush()
@@ -126,7 +126,7 @@ func Usage(w io.Writer, u runs.Usage, now time.Time) (err error) {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\n", termsafe.Line(x.Backend), termsafe.Line(x.Kind), engine.Percent(x.Used), resets,
-			(time.Duration(x.AgeMs) * time.Millisecond).Round(time.Second))
+			x.AgeMs.Duration().Round(time.Second))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -75,7 +75,7 @@ func TaskSummary(w io.Writer, res engine.TaskResult) {
 // iterations, cost and duration.
 func LoopEnd(res engine.Result) string {
 	return fmt.Sprintf("run %s ended %s after %s · %s · %s", res.RunID, res.Status, plural.N(res.Iterations, "iteration"),
-		cost.Phrase(res.CostUSD, res.CostKnown, false), (time.Duration(res.DurationMs) * time.Millisecond).Round(100*time.Millisecond))
+		cost.Phrase(res.CostUSD, res.CostKnown, false), res.DurationMs.Duration().Round(100*time.Millisecond))
 }
 
 // BatchTable writes a batch's tasks, one row each, then why each task that
@@ -95,7 +95,7 @@ func BatchTable(w io.Writer, res batch.Summary) {
 			commit = ShortSHA(*t.Commit)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", termsafe.Line(t.ID), t.Status, t.Attempts, cost.Amount(t.CostUSD, t.CostKnown, false),
-			(time.Duration(t.DurationMs) * time.Millisecond).Round(time.Second), run, commit)
+			t.DurationMs.Duration().Round(time.Second), run, commit)
 	}
 	_ = tw.Flush()
 	for _, t := range res.Tasks {
@@ -185,7 +185,7 @@ func BatchPlan(w io.Writer, spec local.BatchSpec, levels [][]string) {
 			if t.Spec.BudgetUSD > 0 {
 				budget = fmt.Sprintf("$%.2f", t.Spec.BudgetUSD)
 			}
-			fmt.Fprintf(w, "     budget: %s, timeout: %s\n", budget, time.Duration(t.Spec.TimeoutMs)*time.Millisecond)
+			fmt.Fprintf(w, "     budget: %s, timeout: %s\n", budget, t.Spec.TimeoutMs.Duration())
 		}
 	}
 }

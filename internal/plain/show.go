@@ -45,7 +45,7 @@ func ShowLoop(w io.Writer, st runs.State) (err error) {
 		fmt.Fprintf(tw, "details\t%s\n", termsafe.Line(res.Details))
 	}
 	fmt.Fprintf(tw, "iterations\t%d\n", res.Iterations)
-	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
+	fmt.Fprintf(tw, "duration\t%s\n", res.DurationMs.Duration().Round(time.Second))
 	fmt.Fprintf(tw, "cost\t%s\n", cost.Amount(res.CostUSD, res.CostKnown, false))
 	fmt.Fprintf(tw, "tokens\t%d in, %d out\n", res.InputTokens, res.OutputTokens)
 	if len(res.Windows) > 0 {
@@ -57,7 +57,7 @@ func ShowLoop(w io.Writer, st runs.State) (err error) {
 		return err
 	}
 	for _, e := range res.Transcript {
-		fmt.Fprintf(w, "\n--- iteration %d (%s, %s)\n", e.Iteration, e.StartedAt, time.Duration(e.DurationMs)*time.Millisecond)
+		fmt.Fprintf(w, "\n--- iteration %d (%s, %s)\n", e.Iteration, e.StartedAt, e.DurationMs.Duration())
 		if e.Failure != nil {
 			fmt.Fprintf(w, "failure: %s: %s\n", e.Failure.Kind, e.Failure.Message)
 		}
@@ -113,7 +113,7 @@ func ShowTask(w io.Writer, st runs.State) (err error) {
 		spent += "; " + cost.Amount(res.CostUSD+r.CostUSD, res.CostKnown || r.CostKnown, res.CostEstimated || r.CostEstimated) + " with its first run"
 	}
 	fmt.Fprintf(tw, "cost\t%s\n", spent)
-	fmt.Fprintf(tw, "duration\t%s\n", (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Second))
+	fmt.Fprintf(tw, "duration\t%s\n", res.DurationMs.Duration().Round(time.Second))
 	if len(res.Windows) > 0 {
 		fmt.Fprintf(tw, "windows\t%s\n", termsafe.Line(res.Windows.Text(time.Now(), time.Local)))
 	}

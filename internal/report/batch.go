@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -177,7 +178,7 @@ type ganttChart struct {
 
 type ganttBar struct {
 	ID, Status, Class, Title string
-	FromMs, ToMs             int64
+	FromMs, ToMs             millis.Duration
 	X, Y, W, H, TextY        int
 }
 
@@ -197,12 +198,12 @@ const (
 // relative to the batch's start.
 func gantt(s batch.Summary) ganttChart {
 	g := ganttChart{PlotX: ganttLabelW, PlotW: ganttPlotW, Width: ganttLabelW + ganttPlotW + 20}
-	var end int64 = 1
+	var end millis.Duration = 1
 	for _, t := range s.Tasks {
 		if t.StartedAt == nil {
 			continue
 		}
-		from := max(t.StartedAt.Sub(s.StartedAt).Milliseconds(), 0)
+		from := max(millis.Of(t.StartedAt.Sub(s.StartedAt)), 0)
 		r := t.Rerun
 		if r == nil {
 			to := from + t.DurationMs
@@ -216,7 +217,7 @@ func gantt(s batch.Summary) ganttChart {
 		end = max(end, to)
 		g.Bars = append(g.Bars, ganttBar{ID: t.ID, Status: "re-run", FromMs: from, ToMs: to, Class: "waiting"})
 		if !r.StartedAt.IsZero() {
-			from := max(r.StartedAt.Sub(s.StartedAt).Milliseconds(), 0)
+			from := max(millis.Of(r.StartedAt.Sub(s.StartedAt)), 0)
 			to := from + r.DurationMs
 			end = max(end, to)
 			status := string(r.Status)
@@ -229,8 +230,8 @@ func gantt(s batch.Summary) ganttChart {
 	end = max(end, s.DurationMs)
 	for i := range g.Bars {
 		bar := &g.Bars[i]
-		bar.X = ganttLabelW + int(int64(ganttPlotW)*bar.FromMs/end)
-		bar.W = max(2, int(int64(ganttPlotW)*(bar.ToMs-bar.FromMs)/end))
+		bar.X = ganttLabelW + ganttPlotW*int(bar.FromMs)/int(end)
+		bar.W = max(2, ganttPlotW*int(bar.ToMs-bar.FromMs)/int(end))
 		bar.Y = ganttTop + i*ganttRow
 		bar.H = ganttRow - 8
 		bar.TextY = bar.Y + bar.H - 4
@@ -238,7 +239,7 @@ func gantt(s batch.Summary) ganttChart {
 	}
 	g.Height = ganttTop + len(g.Bars)*ganttRow + 8
 	for i := 0; i <= 4; i++ {
-		ms := end * int64(i) / 4
+		ms := end * millis.Duration(i) / 4
 		g.Ticks = append(g.Ticks, ganttTick{X: ganttLabelW + ganttPlotW*i/4, Label: duration(ms)})
 	}
 	return g

@@ -8,6 +8,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // The results the golden files are made of, after the seed's example flow:
@@ -29,7 +30,7 @@ func failing(recommend string, failures []gate.TestFailure, imports ...string) g
 
 func attempt(n, tierIndex, inTier int, tier, backend, model string, cost float64, g gate.Report, action string) engine.Attempt {
 	return engine.Attempt{Number: n, Tier: tier, TierIndex: tierIndex, InTier: inTier, Backend: backend, Model: model,
-		StartedAt: t0.Add(time.Duration(n-1) * 40 * time.Second), DurationMs: 31000 + int64(n)*1000,
+		StartedAt: t0.Add(time.Duration(n-1) * 40 * time.Second), DurationMs: 31000 + millis.Duration(n)*1000,
 		Prompt: "p", Response: "r", InputTokens: 1000 * int64(n), OutputTokens: 200 * int64(n), CostUSD: cost, CostKnown: true,
 		Start: base, Result: base, Gate: g, Action: action,
 		Change: engine.Change{Hash: "h", Files: []git.FileChange{{Path: "cortex/api/endpoints.py", Status: "M", Added: 12 + n, Deleted: 2}}}}

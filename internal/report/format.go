@@ -7,6 +7,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Formatting shared by the Markdown and HTML renderers.
@@ -15,12 +16,12 @@ import (
 // estimate.
 func money(v float64, known, estimated bool) string { return cost.Amount(v, known, estimated) }
 
-// duration is a duration in milliseconds, to the second from one second.
-func duration(ms int64) string {
+// duration is a duration, to the second from one second.
+func duration(ms millis.Duration) string {
 	if ms < 1000 {
 		return fmt.Sprintf("%dms", max(ms, 0))
 	}
-	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+	return ms.Duration().Round(time.Second).String()
 }
 
 // when is a time in UTC, to the second; "-" when zero.
@@ -154,7 +155,7 @@ func attemptList(ns []int) string {
 }
 
 // mergeLine says what became of the branch.
-func (m *Merge) line() string {
+func mergeLine(m *engine.MergeInfo) string {
 	if m == nil {
 		return ""
 	}

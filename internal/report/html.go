@@ -41,7 +41,7 @@ func (r Report) HTML() string {
 		for _, c := range g.Commits {
 			v.Commits = append(v.Commits, short(c))
 		}
-		v.Merge = g.Merge.line()
+		v.Merge = mergeLine(g.Merge)
 		if g.needsMergeCommand() {
 			v.MergeCommand = g.Merge.Command
 		}
@@ -450,7 +450,7 @@ svg text.tiername { text-anchor: middle; font-weight: 600; }
 <tr><th>Repository</th><td><code>{{.Repo}}</code></td></tr>
 {{- end}}
 {{- if .Worktree}}
-<tr><th>Worktree</th><td><code>{{.Worktree}}</code>{{if .WorktreeRemoved}} (removed){{end}}</td></tr>
+<tr><th>Worktree</th><td><code>{{.Worktree}}</code>{{if .Removed}} (removed){{end}}</td></tr>
 {{- end}}
 {{- if .Refs}}
 <tr><th>Attempt snapshots</th><td><code>{{.Refs}}&lt;n&gt;</code> (the state before attempt n) and <code>{{.Refs}}&lt;n&gt;-result</code> (the state it left)</td></tr>

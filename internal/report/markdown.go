@@ -199,7 +199,7 @@ func (r Report) mdGit(p printer) {
 		}
 		if g.Worktree != "" {
 			wt := mdCode(g.Worktree, false)
-			if g.WorktreeRemoved {
+			if g.Removed {
 				wt += " (removed)"
 			}
 			item("Worktree", wt)
@@ -227,7 +227,7 @@ func (r Report) mdGit(p printer) {
 			item("Uncommitted changes", "left out of the task")
 		}
 		if g.Merge != nil {
-			item("Merge", mdWithCode(g.Merge.line(), g.Merge.Command))
+			item("Merge", mdWithCode(mergeLine(g.Merge), g.Merge.Command))
 		}
 		pushed := "no"
 		if g.Pushed {

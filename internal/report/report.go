@@ -19,6 +19,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -83,7 +84,7 @@ type Report struct {
 	// that were off for them).
 	TestsJudged []string `json:"tests_judged,omitempty"`
 
-	DurationMs int64 `json:"duration_ms"`
+	DurationMs millis.Duration `json:"duration_ms"`
 	// CostUSD is the task's cost; CostKnown false means no agent reported
 	// one (CostUSD is then 0, not free); CostEstimated that part of it was
 	// computed from tokens. BudgetUSD is the budget (0: none).
@@ -165,11 +166,11 @@ type Attempt struct {
 	Tier      string `json:"tier"`
 	TierIndex int    `json:"tier_index"`
 	// InTier counts the tier's attempts in the step, from 1.
-	InTier     int       `json:"in_tier"`
-	Backend    string    `json:"backend"`
-	Model      string    `json:"model,omitempty"`
-	StartedAt  time.Time `json:"started_at,omitzero"`
-	DurationMs int64     `json:"duration_ms"`
+	InTier     int             `json:"in_tier"`
+	Backend    string          `json:"backend"`
+	Model      string          `json:"model,omitempty"`
+	StartedAt  time.Time       `json:"started_at,omitzero"`
+	DurationMs millis.Duration `json:"duration_ms"`
 	// Nudged: the agent was told a loop was found and to step back.
 	Nudged        bool    `json:"nudged,omitempty"`
 	CostUSD       float64 `json:"cost_usd"`
@@ -220,42 +221,55 @@ type GateResult struct {
 	Summary string `json:"summary"`
 }
 
-// Git says where the work of the task is.
+// Git says where the work of the task is: the result's record of it
+// (engine.GitInfo) and the commits of its passing attempts. Its JSON has
+// the report's snake_case names (gitJSON): wip_commit, worktree_removed...
 type Git struct {
-	// Mode is the commit strategy: branch or direct.
-	Mode       string `json:"mode,omitempty"`
-	Repo       string `json:"repo,omitempty"`
-	Branch     string `json:"branch"`
-	Base       string `json:"base"`
-	BaseBranch string `json:"base_branch,omitempty"`
-	// Worktree is where the task worked; WorktreeRemoved says it is gone.
-	Worktree        string `json:"worktree,omitempty"`
-	WorktreeRemoved bool   `json:"worktree_removed,omitempty"`
-	// Refs prefixes the attempt snapshots: <refs><n> is the state before
-	// attempt n, <refs><n>-result the state it left.
-	Refs string `json:"refs"`
-	// Commits are the commits of passing attempts on the branch; WIP the
-	// commit of the partial work of a failed task.
-	Commits       []string `json:"commits"`
-	WIP           string   `json:"wip_commit,omitempty"`
-	DirtyIncluded bool     `json:"dirty_included,omitempty"`
-	DirtyLeftOut  bool     `json:"dirty_left_out,omitempty"`
-	Merge         *Merge   `json:"merge,omitempty"`
-	Pushed        bool     `json:"pushed"`
-	Remote        string   `json:"remote,omitempty"`
-	PR            string   `json:"pr,omitempty"`
-	Warnings      []string `json:"warnings,omitempty"`
+	engine.GitInfo
+	// Commits are the commits of passing attempts on the branch.
+	Commits []string
 }
 
-// Merge is what became of the branch of a successful task.
-type Merge struct {
-	// Status is what became of the branch (git.MergeStatus); Reason says
-	// why it was refused, Command merges it by hand.
-	Status  git.MergeStatus `json:"status"`
-	Into    string          `json:"into,omitempty"`
-	Commit  string          `json:"commit,omitempty"`
-	Reason  string          `json:"reason,omitempty"`
-	Command string          `json:"command,omitempty"`
+// gitJSON is Git as the report's JSON spells it (without GitInfo.Discarded).
+type gitJSON struct {
+	Mode            string            `json:"mode,omitempty"`
+	Repo            string            `json:"repo,omitempty"`
+	Branch          string            `json:"branch"`
+	Base            string            `json:"base"`
+	BaseBranch      string            `json:"base_branch,omitempty"`
+	Worktree        string            `json:"worktree,omitempty"`
+	WorktreeRemoved bool              `json:"worktree_removed,omitempty"`
+	Refs            string            `json:"refs"`
+	Commits         []string          `json:"commits"`
+	WIP             string            `json:"wip_commit,omitempty"`
+	DirtyIncluded   bool              `json:"dirty_included,omitempty"`
+	DirtyLeftOut    bool              `json:"dirty_left_out,omitempty"`
+	Merge           *engine.MergeInfo `json:"merge,omitempty"`
+	Pushed          bool              `json:"pushed"`
+	Remote          string            `json:"remote,omitempty"`
+	PR              string            `json:"pr,omitempty"`
+	Warnings        []string          `json:"warnings,omitempty"`
+}
+
+// MarshalJSON writes g with the report's names.
+func (g Git) MarshalJSON() ([]byte, error) {
+	return json.Marshal(gitJSON{Mode: g.Mode, Repo: g.Repo, Branch: g.Branch, Base: g.Base, BaseBranch: g.BaseBranch,
+		Worktree: g.Worktree, WorktreeRemoved: g.Removed, Refs: g.Refs, Commits: g.Commits, WIP: g.WIP,
+		DirtyIncluded: g.DirtyIncluded, DirtyLeftOut: g.DirtyLeftOut, Merge: g.Merge, Pushed: g.Pushed, Remote: g.Remote,
+		PR: g.PR, Warnings: g.Warnings})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (g *Git) UnmarshalJSON(data []byte) error {
+	var v gitJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*g = Git{GitInfo: engine.GitInfo{Mode: v.Mode, Repo: v.Repo, Branch: v.Branch, Base: v.Base, BaseBranch: v.BaseBranch,
+		Worktree: v.Worktree, Removed: v.WorktreeRemoved, Refs: v.Refs, WIP: v.WIP, DirtyIncluded: v.DirtyIncluded,
+		DirtyLeftOut: v.DirtyLeftOut, Merge: v.Merge, Pushed: v.Pushed, Remote: v.Remote, PR: v.PR, Warnings: v.Warnings},
+		Commits: v.Commits}
+	return nil
 }
 
 // gateNotRun is the gate status of an attempt whose gate did not run.
@@ -453,18 +467,10 @@ func failureOf(f *agent.Failure) *Failure {
 }
 
 func gitOf(res engine.TaskResult) *Git {
-	gi := res.Git
-	if gi == nil {
+	if res.Git == nil {
 		return nil
 	}
-	g := &Git{Mode: gi.Mode, Repo: gi.Repo, Branch: gi.Branch, Base: gi.Base, BaseBranch: gi.BaseBranch,
-		Worktree: gi.Worktree, WorktreeRemoved: gi.Removed, Refs: gi.Refs, Commits: nonNil(res.Commits), WIP: gi.WIP,
-		DirtyIncluded: gi.DirtyIncluded, DirtyLeftOut: gi.DirtyLeftOut, Pushed: gi.Pushed, Remote: gi.Remote,
-		PR: gi.PR, Warnings: gi.Warnings}
-	if m := gi.Merge; m != nil {
-		g.Merge = &Merge{Status: m.Status, Into: m.Into, Commit: m.Commit, Reason: m.Reason, Command: m.Command}
-	}
-	return g
+	return &Git{GitInfo: *res.Git, Commits: nonNil(res.Commits)}
 }
 
 // recommend says what to do now, in one sentence.

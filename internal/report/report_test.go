@@ -497,3 +497,39 @@ func TestTestsJudged(t *testing.T) {
 		t.Errorf("set aside: %q", r.TestsJudged)
 	}
 }
+
+// TestGitJSON: the report's git section is the result's record of the work
+// (engine.GitInfo) under the report's names, and reads back as it was; a
+// discarded task's flag is not part of it.
+func TestGitJSON(t *testing.T) {
+	res := failedResult()
+	res.Git.Removed, res.Git.DirtyLeftOut, res.Git.Discarded = true, true, true
+	res.Git.Merge = &engine.MergeInfo{Status: git.MergeRefused, Into: "main", Reason: "dirty", Command: "git merge b"}
+	data, err := New(res).JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Git map[string]any }
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"branch", "base", "refs", "commits", "wip_commit", "worktree_removed", "dirty_left_out", "merge", "pushed"} {
+		if _, ok := m.Git[k]; !ok {
+			t.Errorf("no %q in %v", k, m.Git)
+		}
+	}
+	for _, k := range []string{"wip", "removed", "discarded", "dirtyLeftOut"} {
+		if _, ok := m.Git[k]; ok {
+			t.Errorf("%q in %v", k, m.Git)
+		}
+	}
+	var back Report
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	want := *res.Git
+	want.Discarded = false
+	if diff := cmp.Diff(Git{GitInfo: want, Commits: res.Commits}, *back.Git); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
@@ -20,7 +21,7 @@ type TaskRow struct {
 	Iterations int               `json:"iterations"`
 	CostUSD    float64           `json:"costUsd"`
 	CostKnown  bool              `json:"costKnown"`
-	DurationMs int64             `json:"durationMs"`
+	DurationMs millis.Duration   `json:"durationMs"`
 	StartedAt  time.Time         `json:"startedAt"`
 	Tiers      []engine.TierStat `json:"tiers"`
 	// RerunOf is the earlier run of the task that this run follows (a
@@ -101,7 +102,7 @@ func Stats(rows []TaskRow) Summary {
 	tierAt := map[string]int{}
 	var successAttempts int
 	var successCost float64
-	var duration int64
+	var duration millis.Duration
 	for _, r := range sorted {
 		if r.Status == "running" || r.Status == "" {
 			s.Running++
@@ -275,7 +276,7 @@ func (s Summary) Text() string {
 	fmt.Fprintf(tw, "mean cost of a success\t%s\n", s.dollars(s.MeanSuccessCost))
 	md := "-"
 	if s.MeanDurationMs != nil {
-		md = duration(int64(*s.MeanDurationMs + 0.5))
+		md = duration(millis.Duration(*s.MeanDurationMs + 0.5))
 	}
 	fmt.Fprintf(tw, "mean duration\t%s\n", md)
 	tw.Flush()

@@ -8,11 +8,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 func f(v float64) *float64 { return &v }
 
-func row(id, status string, day, attempts int, cost float64, ms int64, tiers ...engine.TierStat) TaskRow {
+func row(id, status string, day, attempts int, cost float64, ms millis.Duration, tiers ...engine.TierStat) TaskRow {
 	return TaskRow{ID: id, Status: status, Iterations: attempts, CostUSD: cost, CostKnown: cost != 0, DurationMs: ms,
 		StartedAt: t0.AddDate(0, 0, day), Tiers: tiers}
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sheet"
 )
 
@@ -147,7 +147,7 @@ func sheetLayer(flags *config.Layer, s sheet.Sheet) (*config.Layer, error) {
 	}
 	def.Checks = flags.ShellChecks
 	if flags.TimeoutMs != nil {
-		def.Timeout = time.Duration(*flags.TimeoutMs) * time.Millisecond
+		def.Timeout = flags.TimeoutMs.Duration()
 	}
 	eff := s.Apply(def)
 	l := *flags
@@ -181,7 +181,7 @@ func sheetLayer(flags *config.Layer, s sheet.Sheet) (*config.Layer, error) {
 		l.BudgetUSD = &s.BudgetUSD
 	}
 	if eff.Timeout > 0 {
-		ms := eff.Timeout.Milliseconds()
+		ms := millis.Of(eff.Timeout)
 		l.TimeoutMs = &ms
 	}
 	if s.Has(sheet.FieldEditTests) {

@@ -121,8 +121,8 @@ func TestPlanBatchSheetBudgetWinsOverTaskBudget(t *testing.T) {
 				t.Errorf("budgets a=%g b=%g, want a=%g b=%g", a.BudgetUSD, bb.BudgetUSD, tt.wantA, tt.wantB)
 			}
 			// The decision is made with the spec's budget as is.
-			if p := a.Policy("task a"); p.Budget != tt.wantA {
-				t.Errorf("policy budget %g, want %g", p.Budget, tt.wantA)
+			if p := a.Policy("task a"); p.BudgetUSD != tt.wantA {
+				t.Errorf("policy budget %g, want %g", p.BudgetUSD, tt.wantA)
 			}
 		})
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	taskreport "github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
@@ -114,8 +115,8 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	defer c.Close()
 	id := store.NewRunID(time.Now())
 	in := temporal.TaskInput{RunID: id, Task: prompt, Repo: url, BaseBranch: base, Branch: git.BranchName(id, prompt),
-		MergePush: cfg.Merge == git.MergePush, Spec: s, Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(),
-		HeartbeatMs: sub.Heartbeat.Milliseconds()}
+		MergePush: cfg.Merge == git.MergePush, Spec: s, Queue: t.TaskQueue, WorkerWaitMs: millis.Of(t.WorkerWait),
+		HeartbeatMs: millis.Of(sub.Heartbeat)}
 	if len(s.WindowLimits) > 0 {
 		in.Windows = knownWindows(p, cfg) // as a local task with a window limit starts
 	}
@@ -263,7 +264,7 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec l
 	defer c.Close()
 	id := store.NewRunID(time.Now())
 	in := temporal.BatchInput{RunID: id, Repo: url, Spec: spec, Branch: temporal.BatchBranch(id), MergePush: cfg.Merge == git.MergePush,
-		Queue: t.TaskQueue, WorkerWaitMs: t.WorkerWait.Milliseconds(), HeartbeatMs: sub.Heartbeat.Milliseconds()}
+		Queue: t.TaskQueue, WorkerWaitMs: millis.Of(t.WorkerWait), HeartbeatMs: millis.Of(sub.Heartbeat)}
 	if slices.ContainsFunc(spec.Tasks, func(t local.BatchTask) bool { return len(t.Spec.WindowLimits) > 0 }) {
 		in.Windows = knownWindows(p, cfg)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -24,7 +25,7 @@ type Usage struct {
 type WindowUse struct {
 	store.Window
 	// AgeMs is how long before now the agent reported it.
-	AgeMs int64 `json:"ageMs"`
+	AgeMs millis.Duration `json:"ageMs"`
 }
 
 // UsageOf reads the windows the runs kept under the state root reported
@@ -42,7 +43,7 @@ func UsageOf(root string, now time.Time) (Usage, error) {
 	u := Usage{Windows: []WindowUse{}, Silent: []string{}}
 	reported := map[string]bool{}
 	for _, w := range local.WindowsOf(rows) {
-		u.Windows = append(u.Windows, WindowUse{Window: w, AgeMs: max(now.Sub(w.At), 0).Milliseconds()})
+		u.Windows = append(u.Windows, WindowUse{Window: w, AgeMs: millis.Of(max(now.Sub(w.At), 0))})
 		reported[w.Backend] = true
 	}
 	slices.SortFunc(u.Windows, func(a, b WindowUse) int {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Sizes of the drawings, in SVG units (pixels at 100%).
@@ -120,8 +121,8 @@ func chartOf(b batch.Summary, tasks map[string]*engine.TaskResult, now time.Time
 	}
 	var bars []bar
 	begin, end := b.StartedAt, b.StartedAt
-	add := func(t batch.TaskSummary, s time.Time, ms int64, running bool) {
-		e := s.Add(time.Duration(ms) * time.Millisecond)
+	add := func(t batch.TaskSummary, s time.Time, ms millis.Duration, running bool) {
+		e := s.Add(ms.Duration())
 		if running && now.After(e) {
 			e = now
 		}
@@ -174,7 +175,7 @@ func chartOf(b batch.Summary, tasks map[string]*engine.TaskResult, now time.Time
 		if res := tasks[br.t.ID]; res != nil {
 			for _, a := range res.Attempts {
 				s := a.StartedAt
-				e := s.Add(time.Duration(a.DurationMs) * time.Millisecond)
+				e := s.Add(a.DurationMs.Duration())
 				if a.DurationMs == 0 && br.t.Status == string(batch.StatusRunning) {
 					e = now
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runs"
 )
@@ -25,8 +26,8 @@ type pages struct {
 
 var funcs = template.FuncMap{
 	"cost": func(usd float64, known bool) string { return cost.Amount(usd, known, false) },
-	"ms": func(ms int64) string {
-		return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+	"ms": func(ms millis.Duration) string {
+		return ms.Duration().Round(time.Second).String()
 	},
 	"when":   func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"status": statusClass,
@@ -170,7 +171,7 @@ type runData struct {
 	Details  string
 	CostUSD  float64
 	Known    bool
-	Duration int64
+	Duration millis.Duration
 	// CanStop and CanResume say which actions the page offers.
 	CanStop, CanResume bool
 	// Columns is a batch's board; Graph its DAG; Chart its Gantt.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -93,13 +94,13 @@ type RunRow struct {
 	RerunOf string `json:"rerunOf,omitempty"`
 	// Backend is the run's backend: for a task, that of its last attempt
 	// (its first tier's before one), with Model, the attempt's model.
-	Backend    string    `json:"backend"`
-	Model      string    `json:"model,omitempty"`
-	Iterations int       `json:"iterations"`
-	CostUSD    float64   `json:"costUsd"`
-	CostKnown  bool      `json:"costKnown"`
-	DurationMs int64     `json:"durationMs"`
-	StartedAt  time.Time `json:"startedAt"`
+	Backend    string          `json:"backend"`
+	Model      string          `json:"model,omitempty"`
+	Iterations int             `json:"iterations"`
+	CostUSD    float64         `json:"costUsd"`
+	CostKnown  bool            `json:"costKnown"`
+	DurationMs millis.Duration `json:"durationMs"`
+	StartedAt  time.Time       `json:"startedAt"`
 	// Tiers are what each tier of a task run did (none for other runs).
 	Tiers []TierStat `json:"tiers,omitempty"`
 	// Windows are the subscription windows its agents last reported.
@@ -568,8 +569,8 @@ func (r *Run) Row() (RunRow, error) {
 	var cp struct {
 		Progress
 		State struct {
-			Iterations int   `json:"iterations"`
-			ElapsedMs  int64 `json:"elapsedMs"`
+			Iterations int             `json:"iterations"`
+			ElapsedMs  millis.Duration `json:"elapsedMs"`
 		} `json:"state"`
 	}
 	err := r.ReadCheckpoint(&cp)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"io"
 	"io/fs"
 	"os"
@@ -16,6 +15,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 
 	"github.com/jlgcli/jlgcli/internal/durable"
 )
@@ -132,7 +134,7 @@ type Progress struct {
 	CostUSD   float64 `json:"costUsd"`
 	CostKnown bool    `json:"costKnown"`
 	// DurationMs is the run's duration so far, in milliseconds.
-	DurationMs int64 `json:"durationMs"`
+	DurationMs millis.Duration `json:"durationMs"`
 	// Heartbeat is when the live process last wrote the checkpoint. The
 	// engine refreshes it (by rewriting the checkpoint) while an iteration
 	// runs; it tells how recent the state is. Whether the run is running is

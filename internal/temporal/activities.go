@@ -26,6 +26,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Types of an activity error that git gave. ErrGit: final, another try
@@ -87,7 +88,7 @@ type AttemptInput struct {
 type Planned struct {
 	Planner  engine.Attempt   `json:"planner"`
 	Steps    []string         `json:"steps,omitempty"`
-	WaitedMs int64            `json:"waitedMs"`
+	WaitedMs millis.Duration  `json:"waitedMs"`
 	Stop     *engine.StopData `json:"stop,omitempty"`
 }
 

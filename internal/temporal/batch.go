@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Names of the batch workflow, its activities and its query.
@@ -40,8 +41,8 @@ type BatchInput struct {
 	MergePush bool   `json:"mergePush,omitempty"`
 	Queue     string `json:"queue"`
 	// WorkerWaitMs and HeartbeatMs are as in TaskInput.
-	WorkerWaitMs int64 `json:"workerWaitMs"`
-	HeartbeatMs  int64 `json:"heartbeatMs"`
+	WorkerWaitMs millis.Duration `json:"workerWaitMs"`
+	HeartbeatMs  millis.Duration `json:"heartbeatMs"`
 	// Resume, for a batch that ended before every task was done, is where
 	// this run of its workflow goes on from.
 	Resume *BatchResume `json:"resume,omitempty"`
@@ -193,7 +194,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	}
 
 	s := &batch.Scheduler{Graph: graph, Runner: driven{}, Merger: driven{}, Jobs: max(in.Spec.Jobs, 1), FailFast: in.Spec.FailFast, Initial: resume.Tasks,
-		Budget: batch.Budget{TotalUSD: in.Spec.BudgetUSD}, Now: func() time.Time { return workflow.Now(ctx) },
+		Budget: in.Spec.Budget(), Now: func() time.Time { return workflow.Now(ctx) },
 		Observer: func(e batch.Event) {
 			if e.Task.ID != "" {
 				prog[e.Task.ID] = e.Task
@@ -275,7 +276,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		for _, st := range m.Ready(stoppable && ctx.Err() != nil) {
 			id := st.ID
 			spec := byID[id].Spec
-			spec.BudgetUSD = st.Cap(spec.BudgetUSD)
+			spec.BudgetUSD = st.BudgetUSD
 			specs[id] = spec
 			runID, resumeRun := in.RunID+"-"+id, ""
 			if st.ResumeRunID != "" && resume.Runs[id] != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
@@ -103,9 +104,9 @@ type TaskInput struct {
 	// WorkerWaitMs is how long an attempt waits for a worker that has its
 	// backend before the task fails; HeartbeatMs how long a silent worker
 	// keeps its attempt before it is given to another.
-	WorkerWaitMs int64  `json:"workerWaitMs"`
-	HeartbeatMs  int64  `json:"heartbeatMs"`
-	Carry        *Carry `json:"carry,omitempty"`
+	WorkerWaitMs millis.Duration `json:"workerWaitMs"`
+	HeartbeatMs  millis.Duration `json:"heartbeatMs"`
+	Carry        *Carry          `json:"carry,omitempty"`
 	// Windows are the subscription windows known when the task was
 	// submitted (the runs kept where it was submitted, a batch's earlier
 	// tasks): the task starts from them, for its window limits.
@@ -272,7 +273,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 	started := len(c.History.Attempts)
 	for stop == nil {
 		begin := workflow.Now(ctx)
-		next, s := policy.Begin(c.History, time.Duration(c.History.State.ElapsedMs)*time.Millisecond)
+		next, s := policy.Begin(c.History, c.History.State.ElapsedMs.Duration())
 		if s != nil {
 			stop = s
 			break
@@ -326,7 +327,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		a.Action, a.Detection = d.Action, d.Detection
 		c.History.Attempts = append(c.History.Attempts, a)
 		c.History.State = d.State
-		c.History.State.ElapsedMs = h.State.ElapsedMs + max(0, workflow.Now(ctx).Sub(begin).Milliseconds()-waited)
+		c.History.State.ElapsedMs = h.State.ElapsedMs + max(0, millis.Of(workflow.Now(ctx).Sub(begin))-waited)
 		prog.History = c.History
 		if d.Stop != nil {
 			stop = d.Stop
@@ -381,7 +382,7 @@ func windowHold(ctx workflow.Context, spec local.TaskSpec, tier engine.Tier, st 
 		return false, nil
 	}
 	now := workflow.Now(ctx)
-	h := engine.WindowWait(now, st.Windows, tier.Backend, spec.WindowLimits, st.WaitedMs, time.Duration(spec.MaxWaitMs)*time.Millisecond)
+	h := engine.WindowWait(now, st.Windows, tier.Backend, spec.WindowLimits, st.WaitedMs.Duration(), spec.MaxWaitMs.Duration())
 	if h == nil {
 		return false, nil
 	}
@@ -389,8 +390,8 @@ func windowHold(ctx workflow.Context, spec local.TaskSpec, tier engine.Tier, st 
 		return false, stopOf(engine.StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, h.Details))
 	}
 	w := h.Window
-	st.WaitedMs += h.Wait.Milliseconds()
-	prog.Wait = &engine.TaskWait{Until: now.Add(h.Wait), WaitMs: h.Wait.Milliseconds(), Message: h.Details, Window: &w, State: *st}
+	st.WaitedMs += millis.Of(h.Wait)
+	prog.Wait = &engine.TaskWait{Until: now.Add(h.Wait), WaitMs: millis.Of(h.Wait), Message: h.Details, Window: &w, State: *st}
 	err := workflow.Sleep(ctx, h.Wait)
 	prog.Wait = nil
 	if err != nil {
@@ -409,11 +410,11 @@ func prBody(res engine.TaskResult, pr bool) string {
 
 // options are the activity options of an activity on queue.
 func (in TaskInput) options(queue string, timeout time.Duration) workflow.ActivityOptions {
-	wait := time.Duration(in.WorkerWaitMs) * time.Millisecond
+	wait := in.WorkerWaitMs.Duration()
 	if wait <= 0 {
 		wait = DefaultWorkerWait
 	}
-	beat := time.Duration(in.HeartbeatMs) * time.Millisecond
+	beat := in.HeartbeatMs.Duration()
 	if beat <= 0 {
 		beat = DefaultHeartbeat
 	}
@@ -458,7 +459,7 @@ func IsHandedBack(err error) bool {
 // attemptStop is the stop of a task whose attempt failed as an activity.
 func attemptStop(err error, tier engine.Tier, next engine.Next, in TaskInput) *engine.StopData {
 	if isStartTimeout(err) {
-		wait := time.Duration(in.WorkerWaitMs) * time.Millisecond
+		wait := in.WorkerWaitMs.Duration()
 		if wait <= 0 {
 			wait = DefaultWorkerWait
 		}

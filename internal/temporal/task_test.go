@@ -27,6 +27,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 func specOf(c decisiontest.Case) local.TaskSpec {
@@ -643,7 +644,7 @@ func TestWorkflowWindowLimit(t *testing.T) {
 				}
 			}, 10*time.Minute)
 			spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}},
-				WindowLimits: engine.WindowLimits{"": 80}, MaxWaitMs: c.maxWait.Milliseconds()}
+				WindowLimits: engine.WindowLimits{"": 80}, MaxWaitMs: millis.Of(c.maxWait)}
 			in := TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"}
 			if c.submitted {
 				in.Windows = engine.Windows{{Backend: "fake", Kind: "5h", Used: 0.95, ResetsAt: reset, At: start}}
