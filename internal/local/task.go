@@ -320,7 +320,7 @@ func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Pa
 		return engine.TaskResult{}, false, err
 	}
 	p.progress("task %s is done but was stopped before its end: ending it on %s", run.ID, s.Worktree.Branch)
-	res.Git = s.finish(ctx, p, run, &res)
+	s.finish(ctx, p, run, &res)
 	return res, true, nil
 }
 
@@ -354,7 +354,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 		c.Close() // the live line goes before the messages of the end
 	}
 	done := res.Status == engine.StatusDone
-	res.Git = s.finish(ctx, p, run, &res)
+	s.finish(ctx, p, run, &res)
 	if done && res.Status != engine.StatusDone {
 		// The landing was held: the index and the checkpoint say so too.
 		var cp engine.TaskCheckpoint
