@@ -28,6 +28,9 @@ type NewTask struct {
 	// Spec is what it runs with; Spec.Repo is the repository, or a
 	// directory in it. Worktree and DirtyLeftOut are filled here.
 	Spec TaskSpec
+	// Repo is that repository as the caller opened it (OpenRepo), so
+	// that it is not opened again; nil: StartTask opens Spec.Repo.
+	Repo *git.Repo
 	// Base is the ref the task branch starts from; "": HEAD.
 	Base string
 	// IncludeDirty brings the uncommitted changes of the user's tree in as
@@ -55,9 +58,12 @@ type NewTask struct {
 // error; a task that cannot start as asked is a UsageError.
 func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, error) {
 	s := t.Spec
-	repo, err := OpenRepo(ctx, s.Repo)
-	if err != nil {
-		return engine.TaskResult{}, err
+	repo := t.Repo
+	if repo == nil {
+		var err error
+		if repo, err = OpenRepo(ctx, s.Repo); err != nil {
+			return engine.TaskResult{}, err
+		}
 	}
 	s.Repo = repo.Dir
 	// Nothing is created for a task that cannot run.
