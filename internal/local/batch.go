@@ -119,7 +119,7 @@ func StartBatch(ctx context.Context, repo *git.Repo, spec BatchSpec, stateDir st
 		t.Spec.Repo = repo.Dir
 		// A sandbox asked for and not to be had stops the batch before
 		// anything is made.
-		_, rec, err := Confine(ctx, t.Spec.Sandbox, bp.Parts, Site{})
+		_, rec, err := Confine(t.Spec.Sandbox, bp.Parts, Site{})
 		if err != nil {
 			return batch.Summary{}, err
 		}

@@ -155,7 +155,7 @@ func RunOnce(ctx context.Context, f Front, c LoopCommand) (LoopDone, error) {
 	}
 	p := f.Once(cfg.Quiet)
 	defer endParts(p)
-	ctx, _, err = local.Confine(ctx, cfg.Sandbox, p, local.LoopSite("", cfg.Cwd, ""))
+	box, _, err := local.Confine(cfg.Sandbox, p, local.LoopSite("", cfg.Cwd, ""))
 	if err != nil {
 		return LoopDone{}, err
 	}
@@ -166,6 +166,7 @@ func RunOnce(ctx context.Context, f Front, c LoopCommand) (LoopDone, error) {
 	opts.Once = true
 	opts.MaxWait = 0
 	opts.Observer = p.LoopObserver
+	opts.Box = box
 	out.Result = engine.Run(ctx, a, opts)
 	return out, nil
 }
