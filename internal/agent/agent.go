@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // Agent is one agent CLI, driven headless.
@@ -46,6 +48,8 @@ type Request struct {
 	// StallTimeout, when positive, stops a call whose agent prints nothing
 	// for that long; the response's failure is then FailStall.
 	StallTimeout time.Duration
+	// Box is the sandbox the call runs in (sandbox.Box.Agent); nil: none.
+	Box *sandbox.Box
 }
 
 // Response is what one call produced.

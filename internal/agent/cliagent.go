@@ -8,12 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/proc"
-	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // stderrKeep bounds the standard error kept for classification.
@@ -91,11 +89,7 @@ func (a *cliAgent) Check(ctx context.Context) Availability {
 	}
 	av := Availability{Status: Available, Path: path}
 	if a.spec.note != nil {
-		env := slices.Clone(penv)
-		if sandbox.From(ctx) != nil {
-			env = append(env, "IS_SANDBOX=1") // as the sandbox sets it for every call
-		}
-		av.Note = a.spec.note(env)
+		av.Note = a.spec.note(penv)
 	}
 	out, err := quickOutput(ctx, penv, path, "--version")
 	v, ok := parseVersion(out)
@@ -145,9 +139,9 @@ func (a *cliAgent) Run(ctx context.Context, req Request) (Response, error) {
 }
 
 // runParsed runs one call of the CLI name ("" for a command backend) and
-// feeds its output to p. The call is confined when ctx carries a sandbox:
-// then of env it gets what its CLI needs, the user's passEnv and the
-// variables named in explicit (those the run and the adapter give it).
+// feeds its output to p. The call is confined when req.Box is set: then of
+// env it gets what its CLI needs, the user's passEnv and the variables
+// named in explicit (those the run and the adapter give it).
 func runParsed(ctx context.Context, name string, argv, env, explicit []string, req Request, stdin *string, p streamParser) (Response, error) {
 	stderr := proc.NewTail(stderrKeep)
 	var sink io.Writer = &proc.Lines{Max: lineMax, Fn: p.Line}
@@ -182,7 +176,7 @@ func runParsed(ctx context.Context, name string, argv, env, explicit []string, r
 	if stdin != nil {
 		c.Stdin = strings.NewReader(*stdin)
 	}
-	if box := sandbox.From(ctx); box != nil {
+	if box := req.Box; box != nil {
 		// What the call may write and reach follows from the trusted
 		// environment: not from a variable a project's file set.
 		cwd := req.Dir

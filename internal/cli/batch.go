@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -76,50 +77,24 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 	if o.budgetSet && o.budget < 0 {
 		return usagef("--budget must not be negative, not %g", o.budget)
 	}
-	c, err := stdio.LoadLayers(o.task.flags)
-	if err != nil {
-		return err
-	}
-	cfg := c.Config
-	stdio.UseEnv(cfg)
-	say := stdio.Reporter()
-	say.SetQuiet(cfg.Quiet)
-	sheets, err := runs.LoadSheets(args, say.Warn)
-	if err != nil {
-		return err
-	}
-
-	if err := runs.CheckLocal(cfg, "batch", o.task.submission(o.base), o.task.heartbeatSet); err != nil {
-		return err
-	}
-	dir, err := runs.BatchRepo(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	plan, err := runs.PlanBatch(c, runs.Batch{Sheets: sheets, Repo: dir, Base: o.base, FailFast: o.failFast, BudgetUSD: o.budget, Plan: o.task.plan}, stdio.Base())
+	out, err := runs.StartBatch(ctx, stdio, runs.BatchCommand{Paths: args, Flags: o.task.flags, Submission: o.task.submission(o.base),
+		HeartbeatGiven: o.task.heartbeatSet, FailFast: o.failFast, BudgetUSD: o.budget, DryRun: o.dryRun})
 	var pick *runs.PickError
 	if errors.As(err, &pick) { // backend-missing (2) or backend-unknown (64), as for a task
-		say.Error(pick.Error())
+		stdio.Reporter().Error(pick.Error())
 		return &exitError{code: pick.Result.ExitCode}
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	spec := plan.Spec
-	if o.dryRun {
-		plain.BatchPlan(stdio.Out, spec, plan.Levels)
+	case out.Plan != nil: // --dry-run
+		plain.BatchPlan(stdio.Out, out.Plan.Spec, out.Plan.Levels)
+		return nil
+	case out.Summary == nil: // --detach
+		fmt.Fprintln(stdio.Out, out.ID)
 		return nil
 	}
-	if cfg.Temporal.Address != "" {
-		return runBatchTemporal(ctx, stdio, cfg, o, spec)
-	}
-	bp, closeBoard := stdio.Hooked().BatchParts(cfg.Quiet, len(spec.Tasks))
-	res, err := runs.StartBatch(ctx, cfg, spec, bp)
-	closeBoard()
-	if err != nil {
-		return err
-	}
-	return reportBatch(stdio, cfg.JSON, res)
+	return reportBatch(stdio, out.JSON, *out.Summary)
 }
 
 // reportBatch prints a batch's result (plain.BatchResult).

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
 )
@@ -58,37 +57,20 @@ stopped. PROMPT '-' reads stdin; -f reads a file.`)
 }
 
 func runRun(ctx context.Context, stdio *Stdio, o *runOptions, args []string) error {
-	prompt, err := runs.ReadPrompt(stdio.In, o.promptFile, args)
-	if err != nil {
-		return err
-	}
-	cfg, err := stdio.LoadConfig(o.flags)
-	if err != nil {
-		return err
-	}
-
-	res, a := runs.Pick(cfg, stdio.Base())
-	switch {
-	case a == nil:
-	case o.loop:
+	c := runs.LoopCommand{Prompt: runs.Prompt{Args: args, File: o.promptFile, Stdin: stdio.In}, Flags: o.flags}
+	if o.loop {
 		// A loop is a persistent run: journaled, resumable, guarded.
-		p := stdio.Parts(cfg.Quiet, false, true)
-		defer live.Close(p)
-		if res, err = runs.StartLoop(ctx, cfg, a, prompt, p); err != nil {
-			return err
-		}
-	default:
-		p := stdio.Once(cfg.Quiet)
-		res, err = runs.RunOnce(ctx, cfg, a, prompt, p.LoopObserver, stdio.Base())
-		live.Close(p)
+		out, err := runs.StartLoop(ctx, stdio, c)
 		if err != nil {
 			return err
 		}
+		return reportLoop(stdio, out.JSON, out.Result)
 	}
-	if o.loop {
-		return reportLoop(stdio, cfg.JSON, res)
+	out, err := runs.RunOnce(ctx, stdio, c)
+	if err != nil {
+		return err
 	}
-	return report(stdio, cfg.JSON, res)
+	return report(stdio, out.JSON, out.Result)
 }
 
 // reportLoop prints a loop's result (plain.LoopResult).

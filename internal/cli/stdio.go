@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/live"
@@ -44,10 +45,6 @@ type Stdio struct {
 	// Dir is the working directory; "": the process's own.
 	Dir string
 
-	// envValue gives the values of a run's recorded environment names
-	// (config.Config.EnvValue); nil: the environment's.
-	envValue local.EnvValue
-
 	say *live.Reporter // every message on Err goes through it
 
 	hooksMade bool
@@ -63,6 +60,9 @@ type Stdio struct {
 	// did.
 	completing bool
 }
+
+// The command line is the front end of the runs it starts.
+var _ runs.Front = (*Stdio)(nil)
 
 // Hooks are the hooks of the configuration (the command's, --cwd's project
 // file included, once it is resolved), with the desktop notification
@@ -122,15 +122,11 @@ func (s *Stdio) WorkDir() (string, error) {
 	return os.Getwd()
 }
 
-// UseEnv makes cfg (with the environment) give the values of the
-// recorded environment names of the runs started from now on.
-func (s *Stdio) UseEnv(cfg *config.Config) { s.envValue = cfg.EnvValue(s.Env) }
-
 // Term is Err as a run started from the command line reports to it
 // (live.Terminal), without the hooks.
 func (s *Stdio) Term() live.Terminal {
 	return live.Terminal{Say: s.Reporter(), Err: s.Err, Live: live.IsLive(s.ErrIsTerminal, s.Env("TERM")), Width: s.ErrWidth,
-		Environ: s.Environ, Getenv: s.Env, EnvValue: s.envValue}
+		Environ: s.Environ, Getenv: s.Env}
 }
 
 // Base are the parts of the command line without live progress: the
@@ -143,23 +139,33 @@ func (s *Stdio) Parts(quiet, task, loop bool) local.Parts {
 	return s.Hooked().Parts(quiet, task, loop)
 }
 
-// Once are the parts of a single agent call (run): its live line on Err
-// (live.Progress) only, none when quiet.
+// Once are the parts of a single agent call (run): Base, with the call's
+// live line on Err (live.Progress) unless quiet.
 func (s *Stdio) Once(quiet bool) local.Parts {
-	var p local.Parts
+	p := s.Base()
 	if !quiet {
 		p.LoopObserver = live.NewProgress(s.Term().Screen())
 	}
 	return p
 }
 
-// Hooked is Term with the configuration's hooks: a batch's parts are
-// Hooked().BatchParts.
+// Hooked is Term with the configuration's hooks.
 func (s *Stdio) Hooked() live.Terminal {
 	t := s.Term()
 	t.Hooks = s.Hooks()
 	return t
 }
+
+// BatchParts are the parts of a batch of total tasks started from the
+// command line (live.Terminal.BatchParts), with the configuration's
+// hooks, and what ends its board.
+func (s *Stdio) BatchParts(quiet bool, total int) (local.BatchParts, func()) {
+	return s.Hooked().BatchParts(quiet, total)
+}
+
+// TaskChanged says, unless quiet, a line of a task whose status changed
+// in a batch on Temporal that the command follows (plain.TaskChanged).
+func (s *Stdio) TaskChanged(t batch.TaskSummary) { s.Reporter().Progress(plain.TaskChanged(t)) }
 
 // LoadConfig resolves the configuration for a command run in the working
 // directory, with its flags (nil: none) on top (LoadLayers).
@@ -300,7 +306,7 @@ func (s *Stdio) ResumeParts(quiet bool, flags *config.Layer) (runs.ResumeParts, 
 		},
 		Task:    func() local.Parts { return observed(s.Parts(quiet, true, false)) },
 		Loop:    func() local.Parts { return observed(s.Parts(quiet, false, true)) },
-		Batch:   func(total int) (local.BatchParts, func()) { return s.Hooked().BatchParts(quiet, total) },
+		Batch:   func(total int) (local.BatchParts, func()) { return s.BatchParts(quiet, total) },
 		Connect: s.Connect(flags),
 		Hooks: func(dir string) *hooks.Dispatcher { // the run's, as it was started
 			cfg, err := s.RunConfig(flags, dir)

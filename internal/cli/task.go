@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/live"
 	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/temporal"
@@ -83,35 +83,31 @@ func (o *taskFlags) registerDeveloper(fs *pflag.FlagSet, command string) {
 }
 
 func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) error {
-	prompt, err := runs.ReadPrompt(stdio.In, o.promptFile, args)
+	out, err := runs.StartTask(ctx, stdio, runs.TaskCommand{Prompt: o.prompt(stdio, args), Flags: o.flags,
+		Submission: o.submission(o.base), HeartbeatGiven: o.heartbeatSet})
 	if err != nil {
 		return err
 	}
-	cfg, err := stdio.LoadConfig(o.flags)
-	if err != nil {
-		return err
+	if out.Result == nil {
+		fmt.Fprintln(stdio.Out, out.ID) // --detach
+		return nil
 	}
-	stdio.UseEnv(cfg)
-	if cfg.Temporal.Address != "" {
-		return runTaskTemporal(ctx, stdio, cfg, o, prompt)
+	if g := out.Result.Git; out.Temporal && g != nil && g.Merge != nil && g.Merge.Commit != "" {
+		stdio.Reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", plain.ShortSHA(g.Merge.Commit), temporal.ReadyBranch(g.Branch)))
 	}
-	if err := runs.CheckLocal(cfg, "task", o.submission(o.base), o.heartbeatSet); err != nil {
-		return err
-	}
-	s, failed, err := runs.TaskSpec(ctx, cfg, o.plan, stdio.Base())
-	if err != nil {
-		return err
-	}
-	if failed != nil {
-		return reportTask(stdio, cfg.JSON, *failed)
-	}
-	p := stdio.Parts(cfg.Quiet, true, false)
-	defer live.Close(p)
-	res, err := runs.StartTask(ctx, cfg, runs.Task{Prompt: prompt, Spec: s, Base: o.base, IncludeDirty: o.includeDirty}, p)
-	if err != nil {
-		return err
-	}
-	return reportTask(stdio, cfg.JSON, res)
+	return reportTask(stdio, out.JSON, *out.Result)
+}
+
+// prompt is where the task's prompt comes from: args, --prompt-file or
+// stdin.
+func (o *taskFlags) prompt(stdio *Stdio, args []string) runs.Prompt {
+	return runs.Prompt{Args: args, File: o.promptFile, Stdin: stdio.In}
+}
+
+// submission is how task's and batch's flags start a run, base the branch
+// it starts from, and what they send to Temporal.
+func (o *taskFlags) submission(base string) runs.Submission {
+	return runs.Submission{RepoURL: o.repoURL, Base: base, Heartbeat: o.heartbeat, Detach: o.detach, IncludeDirty: o.includeDirty, Plan: o.plan}
 }
 
 // reportTask prints a task's result (plain.TaskResult).

@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -46,6 +47,9 @@ type Options struct {
 	Model string
 	Dir   string
 	Env   []string
+	// Box is the sandbox every call runs in (agent.Request.Box); nil:
+	// none.
+	Box *sandbox.Box
 	// MaxIterations bounds the number of calls (at least 1).
 	MaxIterations int
 	// Timeout bounds the active time of the run; each call gets the time
@@ -281,7 +285,7 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 		r.o.Observer.IterationStarted(i, maxIter, began)
 	}
 	prompt := r.prompt(i)
-	req := agent.Request{Prompt: prompt, Model: r.o.Model, Dir: r.o.Dir, Env: r.o.Env, StallTimeout: r.o.StallTimeout}
+	req := agent.Request{Prompt: prompt, Model: r.o.Model, Dir: r.o.Dir, Env: r.o.Env, StallTimeout: r.o.StallTimeout, Box: r.o.Box}
 	if r.o.Session == SessionContinue {
 		req.SessionID = r.st.SessionID
 	}

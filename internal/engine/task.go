@@ -157,6 +157,9 @@ type TaskOptions struct {
 	Windows      *WindowBook
 	// Env is added to every call's environment (after the tier's).
 	Env []string
+	// Box is the sandbox every call runs in (agent.Request.Box); nil:
+	// none. The gate's checks run in the Tester's.
+	Box *sandbox.Box
 	// CommitMessage makes the message of a passing attempt's commit; nil:
 	// "feat: <task> (tier <name>, attempt <n>)".
 	CommitMessage func(a Attempt) string
@@ -406,7 +409,7 @@ func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent
 			continue
 		}
 		env := append(slices.Clip(tier.Env), t.o.Env...)
-		req := agent.Request{Prompt: prompt, Model: tier.Model, Dir: t.o.Workspace.Dir(), Env: env, StallTimeout: t.o.StallTimeout, Output: output}
+		req := agent.Request{Prompt: prompt, Model: tier.Model, Dir: t.o.Workspace.Dir(), Env: env, StallTimeout: t.o.StallTimeout, Output: output, Box: t.o.Box}
 		if o, ok := t.o.Observer.(AgentObserver); ok {
 			req.Notice = o.AgentLine
 		}

@@ -133,7 +133,7 @@ func judgeBase(ctx context.Context, dir string, env []string, checks []Check, r 
 				tests = append(tests, c)
 			}
 		}
-		s := Test(ctx, dir, env, tests, TestOptions{MaxReruns: opt.MaxReruns, MaxRerunFailures: opt.MaxRerunFailures, KeepTests: true, Scratch: opt.Scratch})
+		s := Test(ctx, dir, env, tests, TestOptions{MaxReruns: opt.MaxReruns, MaxRerunFailures: opt.MaxRerunFailures, KeepTests: true, Scratch: opt.Scratch, Box: opt.Box})
 		sub = &s
 		if s.Interrupted {
 			r.Interrupted = true

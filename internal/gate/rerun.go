@@ -53,7 +53,7 @@ func rerun(ctx context.Context, dir string, env []string, run *checkRun, opt Tes
 			c, targeted = run.check, false
 		}
 		format := InferFormat(c)
-		cr2, o2, _ := runParsed(ctx, dir, env, c, run.kind, format)
+		cr2, o2, _ := runParsed(ctx, opt.Box, dir, env, c, run.kind, format)
 		run.reruns++
 		if cr2.Interrupted {
 			return

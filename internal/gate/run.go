@@ -82,9 +82,10 @@ type Result struct {
 	DurationMs  millis.Duration `json:"durationMs"`
 }
 
-// Run runs each check in dir, one after the other, and returns their
-// results. env holds extra KEY=VALUE pairs added to jlgcli's own environment
-// (as agent.Request.Env); the checks' standard input is /dev/null.
+// Run runs each check in dir, one after the other, unconfined (RunIn
+// without a sandbox), and returns their results. env holds extra
+// KEY=VALUE pairs added to jlgcli's own environment (as
+// agent.Request.Env); the checks' standard input is /dev/null.
 //
 // Each check runs in its own process group, which is stopped (SIGTERM, then
 // SIGKILL) at the check's timeout or when ctx ends. Every check runs, so that
@@ -92,12 +93,17 @@ type Result struct {
 // check is marked Interrupted, the rest are not started, and the Result is
 // Interrupted and not Passed.
 func Run(ctx context.Context, dir string, env []string, checks []Check) Result {
-	return runChecks(ctx, dir, env, checks, false)
+	return RunIn(ctx, nil, dir, env, checks)
 }
 
-// runChecks runs the checks in order; with staged, it stops at the first
-// that fails.
-func runChecks(ctx context.Context, dir string, env []string, checks []Check, staged bool) Result {
+// RunIn is Run with each check confined in box (nil: none).
+func RunIn(ctx context.Context, box *sandbox.Box, dir string, env []string, checks []Check) Result {
+	return runChecks(ctx, box, dir, env, checks, false)
+}
+
+// runChecks runs the checks in order, confined in box (nil: none); with
+// staged, it stops at the first that fails.
+func runChecks(ctx context.Context, box *sandbox.Box, dir string, env []string, checks []Check, staged bool) Result {
 	start := time.Now()
 	res := Result{Passed: true, Checks: make([]CheckResult, 0, len(checks))}
 	full := environ(env)
@@ -106,7 +112,7 @@ func runChecks(ctx context.Context, dir string, env []string, checks []Check, st
 			res.Interrupted = true
 			break
 		}
-		cr := runOne(ctx, dir, full, c)
+		cr := runOne(ctx, box, dir, full, c)
 		res.Checks = append(res.Checks, cr)
 		if cr.Interrupted {
 			res.Interrupted = true
@@ -128,7 +134,8 @@ func runChecks(ctx context.Context, dir string, env []string, checks []Check, st
 
 // Baseline runs the checks before the first iteration: the *Result that
 // Judge compares later runs with. It is Run under another name, returned as
-// a pointer because that is how Judge and a checkpoint hold it.
+// a pointer because that is how Judge and a checkpoint hold it (a run
+// confined takes its baseline with RunIn).
 func Baseline(ctx context.Context, dir string, env []string, checks []Check) *Result {
 	r := Run(ctx, dir, env, checks)
 	return &r
@@ -137,8 +144,8 @@ func Baseline(ctx context.Context, dir string, env []string, checks []Check) *Re
 // runOne runs one check. Its output is read by the parser of its format,
 // as Test reads it, so that its fingerprint is that of the failures the
 // parser understood (parsedFingerprint) when there are some.
-func runOne(ctx context.Context, dir string, env []string, c Check) CheckResult {
-	cr, _, _ := runParsed(ctx, dir, env, c, InferKind(c), InferFormat(c))
+func runOne(ctx context.Context, box *sandbox.Box, dir string, env []string, c Check) CheckResult {
+	cr, _, _ := runParsed(ctx, box, dir, env, c, InferKind(c), InferFormat(c))
 	return cr
 }
 
@@ -146,7 +153,7 @@ func runOne(ctx context.Context, dir string, env []string, c Check) CheckResult 
 // the output (at most observeLineMax bytes of it), with stderr true for a
 // line of the standard error. observe may be called from two goroutines at
 // once.
-func runObserved(ctx context.Context, dir string, env []string, c Check, observe func(line string, stderr bool)) CheckResult {
+func runObserved(ctx context.Context, box *sandbox.Box, dir string, env []string, c Check, observe func(line string, stderr bool)) CheckResult {
 	cr := CheckResult{Name: c.Name, Command: c.Command(), TimeoutMs: millis.Of(c.timeout())}
 	if err := c.Validate(); err != nil {
 		cr.ExitCode = ExitNotStarted
@@ -173,7 +180,7 @@ func runObserved(ctx context.Context, dir string, env []string, c Check, observe
 	pc := proc.Cmd{Argv: c.argv(), Dir: dir, Env: env, Stdout: stdout, Stderr: stderr}
 	var release func()
 	var err error
-	if box := sandbox.From(ctx); box != nil && len(pc.Argv) > 0 {
+	if box != nil && len(pc.Argv) > 0 {
 		pc, release, err = box.Check(pc, varNames(env, os.Environ()))
 	}
 	var pr proc.Result

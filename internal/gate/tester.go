@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // Defaults of TestOptions.
@@ -57,6 +58,8 @@ type TestOptions struct {
 	// (Python's bytecode: PYTHONPYCACHEPREFIX); "": none. The checks run
 	// with PYTHONDONTWRITEBYTECODE=1 in any case.
 	Scratch string
+	// Box is the sandbox every check runs in; nil: none.
+	Box *sandbox.Box
 }
 
 func (o TestOptions) maxReruns() int {
@@ -102,7 +105,7 @@ func Test(ctx context.Context, dir string, env []string, checks []Check, opt Tes
 			notRun = checkNames(checks[i:])
 			break
 		}
-		run := runCheck(ctx, dir, full, c)
+		run := runCheck(ctx, opt.Box, dir, full, c)
 		rerun(ctx, dir, full, run, opt)
 		runs = append(runs, run)
 		if run.cr.Interrupted {
@@ -158,7 +161,7 @@ func BaselineOptions(scratch string) TestOptions {
 // ordered fast first: a build error makes running the tests pointless).
 // The checks after it are missing from the Result, which is not Passed.
 func RunStaged(ctx context.Context, dir string, env []string, checks []Check) Result {
-	return runChecks(ctx, dir, env, checks, true)
+	return runChecks(ctx, nil, dir, env, checks, true)
 }
 
 func checkNames(checks []Check) []string {
@@ -171,20 +174,20 @@ func checkNames(checks []Check) []string {
 
 // runCheck runs one check, reading its output with its parser and its
 // JUnit files.
-func runCheck(ctx context.Context, dir string, env []string, c Check) *checkRun {
+func runCheck(ctx context.Context, box *sandbox.Box, dir string, env []string, c Check) *checkRun {
 	c, format := Counted(c, dir)
 	run := &checkRun{check: c, kind: InferKind(c), format: format}
-	run.cr, run.o, run.notes = runParsed(ctx, dir, env, c, run.kind, run.format)
+	run.cr, run.o, run.notes = runParsed(ctx, box, dir, env, c, run.kind, run.format)
 	return run
 }
 
-func runParsed(ctx context.Context, dir string, env []string, c Check, kind, format string) (CheckResult, *parsed, []string) {
+func runParsed(ctx context.Context, box *sandbox.Box, dir string, env []string, c Check, kind, format string) (CheckResult, *parsed, []string) {
 	p := &locked{p: newParser(format, kind, dir)}
 	var snap junitSnapshot
 	if c.JUnit != "" {
 		snap = snapshotJUnit(dir, c.JUnit)
 	}
-	cr := runObserved(ctx, dir, env, c, p.line)
+	cr := runObserved(ctx, box, dir, env, c, p.line)
 	o := p.p.result()
 	var notes []string
 	if c.JUnit != "" && cr.Error == "" && !cr.Interrupted {

@@ -12,6 +12,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
 // Premature refuses a done that announces more work. Its refusals are soft:
@@ -68,13 +69,15 @@ type Checks struct {
 	Env      []string
 	Checks   []gate.Check
 	Baseline *gate.Result
+	// Box is the sandbox the checks run in; nil: none.
+	Box *sandbox.Box
 	// Last is the last verdict.
 	Last *gate.Verdict
 }
 
 // Check implements engine.Guard.
 func (c *Checks) Check(ctx context.Context, _ string) *engine.Refusal {
-	res := gate.Run(ctx, c.Dir, c.Env, c.Checks)
+	res := gate.RunIn(ctx, c.Box, c.Dir, c.Env, c.Checks)
 	v := gate.Judge(&res, c.Baseline)
 	c.Last = &v
 	if v.Passed {

@@ -77,17 +77,14 @@ type BatchCheckpoint struct {
 	Tasks []batch.TaskResult `json:"tasks"`
 }
 
-// StartBatch checks that the batch can run (a repository with a commit, a
-// base branch, every task's agents installed and checks to judge it with)
-// before it creates anything, then creates the batch's run and runs its
-// tasks, Jobs at a time, each as `jlgcli task` runs one, merging each done
-// task into the base branch in turn (Land). A batch whose agents cannot
-// run is a result, not an error.
-func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchParts) (batch.Summary, error) {
-	repo, err := OpenRepo(ctx, spec.Repo)
-	if err != nil {
-		return batch.Summary{}, err
-	}
+// StartBatch checks that the batch can run (a base branch of repo, the
+// repository the caller opened with OpenRepo, every task's agents
+// installed and checks to judge it with) before it creates anything, then
+// creates the batch's run and runs its tasks, Jobs at a time, each as
+// `jlgcli task` runs one, merging each done task into the base branch in
+// turn (Land). Its tasks run in repo, whatever spec.Repo says. A batch
+// whose agents cannot run is a result, not an error.
+func StartBatch(ctx context.Context, repo *git.Repo, spec BatchSpec, stateDir string, bp BatchParts) (batch.Summary, error) {
 	spec.Repo = repo.Dir
 	if len(spec.Tasks) == 0 {
 		return batch.Summary{}, exit.Usagef("name task sheets (.md files) or folders that hold some", "the batch has no task")
@@ -123,7 +120,7 @@ func StartBatch(ctx context.Context, spec BatchSpec, stateDir string, bp BatchPa
 		t.Spec.Repo = repo.Dir
 		// A sandbox asked for and not to be had stops the batch before
 		// anything is made.
-		_, rec, err := Confine(ctx, t.Spec.Sandbox, bp.Parts, Site{})
+		_, rec, err := Confine(t.Spec.Sandbox, bp.Parts, Site{})
 		if err != nil {
 			return batch.Summary{}, err
 		}

@@ -33,9 +33,13 @@ func BenchmarkBatch(b *testing.B) {
 							Checks: []gate.Check{{Name: "true", Shell: "true"}}}})
 				}
 				state := b.TempDir()
+				opened, err := OpenRepo(context.Background(), repo)
+				if err != nil {
+					b.Fatal(err)
+				}
 				b.StartTimer()
 				start := time.Now()
-				res, err := StartBatch(context.Background(), spec, state, BatchParts{})
+				res, err := StartBatch(context.Background(), opened, spec, state, BatchParts{})
 				total += time.Since(start)
 				if err != nil || res.Status != "done" {
 					b.Fatalf("%v: %s %s", err, res.Status, res.Details)

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"sync"
@@ -57,11 +56,13 @@ func (s Site) cacheDir() string {
 	return filepath.Join(os.TempDir(), "jlgcli-cache", s.RunID)
 }
 
-// Confine returns ctx carrying the sandbox of c (sandbox.New) for a run at
-// site, and the record of the confinement it has. A sandbox asked for
-// (mode on) that this machine cannot give is a UsageError naming what is
-// missing.
-func Confine(ctx context.Context, c sandbox.Config, p Parts, site Site) (context.Context, sandbox.Record, error) {
+// Confine is the sandbox of c (sandbox.New) for a run at site (nil:
+// unconfined), and the record of the confinement it gives. A run confines
+// once, where it starts, and hands the box to what runs its agents and
+// checks (engine.Options.Box, engine.TaskOptions.Box,
+// gate.TestOptions.Box). A sandbox asked for (mode on) that this machine
+// cannot give is a UsageError naming what is missing.
+func Confine(c sandbox.Config, p Parts, site Site) (*sandbox.Box, sandbox.Record, error) {
 	var protect []string
 	if site.Root != "" {
 		protect = append(protect, site.Root)
@@ -75,20 +76,21 @@ func Confine(ctx context.Context, c sandbox.Config, p Parts, site Site) (context
 	c.CacheDir = site.cacheDir()
 	box, rec, err := sandbox.New(c, protect...)
 	if err != nil {
-		return ctx, rec, err
+		return nil, rec, err
 	}
 	if box == nil && rec.Mode == sandbox.Auto {
 		unconfined.Do(func() {
 			p.warn("agents and checks run unconfined, with your whole machine: %s (--sandbox off says you mean it; --sandbox on refuses)", rec.Reason)
 		})
 	}
-	return sandbox.With(ctx, box), rec, nil
+	return box, rec, nil
 }
 
-// endCaches throws away the run's own caches once it has ended (not when
-// it stopped in a way resume continues: they are still its).
-func endCaches(ctx context.Context, resumable bool) {
-	if b := sandbox.From(ctx); b != nil && !resumable {
-		_ = b.RemoveCaches()
+// endCaches throws away the caches of a run confined in box once it has
+// ended (not when it stopped in a way resume continues: they are still
+// its).
+func endCaches(box *sandbox.Box, resumable bool) {
+	if box != nil && !resumable {
+		_ = box.RemoveCaches()
 	}
 }

@@ -277,14 +277,14 @@ func (w *controlWatch) why(changes []git.ControlChange) string {
 		"do the task without touching them.", w.list(changes))
 }
 
-// confine is ctx whose sandbox (if any) keeps the control files read-only
-// to the call, so that what the check after it would undo cannot even be
-// written.
-func (w *controlWatch) confine(ctx context.Context) context.Context {
-	if b := sandbox.From(ctx); w != nil && b != nil {
-		return sandbox.With(ctx, b.WithControl(w.paths))
+// confine is box (nil: none) keeping the control files read-only to the
+// calls it confines, so that what the check after a call would undo
+// cannot even be written.
+func (w *controlWatch) confine(box *sandbox.Box) *sandbox.Box {
+	if w != nil && box != nil {
+		return box.WithControl(w.paths)
 	}
-	return ctx
+	return box
 }
 
 // agent wraps a so that every call of it is checked.
@@ -323,7 +323,8 @@ func (a watchedAgent) Run(ctx context.Context, req agent.Request) (agent.Respons
 		return agent.Response{}, err
 	}
 	a.w.take() // what an earlier call did was told already
-	resp, err := a.Agent.Run(a.w.confine(ctx), req)
+	req.Box = a.w.confine(req.Box)
+	resp, err := a.Agent.Run(ctx, req)
 	if _, uerr := a.w.end("agent"); uerr != nil {
 		return resp, uerr
 	}
@@ -349,7 +350,8 @@ func (w *controlWatch) refusal(changes []git.ControlChange) *engine.Refusal {
 
 // controlledGuard is a guard that runs commands (the checks), checked as
 // an agent's call is: what they change in git's control files is undone
-// and refuses done.
+// and refuses done. Its checks run with those files read-only (guards
+// gives them their box so).
 type controlledGuard struct {
 	engine.Guard
 	w *controlWatch
@@ -359,7 +361,7 @@ func (g controlledGuard) Check(ctx context.Context, reply string) *engine.Refusa
 	if err := g.w.begin(); err != nil {
 		return &engine.Refusal{Guard: controlGuardName, Details: err.Error(), Prompt: err.Error()}
 	}
-	ref := g.Guard.Check(g.w.confine(ctx), reply)
+	ref := g.Guard.Check(ctx, reply)
 	changes, err := g.w.end("checks")
 	g.w.take()
 	switch {
@@ -387,7 +389,8 @@ func (w *controlWatch) guards(guards []engine.Guard) ([]engine.Guard, []engine.C
 	}
 	var out []engine.Guard
 	for _, g := range guards {
-		if _, ok := g.(*guard.Checks); ok { // they run commands
+		if c, ok := g.(*guard.Checks); ok { // they run commands
+			c.Box = w.confine(c.Box)
 			g = controlledGuard{Guard: g, w: w}
 		}
 		out = append(out, g)

@@ -19,13 +19,14 @@ import (
 // finish ends a task's git life: a failed task's work is committed as WIP,
 // the worktree is removed, a successful task is squash-merged into its base
 // branch when that is checked out and clean; then the push, the reports and
-// the pull request.
-func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engine.TaskResult) *engine.GitInfo {
+// the pull request. What it did is res.Git, set here and nowhere else.
+func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engine.TaskResult) {
 	ctx = context.WithoutCancel(ctx) // Ctrl-C must not leave the branch half done
 	wt := s.Worktree
 	info := &engine.GitInfo{Mode: string(git.CommitBranch), Repo: s.Repo, Worktree: wt.Path, Branch: wt.Branch, Base: wt.Base,
 		BaseBranch: wt.BaseBranch, DirtyIncluded: wt.DirtyIncluded, DirtyLeftOut: s.DirtyLeftOut,
 		Refs: git.RefPrefix + run.ID + "/"}
+	res.Git = info // filled in as the steps below go
 	warn := func(format string, a ...any) {
 		msg := fmt.Sprintf(format, a...)
 		info.Warnings = append(info.Warnings, msg)
@@ -35,7 +36,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 		msg := fmt.Sprintf("%s\n\njlgcli task %s stopped: %s.\n%s\n", engine.SubjectLine("WIP: ", res.Task, " (needs manual review)"), run.ID, res.Status, res.Details)
 		if sha, ok, err := wt.Commit(ctx, msg); err != nil {
 			warn("commit the partial work: %v (it is kept in %s)", err, wt.Path)
-			return info
+			return
 		} else if ok {
 			info.WIP = sha
 		}
@@ -81,7 +82,6 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 			p.progress("pushed %s to %s", wt.Branch, rm)
 		}
 	}
-	res.Git = info
 	res.HoldForReview()
 	writeReports(p, run, *res)
 	if s.PR && info.Pushed {
@@ -92,7 +92,6 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 			writeReports(p, run, *res)
 		}
 	}
-	return info
 }
 
 // repo is the user's checkout the task works on, its git directories

@@ -141,12 +141,12 @@ func LandTask(ctx context.Context, site LandSite, runID, into string, s TaskSpec
 			return Landing{}, err
 		}
 		env := append(slices.Clip(s.Env), RunTag(runID))
-		ctx, _, err := Confine(ctx, s.Sandbox, Parts{}, Site{RunID: runID})
+		box, _, err := Confine(s.Sandbox, Parts{}, Site{RunID: runID})
 		if err != nil {
 			remove()
 			return Landing{}, err
 		}
-		rep := gate.Test(ctx, dir, env, s.Checks, gate.TestOptions{Baseline: baseline, Gaming: s.AntiGaming})
+		rep := gate.Test(ctx, dir, env, s.Checks, gate.TestOptions{Baseline: baseline, Gaming: s.AntiGaming, Box: box})
 		remove()
 		if ctx.Err() != nil {
 			return Landing{}, ctx.Err()

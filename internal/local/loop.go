@@ -94,8 +94,9 @@ func (s LoopSpec) Options(runID, prompt string) engine.Options {
 
 // guards builds the guards of done: premature stop, checklist, checks.
 // The checks run with the agents' environment, tag included, so that resume
-// finds them too when jlgcli was killed during a check.
-func (s LoopSpec) guards(baseline *gate.Result, env []string) ([]engine.Guard, error) {
+// finds them too when jlgcli was killed during a check, and in the run's
+// sandbox box (nil: none).
+func (s LoopSpec) guards(baseline *gate.Result, env []string, box *sandbox.Box) ([]engine.Guard, error) {
 	var gs []engine.Guard
 	if s.Premature.Enabled {
 		p := detect.NewPremature(s.Premature.Phrases, s.Premature.Negations)
@@ -108,7 +109,7 @@ func (s LoopSpec) guards(baseline *gate.Result, env []string) ([]engine.Guard, e
 		gs = append(gs, &guard.Checklist{File: s.Checklist})
 	}
 	if len(s.Checks) > 0 {
-		gs = append(gs, &guard.Checks{Dir: s.Cwd, Env: env, Checks: s.Checks, Baseline: baseline})
+		gs = append(gs, &guard.Checks{Dir: s.Cwd, Env: env, Checks: s.Checks, Baseline: baseline, Box: box})
 	}
 	return gs, nil
 }
@@ -124,7 +125,7 @@ func StartLoop(ctx context.Context, s LoopSpec, a agent.Agent, prompt, stateDir 
 				"--checklist %s: %v", s.Checklist, errors.Unwrap(err))
 		}
 	}
-	if _, err := s.guards(nil, nil); err != nil {
+	if _, err := s.guards(nil, nil, nil); err != nil {
 		return engine.Result{}, err
 	}
 	root, err := StateRoot(p, s.Cwd, stateDir)
@@ -132,7 +133,7 @@ func StartLoop(ctx context.Context, s LoopSpec, a agent.Agent, prompt, stateDir 
 		return engine.Result{}, err
 	}
 	id := store.NewRunID(time.Now())
-	ctx, confined, err := Confine(ctx, s.Sandbox, p, LoopSite(root, s.Cwd, id))
+	box, confined, err := Confine(s.Sandbox, p, LoopSite(root, s.Cwd, id))
 	if err != nil {
 		return engine.Result{}, err
 	}
@@ -144,11 +145,11 @@ func StartLoop(ctx context.Context, s LoopSpec, a agent.Agent, prompt, stateDir 
 	defer run.Close()
 	j := openJournal(p, root, run)
 	defer j.close()
-	baseline, err := s.takeBaseline(ctx, p, run, j)
+	baseline, err := s.takeBaseline(ctx, p, run, j, box)
 	if err != nil {
 		return engine.Result{}, err
 	}
-	return s.run(ctx, p, a, run, j, prompt, baseline, nil)
+	return s.run(ctx, p, a, run, j, prompt, baseline, nil, box)
 }
 
 // ResumeLoop continues a loop run where its journal stopped. The caller
@@ -188,7 +189,7 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 		s.Handoff = true
 	}
 	limits.applyLoop(&s)
-	ctx, _, err = Confine(ctx, s.Sandbox, p, LoopSite(root, s.Cwd, run.ID))
+	box, _, err := Confine(s.Sandbox, p, LoopSite(root, s.Cwd, run.ID))
 	if err != nil {
 		return engine.Result{}, false, err
 	}
@@ -218,25 +219,26 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 			// The agent has changed the tree since: a baseline now would be
 			// of its work, not of the repository before it.
 			p.warn("run %s has no baseline (it was cut short); every check must pass", run.ID)
-		} else if baseline, err = s.takeBaseline(ctx, p, run, j); err != nil {
+		} else if baseline, err = s.takeBaseline(ctx, p, run, j, box); err != nil {
 			return engine.Result{}, false, err
 		}
 	}
-	res, err = s.run(ctx, p, a, run, j, run.Meta.Prompt, baseline, &engine.Resume{State: st, Transcript: transcript})
+	res, err = s.run(ctx, p, a, run, j, run.Meta.Prompt, baseline, &engine.Resume{State: st, Transcript: transcript}, box)
 	return res, false, err
 }
 
-// takeBaseline runs the checks once before the first iteration when the run
-// asks for a baseline, and records it in the journal. A baseline cut short
-// (Ctrl-C) is not recorded: resume takes it again. It returns nil when there
-// is none to take.
-func (s LoopSpec) takeBaseline(ctx context.Context, p Parts, run *store.Run, j journal) (*gate.Result, error) {
+// takeBaseline runs the checks once before the first iteration, in the
+// run's sandbox box, when the run asks for a baseline, and records it in
+// the journal. A baseline cut short (Ctrl-C) is not recorded: resume takes
+// it again. It returns nil when there is none to take.
+func (s LoopSpec) takeBaseline(ctx context.Context, p Parts, run *store.Run, j journal, box *sandbox.Box) (*gate.Result, error) {
 	if !s.Baseline || len(s.Checks) == 0 {
 		return nil, nil
 	}
 	p.progress("running %s for the baseline", plural.N(len(s.Checks), "check"))
 	env := append(slices.Clip(s.Env), RunTag(run.ID))
-	baseline := gate.Baseline(ctx, s.Cwd, env, s.Checks)
+	taken := gate.RunIn(ctx, box, s.Cwd, env, s.Checks)
+	baseline := &taken
 	if baseline.Interrupted || ctx.Err() != nil {
 		return nil, nil
 	}
@@ -247,16 +249,18 @@ func (s LoopSpec) takeBaseline(ctx context.Context, p Parts, run *store.Run, j j
 	return baseline, nil
 }
 
-// run runs (or resumes) a persistent loop on its journal.
+// run runs (or resumes) a persistent loop on its journal, its agent's
+// calls and its checks in its sandbox box (nil: none).
 func (s LoopSpec) run(ctx context.Context, p Parts, a agent.Agent, run *store.Run, j journal,
-	prompt string, baseline *gate.Result, resume *engine.Resume) (engine.Result, error) {
+	prompt string, baseline *gate.Result, resume *engine.Resume, box *sandbox.Box) (engine.Result, error) {
 	ctx, unwatch := watchStop(ctx, run)
 	defer unwatch()
 	o := s.Options(run.ID, prompt)
 	// The tag lets resume find agents (and checks) orphaned when jlgcli
 	// was killed.
 	o.Env = append(slices.Clip(o.Env), RunTag(run.ID))
-	guards, err := s.guards(baseline, o.Env)
+	o.Box = box
+	guards, err := s.guards(baseline, o.Env, box)
 	if err != nil {
 		return engine.Result{}, err
 	}
@@ -274,7 +278,7 @@ func (s LoopSpec) run(ctx context.Context, p Parts, a agent.Agent, run *store.Ru
 		o.ProgressFile = run.ProgressPath()
 	}
 	res := engine.Run(ctx, a, o)
-	endCaches(ctx, Resumable(res.Status))
+	endCaches(box, Resumable(res.Status))
 	if c, ok := p.LoopObserver.(interface{ Close() }); ok {
 		c.Close()
 	}

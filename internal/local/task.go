@@ -19,6 +19,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -29,6 +30,9 @@ type NewTask struct {
 	// Spec is what it runs with; Spec.Repo is the repository, or a
 	// directory in it. Worktree and DirtyLeftOut are filled here.
 	Spec TaskSpec
+	// Repo is that repository as the caller opened it (OpenRepo), so
+	// that it is not opened again; nil: StartTask opens Spec.Repo.
+	Repo *git.Repo
 	// Base is the ref the task branch starts from; "": HEAD.
 	Base string
 	// IncludeDirty brings the uncommitted changes of the user's tree in as
@@ -56,9 +60,12 @@ type NewTask struct {
 // error; a task that cannot start as asked is a UsageError.
 func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, error) {
 	s := t.Spec
-	repo, err := OpenRepo(ctx, s.Repo)
-	if err != nil {
-		return engine.TaskResult{}, err
+	repo := t.Repo
+	if repo == nil {
+		var err error
+		if repo, err = OpenRepo(ctx, s.Repo); err != nil {
+			return engine.TaskResult{}, err
+		}
 	}
 	s.Repo = repo.Dir
 	// Nothing is created for a task that cannot run.
@@ -105,7 +112,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	if err != nil {
 		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
 	}
-	ctx, confined, err := Confine(ctx, s.Sandbox, p, taskSite(root, wt.Path, id))
+	box, confined, err := Confine(s.Sandbox, p, taskSite(root, wt.Path, id))
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
@@ -148,7 +155,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	}
 	j := openJournal(p, root, run)
 	defer j.close()
-	return s.run(ctx, p, run, j, t.Prompt, tiers, planner, nil, t.Prior, true)
+	return s.run(ctx, p, run, j, t.Prompt, tiers, planner, nil, t.Prior, true, box)
 }
 
 // refuseChanges returns refusal when branch, which a run's commits land
@@ -272,7 +279,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 		return engine.TaskResult{}, false, err
 	}
 	limits.ApplyTask(&s)
-	ctx, _, err = Confine(ctx, s.Sandbox, p, taskSite(root, s.Worktree.Path, run.ID))
+	box, _, err := Confine(s.Sandbox, p, taskSite(root, s.Worktree.Path, run.ID))
 	if err != nil {
 		return engine.TaskResult{}, false, err
 	}
@@ -298,7 +305,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 		st.ElapsedMs.Duration().Round(time.Second), relTo(s.Repo, wt.Path))
 	jl := openJournal(p, root, run)
 	defer jl.close()
-	res, err = s.run(ctx, p, run, jl, run.Meta.Prompt, tiers, planner, &j.Resume, nil, false)
+	res, err = s.run(ctx, p, run, jl, run.Meta.Prompt, tiers, planner, &j.Resume, nil, false, box)
 	return res, false, err
 }
 
@@ -321,24 +328,25 @@ func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Pa
 		return engine.TaskResult{}, false, err
 	}
 	p.progress("task %s is done but was stopped before its end: ending it on %s", run.ID, s.Worktree.Branch)
-	res.Git = s.finish(ctx, p, run, &res)
+	s.finish(ctx, p, run, &res)
 	return res, true, nil
 }
 
 // EventTaskBaseline is the journal event that holds the gate's baseline.
 const EventTaskBaseline = "gate-baseline"
 
-// run runs (or resumes) a task on its journal, then ends it: the WIP commit
-// of a failure, the worktree removed, the merge of a success, the report.
+// run runs (or resumes) a task on its journal, its agents' calls and its
+// checks in its sandbox box (nil: none), then ends it: the WIP commit of a
+// failure, the worktree removed, the merge of a success, the report.
 func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, prompt string,
-	tiers []engine.Tier, planner *engine.Tier, resume *engine.TaskResume, prior *engine.Prior, checked bool) (engine.TaskResult, error) {
+	tiers []engine.Tier, planner *engine.Tier, resume *engine.TaskResume, prior *engine.Prior, checked bool, box *sandbox.Box) (engine.TaskResult, error) {
 	ctx, unwatch := watchStop(ctx, run)
 	defer unwatch()
 	wt := s.Worktree
 	env := append(slices.Clip(s.Env), RunTag(run.ID))
 
 	// The baseline of the gate: how the checks fare before any change.
-	baseline, err := s.baseline(ctx, p, run, j, env)
+	baseline, err := s.baseline(ctx, p, run, j, env, box)
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
@@ -346,7 +354,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	if err != nil {
 		return engine.TaskResult{}, err
 	}
-	o := s.options(p, run.ID, prompt, &wt, baseline, tiers, watch)
+	o := s.options(p, run.ID, prompt, &wt, baseline, tiers, watch, box)
 	o.Plan, o.Planner, o.Journal, o.Resume, o.Prior, o.Checked, o.Observer = s.Plan, watch.planner(planner), j, resume, prior, checked, p.TaskObserver
 	o.Windows = p.windowBook(o.WindowLimits, j)
 	res := engine.RunTask(ctx, o)
@@ -355,7 +363,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 		c.Close() // the live line goes before the messages of the end
 	}
 	done := res.Status == engine.StatusDone
-	res.Git = s.finish(ctx, p, run, &res)
+	s.finish(ctx, p, run, &res)
 	if done && res.Status != engine.StatusDone {
 		// The landing was held: the index and the checkpoint say so too.
 		var cp engine.TaskCheckpoint
@@ -366,7 +374,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 			}
 		}
 	}
-	endCaches(ctx, Resumable(res.Status))
+	endCaches(box, Resumable(res.Status))
 	if Resumable(res.Status) || res.Status == engine.StatusBudgetExceeded {
 		p.notice("%s", StoppedTask(run.ID, run.Meta.Parent, res.Status))
 	}
@@ -375,9 +383,9 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 }
 
 // options are the engine's options of the task in wt, without journal,
-// plan or observer; watch checks git's control files around its agents'
-// calls and its checks.
-func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, baseline *gate.Report, tiers []engine.Tier, watch *controlWatch) engine.TaskOptions {
+// plan or observer; its agents' calls and its checks run in box (nil:
+// none), and watch checks git's control files around them.
+func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, baseline *gate.Report, tiers []engine.Tier, watch *controlWatch, box *sandbox.Box) engine.TaskOptions {
 	loops := detect.LoopDetector{Similarity: s.Similarity, SameErrorCount: s.SameErrors}
 	if e := s.Embeddings; e != nil {
 		key := ""
@@ -396,11 +404,12 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 	return engine.TaskOptions{
 		RunID: runID, Policy: policy,
 		Workspace: worktreeSpace{wt},
-		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, watch: watch, ws: wt},
+		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, watch: watch, ws: wt, box: box},
 		Loops:     loops, Prices: cost.DefaultTable().Merge(s.Prices),
 		StallTimeout: s.StallTimeoutMs.Duration(), MaxWait: s.MaxWaitMs.Duration(),
 		WindowLimits: s.WindowLimits,
 		Env:          []string{RunTag(runID)},
+		Box:          box,
 	}
 }
 
@@ -429,7 +438,7 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	if bad != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
 	}
-	ctx, confined, err := Confine(ctx, s.Sandbox, p, taskSite("", wt.Path, runID))
+	box, confined, err := Confine(s.Sandbox, p, taskSite("", wt.Path, runID))
 	if err != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Usage, Details: err.Error()}}
 	}
@@ -437,7 +446,7 @@ func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *
 	if err != nil {
 		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Error, Details: err.Error()}}
 	}
-	o := s.options(p, runID, task, wt, baseline, tiers, watch)
+	o := s.options(p, runID, task, wt, baseline, tiers, watch, box)
 	o.Journal, o.Observer = j, p.TaskObserver
 	out := engine.RunAttempt(ctx, o, h, next)
 	out.Sandbox = &confined
@@ -452,7 +461,7 @@ func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, w
 	if bad != nil {
 		return engine.Attempt{}, nil, 0, &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}
 	}
-	ctx, _, err := Confine(ctx, s.Sandbox, p, taskSite("", wt.Path, runID))
+	box, _, err := Confine(s.Sandbox, p, taskSite("", wt.Path, runID))
 	if err != nil {
 		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: exit.Usage, Details: err.Error()}
 	}
@@ -460,7 +469,7 @@ func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, w
 	if err != nil {
 		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: exit.Error, Details: err.Error()}
 	}
-	o := s.options(p, runID, task, wt, nil, tiers, watch)
+	o := s.options(p, runID, task, wt, nil, tiers, watch, box)
 	o.Plan, o.Planner = true, watch.planner(planner)
 	return engine.RunPlanner(ctx, o, h)
 }
@@ -481,24 +490,29 @@ func (s TaskSpec) PlannerBackend() string {
 // (a sandbox asked for that this machine cannot give): no check is run
 // unconfined, and no task is judged without its baseline.
 func (s TaskSpec) Baseline(ctx context.Context, runID, dir string) (*gate.Report, error) {
-	ctx, _, err := Confine(ctx, s.Sandbox, Parts{}, taskSite("", dir, runID))
+	box, _, err := Confine(s.Sandbox, Parts{}, taskSite("", dir, runID))
 	if err != nil {
 		return nil, err
 	}
 	scratch, done := scratchDir(dir)
 	defer done()
-	r := gate.Test(ctx, dir, append(slices.Clip(s.Env), RunTag(runID)), s.Checks, gate.BaselineOptions(scratch))
+	o := gate.BaselineOptions(scratch)
+	o.Box = box
+	r := gate.Test(ctx, dir, append(slices.Clip(s.Env), RunTag(runID)), s.Checks, o)
 	return &r, nil
 }
 
-// baseline takes (or reads back) the gate's report before any change.
-func (s TaskSpec) baseline(ctx context.Context, p Parts, run *store.Run, j journal, env []string) (*gate.Report, error) {
+// baseline takes (or reads back) the gate's report before any change, its
+// checks in the task's sandbox box (nil: none).
+func (s TaskSpec) baseline(ctx context.Context, p Parts, run *store.Run, j journal, env []string, box *sandbox.Box) (*gate.Report, error) {
 	if r, err := s.loggedBaseline(run); err != nil || r != nil {
 		return r, err
 	}
 	p.progress("running %s on the starting point for the baseline", plural.N(len(s.Checks), "check"))
 	scratch, done := scratchDir(s.Worktree.Path)
-	rep := gate.Test(ctx, s.Worktree.Path, env, s.Checks, gate.BaselineOptions(scratch))
+	o := gate.BaselineOptions(scratch)
+	o.Box = box
+	rep := gate.Test(ctx, s.Worktree.Path, env, s.Checks, o)
 	done()
 	r := &rep
 	// What the checks wrote is no part of the task's start.
@@ -589,6 +603,8 @@ type tester struct {
 	// ws is the worktree: the base's tests are laid over it, and it is put
 	// back after the checks (nil: neither).
 	ws *git.Worktree
+	// box is the task's sandbox, where the checks run (nil: none).
+	box *sandbox.Box
 }
 
 // Test runs the gate on the tree; the change's deleted test files, and
@@ -603,7 +619,7 @@ func (t *tester) Test(ctx context.Context, change git.Change) gate.Report {
 			o.WeakenedTests = append(o.WeakenedTests, gate.WeakenedTest{File: w.Path, Count: w.Count, Lines: w.Removed})
 		}
 	}
-	ctx = t.watch.confine(ctx)
+	o.Box = t.watch.confine(t.box)
 	if t.ws != nil {
 		o.BaseTests = t.baseTests(change)
 	}

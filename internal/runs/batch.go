@@ -8,6 +8,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sheet"
@@ -43,18 +44,14 @@ func LoadSheets(paths []string, warn func(string)) ([]sheet.Sheet, error) {
 	return sheets, nil
 }
 
-// BatchRepo is the repository the tasks of a batch with cfg run in: that
-// of cfg's cwd; "" for a batch sent to a Temporal server (its workers
-// clone the remote).
-func BatchRepo(ctx context.Context, cfg *config.Config) (string, error) {
+// BatchRepo is the repository the tasks of a batch with cfg run in, opened
+// (local.OpenRepo): that of cfg's cwd; nil for a batch sent to a Temporal
+// server (its workers clone the remote).
+func BatchRepo(ctx context.Context, cfg *config.Config) (*git.Repo, error) {
 	if cfg.Temporal.Address != "" {
-		return "", nil
+		return nil, nil
 	}
-	repo, err := local.OpenRepo(ctx, cfg.Cwd)
-	if err != nil {
-		return "", err
-	}
-	return repo.Dir, nil
+	return local.OpenRepo(ctx, cfg.Cwd)
 }
 
 // BatchPlan is a batch resolved: its spec, and the levels of its

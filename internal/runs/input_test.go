@@ -124,8 +124,8 @@ func TestLoadSheetsAndBatchRepo(t *testing.T) {
 	}
 	cfg := &config.Config{Cwd: t.TempDir()}
 	cfg.Temporal.Address = "localhost:7233"
-	if dir, err := runs.BatchRepo(context.Background(), cfg); err != nil || dir != "" {
-		t.Errorf("BatchRepo on Temporal = %q, %v; want none", dir, err)
+	if repo, err := runs.BatchRepo(context.Background(), cfg); err != nil || repo != nil {
+		t.Errorf("BatchRepo on Temporal = %v, %v; want none", repo, err)
 	}
 	cfg.Temporal.Address = ""
 	if _, err := runs.BatchRepo(context.Background(), cfg); err == nil {

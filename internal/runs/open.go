@@ -48,8 +48,9 @@ func (silent) Progress(string) {}
 func (silent) Notice(string)   {}
 func (silent) Warn(string)     {}
 
-// closeObserver ends a task observer that has an end (a live line).
-func closeObserver(obs engine.TaskObserver) {
+// closeObserver ends an observer of a task or of a loop that has an end
+// (a live line).
+func closeObserver(obs any) {
 	if c, ok := obs.(interface{ Close() }); ok {
 		c.Close()
 	}

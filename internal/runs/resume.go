@@ -84,16 +84,10 @@ func (rp ResumeParts) batch(total int, env local.EnvValue) (local.BatchParts, fu
 	if rp.Batch != nil {
 		bp, end = rp.Batch(total)
 	}
-	bp.Parts.EnvValue = env
-	bp.Parts = rp.withHooks(bp.Parts)
-	if forTask := bp.ForTask; forTask != nil {
-		bp.ForTask = func(id string) local.Parts {
-			p := forTask(id)
-			p.EnvValue = env
-			return rp.withHooks(p)
-		}
-	}
-	return bp, end
+	return eachParts(bp, func(p local.Parts) local.Parts {
+		p.EnvValue = env
+		return rp.withHooks(p)
+	}), end
 }
 
 // env is what gives a run's recorded environment names their values:

@@ -16,11 +16,10 @@ import (
 // could and could not reach on this machine. A machine that cannot
 // confine gives a Probe with its Record saying why and no findings.
 func SandboxCheck(ctx context.Context, cfg *config.Config, backend string, p local.Parts) (sandbox.Probe, error) {
-	ctx, rec, err := local.Confine(ctx, cfg.Sandbox, p, local.LoopSite("", cfg.Cwd, ""))
+	box, rec, err := local.Confine(cfg.Sandbox, p, local.LoopSite("", cfg.Cwd, ""))
 	if err != nil {
 		return sandbox.Probe{Record: rec}, err
 	}
-	box := sandbox.From(ctx)
 	if box == nil {
 		return sandbox.Probe{Record: rec}, nil
 	}

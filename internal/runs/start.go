@@ -2,90 +2,347 @@ package runs
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
-// Each kind of run starts with a function of its own, not one Start taking
-// a spec of any kind: a loop, a task and a batch have results of their own
-// types (engine.Result, engine.TaskResult, batch.Summary) and parts of
-// their own (a batch's give each task its own), and what decides the spec
-// (Pick, TaskSpec, PlanBatch) comes first, so that a front end starts its
-// live display only for a run that starts.
+// A front end starts each kind of run with one call, given the command's
+// flags as plain values: RunOnce (`jlgcli run`), StartLoop, StartTask and
+// StartBatch. The call resolves the configuration, reads the prompt or the
+// sheets, opens the repository once, decides the spec (Pick, PlanBatch),
+// and runs it here (package local) or sends it to a Temporal server; the
+// front end asks for nothing in between and prints what it returns. Each
+// kind has its own function, not one Start taking a command of any kind:
+// a loop, a task and a batch have results of their own types and parts of
+// their own (a batch's give each task its own), made only once the run
+// starts, so that a front end shows live progress only for a run that
+// starts.
 
-// RunOnce makes one call to agent a (Pick) with prompt and cfg's settings:
-// no run is kept, and a rate limit is reported, not waited for. obs follows
-// the call; nil: nobody. In a git repository, what the call changes in
-// git's control files is put back (local.WatchGit).
-func RunOnce(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, obs engine.Observer, p local.Parts) (engine.Result, error) {
-	ctx, _, err := local.Confine(ctx, cfg.Sandbox, p, local.LoopSite("", cfg.Cwd, ""))
+// Front is what a front end gives the runs it starts: the configuration it
+// resolves with a command's flags, and the parts the runs report through.
+// The command line's is cli.Stdio.
+type Front interface {
+	// LoadLayers resolves the configuration of a command with its flags
+	// (nil: none) on top, with the layers it was resolved from
+	// (LoadConfig); the front end says what it has to say of it (a
+	// landing left half done that it settled, a project file it does not
+	// trust).
+	LoadLayers(flags *config.Layer) (Config, error)
+	// Base are the parts without live progress or hooks: the environment
+	// agents start from and the front end's messages.
+	Base() local.Parts
+	// Once are the parts of a single agent call: Base with the call's live
+	// line, unless quiet.
+	Once(quiet bool) local.Parts
+	// Parts are the parts of a run: Base with the configuration's hooks,
+	// its progress messages left out when quiet, and, unless quiet, the
+	// live line of a task (task) or of a loop (loop).
+	Parts(quiet, task, loop bool) local.Parts
+	// BatchParts are the parts of a batch of total tasks here, and what
+	// ends their display once the batch stops.
+	BatchParts(quiet bool, total int) (local.BatchParts, func())
+	// TaskChanged is told of each task whose status changes while a batch
+	// on Temporal is followed.
+	TaskChanged(t batch.TaskSummary)
+}
+
+// Prompt is where a command's prompt comes from (ReadPrompt).
+type Prompt struct {
+	// Args are the command's arguments: the prompt, or "-" to read it
+	// from Stdin.
+	Args []string
+	// File is the file the prompt is read from (--prompt-file).
+	File string
+	// Stdin is what "-" reads; nil: there is none.
+	Stdin io.Reader
+}
+
+func (p Prompt) read() (string, error) { return ReadPrompt(p.Stdin, p.File, p.Args) }
+
+// LoopCommand is a single call (RunOnce) or a loop (StartLoop).
+type LoopCommand struct {
+	Prompt Prompt
+	// Flags is the configuration layer of the command's flags.
+	Flags *config.Layer
+}
+
+// LoopDone is what RunOnce or StartLoop did: the result of the call or of
+// the loop (which says why when no agent could be had), printed as JSON
+// when JSON.
+type LoopDone struct {
+	Result engine.Result
+	JSON   bool
+}
+
+// TaskCommand is a task to start (StartTask).
+type TaskCommand struct {
+	Prompt Prompt
+	// Flags is the configuration layer of the command's flags.
+	Flags *config.Layer
+	// Submission holds the task's own settings: Base (the ref its branch
+	// starts from; "": HEAD here, the checked-out branch on Temporal),
+	// IncludeDirty and Plan; and those of a task sent to a Temporal
+	// server, which a task run here refuses (CheckLocal).
+	Submission
+	// HeartbeatGiven: Submission.Heartbeat was given, not defaulted.
+	HeartbeatGiven bool
+}
+
+// TaskDone is what StartTask did.
+type TaskDone struct {
+	// Result is the task's result (one that says why, when no agent could
+	// be had); nil for a task submitted with Detach.
+	Result *engine.TaskResult
+	// ID is the run of a task submitted with Detach.
+	ID string
+	// Temporal: the task was sent to a Temporal server.
+	Temporal bool
+	// JSON: the result is printed as JSON.
+	JSON bool
+}
+
+// BatchCommand is a batch to start (StartBatch).
+type BatchCommand struct {
+	// Paths name the task sheets: files, or folders of them.
+	Paths []string
+	// Flags is the configuration layer of the command's flags, the
+	// defaults that a sheet's front matter overrides.
+	Flags *config.Layer
+	// Submission holds the batch's Base (the branch its tasks start from
+	// and merge into; "": the checked-out one) and Plan (for each task);
+	// and the settings of a batch sent to a Temporal server, which a batch
+	// run here refuses (CheckLocal).
+	Submission
+	// HeartbeatGiven: Submission.Heartbeat was given, not defaulted.
+	HeartbeatGiven bool
+	FailFast       bool
+	// BudgetUSD bounds the cost of the whole batch; 0: none.
+	BudgetUSD float64
+	// DryRun plans the batch and runs nothing.
+	DryRun bool
+}
+
+// BatchDone is what StartBatch did.
+type BatchDone struct {
+	// Plan is the batch's plan, for a dry run (nothing ran); nil
+	// otherwise.
+	Plan *BatchPlan
+	// Summary is the batch's result; nil for a dry run and for a batch
+	// submitted with Detach.
+	Summary *batch.Summary
+	// ID is the run of a batch submitted with Detach.
+	ID string
+	// JSON: the result is printed as JSON.
+	JSON bool
+}
+
+// RunOnce makes one call to the agent of the command's configuration
+// (Pick) with its prompt: no run is kept, and a rate limit is reported,
+// not waited for. In a git repository, what the call changes in git's
+// control files is put back (local.WatchGit).
+func RunOnce(ctx context.Context, f Front, c LoopCommand) (LoopDone, error) {
+	cfg, prompt, a, out, err := prepareLoop(f, c)
+	if err != nil || a == nil {
+		return out, err
+	}
+	p := f.Once(cfg.Quiet)
+	defer endParts(p)
+	box, _, err := local.Confine(cfg.Sandbox, p, local.LoopSite("", cfg.Cwd, ""))
 	if err != nil {
-		return engine.Result{}, err
+		return LoopDone{}, err
 	}
 	if a, err = local.WatchGit(ctx, a, cfg.Cwd, p); err != nil {
-		return engine.Result{}, err
+		return LoopDone{}, err
 	}
 	opts := local.LoopSpecOf(cfg, a.Name()).Options(store.NewRunID(time.Now()), prompt)
 	opts.Once = true
 	opts.MaxWait = 0
-	opts.Observer = obs
-	return engine.Run(ctx, a, opts), nil
+	opts.Observer = p.LoopObserver
+	opts.Box = box
+	out.Result = engine.Run(ctx, a, opts)
+	return out, nil
 }
 
-// StartLoop runs a loop of agent a (Pick) on prompt with cfg's settings to
-// its end: a run kept under cfg's state directory, journaled, guarded and
-// resumable.
-func StartLoop(ctx context.Context, cfg *config.Config, a agent.Agent, prompt string, p local.Parts) (engine.Result, error) {
-	return local.StartLoop(ctx, local.LoopSpecOf(cfg, a.Name()), a, prompt, cfg.StateDir, p)
+// StartLoop runs a loop of the agent of the command's configuration
+// (Pick) on its prompt to its end: a run kept under the configuration's
+// state directory, journaled, guarded and resumable.
+func StartLoop(ctx context.Context, f Front, c LoopCommand) (LoopDone, error) {
+	cfg, prompt, a, out, err := prepareLoop(f, c)
+	if err != nil || a == nil {
+		return out, err
+	}
+	p := f.Parts(cfg.Quiet, false, true)
+	defer endParts(p)
+	if out.Result, err = local.StartLoop(ctx, local.LoopSpecOf(cfg, a.Name()), a, prompt, cfg.StateDir, p); err != nil {
+		return LoopDone{}, err
+	}
+	return out, nil
 }
 
-// TaskSpec is the spec of a task with cfg in the git repository of cfg's
-// cwd, planned first when plan is set. A single tier without a backend
-// gets the one picked as a loop's is (Pick); when none can be had, the
-// result that says why is returned in place of the spec.
-func TaskSpec(ctx context.Context, cfg *config.Config, plan bool, p local.Parts) (local.TaskSpec, *engine.TaskResult, error) {
+// prepareLoop reads c's prompt, resolves its configuration and picks its
+// agent; with no agent to be had, out's result says why and a is nil.
+func prepareLoop(f Front, c LoopCommand) (cfg *config.Config, prompt string, a agent.Agent, out LoopDone, err error) {
+	if prompt, err = c.Prompt.read(); err != nil {
+		return nil, "", nil, LoopDone{}, err
+	}
+	lc, err := f.LoadLayers(c.Flags)
+	if err != nil {
+		return nil, "", nil, LoopDone{}, err
+	}
+	cfg = lc.Config
+	out.JSON = cfg.JSON
+	out.Result, a = Pick(cfg, f.Base())
+	return cfg, prompt, a, out, nil
+}
+
+// StartTask runs the task of the command to its end: here, as a run kept
+// under the configuration's state directory in the git repository of its
+// directory (local.StartTask), or on the Temporal server it names
+// (SubmitTask). A task whose agent cannot be had is a result, not an
+// error.
+func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
+	prompt, err := c.Prompt.read()
+	if err != nil {
+		return TaskDone{}, err
+	}
+	lc, err := f.LoadLayers(c.Flags)
+	if err != nil {
+		return TaskDone{}, err
+	}
+	cfg := lc.Config
+	out := TaskDone{JSON: cfg.JSON}
+	if cfg.Temporal.Address != "" {
+		p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
+		defer endParts(p)
+		id, res, err := SubmitTask(ctx, cfg, c.Submission, prompt, p)
+		if err != nil {
+			return TaskDone{}, err
+		}
+		out.Temporal, out.ID, out.Result = true, id, res
+		return out, nil
+	}
+	if err := CheckLocal(cfg, "task", c.Submission, c.HeartbeatGiven); err != nil {
+		return TaskDone{}, err
+	}
 	repo, err := local.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {
-		return local.TaskSpec{}, nil, err
+		return TaskDone{}, err
 	}
+	s, failed := taskSpec(cfg, repo, c.Plan, f.Base())
+	if failed != nil {
+		out.Result = failed
+		return out, nil
+	}
+	p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
+	defer endParts(p)
+	res, err := local.StartTask(ctx, local.NewTask{Prompt: prompt, Spec: s, Repo: repo, Base: c.Base, IncludeDirty: c.IncludeDirty, StateDir: cfg.StateDir}, p)
+	if err != nil {
+		return TaskDone{}, err
+	}
+	out.Result = &res
+	return out, nil
+}
+
+// taskSpec is the spec of a task with cfg in repo, planned first when plan
+// is set. A single tier without a backend gets the one picked as a loop's
+// is (Pick, which says so on p); when none can be had, the result that
+// says why is returned in place of the spec.
+func taskSpec(cfg *config.Config, repo *git.Repo, plan bool, p local.Parts) (local.TaskSpec, *engine.TaskResult) {
 	s := local.TaskSpecOf(cfg, repo.Dir)
 	s.Plan = plan
 	if len(s.Tiers) == 1 && s.Tiers[0].Backend == "" {
 		res, a := Pick(cfg, p)
 		if a == nil {
 			r := local.Failure(res)
-			return local.TaskSpec{}, &r, nil
+			return local.TaskSpec{}, &r
 		}
 		s.Tiers[0].Backend, s.Tiers[0].Name = a.Name(), a.Name()
 	}
-	return s, nil, nil
+	return s, nil
 }
 
-// Task is a task to start here with its spec (TaskSpec).
-type Task struct {
-	Prompt string
-	Spec   local.TaskSpec
-	// Base is the ref the task branch starts from; "": HEAD.
-	Base string
-	// IncludeDirty brings the uncommitted changes of the user's tree in as
-	// the branch's first commit.
-	IncludeDirty bool
+// StartBatch runs the batch of the command's sheets to its end: here, as
+// a run kept under the configuration's state directory in the git
+// repository of its directory (local.StartBatch), or on the Temporal
+// server it names (SubmitBatch); a dry run only plans it (PlanBatch). A
+// sheet that needs a backend picked when none can be had is a *PickError.
+func StartBatch(ctx context.Context, f Front, c BatchCommand) (BatchDone, error) {
+	lc, err := f.LoadLayers(c.Flags)
+	if err != nil {
+		return BatchDone{}, err
+	}
+	cfg := lc.Config
+	base := f.Base()
+	sheets, err := LoadSheets(c.Paths, say(base).Warn)
+	if err != nil {
+		return BatchDone{}, err
+	}
+	if err := CheckLocal(cfg, "batch", c.Submission, c.HeartbeatGiven); err != nil {
+		return BatchDone{}, err
+	}
+	repo, err := BatchRepo(ctx, cfg)
+	if err != nil {
+		return BatchDone{}, err
+	}
+	b := Batch{Sheets: sheets, Base: c.Base, FailFast: c.FailFast, BudgetUSD: c.BudgetUSD, Plan: c.Plan}
+	if repo != nil {
+		b.Repo = repo.Dir
+	}
+	plan, err := PlanBatch(lc, b, base)
+	if err != nil {
+		return BatchDone{}, err
+	}
+	out := BatchDone{JSON: cfg.JSON}
+	switch {
+	case c.DryRun:
+		out.Plan = &plan
+	case cfg.Temporal.Address != "":
+		p := withEnv(f.Parts(cfg.Quiet, false, false), cfg)
+		if out.ID, out.Summary, err = SubmitBatch(ctx, cfg, c.Submission, plan.Spec, f.TaskChanged, p); err != nil {
+			return BatchDone{}, err
+		}
+	default:
+		bp, endBoard := f.BatchParts(cfg.Quiet, len(plan.Spec.Tasks))
+		env := cfg.EnvValue(getenv(bp.Parts))
+		bp = eachParts(bp, func(p local.Parts) local.Parts { p.EnvValue = env; return p })
+		sum, err := local.StartBatch(ctx, repo, plan.Spec, cfg.StateDir, bp)
+		endBoard()
+		if err != nil {
+			return BatchDone{}, err
+		}
+		out.Summary = &sum
+	}
+	return out, nil
 }
 
-// StartTask runs the task t to its end as a run kept under cfg's state
-// directory (local.StartTask).
-func StartTask(ctx context.Context, cfg *config.Config, t Task, p local.Parts) (engine.TaskResult, error) {
-	return local.StartTask(ctx, local.NewTask{Prompt: t.Prompt, Spec: t.Spec, Base: t.Base, IncludeDirty: t.IncludeDirty, StateDir: cfg.StateDir}, p)
+// withEnv is p whose runs' recorded environment names get their values
+// from cfg and the environment (config.Config.EnvValue) when their
+// settings are read back.
+func withEnv(p local.Parts, cfg *config.Config) local.Parts {
+	p.EnvValue = cfg.EnvValue(getenv(p))
+	return p
 }
 
-// StartBatch runs the batch of spec (PlanBatch) to its end as a run kept
-// under cfg's state directory (local.StartBatch).
-func StartBatch(ctx context.Context, cfg *config.Config, spec local.BatchSpec, bp local.BatchParts) (batch.Summary, error) {
-	return local.StartBatch(ctx, spec, cfg.StateDir, bp)
+// eachParts is bp with its own parts, and those of each of its tasks,
+// made over by f.
+func eachParts(bp local.BatchParts, f func(local.Parts) local.Parts) local.BatchParts {
+	bp.Parts = f(bp.Parts)
+	if forTask := bp.ForTask; forTask != nil {
+		bp.ForTask = func(id string) local.Parts { return f(forTask(id)) }
+	}
+	return bp
+}
+
+// endParts ends the live lines of p, once its run stopped.
+func endParts(p local.Parts) {
+	closeObserver(p.TaskObserver)
+	closeObserver(p.LoopObserver)
 }

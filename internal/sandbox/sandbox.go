@@ -13,12 +13,13 @@
 // unless checksNetwork is off. Each call has limits of processes, memory
 // and temporary space (limits.go).
 //
-// A run's Box travels with its context (With, From) to the two places that
-// start untrusted processes: an agent call and a check.
+// A run makes its Box once, where it starts (local.Confine), and hands it,
+// as a field of what they are given, to the two places that start
+// untrusted processes: an agent call (agent.Request.Box) and a check
+// (gate.TestOptions.Box, gate.RunIn).
 package sandbox
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -315,17 +316,4 @@ func selfPath() (string, error) {
 		p = lp
 	}
 	return filepath.Abs(p)
-}
-
-type ctxKey struct{}
-
-// With returns ctx carrying b (nil: unconfined).
-func With(ctx context.Context, b *Box) context.Context {
-	return context.WithValue(ctx, ctxKey{}, b)
-}
-
-// From is the Box ctx carries, nil when none.
-func From(ctx context.Context) *Box {
-	b, _ := ctx.Value(ctxKey{}).(*Box)
-	return b
 }
