@@ -61,8 +61,16 @@ const agentScript = `#!/bin/sh
 prompt=$(cat)
 case "$prompt" in *"You are the planner"*)
 	echo '{"steps": ["write right into answer.txt", "say so"]}'; exit 0;;
+*"You are the reviewer"*)
+	echo "review@$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
+	if [ -e "$JLGCLI_E2E_REVIEWED" ]; then echo '{"verdict": "approve", "summary": "good"}'; exit 0; fi
+	: > "$JLGCLI_E2E_REVIEWED"
+	echo 'One thing. {"verdict": "changes", "comments": [{"file": "answer.txt", "line": 1, "text": "Say it twice."}]}'; exit 0;;
 esac
 echo "$JLGCLI_E2E_WORKER" >> "$JLGCLI_E2E_CALLS"
+case "$prompt" in *"answer.txt:1: Say it twice."*)
+	printf 'right\nright\n' > answer.txt; echo "said it twice"; exit 0;;
+esac
 if [ -n "$JLGCLI_E2E_SLOW" ] && [ "$(wc -l < "$JLGCLI_E2E_CALLS")" -eq 1 ]; then sleep "$JLGCLI_E2E_SLOW"; fi
 if [ -n "$JLGCLI_E2E_FIX" ] && [ ! -e "$JLGCLI_E2E_FIX" ]; then echo "still wrong" > answer.txt; echo "tried"; exit 0; fi
 echo right > answer.txt
@@ -860,5 +868,44 @@ func TestPlanOnWorkers(t *testing.T) {
 	}
 	if res.Status != engine.StatusDone || len(res.Attempts) != 2 || res.Attempts[1].Step != 2 {
 		t.Errorf("%s with %d attempts", res.Status, len(res.Attempts))
+	}
+}
+
+// TestReviewOnWorkers: with --review the worker that made an attempt has it
+// reviewed; the changes asked are the next attempt's feedback and the
+// workflow decides on the reviewer's verdict: the first attempt, whose
+// checks passed, is refused and not committed; the second is approved and
+// lands.
+func TestReviewOnWorkers(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "JLGCLI_E2E_REVIEWED="+filepath.Join(w.dir, "reviewed"))
+	w.worker("w1")
+	stdout, stderr, code := w.run(w.submit("--review", "fake", "--json", "Fix the answer")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var res engine.TaskResult
+	must(t, json.Unmarshal([]byte(stdout), &res))
+	if res.Status != engine.StatusDone || len(res.Attempts) != 2 {
+		t.Fatalf("%s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
+	}
+	a1, a2 := res.Attempts[0], res.Attempts[1]
+	if a1.Review == nil || a1.Review.Verdict != engine.ReviewChanges || a1.Action != engine.ActionRetry || a1.Commit != "" {
+		t.Errorf("attempt 1: action %s, commit %q, review %+v", a1.Action, a1.Commit, a1.Review)
+	}
+	if a2.Review == nil || !a2.Review.Approved() || a2.Action != engine.ActionPass {
+		t.Errorf("attempt 2: action %s, review %+v", a2.Action, a2.Review)
+	}
+	if res.Review == nil || res.Review.Attempts != 2 || res.Review.Passed != 1 {
+		t.Errorf("review summary %+v", res.Review)
+	}
+	if got := w.callsMade(); strings.Join(got, " ") != "w1 review@w1 w1 review@w1" {
+		t.Errorf("calls %v", got)
+	}
+	if res.Git == nil || res.Git.Branch == "" {
+		t.Fatalf("no branch: %+v", res.Git)
+	}
+	if got := w.git("", "--git-dir", w.remote, "show", res.Git.Branch+":answer.txt"); got != "right\nright" {
+		t.Errorf("the branch's answer.txt is %q, want the approved change", got)
 	}
 }

@@ -38,6 +38,9 @@ const (
 	// DefaultAttempts is how many times a tier of the task command is tried
 	// before the next one.
 	DefaultAttempts = 3
+	// ReviewNone, as the reviewer's backend (--review none), is no
+	// reviewer.
+	ReviewNone = "none"
 	// DefaultBudgetUSD is a task's spending limit, in US dollars.
 	DefaultBudgetUSD = 1.00
 	// DefaultJobs is how many tasks of a batch run at once.
@@ -111,6 +114,10 @@ type Config struct {
 	// Planner is the tier that plans for `task --plan` (Name "planner",
 	// Attempts 1), nil when [planner] is not configured.
 	Planner *Tier
+	// Review is the tier that reviews each change that passes the checks
+	// before it lands (Name "review", Attempts 1), nil without [review] or
+	// --review.
+	Review *Tier
 	// BudgetUSD is a task's spending limit in US dollars; 0: no limit.
 	BudgetUSD float64
 	// Prices are the configured [prices] entries, to merge over

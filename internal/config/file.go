@@ -61,8 +61,10 @@ type Layer struct {
 	Tiers []TierLayer `toml:"tiers"`
 	// Attempts, when set (--attempts N, flags only), overrides the attempts
 	// of every resolved tier, whichever layer set them.
-	Attempts      *int                          `toml:"-"`
-	Planner       *PlannerLayer                 `toml:"planner"`
+	Attempts *int          `toml:"-"`
+	Planner  *PlannerLayer `toml:"planner"`
+	// Review is the [review] table, or --review: the reviewer tier.
+	Review        *PlannerLayer                 `toml:"review"`
 	BudgetUSD     *float64                      `toml:"budgetUsd"`
 	Prices        map[string]map[string]float64 `toml:"prices"`
 	EscalateFrom  *string                       `toml:"escalateFrom"`
@@ -97,8 +99,9 @@ type TierLayer struct {
 }
 
 // PlannerLayer is the [planner] table: the tier that plans for `task
-// --plan`. An empty Backend is the top-level backend. A layer's planner
-// replaces the planner of the layers below.
+// --plan`, and the [review] table: the tier that reviews each change that
+// passes the checks (Backend "none": no reviewer). An empty Backend is the
+// top-level backend. A layer's table replaces that of the layers below.
 type PlannerLayer struct {
 	Backend string            `toml:"backend"`
 	Model   string            `toml:"model"`
@@ -323,6 +326,8 @@ func knownHint(key []string) string {
 		return " (a tier has: name, backend, model, env, attempts)"
 	case len(key) == 2 && key[0] == "planner":
 		return " (planner has: backend, model, env)"
+	case len(key) == 2 && key[0] == "review":
+		return " (review has: backend, model, env)"
 	case len(key) == 2 && key[0] == "sandbox":
 		return " (sandbox has: mode, denyRead, allowRead, allowWrite, allowHosts, checksNetwork, caches, passEnv, maxProcesses, maxMemory, maxTmp)"
 	case len(key) == 2 && key[0] == "temporal":

@@ -331,6 +331,23 @@ var keyTable = []Key{
 		}
 		return tierValue(*c.Planner)
 	}},
+	{Name: "review", Flag: "review", Env: "JLGCLI_REVIEW", Kind: "string", Commands: on(taskCmds...),
+		Usage: "a reviewer BACKEND[:MODEL] that reads each change that passes the checks: it lands only when approved (config: [review]); none: no reviewer",
+		parse: func(l *Layer, t string) error {
+			t = strings.TrimSpace(t)
+			backend, model, _ := strings.Cut(t, ":")
+			if backend == "" {
+				return fmt.Errorf("%q: want BACKEND[:MODEL] or %s", t, ReviewNone)
+			}
+			l.Review = &PlannerLayer{Backend: backend, Model: model}
+			return nil
+		},
+		print: func(c *Config) string {
+			if c.Review == nil {
+				return ""
+			}
+			return tierValue(*c.Review)
+		}},
 	{Name: "budgetUsd", Lined: true, Flag: "budget", Env: "JLGCLI_BUDGET_USD", Kind: "float64", Default: strconv.FormatFloat(DefaultBudgetUSD, 'g', -1, 64),
 		Usage:    "cost budget of the task in US dollars; 0: none (config: budgetUsd)",
 		Commands: on(cmdTask),

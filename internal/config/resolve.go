@@ -78,6 +78,9 @@ func Resolve(layers ...*Layer) (*Config, error) {
 	if c.Planner != nil && c.Planner.Backend == "" {
 		c.Planner.Backend = c.Backend
 	}
+	if c.Review != nil && c.Review.Backend == "" {
+		c.Review.Backend = c.Backend
+	}
 	return c, nil
 }
 
@@ -246,6 +249,16 @@ func (c *Config) applyTask(l *Layer, set func(key string)) error {
 		c.Planner = &Tier{Name: "planner", Backend: strings.TrimSpace(p.Backend), Model: p.Model, Env: maps.Clone(p.Env), Attempts: 1}
 		set("planner")
 	}
+	if r := l.Review; r != nil {
+		if err := checkEnv(r.Env, "review.env", bad); err != nil {
+			return err
+		}
+		c.Review = &Tier{Name: "review", Backend: strings.TrimSpace(r.Backend), Model: r.Model, Env: maps.Clone(r.Env), Attempts: 1}
+		if c.Review.Backend == ReviewNone {
+			c.Review = nil
+		}
+		set("review")
+	}
 	if len(l.Prices) > 0 {
 		t, err := cost.ParseTable(l.Prices)
 		if err != nil {
@@ -299,8 +312,8 @@ func (c *Config) applyTask(l *Layer, set func(key string)) error {
 // above set again, and every one of the tiers' and the planner's env when
 // the tiers or the planner resolved are the project file's.
 type projectEnv struct {
-	env            map[string]bool // [env]: true while the project file's value holds
-	tiers, planner []string
+	env                    map[string]bool // [env]: true while the project file's value holds
+	tiers, planner, review []string
 }
 
 // add follows layer l, applied.
@@ -325,11 +338,17 @@ func (p *projectEnv) add(l *Layer) {
 			p.planner = slices.AppendSeq(p.planner, maps.Keys(l.Planner.Env))
 		}
 	}
+	if l.Review != nil {
+		p.review = nil
+		if l.Project {
+			p.review = slices.AppendSeq(p.review, maps.Keys(l.Review.Env))
+		}
+	}
 }
 
 // names are the variables a project file set, sorted; nil: none.
 func (p *projectEnv) names() []string {
-	names := slices.Concat(p.tiers, p.planner)
+	names := slices.Concat(p.tiers, p.planner, p.review)
 	for k, project := range p.env {
 		if project {
 			names = append(names, k)

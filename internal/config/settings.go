@@ -39,9 +39,11 @@ func (c *Config) EnvValue(getenv func(string) string) func(tier, name string) (s
 					return v, true
 				}
 			}
-			if p := c.Planner; p != nil && tier == p.Name {
-				if v, ok := p.Env[name]; ok {
-					return v, true
+			for _, p := range []*Tier{c.Planner, c.Review} {
+				if p != nil && tier == p.Name {
+					if v, ok := p.Env[name]; ok {
+						return v, true
+					}
 				}
 			}
 		}

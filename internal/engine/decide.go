@@ -126,11 +126,23 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 	}
 	tier := p.Tiers[st.Tier]
 	st.Ledger.Add(tier.Name, a.CostUSD, a.CostEstimated)
+	if a.Review != nil {
+		st.Ledger.Add(a.Review.Tier, a.Review.CostUSD, a.Review.CostEstimated)
+	}
 	st.Attempts = a.Number
 	st.InTier++
 	st.Nudge = ""
 	d := Decision{}
-	if a.Gate.OK() {
+	if a.Review != nil && a.Review.Verdict == ReviewUnreadable {
+		// Nobody approved the change: it does not land, and asking a
+		// developer to change code for an unreadable review would be
+		// paying for nothing.
+		d.Action, d.State = ActionStop, st
+		d.Stop = stopAt(StatusError, fmt.Sprintf("attempt %d passed the checks, but the reviewer's answer could not be read: %s", a.Number, a.Review.Error))
+		d.Stop.Text = a.Response
+		return d
+	}
+	if a.Passed() {
 		d.Action = ActionPass
 		if a.Commit != "" {
 			st.Commits = append(st.Commits, a.Commit)
@@ -156,7 +168,7 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 	case det != nil && st.Detections == 0 && !spent:
 		st.Detections++
 		d.Detection, d.Action = det, ActionNudge
-		st.Nudge = nudge(*det, a.Gate)
+		st.Nudge = nudgeOf(*det, a)
 	case det != nil || spent:
 		why, outcome := "spent its attempts", "spent"
 		if det != nil {
@@ -171,7 +183,7 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 				status = StatusNoProgress
 			}
 			d.Action, d.State = ActionStop, st
-			d.Stop = stopAt(status, fmt.Sprintf("the last tier, %s, %s after %s: %s", tier.Name, why, plural.N(st.InTier, "attempt"), a.Gate.Summary()))
+			d.Stop = stopAt(status, fmt.Sprintf("the last tier, %s, %s after %s: %s", tier.Name, why, plural.N(st.InTier, "attempt"), a.Judged()))
 			d.Stop.Text = a.Response
 			return d
 		}

@@ -143,6 +143,10 @@ type TaskOptions struct {
 	// Plan asks Planner (or the first tier) for steps before developing.
 	Plan    bool
 	Planner *Tier
+	// Reviewer, when set, reads each attempt whose checks pass: the change
+	// lands only when it approves; the changes it asks for are the next
+	// attempt's feedback.
+	Reviewer *Tier
 	// Workspace, Tester and Loops are the tree, the gate and the loop rules.
 	Workspace Workspace
 	Tester    Tester
@@ -368,6 +372,9 @@ func (t *task) allTiers() []Tier {
 	if t.o.Plan && t.o.Planner != nil {
 		tiers = append(tiers, *t.o.Planner)
 	}
+	if t.o.Reviewer != nil {
+		tiers = append(tiers, *t.o.Reviewer)
+	}
 	return tiers
 }
 
@@ -390,8 +397,14 @@ func (t *task) callCtx(ctx context.Context, left time.Duration) (context.Context
 // call runs one agent call of tier, waiting for rate limits within MaxWait.
 // It returns the response, or false with the task stopped.
 func (t *task) call(ctx context.Context, tier Tier, prompt string, n int) (agent.Response, *agent.Failure, bool) {
+	return t.callLogged(ctx, tier, prompt, n, true)
+}
+
+// callLogged is call; logged: the agent's raw output is attempt n's log
+// (a reviewer's is not: its reply is in the attempt's record).
+func (t *task) callLogged(ctx context.Context, tier Tier, prompt string, n int, logged bool) (agent.Response, *agent.Failure, bool) {
 	var output func([]byte)
-	if t.o.Journal != nil {
+	if t.o.Journal != nil && logged {
 		if out := t.o.Journal.Output(n); out != nil {
 			output = func(p []byte) { out.Write(p) }
 			defer out.Close()
@@ -622,6 +635,15 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 	a.Gate = rep
 	a.DurationMs = millis.Of(t.now().Sub(began))
 
+	if rep.OK() && t.o.Reviewer != nil {
+		if !t.review(ctx, &a, change) {
+			return Attempt{}, nil, false
+		}
+		a.DurationMs = millis.Of(t.now().Sub(began))
+		if !a.Review.Approved() {
+			return a, sameReview(t.history(), a), true
+		}
+	}
 	if rep.OK() {
 		sha, committed, err := ws.Commit(ctx, t.commitMessage(a))
 		if err != nil {
@@ -949,6 +971,11 @@ func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan 
 	for i := range attempts {
 		a := attempts[i]
 		add(a)
+		if rv := a.Review; rv != nil {
+			add(Attempt{CostUSD: rv.CostUSD, CostKnown: rv.CostKnown, CostEstimated: rv.CostEstimated,
+				InputTokens: rv.InputTokens, OutputTokens: rv.OutputTokens})
+			r.Review = reviewSummary(r.Review, *rv)
+		}
 		r.Backend = a.Backend
 		if a.Detection != nil {
 			r.Detections = append(r.Detections, Detection{Detection: *a.Detection, Step: a.Step, Tier: a.Tier, Action: a.Action})

@@ -11,6 +11,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
 // Bounds of what a developer's prompt tells of earlier attempts.
@@ -77,8 +78,14 @@ func developerPrompt(task string, h History, a Next) string {
 	}
 	if len(earlier) > 0 {
 		last := earlier[len(earlier)-1]
-		b.WriteString("\n## Last check result\n\n")
-		b.WriteString(GateDigest(last.Gate, MaxGateDigest))
+		if rv := last.Review; rv != nil && rv.Verdict == ReviewChanges {
+			fmt.Fprintf(&b, "\n## Review\n\nThe checks passed, but the reviewer (tier %s) did not approve attempt %d: "+
+				"make the changes it asks for, and keep the checks passing.\n\n", rv.Tier, last.Number)
+			b.WriteString(ReviewText(rv))
+		} else {
+			b.WriteString("\n## Last check result\n\n")
+			b.WriteString(GateDigest(last.Gate, MaxGateDigest))
+		}
 		b.WriteString("\n## What was tried\n\n")
 		from := max(0, len(earlier)-MaxHistory)
 		if from > 0 {
@@ -157,6 +164,9 @@ func attemptLine(a Attempt) string {
 	if a.Failure != nil {
 		s += fmt.Sprintf("; the agent failed (%s)", a.Failure.Kind)
 	}
+	if rv := a.Review; rv != nil && rv.Verdict == ReviewChanges {
+		s += fmt.Sprintf("; the reviewer asked for %s", plural.N(len(rv.Comments), "change"))
+	}
 	if a.Detection != nil {
 		s += fmt.Sprintf("; loop: %s", DetectionText(*a.Detection))
 	}
@@ -232,6 +242,8 @@ func attemptDetail(x Attempt, last bool, sameAs int) string {
 		b.WriteString("Its change: none of its own: it left the tree as it found it, with the changes made before it.\n\n")
 	}
 	switch {
+	case x.Gate.OK() && x.Review != nil && x.Review.Verdict == ReviewChanges && !last:
+		fmt.Fprintf(&b, "The checks: %s; the reviewer asked for changes:\n\n%s\n", x.Gate.Summary(), ReviewText(x.Review))
 	case x.Gate.OK():
 		fmt.Fprintf(&b, "The checks: %s\n", x.Gate.Summary())
 	case last:

@@ -87,7 +87,10 @@ type Attempt struct {
 	// bounded; the similar-diff rule compares it.
 	AttemptDiff string `json:"attemptDiff,omitempty"`
 
-	Gate      gate.Report       `json:"gate"`
+	Gate gate.Report `json:"gate"`
+	// Review is the reviewer's reading of the attempt when its checks
+	// passed and the task has a reviewer.
+	Review    *Review           `json:"review,omitempty"`
 	Detection *detect.Detection `json:"detection,omitempty"`
 	Action    string            `json:"action"`
 	// Commit is the commit made on the task branch when the gate passed.
@@ -271,10 +274,14 @@ type TaskResult struct {
 	InputTokens   int64   `json:"inputTokens"`
 	OutputTokens  int64   `json:"outputTokens"`
 
-	Plan       []string      `json:"plan,omitempty"`
-	Tiers      []TierSummary `json:"tiers"`
-	Attempts   []Attempt     `json:"attempts"`
-	Detections []Detection   `json:"detections"`
+	Plan  []string      `json:"plan,omitempty"`
+	Tiers []TierSummary `json:"tiers"`
+	// Review sums the reviewer's rounds (nil: the task has no reviewer or
+	// no attempt reached it): Attempts counts its reviews, Passed its
+	// approvals, Outcome is its last verdict.
+	Review     *TierSummary `json:"review,omitempty"`
+	Attempts   []Attempt    `json:"attempts"`
+	Detections []Detection  `json:"detections"`
 	// Gate is the last gate report (nil before the first attempt's).
 	Gate *gate.Report `json:"gate"`
 	// Baseline is the gate's baseline: how the checks fared where the task

@@ -144,6 +144,23 @@ func attemptText(where string, p engine.TaskProgress, a engine.Attempt) string {
 			s += ": " + f
 		}
 	}
+	if r := a.Review; r != nil {
+		s += " · review " + r.Verdict
+		switch {
+		case r.Verdict == engine.ReviewChanges && len(r.Comments) > 0:
+			c := r.Comments[0]
+			where := c.File
+			if c.Line > 0 {
+				where += fmt.Sprintf(":%d", c.Line)
+			}
+			s += ": " + firstLine(strings.TrimPrefix(where+": "+c.Text, ": "))
+			if n := len(r.Comments); n > 1 {
+				s += fmt.Sprintf(" (+%d more)", n-1)
+			}
+		case r.Error != "":
+			s += ": " + firstLine(r.Error)
+		}
+	}
 	return s + " · " + actionText(p, a)
 }
 

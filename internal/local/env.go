@@ -42,6 +42,11 @@ func (s TaskSpec) Recorded() TaskSpec {
 		pl.Env = engine.EnvNames(pl.Env)
 		s.Planner = &pl
 	}
+	if s.Reviewer != nil {
+		rv := *s.Reviewer
+		rv.Env = engine.EnvNames(rv.Env)
+		s.Reviewer = &rv
+	}
 	return s
 }
 
@@ -102,6 +107,11 @@ func (s *TaskSpec) fillEnv(value EnvValue, missing map[string]bool) {
 		pl := *s.Planner
 		pl.Env = fillEnv(pl.Env, pl.Name, value, missing)
 		s.Planner = &pl
+	}
+	if s.Reviewer != nil {
+		rv := *s.Reviewer
+		rv.Env = fillEnv(rv.Env, rv.Name, value, missing)
+		s.Reviewer = &rv
 	}
 }
 

@@ -187,7 +187,10 @@ func (s *TaskSpec) preflight(ctx context.Context, p Parts, seen map[string]bool,
 	}
 	all := tiers
 	if s.Plan && planner != nil {
-		all = append(slices.Clip(tiers), *planner)
+		all = append(slices.Clip(all), *planner)
+	}
+	if rv, _ := s.reviewer(p); rv != nil {
+		all = append(slices.Clip(all), *rv)
 	}
 	if seen != nil {
 		all = slices.DeleteFunc(slices.Clone(all), func(tr engine.Tier) bool {
@@ -401,8 +404,12 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 	for _, t := range tiers {
 		policy.Tiers = append(policy.Tiers, watch.tier(t)) // with their agents
 	}
+	reviewer, _ := s.reviewer(p) // known: agents checked it
+	if reviewer != nil {
+		reviewer = watch.planner(reviewer)
+	}
 	return engine.TaskOptions{
-		RunID: runID, Policy: policy,
+		RunID: runID, Policy: policy, Reviewer: reviewer,
 		Workspace: worktreeSpace{wt},
 		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, watch: watch, ws: wt, box: box},
 		Loops:     loops, Prices: cost.DefaultTable().Merge(s.Prices),

@@ -17,8 +17,11 @@ import (
 // TaskSpec is what a task runs with: the resolved settings, kept in its
 // run's meta.json so that resume runs it again the same way.
 type TaskSpec struct {
-	Tiers          []TierSpec                   `json:"tiers"`
-	Planner        *TierSpec                    `json:"planner,omitempty"`
+	Tiers   []TierSpec `json:"tiers"`
+	Planner *TierSpec  `json:"planner,omitempty"`
+	// Reviewer, when set, reads each change that passes the checks before
+	// it lands (config review, --review, a sheet's review).
+	Reviewer       *TierSpec                    `json:"reviewer,omitempty"`
 	Plan           bool                         `json:"plan,omitempty"`
 	Commands       map[string]agent.CommandSpec `json:"commands,omitempty"`
 	Repo           string                       `json:"repo"`
@@ -96,6 +99,9 @@ func TaskSpecOf(cfg *config.Config, repo string) TaskSpec {
 	if p := cfg.Planner; p != nil {
 		s.Planner = &TierSpec{Name: "planner", Backend: p.Backend, Model: p.Model, Env: p.EnvList(), Attempts: 1}
 	}
+	if r := cfg.Review; r != nil {
+		s.Reviewer = &TierSpec{Name: "review", Backend: r.Backend, Model: r.Model, Env: r.EnvList(), Attempts: 1}
+	}
 	return s
 }
 
@@ -116,14 +122,9 @@ func (t TierSpec) tier(a agent.Agent) engine.Tier {
 // agents resolves the tiers' backends; a result that says why when one is
 // unknown.
 func (s TaskSpec) agents(p Parts) ([]engine.Tier, *engine.Tier, *engine.TaskResult) {
-	get := func(t TierSpec) (engine.Tier, *engine.TaskResult) {
-		a, err := p.Registry(s.Commands, append(append([]string(nil), s.Env...), t.Env...), s.Sandbox.ProjectEnv).Get(t.Backend)
-		if err != nil {
-			r := Failure(engine.Result{Status: engine.StatusBackendUnknown, ExitCode: engine.StatusBackendUnknown.ExitCode(),
-				Backend: t.Backend, Details: fmt.Sprintf("tier %s: %v", t.Name, err)})
-			return engine.Tier{}, &r
-		}
-		return t.tier(a), nil
+	get := func(t TierSpec) (engine.Tier, *engine.TaskResult) { return s.agentTier(p, t) }
+	if _, bad := s.reviewer(p); bad != nil {
+		return nil, nil, bad
 	}
 	var tiers []engine.Tier
 	for _, t := range s.Tiers {
@@ -146,6 +147,30 @@ func (s TaskSpec) agents(p Parts) ([]engine.Tier, *engine.Tier, *engine.TaskResu
 		planner = &tr
 	}
 	return tiers, planner, nil
+}
+
+// agentTier is tier t with its agent; a result that says why when its
+// backend is unknown.
+func (s TaskSpec) agentTier(p Parts, t TierSpec) (engine.Tier, *engine.TaskResult) {
+	a, err := p.Registry(s.Commands, append(append([]string(nil), s.Env...), t.Env...), s.Sandbox.ProjectEnv).Get(t.Backend)
+	if err != nil {
+		r := Failure(engine.Result{Status: engine.StatusBackendUnknown, ExitCode: engine.StatusBackendUnknown.ExitCode(),
+			Backend: t.Backend, Details: fmt.Sprintf("tier %s: %v", t.Name, err)})
+		return engine.Tier{}, &r
+	}
+	return t.tier(a), nil
+}
+
+// reviewer is the task's reviewer with its agent (nil: none).
+func (s TaskSpec) reviewer(p Parts) (*engine.Tier, *engine.TaskResult) {
+	if s.Reviewer == nil {
+		return nil, nil
+	}
+	t, bad := s.agentTier(p, *s.Reviewer)
+	if bad != nil {
+		return nil, bad
+	}
+	return &t, nil
 }
 
 // Failure is a task that could not start, as a result.

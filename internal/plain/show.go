@@ -146,7 +146,11 @@ func ShowTask(w io.Writer, st runs.State) (err error) {
 		if a.Detection != nil {
 			action += " (" + a.Detection.Names() + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s%d\t%s%d-result\n", a.Number, step, termsafe.Line(a.Tier), termsafe.Line(a.Gate.Status),
+		gateText := a.Gate.Status
+		if a.Review != nil {
+			gateText += ", review " + a.Review.Verdict
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s%d\t%s%d-result\n", a.Number, step, termsafe.Line(a.Tier), termsafe.Line(gateText),
 			termsafe.Line(action), cost.Amount(a.CostUSD, a.CostKnown, a.CostEstimated),
 			refs, a.Number, refs, a.Number)
 	}

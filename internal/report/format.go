@@ -130,6 +130,9 @@ func (a Attempt) filesText() string {
 // actionText is the action, with the loop found and the nudge.
 func (a Attempt) actionText() string {
 	s := a.Action
+	if a.Review != nil && a.Review.Verdict != engine.ReviewApprove {
+		s += " (review: " + a.Review.Verdict + ")"
+	}
 	if a.Detection != "" {
 		s += " (" + a.Detection + ")"
 	}

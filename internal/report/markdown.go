@@ -17,7 +17,7 @@ import (
 func (r Report) Markdown() string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	for _, section := range []func(printer){r.mdSummary, r.mdTask, r.mdTiers, r.mdAttempts, r.mdLoops,
+	for _, section := range []func(printer){r.mdSummary, r.mdTask, r.mdTiers, r.mdAttempts, r.mdReviews, r.mdLoops,
 		r.mdErrors, r.mdFlaky, r.mdGit, r.mdEnd} {
 		section(p)
 	}
@@ -94,6 +94,10 @@ func (r Report) mdTiers(p printer) {
 				t.Passed, mdText(money(t.CostUSD, t.CostKnown, t.CostEstimated)), mdText(t.Outcome))
 		}
 	}
+	if t := r.Reviewer; t != nil {
+		p("\nReviewer: %s (%s): %d reviews, %d approved, %s.\n", mdText(t.Name), mdCode(model(t.Backend, t.Model), true), t.Attempts,
+			t.Passed, mdText(money(t.CostUSD, t.CostKnown, t.CostEstimated)))
+	}
 	if len(r.TiersUnused) > 0 {
 		p("\nNot used: %s.\n", mdText(strings.Join(r.TiersUnused, ", ")))
 	}
@@ -129,6 +133,39 @@ func (r Report) mdAttempts(p printer) {
 		p("%s\n\n", mdText(l))
 	}
 
+}
+
+// mdReviews writes each review, when the task had a reviewer.
+func (r Report) mdReviews(p printer) {
+	if r.Reviewer == nil {
+		return
+	}
+	p("## Reviews\n\n")
+	for _, a := range r.Attempts {
+		rv := a.Review
+		if rv == nil {
+			continue
+		}
+		p("- Attempt %d, by %s: **%s** (%s)", a.Number, mdText(rv.Tier), mdText(rv.Verdict), mdText(money(rv.CostUSD, rv.CostKnown, rv.CostEstimated)))
+		if rv.Summary != "" {
+			p(": %s", mdText(rv.Summary))
+		}
+		if rv.Error != "" {
+			p(": %s", mdText(rv.Error))
+		}
+		p("\n")
+		for _, c := range rv.Comments {
+			where := c.File
+			if c.Line > 0 {
+				where += fmt.Sprintf(":%d", c.Line)
+			}
+			p("  - %s %s\n", mdCode(where, true), mdText(c.Text))
+		}
+		if len(rv.Discarded) > 0 {
+			p("  - the reviewer changed %s: put back\n", mdText(strings.Join(rv.Discarded, ", ")))
+		}
+	}
+	p("\n")
 }
 
 // mdLoops writes the loops detected.

@@ -60,6 +60,10 @@ type Report struct {
 	// escalation; TiersUnused names the others.
 	TiersUsed   []Tier   `json:"tiers_used"`
 	TiersUnused []string `json:"tiers_unused,omitempty"`
+	// Reviewer is what the reviewer did (nil: the task had none, or no
+	// attempt reached it): Attempts counts its reviews, Passed its
+	// approvals, Outcome is its last verdict.
+	Reviewer *Tier `json:"reviewer,omitempty"`
 	// UniqueErrors are the distinct gate failures of all the attempts, in
 	// the order they were first seen: syntax, import and runtime errors,
 	// and test failures as "test: error". Two errors are the same when
@@ -191,6 +195,38 @@ type Attempt struct {
 	Detection string   `json:"detection,omitempty"`
 	Commit    string   `json:"commit,omitempty"`
 	Failure   *Failure `json:"failure,omitempty"`
+	// Review is the reviewer's reading of the attempt, when its checks
+	// passed and the task had a reviewer.
+	Review *Review `json:"review,omitempty"`
+}
+
+// Review is a reviewer's reading of one attempt.
+type Review struct {
+	Tier    string `json:"tier"`
+	Backend string `json:"backend"`
+	Model   string `json:"model,omitempty"`
+	// Verdict is approve, changes or unreadable.
+	Verdict  string                 `json:"verdict"`
+	Summary  string                 `json:"summary,omitempty"`
+	Comments []engine.ReviewComment `json:"comments"`
+	// Error says why its answer could not be read.
+	Error string `json:"error,omitempty"`
+	// Discarded are the files the reviewer changed, put back.
+	Discarded     []string `json:"discarded,omitempty"`
+	CostUSD       float64  `json:"cost_usd"`
+	CostKnown     bool     `json:"cost_known"`
+	CostEstimated bool     `json:"cost_estimated,omitempty"`
+}
+
+// reviewOf is a's review as the report keeps it (nil: none).
+func reviewOf(a engine.Attempt) *Review {
+	rv := a.Review
+	if rv == nil {
+		return nil
+	}
+	return &Review{Tier: rv.Tier, Backend: rv.Backend, Model: rv.Model, Verdict: rv.Verdict, Summary: rv.Summary,
+		Comments: nonNil(rv.Comments), Error: rv.Error, Discarded: rv.Discarded, CostUSD: rv.CostUSD,
+		CostKnown: rv.CostKnown || rv.CostUSD != 0, CostEstimated: rv.CostEstimated}
 }
 
 // Detection is a loop found during the task.
@@ -318,6 +354,10 @@ func New(res engine.TaskResult) Report {
 		r.StartedAt = res.Attempts[0].StartedAt
 	}
 	r.tiers(res)
+	if t := res.Review; t != nil {
+		r.Reviewer = &Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Attempts: t.Attempts, Passed: t.Passed,
+			CostUSD: t.CostUSD, CostKnown: t.CostKnown || t.CostUSD != 0, CostEstimated: t.CostEstimated, Outcome: t.Outcome}
+	}
 	detected := map[int]string{}
 	for _, d := range res.Detections {
 		r.Detections = append(r.Detections, Detection{Rule: d.Rule, Rules: d.Rules, Attempts: nonNil(d.Attempts), Step: d.Step,
@@ -333,7 +373,7 @@ func New(res engine.TaskResult) Report {
 			Backend: a.Backend, Model: a.Model, StartedAt: a.StartedAt, DurationMs: a.DurationMs, Nudged: a.Nudged,
 			CostUSD: a.CostUSD, CostKnown: a.CostKnown || a.CostUSD != 0, CostEstimated: a.CostEstimated,
 			GateStatus: gateStatus(a), Action: a.Action, FilesChanged: len(a.Change.Files), Commit: a.Commit,
-			Failure: failureOf(a.Failure)}
+			Failure: failureOf(a.Failure), Review: reviewOf(a)}
 		for _, f := range a.Change.Files {
 			row.LinesAdded += max(f.Added, 0)
 			row.LinesDeleted += max(f.Deleted, 0)

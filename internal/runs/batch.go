@@ -184,5 +184,9 @@ func sheetLayer(flags *config.Layer, s sheet.Sheet) (*config.Layer, error) {
 	if s.Has(sheet.FieldEditTests) {
 		l.EditTests = &s.EditTests
 	}
+	if s.Has(sheet.FieldReview) {
+		backend, model, _ := strings.Cut(s.Review, ":")
+		l.Review = &config.PlannerLayer{Backend: backend, Model: model}
+	}
 	return &l, nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -215,5 +217,33 @@ func TestPlanBatchUnknownDependency(t *testing.T) {
 	b := Batch{Sheets: []sheet.Sheet{sheetOf(t, "a.md", "---\ndepends: [nope]\n---\n# a\n")}, Repo: dir}
 	if _, err := PlanBatch(c, b, local.Parts{}); !exit.IsUsage(err) {
 		t.Errorf("err %v, want a usage error", err)
+	}
+}
+
+// A sheet's review is its task's reviewer, over the configuration's;
+// review: none takes the configured one away; the other sheets keep it.
+func TestPlanBatchSheetReview(t *testing.T) {
+	getenv, dir, _ := world(t, "", "backend = \"claude\"\n[review]\nbackend = \"codex\"\nmodel = \"gpt-5\"\n")
+	c, err := LoadConfig(getenv, dir, &config.Layer{Name: "flag"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Batch{Sheets: []sheet.Sheet{sheetOf(t, "a.md", "# a\n"), sheetOf(t, "b.md", "---\nreview: gemini:pro\n---\n# b\n"),
+		sheetOf(t, "c.md", "---\nreview: none\n---\n# c\n")}, Repo: dir}
+	plan, err := PlanBatch(c, b, local.Parts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, task := range plan.Spec.Tasks {
+		if r := task.Spec.Reviewer; r != nil {
+			got[task.ID] = r.Name + "=" + r.Backend + ":" + r.Model
+		} else {
+			got[task.ID] = "none"
+		}
+	}
+	want := map[string]string{"a": "review=codex:gpt-5", "b": "review=gemini:pro", "c": "none"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reviewers (-want +got):\n%s", diff)
 	}
 }

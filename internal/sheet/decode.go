@@ -224,6 +224,15 @@ func (d *decoder) field(key string, k, v *yaml.Node) error {
 			return bad("want true or false, got %s", describe(v))
 		}
 		s.EditTests, s.Set = b, s.Set|FieldEditTests
+	case "review":
+		t, ok := str(v)
+		if !ok || v.Tag != "!!str" {
+			return bad("want BACKEND[:MODEL] or none, got %s", describe(v))
+		}
+		if t = strings.TrimSpace(t); t == "" || strings.HasPrefix(t, ":") {
+			return bad("%q: want BACKEND[:MODEL] or none", t)
+		}
+		s.Review, s.Set = t, s.Set|FieldReview
 	default:
 		if ignoredKeys[key] {
 			return nil
@@ -242,7 +251,7 @@ func (d *decoder) field(key string, k, v *yaml.Node) error {
 // knownKey reports whether key is a front-matter key.
 func knownKey(key string) bool {
 	switch key {
-	case "id", "description", "depends", "backend", "model", "tiers", "attempts", "budget", "checks", "timeout", "editTests":
+	case "id", "description", "depends", "backend", "model", "tiers", "attempts", "budget", "checks", "timeout", "editTests", "review":
 		return true
 	}
 	return ignoredKeys[key]

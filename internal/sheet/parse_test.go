@@ -30,11 +30,11 @@ func TestParse(t *testing.T) {
 		{
 			name: "every key", file: "a.md",
 			data: "---\nid: auth\ndescription: Add auth\ndepends: [db, api]\ntiers: [claude:haiku, 'claude:opus']\n" +
-				"attempts: 2\nbudget: 1.5\nchecks:\n  - go test ./...\n  - go vet ./...\ntimeout: 45m\neditTests: true\n---\n\n# Heading\nBody\n",
+				"attempts: 2\nbudget: 1.5\nchecks:\n  - go test ./...\n  - go vet ./...\ntimeout: 45m\neditTests: true\nreview: codex:gpt-5\n---\n\n# Heading\nBody\n",
 			want: Sheet{ID: "auth", Title: "Add auth", Body: "# Heading\nBody\n", Depends: []string{"db", "api"}, DependsFrom: FromFrontMatter,
 				Tiers: []string{"claude:haiku", "claude:opus"}, Attempts: 2, BudgetUSD: 1.5,
-				Checks: []string{"go test ./...", "go vet ./..."}, Timeout: 45 * time.Minute, EditTests: true,
-				Set: FieldID | FieldDescription | FieldDepends | FieldTiers | FieldAttempts | FieldBudget | FieldChecks | FieldTimeout | FieldEditTests},
+				Checks: []string{"go test ./...", "go vet ./..."}, Timeout: 45 * time.Minute, EditTests: true, Review: "codex:gpt-5",
+				Set: FieldID | FieldDescription | FieldDepends | FieldTiers | FieldAttempts | FieldBudget | FieldChecks | FieldTimeout | FieldEditTests | FieldReview},
 		},
 		{
 			name: "backend and model, depends as one string, integer budget", file: "b.md",
@@ -151,6 +151,8 @@ func TestParseErrors(t *testing.T) {
 		{"timeout text without unit", "a.md", "---\ntimeout: '5'\n---\n", 2, "timeout", `a.md:2: timeout: "5" has no unit; write 5s, 5m or 5h`},
 		{"timeout a list", "a.md", "---\ntimeout: [5m]\n---\n", 2, "timeout", `a.md:2: timeout: want a duration such as 90s, 30m or 1h30m, got a list`},
 		{"editTests not a bool", "a.md", "---\neditTests: yes please\n---\n", 2, "editTests", `a.md:2: editTests: want true or false, got "yes please"`},
+		{"review a list", "a.md", "---\nreview: [codex]\n---\n", 2, "review", `a.md:2: review: want BACKEND[:MODEL] or none, got a list`},
+		{"review without backend", "a.md", "---\nreview: ':opus'\n---\n", 2, "review", `":opus": want BACKEND[:MODEL] or none`},
 		{"timeout zero", "a.md", "---\ntimeout: 0s\n---\n", 2, "timeout", `a.md:2: timeout: "0s": want a duration greater than 0`},
 		{"tiers empty item", "a.md", "---\ntiers:\n  - claude\n  - ''\n---\n", 4, "tiers", `a.md:4: tiers: "": want BACKEND[:MODEL]`},
 		{"tiers without backend", "a.md", "---\ntiers: [':opus']\n---\n", 2, "tiers", `":opus": want BACKEND[:MODEL]`},

@@ -49,6 +49,9 @@ type Sheet struct {
 	// EditTests: the task is meant to change existing tests (the batch's
 	// editTests, for this task).
 	EditTests bool
+	// Review is the task's reviewer, BACKEND[:MODEL], or "none" for no
+	// reviewer over the batch's.
+	Review string
 
 	// Set tells which keys the front matter set: a batch's default is
 	// overridden only by what a sheet sets.
@@ -74,6 +77,7 @@ const (
 	FieldChecks
 	FieldTimeout
 	FieldEditTests
+	FieldReview
 )
 
 // Source says where a sheet's dependencies came from.
