@@ -35,12 +35,14 @@ agents: ## install the pinned agent CLIs (npm) into .cache/agents for the confor
 # beside it from the module's source. The tests copy them into each server's
 # work directory (internal/forge/giteatest).
 gitea: ## build the Gitea server the forge tests run against into .cache/gitea (skipped when up to date)
-	@stamp="$$(cat e2e/gitea/go.mod e2e/gitea/go.sum | sha256sum | cut -c1-16) $$($(GO) env GOVERSION)"; \
+	@stamp="$$(cat Makefile e2e/gitea/go.mod e2e/gitea/go.sum | sha256sum | cut -c1-16) $$($(GO) env GOVERSION)"; \
 	if [ -x $(GITEA_DIR)/gitea ] && [ "$$(cat $(GITEA_DIR)/stamp 2>/dev/null)" = "$$stamp" ]; then \
 		echo "gitea: up to date in $(GITEA_DIR)"; exit 0; fi; \
 	set -e; rm -rf $(GITEA_DIR); mkdir -p $(GITEA_DIR); \
 	src="$$(cd e2e/gitea && $(GO) list -m -f '{{.Dir}}' code.gitea.io/gitea)"; \
-	(cd e2e/gitea && CGO_ENABLED=1 $(GO) build -tags "sqlite sqlite_unlock_notify" -o ../../$(GITEA_DIR)/gitea.tmp code.gitea.io/gitea); \
+	version="$$(cd e2e/gitea && $(GO) list -m -f '{{.Version}}' code.gitea.io/gitea)"; \
+	(cd e2e/gitea && CGO_ENABLED=1 $(GO) build -tags "sqlite sqlite_unlock_notify" -ldflags "-X main.Version=$${version#v}" \
+		-o ../../$(GITEA_DIR)/gitea.tmp code.gitea.io/gitea); \
 	cp -R "$$src/options" "$$src/templates" $(GITEA_DIR)/; chmod -R u+w $(GITEA_DIR); \
 	mv $(GITEA_DIR)/gitea.tmp $(GITEA_DIR)/gitea; echo "$$stamp" > $(GITEA_DIR)/stamp; \
 	echo "gitea: built $(GITEA_DIR)/gitea"
