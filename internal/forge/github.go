@@ -40,6 +40,9 @@ func newGitHub(t Target, tr *transport) (*githubForge, error) {
 			return nil, fmt.Errorf("github at %s: %w", t.Web, err)
 		}
 	}
+	// The transport waits out the rate limits, for GraphQL too: go-github
+	// must not refuse a call itself after an answer that said none is left.
+	rest.DisableRateLimitCheck = true
 	return &githubForge{t: t, tr: tr, rest: rest, gql: githubv4.NewEnterpriseClient(t.GraphQL, tr.client()), perms: map[string]Permission{}}, nil
 }
 

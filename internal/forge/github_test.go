@@ -504,3 +504,41 @@ func TestGitHubMerge(t *testing.T) {
 		t.Errorf("an unknown method: %v", err)
 	}
 }
+
+// The last request of the hour (X-RateLimit-Remaining: 0) does not stop
+// the next call: it is sent, and its 403 waited out until the reset.
+func TestGitHubRateLimit(t *testing.T) {
+	f := newFakeGitHub(t)
+	reset := time.Now().Add(30 * time.Minute).Unix()
+	calls := 0
+	f.onFunc("GET /repos/octo/hello/pulls/1347", func(w http.ResponseWriter, r *http.Request, body []byte) {
+		calls++
+		w.Header().Set("X-RateLimit-Limit", "5000")
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(reset))
+		switch calls {
+		case 1:
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			f.write(w, 200, "pull.json")
+		case 2:
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			f.write(w, 403, `{"message":"API rate limit exceeded for user ID 1.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}`)
+		default:
+			w.Header().Set("X-RateLimit-Remaining", "4999")
+			f.write(w, 200, "pull.json")
+		}
+	})
+	var waits []time.Duration
+	fg, err := Open(context.Background(), "git@ghe.example:octo/hello.git", Settings{Kind: GitHub, URL: f.srv.URL, TokenEnv: "T"},
+		Options{Getenv: func(string) string { return "tok-123" }, Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if pr, err := fg.PR(context.Background(), 1347); err != nil || pr.Number != 1347 {
+			t.Fatalf("read %d: %+v, %v", i, pr, err)
+		}
+	}
+	if calls != 3 || len(waits) != 1 || waits[0] < 29*time.Minute || waits[0] > 30*time.Minute+2*time.Second {
+		t.Errorf("%d calls, waits %v; want 3 calls and one wait until the reset", calls, waits)
+	}
+}

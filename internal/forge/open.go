@@ -191,8 +191,9 @@ type Options struct {
 }
 
 // DefaultMaxWait is the longest a call waits for a rate limit by default:
-// GitHub's primary limit resets every hour.
-const DefaultMaxWait = time.Hour
+// GitHub's primary limit resets within the hour (and the wait adds a
+// second to its reset).
+const DefaultMaxWait = time.Hour + time.Minute
 
 // Open resolves remote under s (Resolve), finds the token (Token) and
 // makes the forge's adapter.
