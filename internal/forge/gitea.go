@@ -366,8 +366,7 @@ func decide(rs *Reviews) {
 // Threads: Gitea shows the code comments on one line of one file as one
 // conversation, whichever review they belong to; its first comment holds
 // whether it is resolved. Gitea's API does not say whether a line is
-// outdated (Outdated stays false), and gives a hunk only for some comments:
-// a missing one is cut from the pull request's diff at its head.
+// outdated: Outdated stays false.
 func (g *giteaForge) Threads(ctx context.Context, number int) ([]Thread, error) {
 	o, r := g.owner()
 	c := g.c(ctx)
@@ -401,7 +400,6 @@ func (g *giteaForge) Threads(ctx context.Context, number int) ([]Thread, error) 
 		}
 	}
 	var out []Thread
-	diff := "" // the pull request's, read once when a hunk is missing
 	for _, k := range order {
 		cs := byLine[k]
 		slices.SortFunc(cs, func(a, b *gitea.PullReviewComment) int {
@@ -410,22 +408,6 @@ func (g *giteaForge) Threads(ctx context.Context, number int) ([]Thread, error) 
 		first := cs[0]
 		t := Thread{ID: strconv.FormatInt(first.ID, 10), Path: first.Path, Line: int(first.LineNum), OldLine: int(first.OldLineNum),
 			DiffHunk: first.DiffHunk, Resolved: first.Resolver != nil, CommitSHA: first.CommitID}
-		if t.DiffHunk == "" {
-			// Gitea 1.26 gives none for a comment made through its API:
-			// cut from the pull request's diff at its head.
-			if diff == "" {
-				b, resp, err := c.GetPullRequestDiff(o, r, int64(number), gitea.PullRequestDiffOptions{})
-				if err != nil {
-					return nil, giteaErr(fmt.Sprintf("read the diff of #%d", number), resp, err)
-				}
-				diff = string(b)
-			}
-			if t.Line > 0 {
-				t.DiffHunk = hunkAround(diff, t.Path, t.Line, false)
-			} else {
-				t.DiffHunk = hunkAround(diff, t.Path, t.OldLine, true)
-			}
-		}
 		for _, cm := range cs {
 			author := ""
 			if cm.Reviewer != nil {
