@@ -39,8 +39,12 @@ type cached struct {
 	body   []byte
 }
 
-// maxCached is how many responses the transport keeps for their ETags.
-const maxCached = 256
+// maxCached is how many responses the transport keeps for their ETags, and
+// maxCachedBody the largest it keeps.
+const (
+	maxCached     = 256
+	maxCachedBody = 1 << 20
+)
 
 // maxRetries is how many times one request is repeated after a rate limit.
 const maxRetries = 3
@@ -213,11 +217,20 @@ func (t *transport) remember(key string, resp *http.Response) (*http.Response, e
 		}
 		return out, nil
 	case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
-		body, err := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxCachedBody+1))
 		if err != nil {
+			_ = resp.Body.Close()
 			return nil, fmt.Errorf("read %s: %w", redactURL(resp.Request.URL), err)
 		}
+		if len(body) > maxCachedBody {
+			// Too big to keep: passed on as it comes.
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+			return resp, nil
+		}
+		_ = resp.Body.Close()
 		t.store(key, &cached{etag: resp.Header.Get("ETag"), header: resp.Header.Clone(), body: body})
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		return resp, nil

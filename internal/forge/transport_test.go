@@ -237,3 +237,31 @@ func TestTransportWaitEndsWithContext(t *testing.T) {
 		t.Errorf("err %v after %s, want the context's end at once", err, time.Since(start))
 	}
 }
+
+// An answer larger than the transport keeps is passed on whole, and asked
+// again without a condition.
+func TestTransportBigAnswerNotKept(t *testing.T) {
+	big := strings.Repeat("x", maxCachedBody+10)
+	var conds []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conds = append(conds, r.Header.Get("If-None-Match"))
+		w.Header().Set("ETag", `"big"`)
+		_, _ = io.WriteString(w, big)
+	}))
+	defer srv.Close()
+	tr, _, _ := newTestTransport(t, srv, time.Hour)
+	for i := 0; i < 2; i++ {
+		resp, err := tr.client().Get(srv.URL + "/api/v3/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if string(b) != big {
+			t.Errorf("read %d: %d bytes, want %d", i, len(b), len(big))
+		}
+	}
+	if len(conds) != 2 || conds[1] != "" {
+		t.Errorf("conditions sent %q, want none", conds)
+	}
+}
