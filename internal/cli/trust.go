@@ -23,8 +23,8 @@ func newTrustCmd(stdio *Stdio) *cobra.Command {
 Trust FILE (default: the jlgcli.toml that a run started here reads) as it is now, as
 'direnv allow' and 'mise trust' do: print what it runs or sends outside the sandbox
 (its [[hooks]], the embeddings service of [loopDetection.embeddings], the Temporal
-server of [temporal] and how jlgcli proves itself to it, a cwd or checklist outside
-the file's directory) and record its path and the
+server of [temporal] and how jlgcli proves itself to it, the forge address and token
+variable of [forge], a cwd or checklist outside the file's directory) and record its path and the
 SHA-256 of its content in trusted.json beside your config.toml. Until then, and again
 as soon as the file changes (an agent's change included), a run ignores those settings
 and says so; the rest of the file, which runs confined, is honoured either way.

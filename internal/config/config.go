@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
@@ -146,6 +147,9 @@ type Config struct {
 	Jobs int
 	// Temporal is the server tasks are submitted to and workers serve.
 	Temporal Temporal
+	// Forge is which forge serves the remote's pull requests, where, and
+	// the name of the variable that holds its token (never the token).
+	Forge forge.Settings
 	// Sandbox is how agents and checks are confined.
 	Sandbox sandbox.Config
 	// Hooks are told of the runs' events (hooks.Dispatcher), each within

@@ -77,6 +77,7 @@ type Layer struct {
 	PR            *bool                         `toml:"pr"`
 	Jobs          *int                          `toml:"jobs"`
 	Temporal      *TemporalLayer                `toml:"temporal"`
+	Forge         *ForgeLayer                   `toml:"forge"`
 	Sandbox       *SandboxLayer                 `toml:"sandbox"`
 	// Hooks are the [[hooks]]: those of every layer add up.
 	Hooks       []hooks.Hook `toml:"hooks"`
@@ -132,6 +133,31 @@ type TemporalLayer struct {
 	TLSKey        *string `toml:"tlsKey"`
 	TLSServerName *string `toml:"tlsServerName"`
 	APIKeyEnv     *string `toml:"apiKeyEnv"`
+}
+
+// ForgeLayer is the [forge] table: the forge that serves the pull
+// requests of the remote (GitHub or Gitea), where its API is and which
+// variable holds its token.
+type ForgeLayer struct {
+	Kind     *string `toml:"kind"`
+	URL      *string `toml:"url"`
+	TokenEnv *string `toml:"tokenEnv"`
+}
+
+// forge is l's [forge] table, made when absent.
+func (l *Layer) forge() *ForgeLayer {
+	if l.Forge == nil {
+		l.Forge = &ForgeLayer{}
+	}
+	return l.Forge
+}
+
+// forgeOf is l's [forge] table, empty when absent.
+func forgeOf(l *Layer) ForgeLayer {
+	if l.Forge == nil {
+		return ForgeLayer{}
+	}
+	return *l.Forge
 }
 
 // SandboxLayer is the [sandbox] table: how agents and checks are confined.
@@ -332,6 +358,8 @@ func knownHint(key []string) string {
 		return " (sandbox has: mode, denyRead, allowRead, allowWrite, allowHosts, checksNetwork, caches, passEnv, maxProcesses, maxMemory, maxTmp)"
 	case len(key) == 2 && key[0] == "temporal":
 		return " (temporal has: address, namespace, taskQueue, workerWait, tlsCa, tlsCert, tlsKey, tlsServerName, apiKeyEnv)"
+	case len(key) == 2 && key[0] == "forge":
+		return " (forge has: kind, url, tokenEnv)"
 	case len(key) == 2 && key[0] == "loopDetection":
 		return " (loopDetection has: similarity, sameErrorCount, embeddings)"
 	case len(key) == 3 && key[0] == "loopDetection" && key[1] == "embeddings":

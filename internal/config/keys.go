@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -19,6 +20,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
@@ -497,6 +499,55 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return c.Temporal.APIKeyEnv }},
+	{Name: "forge.kind", Flag: "forge-kind", Env: "JLGCLI_FORGE_KIND", Kind: "string", Commands: on(cmdConfig),
+		Usage: "the forge of the remote's pull requests: github or gitea (default: github for github.com, gitea for codeberg.org) (config: forge.kind)",
+		parse: func(l *Layer, s string) error {
+			if _, err := forge.ParseKind(strings.TrimSpace(s)); err != nil {
+				return err
+			}
+			l.forge().Kind = &s
+			return nil
+		},
+		apply: scalar(func(l *Layer) *string { return forgeOf(l).Kind }, func(c *Config, v string) error {
+			k, err := forge.ParseKind(strings.TrimSpace(v))
+			c.Forge.Kind = k
+			return err
+		}),
+		print: func(c *Config) string {
+			if c.Forge.Kind == "" {
+				return "(from the remote's host)"
+			}
+			return string(c.Forge.Kind)
+		}},
+	{Name: "forge.url", Flag: "forge-url", Env: "JLGCLI_FORGE_URL", Kind: "string", Commands: on(cmdConfig),
+		Usage: "the forge's web address, for a self-hosted Gitea or GitHub Enterprise (default: the remote's host) (config: forge.url)",
+		parse: func(l *Layer, s string) error { l.forge().URL = &s; return nil },
+		apply: scalar(func(l *Layer) *string { return forgeOf(l).URL }, func(c *Config, v string) error {
+			v = strings.TrimSpace(v)
+			if v != "" {
+				if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+					return fmt.Errorf("is not an http(s) address, e.g. https://gitea.example.com")
+				} else if u.User != nil {
+					// Not quoted: it holds a password or a token.
+					return fmt.Errorf("has a user or a token in it: give the address alone, and the token's variable in forge.tokenEnv")
+				}
+			}
+			c.Forge.URL = strings.TrimSuffix(v, "/")
+			return nil
+		}),
+		print: func(c *Config) string { return c.Forge.URL }},
+	{Name: "forge.tokenEnv", Flag: "forge-token-env", Env: "JLGCLI_FORGE_TOKEN_ENV", Kind: "string", Commands: on(cmdConfig),
+		Usage: "the NAME of the environment variable that holds the forge's token (default on GitHub: GH_TOKEN, GITHUB_TOKEN, then gh's login) (config: forge.tokenEnv)",
+		parse: func(l *Layer, s string) error { l.forge().TokenEnv = &s; return nil },
+		apply: scalar(func(l *Layer) *string { return forgeOf(l).TokenEnv }, func(c *Config, v string) error {
+			if v != "" && !validEnvName(v) {
+				// Not quoted: it may be the token itself, given by mistake.
+				return fmt.Errorf("is not an environment variable name (letters, digits, _): give the name of the variable that holds the token, never the token")
+			}
+			c.Forge.TokenEnv = v
+			return nil
+		}),
+		print: func(c *Config) string { return c.Forge.TokenEnv }},
 	{Name: "sandbox.mode", Flag: "sandbox", Env: "JLGCLI_SANDBOX", Kind: "string", Default: string(sandbox.Auto), Commands: on(everyCmd...),
 		Usage: "confine agents and checks in an OS sandbox: auto (when bubblewrap can), on (refuse to run unconfined) or off (config: sandbox.mode)",
 		parse: func(l *Layer, s string) error {

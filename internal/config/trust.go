@@ -17,7 +17,8 @@ import (
 // URLs unconfined; the embeddings service is called unconfined with the
 // attempts' changes and a key read from a variable the file names; the
 // Temporal server is sent the task and the user's API key or client
-// certificate. A working directory outside the file's own directory is
+// certificate; the forge's address is sent the user's token, and the
+// token's variable is read and sent to it. A working directory outside the file's own directory is
 // where the agents write (a loop's cwd: $HOME, with its .bashrc), a
 // checklist outside it a file jlgcli reads for them. set tells whether a
 // layer sets the key so.
@@ -32,6 +33,8 @@ var needTrust = []trustedSetting{
 	{"temporal.tlsKey", func(l *Layer) bool { return temporalOf(l).TLSKey != nil }},
 	{"temporal.tlsServerName", func(l *Layer) bool { return temporalOf(l).TLSServerName != nil }},
 	{"temporal.apiKeyEnv", func(l *Layer) bool { return temporalOf(l).APIKeyEnv != nil }},
+	{"forge.url", func(l *Layer) bool { return forgeOf(l).URL != nil }},
+	{"forge.tokenEnv", func(l *Layer) bool { return forgeOf(l).TokenEnv != nil }},
 }
 
 // trustedSetting is a setting that a project file gives only once trusted.
