@@ -16,8 +16,9 @@ import (
 
 // runScripted runs a task in repo whose one tier's agent is the shell
 // script agent (run in the task's worktree, unconfined), judged by the
-// shell check check, merged as merge asks.
-func runScripted(t *testing.T, repo, prompt, script, check string, merge git.MergeMode) (engine.TaskResult, *said) {
+// shell check check, merged as merge asks; it returns the result, what the
+// run said and its state directory.
+func runScripted(t *testing.T, repo, prompt, script, check string, merge git.MergeMode) (engine.TaskResult, *said, string) {
 	t.Helper()
 	spec := TaskSpec{
 		Tiers:    []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},
@@ -27,14 +28,15 @@ func runScripted(t *testing.T, repo, prompt, script, check string, merge git.Mer
 		Sandbox: sandbox.Config{Mode: sandbox.Off},
 	}
 	var s said
-	res, err := StartTask(context.Background(), NewTask{Prompt: prompt, Spec: spec, StateDir: t.TempDir()}, Parts{Say: &s})
+	state := t.TempDir()
+	res, err := StartTask(context.Background(), NewTask{Prompt: prompt, Spec: spec, StateDir: state}, Parts{Say: &s})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Git == nil {
 		t.Fatalf("%s: %s: no git details", res.Status, res.Details)
 	}
-	return res, &s
+	return res, &s, state
 }
 
 // branchExists says whether repo has the branch.
@@ -49,7 +51,7 @@ func branchExists(t *testing.T, repo, branch string) bool {
 func TestFinishSquashMergesADoneTask(t *testing.T) {
 	repo := gitRepo(t)
 	before := strings.TrimSpace(gitOut(t, repo, "rev-parse", "main"))
-	res, _ := runScripted(t, repo, "Make the answer 42", "echo 42 > answer.txt", "grep -qx 42 answer.txt", git.MergeSquash)
+	res, _, _ := runScripted(t, repo, "Make the answer 42", "echo 42 > answer.txt", "grep -qx 42 answer.txt", git.MergeSquash)
 	g := res.Git
 	if res.Status != engine.StatusDone || res.ExitCode != 0 || g.Merge == nil || g.Merge.Status != git.MergeMerged || g.Merge.Into != "main" {
 		t.Fatalf("%s (exit %d): %s; merge %+v", res.Status, res.ExitCode, res.Details, g.Merge)
@@ -86,7 +88,7 @@ func TestFinishRefusesADirtyBase(t *testing.T) {
 	before := strings.TrimSpace(gitOut(t, repo, "rev-parse", "main"))
 	// The user edits a tracked file of their checkout while the task runs.
 	script := "echo 42 > answer.txt; echo mine > " + filepath.Join(repo, "answer.txt")
-	res, s := runScripted(t, repo, "Make the answer 42", script, "grep -qx 42 answer.txt", git.MergeSquash)
+	res, s, _ := runScripted(t, repo, "Make the answer 42", script, "grep -qx 42 answer.txt", git.MergeSquash)
 	g := res.Git
 	if res.Status != engine.StatusDone || g.Merge == nil || g.Merge.Status != git.MergeRefused {
 		t.Fatalf("%s: %s; merge %+v", res.Status, res.Details, g.Merge)
@@ -117,7 +119,7 @@ func TestFinishRefusesADirtyBase(t *testing.T) {
 func TestFinishMergeNone(t *testing.T) {
 	repo := gitRepo(t)
 	before := strings.TrimSpace(gitOut(t, repo, "rev-parse", "main"))
-	res, _ := runScripted(t, repo, "Make the answer 42", "echo 42 > answer.txt", "grep -qx 42 answer.txt", git.MergeNone)
+	res, _, _ := runScripted(t, repo, "Make the answer 42", "echo 42 > answer.txt", "grep -qx 42 answer.txt", git.MergeNone)
 	g := res.Git
 	if res.Status != engine.StatusDone || g.Merge == nil || g.Merge.Status != git.MergeSkipped || g.Merge.Commit != "" {
 		t.Fatalf("%s: %s; merge %+v", res.Status, res.Details, g.Merge)
@@ -142,7 +144,7 @@ func TestFinishMergeNone(t *testing.T) {
 func TestFinishCommitsWIPOnFailure(t *testing.T) {
 	repo := gitRepo(t)
 	before := strings.TrimSpace(gitOut(t, repo, "rev-parse", "main"))
-	res, _ := runScripted(t, repo, "Make the answer 42", "echo 43 > answer.txt; echo draft > notes.txt", "grep -qx 42 answer.txt", git.MergeSquash)
+	res, _, _ := runScripted(t, repo, "Make the answer 42", "echo 43 > answer.txt; echo draft > notes.txt", "grep -qx 42 answer.txt", git.MergeSquash)
 	g := res.Git
 	if res.Status == engine.StatusDone || res.ExitCode == 0 {
 		t.Fatalf("a failing check ended %s, exit %d", res.Status, res.ExitCode)
