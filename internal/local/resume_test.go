@@ -3,11 +3,15 @@ package local
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -96,5 +100,79 @@ func TestDoneTaskKilledBeforeItsReport(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(s.lines, "\n"), "is done but was stopped before its end") {
 		t.Errorf("said:\n%s", strings.Join(s.lines, "\n"))
+	}
+}
+
+// A loop stopped by its iteration limit resumes with a higher one where it
+// stopped (its transcript kept, the agent called only for the new
+// iterations) and ends done; resumed again, it is read back as it ended.
+func TestLoopResumedPastItsLimitThenReadBack(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(t.TempDir(), "calls")
+	cmd := agent.CommandSpec{Command: []string{"sh", "-c",
+		`cat >/dev/null; echo x >> ` + count + `; n=$(wc -l < ` + count + `); echo "call $n"; [ "$n" -ge 3 ] && echo DONE; true`}}
+	spec := LoopSpec{Backend: "fake", Command: &cmd, Cwd: dir, MaxIterations: 2, TimeoutMs: 60000, CompletionMode: "marker", Marker: "DONE",
+		NoProgressLimit: 10, Sandbox: sandbox.Config{Mode: sandbox.Off}}
+	a, err := Parts{}.Registry(map[string]agent.CommandSpec{"fake": cmd}, nil, nil).Get("fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	first, err := StartLoop(context.Background(), spec, a, "count to three", state, Parts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Status != engine.StatusMaxIterations || first.Iterations != 2 || first.ExitCode == 0 {
+		t.Fatalf("first run: %s (exit %d) after %d iterations", first.Status, first.ExitCode, first.Iterations)
+	}
+
+	run, events := openLocked(t, state, first.RunID)
+	more := 5
+	res, done, err := ResumeLoop(context.Background(), state, run, events, Limits{MaxIterations: &more}, Parts{})
+	if err != nil || done {
+		t.Fatalf("resume: done %v, %v", done, err)
+	}
+	if res.Status != engine.StatusDone || res.Iterations != 3 || res.ExitCode != 0 || len(res.Transcript) != 3 || res.RunID != first.RunID {
+		t.Fatalf("resumed: %s (exit %d) after %d iterations, %d in the transcript", res.Status, res.ExitCode, res.Iterations, len(res.Transcript))
+	}
+	if calls, _ := os.ReadFile(count); strings.Count(string(calls), "\n") != 3 {
+		t.Errorf("the agent was called %d times, want 3", strings.Count(string(calls), "\n"))
+	}
+
+	events, _, err = Events(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, done, err := ResumeLoop(context.Background(), state, run, events, Limits{}, Parts{})
+	if err != nil || !done {
+		t.Fatalf("resume of a done loop: done %v, %v", done, err)
+	}
+	if back.Status != res.Status || back.Iterations != res.Iterations || back.Text != res.Text || back.ExitCode != res.ExitCode {
+		t.Errorf("read back %s, %d iterations, %q; ended %s, %d, %q", back.Status, back.Iterations, back.Text, res.Status, res.Iterations, res.Text)
+	}
+	if calls, _ := os.ReadFile(count); strings.Count(string(calls), "\n") != 3 {
+		t.Errorf("reading a done loop back called the agent")
+	}
+}
+
+// A limit that a run cannot take is refused by resume with a usage error
+// naming the flag.
+func TestLimitsRefusedForTheWrongRun(t *testing.T) {
+	n, budget := 3, 1.0
+	for _, c := range []struct {
+		command string
+		limits  Limits
+		want    string
+	}{
+		{"task", Limits{MaxIterations: &n}, "--max-iterations is a loop's limit"},
+		{"loop", Limits{BudgetUSD: &budget}, "--budget is a task's"},
+		{"batch", Limits{MaxIterations: &n}, "--max-iterations is a task's or a loop's"},
+	} {
+		if err := c.limits.Check(c.command, "R"); !exit.IsUsage(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a usage error %q", c.command, err, c.want)
+		}
+	}
+	if err := (Limits{MaxIterations: &n}).Check("loop", "R"); err != nil {
+		t.Errorf("a loop's --max-iterations refused: %v", err)
 	}
 }
