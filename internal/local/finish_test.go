@@ -169,3 +169,34 @@ func TestFinishCommitsWIPOnFailure(t *testing.T) {
 		t.Errorf("worktree %s: removed %v, stat %v", g.Worktree, g.Removed, err)
 	}
 }
+
+// A done task whose change touches jlgcli.toml (a file that decides what
+// jlgcli runs) is not merged but held for the user's review: the result is
+// incomplete, with its exit code, and says where the change is; main is
+// untouched and the branch keeps the change.
+func TestFinishHoldsAChangeToJlgcliTomlForReview(t *testing.T) {
+	repo := gitRepo(t)
+	before := strings.TrimSpace(gitOut(t, repo, "rev-parse", "main"))
+	res, s, _ := runScripted(t, repo, "Make the answer 42", "echo 42 > answer.txt; printf '[[checks]]\\nname = \"t\"\\nshell = \"true\"\\n' > jlgcli.toml",
+		"grep -qx 42 answer.txt", git.MergeSquash)
+	g := res.Git
+	if res.Status != engine.StatusIncomplete || res.ExitCode != engine.StatusIncomplete.ExitCode() || res.ExitCode == 0 {
+		t.Fatalf("%s (exit %d): %s", res.Status, res.ExitCode, res.Details)
+	}
+	if !g.Merge.HeldForReview() || !strings.Contains(res.Details, "not merged: kept on branch "+g.Branch+" for your review") ||
+		!strings.Contains(g.Merge.Reason, "jlgcli.toml") {
+		t.Errorf("details %q; merge %+v", res.Details, g.Merge)
+	}
+	if now := strings.TrimSpace(gitOut(t, repo, "rev-parse", "main")); now != before {
+		t.Errorf("main moved to %s", now)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "jlgcli.toml")); !os.IsNotExist(err) {
+		t.Errorf("jlgcli.toml in the user's tree: %v", err)
+	}
+	if got := gitOut(t, repo, "show", g.Branch+":jlgcli.toml"); !strings.Contains(got, "[[checks]]") {
+		t.Errorf("jlgcli.toml on %s: %q", g.Branch, got)
+	}
+	if !strings.Contains(strings.Join(s.lines, "\n"), "warning: "+g.Branch+" was not merged (review: ") {
+		t.Errorf("said:\n%s", strings.Join(s.lines, "\n"))
+	}
+}
