@@ -176,3 +176,43 @@ func TestLimitsRefusedForTheWrongRun(t *testing.T) {
 		t.Errorf("a loop's --max-iterations refused: %v", err)
 	}
 }
+
+// A task resumed and killed before it stopped again has a journal that
+// went further than its report: it is read back from the journal, with its
+// every attempt, and the user is told why; a report as far as the journal
+// is read as it is.
+func TestTaskResultOfAJournalThatWentFurther(t *testing.T) {
+	repo := gitRepo(t)
+	res, _, state := runScripted(t, repo, "Make the answer 42", "echo 43 > answer.txt", "grep -qx 42 answer.txt", git.MergeSquash)
+	if res.Status == engine.StatusDone || len(res.Attempts) != 1 {
+		t.Fatalf("%s after %d attempts", res.Status, len(res.Attempts))
+	}
+	run, events := openLocked(t, state, res.RunID)
+	old, err := os.ReadFile(run.ReportPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := ResumeTask(context.Background(), state, run, events, Limits{}, Parts{})
+	if err != nil || len(again.Attempts) != 2 {
+		t.Fatalf("resume: %d attempts, %v", len(again.Attempts), err)
+	}
+	events, _, err = Events(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s said
+	if got, err := TaskResultOf(run, events, Parts{Say: &s}); err != nil || len(got.Attempts) != 2 || got.Status != again.Status || len(s.lines) != 0 {
+		t.Errorf("with its last report: %s, %d attempts, %v; said %q", got.Status, len(got.Attempts), err, s.lines)
+	}
+	// Killed before it wrote its new report: the first run's is there.
+	if err := os.WriteFile(run.ReportPath(), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := TaskResultOf(run, events, Parts{Say: &s})
+	if err != nil || len(got.Attempts) != 2 || got.Status != again.Status {
+		t.Errorf("from the journal: %s, %d attempts, %v", got.Status, len(got.Attempts), err)
+	}
+	if said := strings.Join(s.lines, "\n"); !strings.Contains(said, "went on after it wrote report.json (1 attempts, the journal has 2)") {
+		t.Errorf("said:\n%s", said)
+	}
+}
