@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
 
@@ -113,7 +114,8 @@ func startAside(t *testing.T, repo, state, file, content, check string) engine.T
 		Tiers:    []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},
 		Commands: map[string]agent.CommandSpec{"fake": {Command: []string{"sh", "-c", "cat >/dev/null; echo " + content + " > " + file}}},
 		Repo:     repo, TimeoutMs: 60000, EscalateFrom: "base", AntiGaming: "refuse", Commit: "branch", Merge: "none",
-		Checks: []gate.Check{{Name: "check", Shell: check}},
+		Checks:  []gate.Check{{Name: "check", Shell: check}},
+		Sandbox: sandbox.Config{Mode: sandbox.Off},
 	}
 	res, err := StartTask(context.Background(), NewTask{Prompt: "write " + file, Spec: spec, StateDir: state}, Parts{})
 	if err != nil || res.Status != engine.StatusDone || res.Git.Merge.Status != "skipped" {
