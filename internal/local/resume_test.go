@@ -212,7 +212,7 @@ func TestTaskResultOfAJournalThatWentFurther(t *testing.T) {
 	if err != nil || len(got.Attempts) != 2 || got.Status != again.Status {
 		t.Errorf("from the journal: %s, %d attempts, %v", got.Status, len(got.Attempts), err)
 	}
-	if said := strings.Join(s.lines, "\n"); !strings.Contains(said, "went on after it wrote report.json (1 attempts, the journal has 2)") {
+	if said := strings.Join(s.lines, "\n"); !strings.Contains(said, "went on after it wrote report.json (1 attempt, the journal has 2)") {
 		t.Errorf("said:\n%s", said)
 	}
 }

@@ -561,8 +561,8 @@ func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (engine.TaskRe
 	case err != nil || len(res.Attempts) <= len(saved.Attempts):
 		return saved, nil
 	}
-	p.notice("run %s went on after it wrote %s (%d attempts, the journal has %d): the report is made from the journal, without git details",
-		run.ID, filepath.Base(run.ReportPath()), len(saved.Attempts), len(res.Attempts))
+	p.notice("run %s went on after it wrote %s (%s, the journal has %d): the report is made from the journal, without git details",
+		run.ID, filepath.Base(run.ReportPath()), plural.N(len(saved.Attempts), "attempt"), len(res.Attempts))
 	return res, nil
 }
 
