@@ -232,7 +232,7 @@ func RunTask(ctx context.Context, o TaskOptions) TaskResult {
 	t.stop.DurationMs = t.st.ElapsedMs
 	t.record(EventStop, 0, t.stop)
 	res := t.result()
-	t.checkpoint(res.Status)
+	t.checkpoint(res.Status, false)
 	if t.journalErr != nil {
 		res.Details = strings.TrimPrefix(res.Details+"; ", "; ") + "the run's journal failed: " + t.journalErr.Error()
 	}
@@ -494,7 +494,7 @@ func (t *task) windowHold(ctx context.Context, tier Tier, n int) (held, ok bool)
 	t.mu.Unlock()
 	w := h.Window
 	t.record(EventWait, n, TaskWait{Until: until, WaitMs: ms(h.Wait), Message: h.Details, Window: &w, State: t.st})
-	t.checkpoint(StatusRunning)
+	t.checkpoint(StatusRunning, true)
 	if o, ok := t.o.Observer.(WaitObserver); ok {
 		o.Waiting(until, h.Details)
 	}
@@ -524,7 +524,7 @@ func (t *task) attempt(ctx context.Context, next Next) bool {
 	t.mu.Unlock()
 	t.stop = d.Stop
 	t.record(EventAttempt, a.Number, AttemptData{Attempt: a, State: t.st})
-	t.checkpoint(StatusRunning)
+	t.checkpoint(StatusRunning, true)
 	if t.o.Observer != nil {
 		p.LastGate = a.Gate.Status
 		p.CostUSD, p.Estimated, p.CostKnown = t.st.Ledger.Spent(), t.st.Ledger.Estimated(), t.costKnown()
@@ -858,7 +858,10 @@ func (t *task) record(typ string, n int, v any) {
 	}
 }
 
-func (t *task) checkpoint(s Status) {
+// checkpoint writes the task's checkpoint with status s; journaled says
+// that it follows an event that holds everything it says
+// (store.Progress.Journaled).
+func (t *task) checkpoint(s Status, journaled bool) {
 	if t.o.Journal == nil {
 		return
 	}
@@ -867,7 +870,7 @@ func (t *task) checkpoint(s Status) {
 	st.ElapsedMs = t.elapsed()
 	cp := TaskCheckpoint{RunID: t.o.RunID, State: st, Plan: t.plan, Progress: store.Progress{Status: string(s),
 		Iterations: st.Attempts, CostUSD: st.Ledger.Spent(), CostKnown: t.costKnown(), DurationMs: st.ElapsedMs,
-		Heartbeat: t.now().UTC(), Tiers: tierStats(t.o.Tiers, t.attempts), Windows: st.Windows}}
+		Heartbeat: t.now().UTC(), Tiers: tierStats(t.o.Tiers, t.attempts), Windows: st.Windows, Journaled: journaled}}
 	if n := len(t.attempts); n > 0 {
 		cp.Backend, cp.Model = t.attempts[n-1].Backend, t.attempts[n-1].Model
 	}
@@ -889,7 +892,7 @@ func (t *task) heartbeat() func() {
 	if t.o.Journal == nil {
 		return func() {}
 	}
-	return beat(t.o.HeartbeatEvery, func() { t.checkpoint(StatusRunning) })
+	return beat(t.o.HeartbeatEvery, func() { t.checkpoint(StatusRunning, false) })
 }
 
 // tierStats sums the attempts per tier, in the tiers' order.

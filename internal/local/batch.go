@@ -383,7 +383,7 @@ func (b *batchRun) checkpoint(status string) {
 		}
 	}
 	b.mu.Unlock()
-	if err := b.j.checkpoint(cp); err != nil {
+	if err := b.j.checkpoint(cp, cp.Progress); err != nil {
 		b.bp.warn("batch checkpoint: %v", err)
 	}
 }
