@@ -62,10 +62,10 @@ type Workspace interface {
 	// Snapshot saves the tree's whole state under name and returns its
 	// commit; it changes nothing in the tree.
 	Snapshot(ctx context.Context, name string) (string, error)
-	// Diff is the tree's change against the task's base; DiffFrom against
-	// commit.
-	Diff(ctx context.Context) (git.Change, error)
-	DiffFrom(ctx context.Context, commit string) (git.Change, error)
+	// Measure reads the tree's state once: its change against the task's
+	// base, its change since each commit of from, and its snapshot under
+	// name (as Snapshot saves it). It changes nothing in the tree.
+	Measure(ctx context.Context, name string, from ...string) (git.Measured, error)
 	// Restore makes the tree's files those of commit.
 	Restore(ctx context.Context, commit string) error
 	// Commit commits the tree on the task branch; false when there was
@@ -580,22 +580,15 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 	a.InputTokens, a.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
 	a.CostUSD, a.CostEstimated, a.CostKnown = t.costOf(tier, resp.Usage)
 
-	change, err := ws.Diff(ctx)
+	// What it changed against the base, since it started and since its
+	// step started, and the state it left, saved.
+	m, err := ws.Measure(ctx, strconv.Itoa(n)+"-result", start, stepBase)
 	if err != nil {
-		return fail("measure the change", err)
+		return fail("measure and save the state it left", err)
 	}
-	own, err := ws.DiffFrom(ctx, start)
-	if err != nil {
-		return fail("measure the attempt's own change", err)
-	}
-	fromStep, err := ws.DiffFrom(ctx, stepBase)
-	if err != nil {
-		return fail("measure the step's change", err)
-	}
+	change, own, fromStep := m.Change, m.From[0], m.From[1]
 	a.Unchanged = fromStep.Empty
-	if a.Result, err = ws.Snapshot(ctx, strconv.Itoa(n)+"-result"); err != nil {
-		return fail("save the state it left", err)
-	}
+	a.Result = m.Snapshot
 	a.Change = changeOf(change)
 	a.AttemptDiff, _ = bound(own.Text, MaxKeptDiff)
 
