@@ -88,10 +88,11 @@ func breakdown(n map[string]int) string {
 
 // maxGitPerBatchTask is how many git processes a batch task may run: a
 // trivial task (one attempt that passes, its commit, its landing), with
-// the batch's own calls shared among its tasks. It was measured, and holds
-// the bookkeeping to what a task needs: a change that makes it run more
-// fails here, not only in a benchmark.
-const maxGitPerBatchTask = 95
+// the batch's own calls shared among its tasks. It was measured (95 before
+// issue 30, 200 for the 3 tasks of TestBatchTaskGitProcesses since), and
+// holds the bookkeeping to what a task needs: a change that makes it run
+// more fails here, not only in a benchmark.
+const maxGitPerBatchTask = 67
 
 // A batch's task runs no more git processes than it needs. Run with -v for
 // the count by subcommand.
