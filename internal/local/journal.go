@@ -16,12 +16,12 @@ type journal struct {
 	idx   *store.Index // nil when the index could not be opened
 	hooks hookRun
 	// indexed is the status of the run's row as this journal last wrote
-	// it to the index.
-	indexed *indexed
+	// it to the index (nil: none yet, as for an empty one).
+	indexed *indexState
 }
 
-// indexed is the status a journal last wrote to the index.
-type indexed struct {
+// indexState is the status a journal last wrote to the index.
+type indexState struct {
 	mu     sync.Mutex
 	status string
 }
@@ -52,16 +52,20 @@ func (j journal) checkpoint(cp any, p store.Progress) error {
 	if err := write(cp); err != nil {
 		return err
 	}
-	if j.idx == nil || j.indexed == nil {
+	if j.idx == nil {
 		return nil
 	}
-	j.indexed.mu.Lock()
-	defer j.indexed.mu.Unlock()
-	if j.indexed.status == p.Status {
+	ix := j.indexed
+	if ix == nil {
+		ix = &indexState{}
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.status == p.Status {
 		return nil
 	}
 	if row, err := j.run.Row(); err == nil && j.idx.Upsert(row) == nil { // the index is a cache; the directory is the truth
-		j.indexed.status = p.Status
+		ix.status = p.Status
 	}
 	return nil
 }
@@ -88,7 +92,7 @@ func openJournal(p Parts, root string, run *store.Run) journal {
 		p.warn("run index: %v (the run is kept; 'jlgcli runs' rebuilds the index)", err)
 		idx = nil
 	}
-	return journal{run: run, idx: idx, hooks: hookRun{d: p.Hooks, run: run}, indexed: &indexed{}}
+	return journal{run: run, idx: idx, hooks: hookRun{d: p.Hooks, run: run}, indexed: &indexState{}}
 }
 
 // lockedEvents locks run for this process (another jlgcli holding it is
