@@ -221,7 +221,7 @@ func Run(ctx context.Context, a agent.Agent, o Options) Result {
 	data, _ := json.Marshal(StopData{Status: r.res.Status, ExitCode: r.res.ExitCode, Details: r.res.Details,
 		Summary: r.res.Summary, Text: r.res.Text, DurationMs: r.res.DurationMs, Failure: r.res.Failure, GateFailed: r.res.GateFailed})
 	r.record(Event{Type: EventStop, Time: r.now(), Data: data})
-	r.checkpoint(r.res.Status)
+	r.checkpoint(r.res.Status, false)
 	if r.journalErr != nil {
 		r.res.Details = strings.TrimPrefix(r.res.Details+"; ", "; ") + "the run's journal failed: " + r.journalErr.Error()
 	}
@@ -378,7 +378,7 @@ func (r *run) iterate(ctx context.Context, maxIter int, left time.Duration) bool
 
 	data, _ := json.Marshal(IterationData{Entry: e, Verdict: verdict, Refusal: refusal, State: r.st})
 	r.record(Event{Type: EventIteration, Iteration: i, Time: r.now(), Data: data})
-	r.checkpoint(StatusRunning)
+	r.checkpoint(StatusRunning, true)
 	if o, ok := r.o.Observer.(RefusalObserver); ok && refusal != nil {
 		o.Refused(i, *refusal)
 	}
@@ -631,7 +631,7 @@ func (r *run) windowHold(ctx context.Context) (held, ok bool) {
 	w := h.Window
 	data, _ := json.Marshal(WaitData{Until: until, WaitMs: millis.Of(h.Wait), Message: h.Details, Window: &w, State: r.st})
 	r.record(Event{Type: EventWait, Iteration: r.st.Iterations + 1, Time: now, Data: data})
-	r.checkpoint(StatusRunning)
+	r.checkpoint(StatusRunning, true)
 	if o, ok := r.o.Observer.(WaitObserver); ok {
 		o.Waiting(until, h.Details)
 	}
@@ -730,13 +730,16 @@ func (r *run) record(ev Event) {
 	}
 }
 
-func (r *run) checkpoint(s Status) {
+// checkpoint writes the run's checkpoint with status s; journaled says
+// that it follows an event that holds everything it says
+// (store.Progress.Journaled).
+func (r *run) checkpoint(s Status, journaled bool) {
 	if r.o.Journal == nil {
 		return
 	}
 	r.mu.Lock()
 	cp := Checkpoint{RunID: r.o.RunID, State: r.st, Progress: store.Progress{Status: string(s), Iterations: r.st.Iterations,
-		CostUSD: r.res.CostUSD, CostKnown: r.res.CostKnown, Heartbeat: r.now().UTC(), Windows: r.st.Windows}}
+		CostUSD: r.res.CostUSD, CostKnown: r.res.CostKnown, Heartbeat: r.now().UTC(), Windows: r.st.Windows, Journaled: journaled}}
 	r.mu.Unlock()
 	cp.State.ElapsedMs = r.elapsed()
 	cp.DurationMs = cp.State.ElapsedMs
@@ -749,7 +752,7 @@ func (r *run) heartbeat() func() {
 	if r.o.Journal == nil {
 		return func() {}
 	}
-	return beat(r.o.HeartbeatEvery, func() { r.checkpoint(StatusRunning) })
+	return beat(r.o.HeartbeatEvery, func() { r.checkpoint(StatusRunning, false) })
 }
 
 // beat calls f every interval (0: every 10 seconds) until the returned

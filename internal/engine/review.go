@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -239,9 +240,16 @@ func (t *task) review(ctx context.Context, a *Attempt, change git.Change) bool {
 	}
 	r.Response, _ = bound(strings.Join(replies, "\n\n[jlgcli: asked again]\n\n"), MaxKeptReview)
 	r.DurationMs = millis.Of(t.now().Sub(began))
-	// The reviewer reads; what it wrote is not the developer's work.
-	if d, err := t.o.Workspace.DiffFrom(ctx, a.Result); err == nil && !d.Empty {
-		r.Discarded = changedFiles(changeOf(d))
+	// The reviewer reads; what it wrote is not the developer's work: the
+	// tree it left is saved (<n>-review) and, when it differs from the
+	// attempt's, put back as the developer left it (also when it cannot
+	// be measured).
+	m, err := t.o.Workspace.Measure(ctx, strconv.Itoa(a.Number)+"-review", a.Result)
+	changed := err != nil || !m.From[0].Empty
+	if err == nil && changed {
+		r.Discarded = changedFiles(changeOf(m.From[0]))
+	}
+	if changed {
 		if err := t.o.Workspace.Restore(ctx, a.Result); err != nil {
 			t.end(StatusError, fmt.Sprintf("attempt %d: put back the tree the reviewer changed: %v", a.Number, err), nil)
 			return false

@@ -63,10 +63,10 @@ type Workspace interface {
 	// Snapshot saves the tree's whole state under name and returns its
 	// commit; it changes nothing in the tree.
 	Snapshot(ctx context.Context, name string) (string, error)
-	// Diff is the tree's change against the task's base; DiffFrom against
-	// commit.
-	Diff(ctx context.Context) (git.Change, error)
-	DiffFrom(ctx context.Context, commit string) (git.Change, error)
+	// Measure reads the tree's state once: its change against the task's
+	// base, its change since each commit of from, and its snapshot under
+	// name (as Snapshot saves it). It changes nothing in the tree.
+	Measure(ctx context.Context, name string, from ...string) (git.Measured, error)
 	// Restore makes the tree's files those of commit.
 	Restore(ctx context.Context, commit string) error
 	// Commit commits the tree on the task branch; false when there was
@@ -240,7 +240,7 @@ func RunTask(ctx context.Context, o TaskOptions) TaskResult {
 	t.stop.DurationMs = t.st.ElapsedMs
 	t.record(EventStop, 0, t.stop)
 	res := t.result()
-	t.checkpoint(res.Status)
+	t.checkpoint(res.Status, false)
 	if t.journalErr != nil {
 		res.Details = strings.TrimPrefix(res.Details+"; ", "; ") + "the run's journal failed: " + t.journalErr.Error()
 	}
@@ -511,7 +511,7 @@ func (t *task) windowHold(ctx context.Context, tier Tier, n int) (held, ok bool)
 	t.mu.Unlock()
 	w := h.Window
 	t.record(EventWait, n, TaskWait{Until: until, WaitMs: millis.Of(h.Wait), Message: h.Details, Window: &w, State: t.st})
-	t.checkpoint(StatusRunning)
+	t.checkpoint(StatusRunning, true)
 	if o, ok := t.o.Observer.(WaitObserver); ok {
 		o.Waiting(until, h.Details)
 	}
@@ -541,7 +541,7 @@ func (t *task) attempt(ctx context.Context, next Next) bool {
 	t.mu.Unlock()
 	t.stop = d.Stop
 	t.record(EventAttempt, a.Number, AttemptData{Attempt: a, State: t.st})
-	t.checkpoint(StatusRunning)
+	t.checkpoint(StatusRunning, true)
 	if t.o.Observer != nil {
 		p.LastGate = a.Gate.Status
 		p.CostUSD, p.Estimated, p.CostKnown = t.st.Ledger.Spent(), t.st.Ledger.Estimated(), t.costKnown()
@@ -597,22 +597,15 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 	a.InputTokens, a.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
 	a.CostUSD, a.CostEstimated, a.CostKnown = t.costOf(tier, resp.Usage)
 
-	change, err := ws.Diff(ctx)
+	// What it changed against the base, since it started and since its
+	// step started, and the state it left, saved.
+	m, err := ws.Measure(ctx, strconv.Itoa(n)+"-result", start, stepBase)
 	if err != nil {
-		return fail("measure the change", err)
+		return fail("measure and save the state it left", err)
 	}
-	own, err := ws.DiffFrom(ctx, start)
-	if err != nil {
-		return fail("measure the attempt's own change", err)
-	}
-	fromStep, err := ws.DiffFrom(ctx, stepBase)
-	if err != nil {
-		return fail("measure the step's change", err)
-	}
+	change, own, fromStep := m.Change, m.From[0], m.From[1]
 	a.Unchanged = fromStep.Empty
-	if a.Result, err = ws.Snapshot(ctx, strconv.Itoa(n)+"-result"); err != nil {
-		return fail("save the state it left", err)
-	}
+	a.Result = m.Snapshot
 	a.Change = changeOf(change)
 	a.AttemptDiff, _ = bound(own.Text, MaxKeptDiff)
 
@@ -884,7 +877,10 @@ func (t *task) record(typ string, n int, v any) {
 	}
 }
 
-func (t *task) checkpoint(s Status) {
+// checkpoint writes the task's checkpoint with status s; journaled says
+// that it follows an event that holds everything it says
+// (store.Progress.Journaled).
+func (t *task) checkpoint(s Status, journaled bool) {
 	if t.o.Journal == nil {
 		return
 	}
@@ -893,7 +889,7 @@ func (t *task) checkpoint(s Status) {
 	st.ElapsedMs = t.elapsed()
 	cp := TaskCheckpoint{RunID: t.o.RunID, State: st, Plan: t.plan, Progress: store.Progress{Status: string(s),
 		Iterations: st.Attempts, CostUSD: st.Ledger.Spent(), CostKnown: t.costKnown(), DurationMs: st.ElapsedMs,
-		Heartbeat: t.now().UTC(), Tiers: tierStats(t.o.Tiers, t.attempts), Windows: st.Windows}}
+		Heartbeat: t.now().UTC(), Tiers: tierStats(t.o.Tiers, t.attempts), Windows: st.Windows, Journaled: journaled}}
 	if n := len(t.attempts); n > 0 {
 		cp.Backend, cp.Model = t.attempts[n-1].Backend, t.attempts[n-1].Model
 	}
@@ -915,7 +911,7 @@ func (t *task) heartbeat() func() {
 	if t.o.Journal == nil {
 		return func() {}
 	}
-	return beat(t.o.HeartbeatEvery, func() { t.checkpoint(StatusRunning) })
+	return beat(t.o.HeartbeatEvery, func() { t.checkpoint(StatusRunning, false) })
 }
 
 // tierStats sums the attempts per tier, in the tiers' order.

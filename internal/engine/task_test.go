@@ -76,6 +76,25 @@ func (w *fakeWS) DiffFrom(_ context.Context, commit string) (git.Change, error) 
 	return fakeChange(from, w.files), nil
 }
 
+// Measure is Diff, DiffFrom of each of from, then Snapshot, one after the
+// other.
+func (w *fakeWS) Measure(ctx context.Context, name string, from ...string) (git.Measured, error) {
+	var m git.Measured
+	var err error
+	if m.Change, err = w.Diff(ctx); err != nil {
+		return m, err
+	}
+	for _, commit := range from {
+		c, err := w.DiffFrom(ctx, commit)
+		if err != nil {
+			return m, err
+		}
+		m.From = append(m.From, c)
+	}
+	m.Snapshot, err = w.Snapshot(ctx, name)
+	return m, err
+}
+
 func (w *fakeWS) ReadFiles(_ context.Context, commit string, paths []string) (map[string][]byte, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

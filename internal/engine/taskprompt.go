@@ -555,7 +555,7 @@ func (t *task) makePlan(ctx context.Context) bool {
 	t.st, t.planner, t.plan = h.State, h.Planner, h.Plan
 	t.mu.Unlock()
 	t.record(EventPlan, 0, PlanData{Steps: h.Plan, Planner: *h.Planner, State: t.st})
-	t.checkpoint(StatusRunning)
+	t.checkpoint(StatusRunning, true)
 	if stop != nil {
 		t.stop = stop
 		return false

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -107,6 +108,65 @@ func (w *Worktree) DiffFrom(ctx context.Context, commit string) (Change, error) 
 		return Change{}, err
 	}
 	return diffTrees(ctx, g, commit, tree)
+}
+
+// Measured is a state of a worktree as Measure measured it.
+type Measured struct {
+	// Change is its change against the worktree's Base; From its change
+	// since each commit Measure was given, in their order.
+	Change Change
+	From   []Change
+	// Snapshot is the commit it was saved as (Snapshot).
+	Snapshot string
+}
+
+// Measure reads the worktree's state once and does with it what Diff, then
+// DiffFrom of each commit of from, then Snapshot(name) do, each of which
+// reads it again: after an agent's call, what changed, since where, and the
+// state kept. Changes against commits of the same tree are measured once.
+// Like them, it changes nothing in the worktree.
+func (w *Worktree) Measure(ctx context.Context, name string, from ...string) (Measured, error) {
+	if err := checkName("snapshot name", name); err != nil {
+		return Measured{}, err
+	}
+	if name == BaseName {
+		return Measured{}, fmt.Errorf("snapshot name %q is reserved", name)
+	}
+	g := w.tree(ctx)
+	tree, err := captureTree(ctx, g)
+	if err != nil {
+		return Measured{}, err
+	}
+	byTree := map[string]Change{} // the change from each base tree measured
+	measure := func(base string) (Change, error) {
+		baseTree, err := revTree(ctx, g, base)
+		if err != nil {
+			return Change{Base: base, Tree: tree}, err
+		}
+		c, ok := byTree[baseTree]
+		if !ok {
+			if c, err = diffTrees(ctx, g, base, tree); err != nil {
+				return c, err
+			}
+			byTree[baseTree] = c
+		}
+		c.Base = base
+		c.Files, c.DeletedTests, c.WeakenedTests = slices.Clone(c.Files), slices.Clone(c.DeletedTests), slices.Clone(c.WeakenedTests)
+		return c, nil
+	}
+	var m Measured
+	if m.Change, err = measure(w.Base); err != nil {
+		return m, err
+	}
+	for _, commit := range from {
+		c, err := measure(commit)
+		if err != nil {
+			return m, err
+		}
+		m.From = append(m.From, c)
+	}
+	m.Snapshot, err = w.save(ctx, g, name, tree)
+	return m, err
 }
 
 // diffTrees measures the change from commit base to tree.

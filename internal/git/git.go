@@ -557,8 +557,12 @@ func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
 	return revCommit(ctx, r.git(), rev)
 }
 
-// revTree resolves rev to a tree id.
+// revTree resolves rev to a tree id. The tree of an object id is asked of
+// git once (trees).
 func revTree(ctx context.Context, g runner, rev string) (string, error) {
+	if tree, ok := trees.get(g, rev); ok {
+		return tree, nil
+	}
 	out, code, err := g.run(ctx, call{args: []string{"rev-parse", "-q", "--verify", "--end-of-options", rev + "^{tree}"}, ok: []int{1}})
 	if err != nil {
 		return "", err
@@ -566,7 +570,73 @@ func revTree(ctx context.Context, g runner, rev string) (string, error) {
 	if code == 1 || strings.TrimSpace(out) == "" {
 		return "", fmt.Errorf("%q: not a commit or tree", rev)
 	}
-	return strings.TrimSpace(out), nil
+	tree := strings.TrimSpace(out)
+	trees.put(g, rev, tree)
+	return tree, nil
+}
+
+// trees is the tree of each commit (and tree) id that jlgcli made or asked
+// git about, by repository: an object's id names its content, which never
+// changes, so the tree of a commit id is asked of git once, and never for a
+// commit jlgcli made itself. Names that can move (HEAD, branches) are
+// always asked.
+var trees = treeCache{m: map[string]string{}}
+
+// maxTrees bounds the cache of a long-lived process (a worker, the board):
+// it starts again empty when full.
+const maxTrees = 4096
+
+type treeCache struct {
+	sync.Mutex
+	m map[string]string
+}
+
+// key is the key of object id in g's repository; "" when id is not a whole
+// object id or g is pinned to no repository.
+func (c *treeCache) key(g runner, id string) string {
+	if g.commonDir == "" || !isObjectID(id) {
+		return ""
+	}
+	return g.commonDir + "\x00" + id
+}
+
+func (c *treeCache) get(g runner, id string) (string, bool) {
+	k := c.key(g, id)
+	if k == "" {
+		return "", false
+	}
+	c.Lock()
+	defer c.Unlock()
+	tree, ok := c.m[k]
+	return tree, ok
+}
+
+// put notes that id (a commit or a tree) has tree tree.
+func (c *treeCache) put(g runner, id, tree string) {
+	k := c.key(g, id)
+	if k == "" || !isObjectID(tree) {
+		return
+	}
+	c.Lock()
+	defer c.Unlock()
+	if len(c.m) >= maxTrees {
+		clear(c.m)
+	}
+	c.m[k] = tree
+}
+
+// isObjectID tells whether s is a whole object id: 40 (SHA-1) or 64
+// (SHA-256) lower-case hexadecimal digits, as git prints them.
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // identity returns the -c options that give a commit the fallback identity
@@ -627,7 +697,9 @@ func commitTree(ctx context.Context, g runner, tree, message string, sign bool, 
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(out), nil
+	c := strings.TrimSpace(out)
+	trees.put(g, c, tree)
+	return c, nil
 }
 
 // notState is a pathspec that leaves out jlgcli's own state directory at
@@ -710,7 +782,9 @@ func captureTree(ctx context.Context, g runner) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(out), nil
+	tree := strings.TrimSpace(out)
+	trees.put(g, tree, tree)
+	return tree, nil
 }
 
 func copyFile(from, to string) error {

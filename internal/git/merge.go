@@ -607,7 +607,7 @@ func (r *Repo) CheckoutSquash(ctx context.Context, s *Squash, path string) (remo
 	w := &Worktree{RepoDir: r.Dir, Path: path, Timeout: r.Timeout}
 	remove = func() error {
 		ctx := context.WithoutCancel(ctx)
-		if err := w.removeDir(ctx); err != nil {
+		if gone, err := w.removeDir(ctx); err != nil || gone {
 			return err
 		}
 		_, _, err := w.repo().run(ctx, call{args: []string{"worktree", "prune"}})

@@ -278,7 +278,7 @@ func (w *Worktree) Create(ctx context.Context) error {
 	}
 	if err != nil {
 		// Undo: the worktree and the branch hold nothing yet.
-		_ = w.removeDir(context.WithoutCancel(ctx))
+		_, _ = w.removeDir(context.WithoutCancel(ctx))
 		_, _, _ = g.run(context.WithoutCancel(ctx), call{args: []string{"branch", "-D", "--", w.Branch}})
 		return err
 	}
@@ -476,20 +476,22 @@ func (w *Worktree) Snapshot(ctx context.Context, name string) (string, error) {
 
 func (w *Worktree) snapshot(ctx context.Context, name string) (string, error) {
 	g := w.tree(ctx)
-	head, err := revCommit(ctx, g, "HEAD")
-	if err != nil {
-		return "", err
-	}
 	tree, err := captureTree(ctx, g)
 	if err != nil {
 		return "", err
 	}
-	ref := w.SnapshotRef(name)
-	c, err := commitTree(ctx, g, tree, "jlgcli snapshot "+w.ID+"/"+name, false, head)
+	return w.save(ctx, g, name, tree)
+}
+
+// save stores tree, a state of the worktree, as the snapshot name: a commit
+// whose parent is the branch's current commit (HEAD, which git resolves as
+// it makes the commit), under refs/jlgcli/<id>/<name>.
+func (w *Worktree) save(ctx context.Context, g runner, name, tree string) (string, error) {
+	c, err := commitTree(ctx, g, tree, "jlgcli snapshot "+w.ID+"/"+name, false, "HEAD")
 	if err != nil {
 		return "", err
 	}
-	if _, _, err := g.run(ctx, call{args: []string{"update-ref", "-m", "jlgcli: snapshot", ref, c}}); err != nil {
+	if _, _, err := g.run(ctx, call{args: []string{"update-ref", "-m", "jlgcli: snapshot", w.SnapshotRef(name), c}}); err != nil {
 		return "", err
 	}
 	return c, nil
@@ -585,7 +587,8 @@ func (w *Worktree) Commit(ctx context.Context, message string) (sha string, comm
 }
 
 // Remove deletes the worktree's directory (ignored files too) and its git
-// directory, and prunes git's record of it; the branch and
+// directory, which is git's record of it (git worktree prune takes that
+// record away when the git directory is not known); the branch and
 // refs/jlgcli/<id>/ stay. When the worktree holds changes not on the
 // branch, they are first saved as the snapshot refs/jlgcli/<id>/final, so
 // that nothing is lost. Removing a worktree that is already gone only
@@ -606,7 +609,7 @@ func (w *Worktree) Remove(ctx context.Context) error {
 				return fmt.Errorf("save the worktree before removing it: %w", err)
 			}
 		}
-		if err := w.removeDir(ctx); err != nil {
+		if gone, err := w.removeDir(ctx); err != nil || gone {
 			return err
 		}
 	}
@@ -616,17 +619,22 @@ func (w *Worktree) Remove(ctx context.Context) error {
 
 // removeDir deletes the worktree's directory and its git directory, as git
 // worktree remove does, without git: git would read the worktree's .git
-// file to check it, and refuse a worktree holding submodules.
-func (w *Worktree) removeDir(ctx context.Context) error {
+// file to check it, and refuse a worktree holding submodules. gone says
+// that the repository's record of the worktree went with its git
+// directory; when it did not, git worktree prune takes it away.
+func (w *Worktree) removeDir(ctx context.Context) (gone bool, err error) {
 	if err := os.RemoveAll(w.Path); err != nil {
-		return fmt.Errorf("remove the worktree %s: %w", w.Path, err)
+		return false, fmt.Errorf("remove the worktree %s: %w", w.Path, err)
 	}
 	g := w.tree(ctx)
 	if g.err != nil || filepath.Base(filepath.Dir(w.GitDir)) != "worktrees" {
-		return nil // the prune that follows takes its record away
+		return false, nil
 	}
 	defer g.lockWorktrees()()
-	return os.RemoveAll(w.GitDir)
+	if err := os.RemoveAll(w.GitDir); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Discard takes away everything of a task that made nothing: its worktree,

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestOpen(t *testing.T) {
@@ -838,5 +840,111 @@ func TestDiscard(t *testing.T) {
 	}
 	if got := tgit(t, dir, "rev-parse", w.Branch); got != sha {
 		t.Errorf("branch at %s, want %s", got, sha)
+	}
+}
+
+// Measure reads the worktree once and gives what Diff, DiffFrom of each
+// commit and Snapshot give, one after the other, changing nothing; a change
+// from a commit of the same tree as another's is the same change, with its
+// own Base.
+func TestMeasureIsDiffDiffFromAndSnapshot(t *testing.T) {
+	t.Parallel()
+	dir, r := newRepo(t)
+	w := newTask(t, r, "t1")
+	write(t, w.Path, "main.go", "package main\n\nfunc main() { println(\"hi\") }\n")
+	start, err := w.Snapshot(ctx, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, w.Path, "greet/greet.go", "package greet\n")
+	os.Remove(filepath.Join(w.Path, "main_test.go"))
+	write(t, w.Path, "cache.log", "ignored\n")
+	// A commit of the base's tree, another than the base.
+	same := tgit(t, dir, "commit-tree", "-m", "the base's tree again", w.Base+"^{tree}")
+	before := files(t, w.Path, false)
+	index := tgit(t, w.Path, "ls-files", "--stage")
+
+	change, err := w.Diff(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := w.DiffFrom(ctx, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := w.DiffFrom(ctx, same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.Measure(ctx, "1-result", start, same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(change, m.Change); diff != "" {
+		t.Errorf("change against the base (-Diff +Measure):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Change{own, again}, m.From); diff != "" {
+		t.Errorf("changes since the commits (-DiffFrom +Measure):\n%s", diff)
+	}
+	if change.Empty || len(change.DeletedTests) != 1 || m.From[1].Base != same || m.From[1].Hash != change.Hash {
+		t.Errorf("measured %+v", m)
+	}
+	if got := tgit(t, dir, "rev-parse", "refs/jlgcli/t1/1-result"); got != m.Snapshot {
+		t.Errorf("snapshot ref = %s, want %s", got, m.Snapshot)
+	}
+	if got := tgit(t, dir, "rev-parse", m.Snapshot+"^{tree}"); got != change.Tree {
+		t.Errorf("snapshot tree %s, measured %s", got, change.Tree)
+	}
+	if got := tgit(t, dir, "rev-parse", m.Snapshot+"^"); got != w.Base {
+		t.Errorf("snapshot parent %s, want the branch's commit %s", got, w.Base)
+	}
+	if got := files(t, w.Path, false); dump(got) != dump(before) {
+		t.Errorf("Measure changed files:\n%s", dump(got))
+	}
+	if got := tgit(t, w.Path, "ls-files", "--stage"); got != index {
+		t.Errorf("Measure changed the index")
+	}
+	if _, err := w.Measure(ctx, BaseName); err == nil {
+		t.Error("Measure saved a snapshot under the reserved name")
+	}
+}
+
+// The tree of an object id is known without asking git again once jlgcli
+// made the commit or asked for it, in that repository only; names that
+// move are always asked.
+func TestTreesOfObjectIDs(t *testing.T) {
+	t.Parallel()
+	dir, r := newRepo(t)
+	w := newTask(t, r, "t1")
+	write(t, w.Path, "x.txt", "x\n")
+	snap, err := w.Snapshot(ctx, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := w.tree(ctx)
+	if tree, ok := trees.get(g, snap); !ok || tree != tgit(t, dir, "rev-parse", snap+"^{tree}") {
+		t.Errorf("tree of the snapshot jlgcli made: %q, %v", tree, ok)
+	}
+	head := tgit(t, dir, "rev-parse", "HEAD")
+	if _, err := revTree(ctx, g, "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := trees.get(g, "HEAD"); ok {
+		t.Error("the tree of HEAD, which moves, is kept")
+	}
+	if _, err := revTree(ctx, g, head); err != nil {
+		t.Fatal(err)
+	}
+	if tree, ok := trees.get(g, head); !ok || tree != tgit(t, dir, "rev-parse", "HEAD^{tree}") {
+		t.Errorf("tree of a commit asked once: %q, %v", tree, ok)
+	}
+	_, other := newRepo(t)
+	if _, ok := trees.get(other.git(), snap); ok {
+		t.Error("the tree of a commit of one repository is known in another")
+	}
+	for s, want := range map[string]bool{head: true, strings.ToUpper(head): false, head[:12]: false, strings.Repeat("a", 64): true, "HEAD": false} {
+		if isObjectID(s) != want {
+			t.Errorf("isObjectID(%q) = %v", s, !want)
+		}
 	}
 }

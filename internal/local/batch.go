@@ -285,6 +285,17 @@ type batchRun struct {
 	tasks   map[string]batch.TaskResult  // the scheduler's view, for the checkpoint
 	landed  []landed                     // the tasks landed, in order
 	began   time.Time
+	// repo is the user's checkout the tasks land in, opened once for all
+	// of them (checkout).
+	repo     *git.Repo
+	repoOnce sync.Once
+}
+
+// checkout is the user's checkout the batch's tasks land in: the
+// repository of its spec, opened by the first landing.
+func (b *batchRun) checkout(ctx context.Context) *git.Repo {
+	b.repoOnce.Do(func() { b.repo = TaskSpec{Repo: b.spec.Repo}.repo(context.WithoutCancel(ctx)) })
+	return b.repo
 }
 
 func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, graph *dag.Graph,
@@ -381,7 +392,7 @@ func (b *batchRun) checkpoint(status string) {
 		}
 	}
 	b.mu.Unlock()
-	if err := b.j.checkpoint(cp); err != nil {
+	if err := b.j.checkpoint(cp, cp.Progress); err != nil {
 		b.bp.warn("batch checkpoint: %v", err)
 	}
 }
@@ -504,7 +515,7 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 		}
 		p.progress("going on with run %s, the %s", rr.RunID, rr.Of(first.RunID))
 	} else {
-		l, err = Land(ctx, b.root, first, b.spec.BaseBranch, p)
+		l, err = land(ctx, b.checkout(ctx), b.root, first, b.spec.BaseBranch, p)
 		if err != nil {
 			return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error()}
 		}
@@ -535,7 +546,7 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 	}
 	var l2 Landing
 	if again.Status == engine.StatusDone {
-		if l2, err = Land(ctx, b.root, again, b.spec.BaseBranch, p); err != nil {
+		if l2, err = land(ctx, b.checkout(ctx), b.root, again, b.spec.BaseBranch, p); err != nil {
 			return batch.MergeOutcome{Status: batch.MergeFailed, Details: err.Error(), Rerun: RerunOf(rr, l, again, Landing{})}
 		}
 		if l2.Landed() {

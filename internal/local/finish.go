@@ -57,25 +57,31 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 			info.Removed = true
 		}
 	}
-	repo := s.repo(ctx)
+	var opened *git.Repo
+	repo := func() *git.Repo { // opened once, by the first step that needs it
+		if opened == nil {
+			opened = s.repo(ctx)
+		}
+		return opened
+	}
 	switch {
 	case s.Commit == git.CommitDirect && (res.Status == engine.StatusDone || info.WIP != ""):
 		// Seed 003's direct strategy: the commits, a failure's WIP too, land
 		// on the current branch.
 		info.Mode = string(git.CommitDirect)
-		sha, err := repo.FastForward(ctx, wt.BaseBranch, wt.Branch)
+		sha, err := repo().FastForward(ctx, wt.BaseBranch, wt.Branch)
 		info.Merge = mergeOutcome(&engine.MergeInfo{Into: wt.BaseBranch}, git.MergeFastForwarded, sha, err)
 	case res.Status == engine.StatusDone:
-		info.Merge = s.merge(ctx, res)
+		info.Merge = s.merge(ctx, repo, res)
 	}
 	if m := info.Merge; m != nil && m.Status == git.MergeRefused {
 		warn("%s was not merged (%s); to merge it: %s", wt.Branch, m.Reason, m.Command)
 	}
 
 	if (s.Push || s.PR) && len(res.Attempts) > 0 {
-		if rm, err := repo.Remote(ctx, wt.Branch); err != nil {
+		if rm, err := repo().Remote(ctx, wt.Branch); err != nil {
 			warn("push: %v", err)
-		} else if err := repo.Push(ctx, wt.Branch); err != nil {
+		} else if err := repo().Push(ctx, wt.Branch); err != nil {
 			warn("%v", err)
 		} else {
 			info.Pushed, info.Remote = true, rm
@@ -152,8 +158,8 @@ func squashMessage(res engine.TaskResult, branch string) string {
 		SquashSubject(res.Task), res.Summary, res.RunID, branch)
 }
 
-// merge squash-merges a successful task into its base branch.
-func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.MergeInfo {
+// merge squash-merges a successful task into its base branch, in repo.
+func (s TaskSpec) merge(ctx context.Context, repo func() *git.Repo, res *engine.TaskResult) *engine.MergeInfo {
 	wt := s.Worktree
 	m := &engine.MergeInfo{Into: wt.BaseBranch}
 	if s.Merge == git.MergeNone {
@@ -161,13 +167,12 @@ func (s TaskSpec) merge(ctx context.Context, res *engine.TaskResult) *engine.Mer
 		m.Command = squashByHand(wt.Branch, res.Task)
 		return m
 	}
-	repo := s.repo(ctx)
 	msg := squashMessage(*res, wt.Branch)
 	included := ""
 	if wt.DirtyIncluded {
 		included = wt.Base // the user's changes it took in, still in their tree
 	}
-	sha, err := repo.SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg, included)
+	sha, err := repo().SquashMerge(ctx, wt.BaseBranch, wt.Branch, msg, included)
 	return mergeOutcome(m, git.MergeMerged, sha, err)
 }
 

@@ -3,6 +3,7 @@ package local
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -14,6 +15,15 @@ type journal struct {
 	run   *store.Run
 	idx   *store.Index // nil when the index could not be opened
 	hooks hookRun
+	// indexed is the status of the run's row as this journal last wrote
+	// it to the index (nil: none yet, as for an empty one).
+	indexed *indexState
+}
+
+// indexState is the status a journal last wrote to the index.
+type indexState struct {
+	mu     sync.Mutex
+	status string
 }
 
 // Record appends ev to the journal, then tells the hooks of it.
@@ -25,19 +35,37 @@ func (j journal) Record(ev engine.Event) error {
 	return nil
 }
 
-func (j journal) Checkpoint(cp engine.Checkpoint) error { return j.checkpoint(cp) }
+func (j journal) Checkpoint(cp engine.Checkpoint) error { return j.checkpoint(cp, cp.Progress) }
 
-func (j journal) CheckpointTask(cp engine.TaskCheckpoint) error { return j.checkpoint(cp) }
+func (j journal) CheckpointTask(cp engine.TaskCheckpoint) error { return j.checkpoint(cp, cp.Progress) }
 
-// checkpoint writes a loop's or a task's checkpoint and indexes the run.
-func (j journal) checkpoint(cp any) error {
-	if err := j.run.WriteCheckpoint(cp); err != nil {
+// checkpoint writes a loop's or a task's checkpoint cp, whose progress is p:
+// without waiting for the disk when the journal holds it (p.Journaled),
+// else durably. The run's row in the index is written when its status
+// changes; in between, the index brings it up to the checkpoint when it is
+// read (store.Index.List).
+func (j journal) checkpoint(cp any, p store.Progress) error {
+	write := j.run.WriteCheckpoint
+	if p.Journaled {
+		write = j.run.WriteJournaledCheckpoint
+	}
+	if err := write(cp); err != nil {
 		return err
 	}
-	if j.idx != nil {
-		if row, err := j.run.Row(); err == nil {
-			_ = j.idx.Upsert(row) // the index is a cache; the directory is the truth
-		}
+	if j.idx == nil {
+		return nil
+	}
+	ix := j.indexed
+	if ix == nil {
+		ix = &indexState{}
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.status == p.Status {
+		return nil
+	}
+	if row, err := j.run.Row(); err == nil && j.idx.Upsert(row) == nil { // the index is a cache; the directory is the truth
+		ix.status = p.Status
 	}
 	return nil
 }
@@ -64,7 +92,7 @@ func openJournal(p Parts, root string, run *store.Run) journal {
 		p.warn("run index: %v (the run is kept; 'jlgcli runs' rebuilds the index)", err)
 		idx = nil
 	}
-	return journal{run: run, idx: idx, hooks: hookRun{d: p.Hooks, run: run}}
+	return journal{run: run, idx: idx, hooks: hookRun{d: p.Hooks, run: run}, indexed: &indexState{}}
 }
 
 // lockedEvents locks run for this process (another jlgcli holding it is

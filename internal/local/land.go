@@ -172,6 +172,12 @@ func LandTask(ctx context.Context, site LandSite, runID, into string, s TaskSpec
 // on one branch. A refusal that is not the task's (the user's tree is
 // dirty, files in the way) is an error.
 func Land(ctx context.Context, root string, res engine.TaskResult, into string, p Parts) (Landing, error) {
+	return land(ctx, nil, root, res, into, p)
+}
+
+// land is Land in repo, the user's checkout as the caller opened it (nil,
+// or not the task's: the task's, opened here).
+func land(ctx context.Context, repo *git.Repo, root string, res engine.TaskResult, into string, p Parts) (Landing, error) {
 	ctx = context.WithoutCancel(ctx) // a landing is never left half done
 	run, err := store.Open(root, res.RunID)
 	if err != nil {
@@ -182,7 +188,10 @@ func Land(ctx context.Context, root string, res engine.TaskResult, into string, 
 	if err := settings(run, &s, p); err != nil {
 		return Landing{}, err
 	}
-	site := &checkoutSite{repo: s.repo(ctx), run: run, spec: s, res: res, into: into, p: p}
+	if repo == nil || repo.Dir != s.Repo {
+		repo = s.repo(ctx)
+	}
+	site := &checkoutSite{repo: repo, run: run, spec: s, res: res, into: into, p: p}
 	return LandTask(ctx, site, run.ID, into, s, func(head string) {
 		p.progress("%s moved since task %s branched: running its checks on its change laid on %s", into, run.ID, shortSHA(head))
 	})

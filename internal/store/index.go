@@ -342,7 +342,9 @@ const selectSQL = `SELECT id, command, status, backend, iterations, cost_usd, co
 // List returns the runs that f selects, newest first (by start time). It
 // first brings the index in line with the run directories: runs on disk
 // but not in the index (created while it was missing, or by a process that
-// could not write it) are added, rows whose directory is gone are dropped.
+// could not write it) are added, rows whose directory is gone are dropped,
+// and the rows of runs that have not stopped are brought up to their
+// checkpoints (their process writes a run's row when its status changes).
 func (x *Index) List(f Filter) ([]RunRow, error) {
 	if err := x.reconcile(); err != nil {
 		return nil, err
@@ -388,8 +390,9 @@ func (x *Index) List(f Filter) ([]RunRow, error) {
 }
 
 // Get returns the run id (a full id; Open resolves prefixes). A run on disk
-// but not in the index is read from disk and added; ErrNotFound when there
-// is neither.
+// but not in the index is read from disk and added, one that has not
+// stopped is brought up to its checkpoint (see List); ErrNotFound when
+// there is neither.
 func (x *Index) Get(id string) (RunRow, error) {
 	if err := checkID(id); err != nil {
 		return RunRow{}, err
@@ -400,6 +403,11 @@ func (x *Index) Get(id string) (RunRow, error) {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return RunRow{}, fmt.Errorf("get run %s: %w", id, err)
+	case hasMeta(dir) && row.Status == Running:
+		if fresh, err := x.refresh(id, row.UpdatedAt); err != nil || !fresh {
+			return row, err
+		}
+		return x.scan(x.db.QueryRow(selectSQL+` WHERE id = ?`, id))
 	case hasMeta(dir):
 		return row, nil
 	default: // its directory is gone
@@ -466,25 +474,30 @@ func diskRuns(root string) (map[string]bool, error) {
 	return onDisk, nil
 }
 
-// reconcile adds the runs on disk that the index lacks and drops the rows
-// whose directory is gone.
+// reconcile adds the runs on disk that the index lacks, drops the rows
+// whose directory is gone, and brings the rows of the runs that have not
+// stopped up to their checkpoints (refresh).
 func (x *Index) reconcile() error {
 	onDisk, err := diskRuns(x.root)
 	if err != nil {
 		return err
 	}
-	rows, err := x.db.Query(`SELECT id FROM runs`)
+	rows, err := x.db.Query(`SELECT id, status, updated_at FROM runs`)
 	if err != nil {
 		return fmt.Errorf("list runs: %w", err)
 	}
 	indexed := map[string]bool{}
+	going := map[string]time.Time{} // the rows of runs that have not stopped, with their time
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var id, status, updated string
+		if err := rows.Scan(&id, &status, &updated); err != nil {
 			rows.Close()
 			return fmt.Errorf("list runs: %w", err)
 		}
 		indexed[id] = true
+		if status == Running {
+			going[id] = parseTime(updated)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -499,6 +512,11 @@ func (x *Index) reconcile() error {
 	}
 	for id := range onDisk {
 		if indexed[id] {
+			if at, ok := going[id]; ok {
+				if _, err := x.refresh(id, at); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		r, err := openDir(RunDir(x.root, id), id)
@@ -515,6 +533,23 @@ func (x *Index) reconcile() error {
 		}
 	}
 	return nil
+}
+
+// refresh updates the row of run id, which has not stopped and was written
+// at at, from its checkpoint when the process running the run wrote that
+// later (its heartbeat): that process writes the run's row when its status
+// changes, not at each checkpoint. false when the checkpoint is no newer,
+// or cannot be read: the row stays as it is.
+func (x *Index) refresh(id string, at time.Time) (bool, error) {
+	r, err := openDir(RunDir(x.root, id), id)
+	if err != nil {
+		return false, nil
+	}
+	row, beat, err := r.row()
+	if err != nil || !beat.After(at) {
+		return false, nil
+	}
+	return true, x.Upsert(row)
 }
 
 // Rebuild makes the index again from the run directories (meta.json and
@@ -561,11 +596,18 @@ func (x *Index) Rebuild() (int, error) {
 
 // Row is the index row of the run, from its meta.json and the Progress in
 // its checkpoint.json (status Running, no iterations, when it has none yet).
-// The engine upserts it after each checkpoint. A checkpoint that keeps the
-// counts in a nested "state" object (iterations, elapsedMs), as the
-// engine's does, is understood too. The tiers are those of a task's
-// checkpoint (its top-level "tiers").
+// The process running the run upserts it when its status changes; List and
+// Get bring it up to date in between. A checkpoint that keeps the counts in
+// a nested "state" object (iterations, elapsedMs), as the engine's does, is
+// understood too. The tiers are those of a task's checkpoint (its
+// top-level "tiers").
 func (r *Run) Row() (RunRow, error) {
+	row, _, err := r.row()
+	return row, err
+}
+
+// row is Row and the checkpoint's heartbeat (zero when it has none).
+func (r *Run) row() (RunRow, time.Time, error) {
 	var cp struct {
 		Progress
 		State struct {
@@ -575,7 +617,7 @@ func (r *Run) Row() (RunRow, error) {
 	}
 	err := r.ReadCheckpoint(&cp)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return RunRow{}, err
+		return RunRow{}, time.Time{}, err
 	}
 	p := cp.Progress
 	if p.Iterations == 0 {
@@ -602,7 +644,7 @@ func (r *Run) Row() (RunRow, error) {
 			row.UpdatedAt = fi.ModTime()
 		}
 	}
-	return row, nil
+	return row, p.Heartbeat, nil
 }
 
 // title is the first line of a prompt that holds text, without a Markdown

@@ -212,6 +212,69 @@ func TestRowOfTheEnginesCheckpoint(t *testing.T) {
 	}
 }
 
+// The process running a run writes its row when its status changes: List
+// and Get bring the row of a run that has not stopped up to the checkpoint
+// it wrote since, and leave the row of a stopped run as it is.
+func TestIndexFollowsTheCheckpointsOfRunsGoingOn(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	x := openIndex(t, root)
+	going, err := Create(root, "r1", Meta{Command: "loop", Backend: "codex", StartedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer going.Close()
+	stopped, err := Create(root, "r2", Meta{Command: "loop", Backend: "codex", StartedAt: t0.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopped.Close()
+	write := func(r *Run, p Progress, index bool) {
+		t.Helper()
+		if err := r.WriteJournaledCheckpoint(p); err != nil {
+			t.Fatal(err)
+		}
+		if !index {
+			return
+		}
+		row, err := r.Row()
+		if err == nil {
+			err = x.Upsert(row)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(going, Progress{Status: Running, Iterations: 1, Heartbeat: t0.Add(time.Minute)}, true)
+	write(going, Progress{Status: Running, Iterations: 4, CostUSD: 0.5, Heartbeat: t0.Add(4 * time.Minute)}, false)
+	write(stopped, Progress{Status: "done", Iterations: 2, Heartbeat: t0.Add(2 * time.Minute)}, true)
+	write(stopped, Progress{Status: "done", Iterations: 9, Heartbeat: t0.Add(9 * time.Minute)}, false)
+
+	rows, err := x.List(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, r := range rows {
+		got[r.ID] = r.Iterations
+	}
+	if got["r1"] != 4 || got["r2"] != 2 {
+		t.Errorf("iterations listed: %v, want r1 at its checkpoint's 4 and r2 at its row's 2", got)
+	}
+	write(going, Progress{Status: Running, Iterations: 5, Heartbeat: t0.Add(5 * time.Minute)}, false)
+	if row, err := x.Get("r1"); err != nil || row.Iterations != 5 || !row.UpdatedAt.Equal(t0.Add(5*time.Minute)) || !row.Live {
+		t.Errorf("Get of a run going on: %+v, %v", row, err)
+	}
+	if row, err := x.Get("r2"); err != nil || row.Iterations != 2 {
+		t.Errorf("Get of a stopped run: %+v, %v", row, err)
+	}
+	// A checkpoint older than the row leaves it.
+	write(going, Progress{Status: Running, Iterations: 3, Heartbeat: t0.Add(3 * time.Minute)}, false)
+	if row, err := x.Get("r1"); err != nil || row.Iterations != 5 {
+		t.Errorf("Get after an older checkpoint: %+v, %v", row, err)
+	}
+}
+
 func TestIndexRebuild(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()

@@ -149,6 +149,12 @@ type Progress struct {
 	// Windows are the last known use of the subscription windows the run's
 	// agents reported, one per backend and kind.
 	Windows []Window `json:"windows,omitempty"`
+	// Journaled marks a checkpoint written right after an event of the
+	// journal that holds everything it says (an iteration's, an attempt's,
+	// a plan's, a wait's), while the run goes on: it need not wait for the
+	// disk (WriteJournaledCheckpoint), the event being the record. Not
+	// stored.
+	Journaled bool `json:"-"`
 }
 
 // Window is the use of one subscription window (5-hour, weekly) of a
@@ -744,6 +750,44 @@ func truncateDurably(f *os.File, size int64) error {
 // Progress (see there). The handle must hold the lock (ErrNotLocked).
 func (r *Run) WriteCheckpoint(v any) error { return r.writeFiles(checkpointFile, v, "", "") }
 
+// WriteJournaledCheckpoint replaces checkpoint.json with v as
+// WriteCheckpoint does, atomically (a temporary file renamed over it: a
+// reader, or a process killed at any point, sees the old checkpoint or the
+// new one, whole), without waiting for the disk: for a checkpoint that
+// says nothing the run's last event, which Append made durable, does not
+// (Progress.Journaled). After a crash of the machine, checkpoint.json may
+// be an older one, as after a kill between that Append and this write, or
+// empty, on a file system that does not order a rename after the file's
+// data (ReadCheckpoint then finds none): the journal has the run, and
+// resume goes on from it. The handle must hold the lock (ErrNotLocked).
+func (r *Run) WriteJournaledCheckpoint(v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", checkpointFile, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.writable(); err != nil {
+		return err
+	}
+	return replaceFile(filepath.Join(r.Dir, checkpointFile), append(data, '\n'))
+}
+
+// replaceFile replaces path with data through a temporary file beside it
+// (path + ".tmp": the lock holder is the only writer) renamed over it, with
+// no fsync. On error the temporary file is removed and path is as it was.
+func replaceFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	err := os.WriteFile(tmp, data, 0o644)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
 // writeFiles writes v as indented JSON to name, then text to textName when
 // that is set, each atomically, holding the lock.
 func (r *Run) writeFiles(name string, v any, textName, text string) error {
@@ -764,10 +808,14 @@ func (r *Run) writeFiles(name string, v any, textName, text string) error {
 
 // ReadCheckpoint decodes checkpoint.json into v; an error wrapping
 // fs.ErrNotExist when the run has none yet (it died before its first
-// iteration was checkpointed).
+// iteration was checkpointed), or an empty one, which only a crash of the
+// machine leaves (WriteJournaledCheckpoint).
 func (r *Run) ReadCheckpoint(v any) error {
 	path := filepath.Join(r.Dir, checkpointFile)
 	data, err := os.ReadFile(path)
+	if err == nil && len(data) == 0 {
+		err = fmt.Errorf("%s is empty: %w", path, fs.ErrNotExist)
+	}
 	if err != nil {
 		return fmt.Errorf("run %s: checkpoint: %w", r.ID, err)
 	}
@@ -834,8 +882,11 @@ func (r *Run) OutputPath(iteration int) string {
 // the log of an iteration's raw agent output. The writer keeps the first
 // OutputLimit bytes and counts the rest, which Close notes at the end of the
 // file; it never fails a write, so that logging cannot break the agent's
-// pipe: a write error is kept and returned by Close, which also fsyncs. The
-// handle must hold the lock (ErrNotLocked).
+// pipe: a write error is kept and returned by Close. Each write goes to
+// the operating system at once (a kill of jlgcli loses none of it); the
+// log is not fsync'd: the iteration's event, which Append makes durable,
+// holds what the agent replied. The handle must hold the lock
+// (ErrNotLocked).
 func (r *Run) Output(iteration int) (io.WriteCloser, error) {
 	r.mu.Lock()
 	err := r.writable()
@@ -884,9 +935,6 @@ func (o *outputLog) Close() error {
 	}
 	if o.dropped > 0 && o.err == nil {
 		_, o.err = fmt.Fprintf(o.f, "\n[jlgcli: output truncated: the first %d bytes were kept, %d more were dropped]\n", o.written, o.dropped)
-	}
-	if err := o.f.Sync(); o.err == nil {
-		o.err = err
 	}
 	if err := o.f.Close(); o.err == nil {
 		o.err = err

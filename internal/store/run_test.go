@@ -409,6 +409,46 @@ func TestCheckpoint(t *testing.T) {
 	}
 }
 
+// A checkpoint the journal holds is replaced whole as a durable one is,
+// needs the lock, and leaves no temporary file; an empty checkpoint.json,
+// which a crash of the machine can leave after it, is none.
+func TestJournaledCheckpoint(t *testing.T) {
+	t.Parallel()
+	root, r := newRun(t, "r1")
+	for n := 1; n <= 3; n++ {
+		p := Progress{Status: Running, Iterations: n, Heartbeat: t0.Add(time.Duration(n) * time.Minute), Journaled: true}
+		if err := r.WriteJournaledCheckpoint(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var p Progress
+	if err := r.ReadCheckpoint(&p); err != nil || p.Iterations != 3 || p.Journaled {
+		t.Errorf("checkpoint read back: %+v, %v", p, err)
+	}
+	entries, _ := os.ReadDir(r.Dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+	o, err := Open(root, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.WriteJournaledCheckpoint(Progress{}); !errors.Is(err, ErrNotLocked) {
+		t.Errorf("a handle without the lock wrote a checkpoint: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir, "checkpoint.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ReadCheckpoint(&p); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadCheckpoint of an empty file: %v", err)
+	}
+	if row, err := r.Row(); err != nil || row.Status != Running || row.Iterations != 0 {
+		t.Errorf("row of a run whose checkpoint is empty: %+v, %v", row, err)
+	}
+}
+
 func TestOutputBounded(t *testing.T) {
 	defer func(l int64) { outputLimit = l }(outputLimit)
 	outputLimit = 100

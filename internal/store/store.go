@@ -16,6 +16,15 @@
 // Append has returned: the line was written with one write and fsync'd. A
 // process killed at any moment leaves at worst a torn last line, which is
 // detected and cut away before the next write (Lock) or when read (Events).
+//
+// What waits for the disk: each event (Append: the one fsync of a loop's
+// iteration), meta.json, the reports, and the checkpoints that hold more
+// than the journal (a heartbeat's time, a run's last status:
+// WriteCheckpoint). The rest reaches the operating system at once, so that
+// a killed process loses none of it, and is rebuilt from the journal after
+// a crash of the machine: the checkpoint written after each event
+// (WriteJournaledCheckpoint), the output logs (the events hold the replies),
+// the index.
 package store
 
 import (
