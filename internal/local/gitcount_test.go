@@ -108,8 +108,14 @@ func TestBatchTaskGitProcesses(t *testing.T) {
 				TimeoutMs: 60000, EscalateFrom: "base", AntiGaming: "refuse", Commit: "branch", Merge: "none",
 				Checks: []gate.Check{{Name: "true", Shell: "true"}}, Sandbox: sandbox.Config{Mode: sandbox.Off}}})
 	}
+	// The repository is opened by the caller, once per command (runs), as
+	// the batch's own git calls are counted from here.
+	opened, err := OpenRepo(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	count := countGit(t)
-	res, err := StartBatch(context.Background(), spec, t.TempDir(), BatchParts{})
+	res, err := StartBatch(context.Background(), opened, spec, t.TempDir(), BatchParts{})
 	if err != nil || res.Status != "done" {
 		t.Fatalf("%v: %s %s", err, res.Status, res.Details)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 )
 
@@ -56,7 +57,7 @@ func BenchmarkIteration(b *testing.B) {
 	b.Run("loop", func(b *testing.B) {
 		dir, state := b.TempDir(), b.TempDir()
 		a := benchAgentOf(b)
-		s := LoopSpec{Backend: "bench", Command: &benchAgent, Cwd: dir, MaxIterations: b.N, TimeoutMs: time.Hour.Milliseconds(),
+		s := LoopSpec{Backend: "bench", Command: &benchAgent, Cwd: dir, MaxIterations: b.N, TimeoutMs: millis.Of(time.Hour),
 			CompletionMode: "marker", Marker: "DONE", Sandbox: sandbox.Config{Mode: sandbox.Off}}
 		b.ResetTimer()
 		res, err := StartLoop(context.Background(), s, a, "p", state, Parts{})
