@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -360,3 +361,35 @@ var (
 	// repository does not allow.
 	ErrNotMergeable = errors.New("the forge refused to merge")
 )
+
+// perms keeps what each user may do in a repository, asked of the forge
+// once per user. Its zero value is ready to use.
+type perms struct {
+	mu sync.Mutex
+	m  map[string]Permission
+}
+
+// of is user's permission: PermNone for no user, else the one kept, else
+// what ask says (kept when it does not fail).
+func (c *perms) of(user string, ask func() (Permission, error)) (Permission, error) {
+	if user == "" {
+		return PermNone, nil
+	}
+	c.mu.Lock()
+	p, ok := c.m[user]
+	c.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := ask()
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]Permission{}
+	}
+	c.m[user] = p
+	c.mu.Unlock()
+	return p, nil
+}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"code.gitea.io/sdk/gitea"
@@ -26,12 +25,11 @@ type giteaForge struct {
 	recheck time.Duration
 	sleep   func(context.Context, time.Duration) error
 
-	mu    sync.Mutex
-	perms map[string]Permission
+	perms perms
 }
 
 func newGitea(ctx context.Context, t Target, tr *transport, o Options) (*giteaForge, error) {
-	g := &giteaForge{t: t, tr: tr, recheck: o.ConflictRecheck, sleep: tr.sleep, perms: map[string]Permission{}}
+	g := &giteaForge{t: t, tr: tr, recheck: o.ConflictRecheck, sleep: tr.sleep}
 	if g.recheck <= 0 {
 		g.recheck = 2 * time.Second
 	}
@@ -427,39 +425,26 @@ func (g *giteaForge) Threads(ctx context.Context, number int) ([]Thread, error) 
 
 // permission is what user may do in the repository, asked once per user.
 func (g *giteaForge) permission(ctx context.Context, c *gitea.Client, user string) (Permission, error) {
-	if user == "" {
-		return PermNone, nil
-	}
-	g.mu.Lock()
-	p, ok := g.perms[user]
-	g.mu.Unlock()
-	if ok {
-		return p, nil
-	}
-	o, r := g.owner()
-	res, resp, err := c.CollaboratorPermission(o, r, user)
-	switch {
-	case err == nil:
-		switch res.Permission {
-		case gitea.AccessModeOwner, gitea.AccessModeAdmin:
-			p = PermAdmin
-		case gitea.AccessModeWrite:
-			p = PermWrite
-		case gitea.AccessModeRead:
-			p = PermRead
-		default:
-			p = PermNone
+	return g.perms.of(user, func() (Permission, error) {
+		o, r := g.owner()
+		res, resp, err := c.CollaboratorPermission(o, r, user)
+		switch {
+		case err == nil:
+			switch res.Permission {
+			case gitea.AccessModeOwner, gitea.AccessModeAdmin:
+				return PermAdmin, nil
+			case gitea.AccessModeWrite:
+				return PermWrite, nil
+			case gitea.AccessModeRead:
+				return PermRead, nil
+			}
+			return PermNone, nil
+		case resp != nil && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusForbidden):
+			// Not a collaborator (or a deleted user).
+			return PermNone, nil
 		}
-	case resp != nil && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusForbidden):
-		// Not a collaborator (or a deleted user).
-		p = PermNone
-	default:
 		return "", giteaErr("read the permission of "+user, resp, err)
-	}
-	g.mu.Lock()
-	g.perms[user] = p
-	g.mu.Unlock()
-	return p, nil
+	})
 }
 
 // Reply: Gitea 1.26's API has no reply to a review comment; a review of

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-github/v75/github"
@@ -28,8 +27,7 @@ type githubForge struct {
 	rest *github.Client
 	gql  *githubv4.Client
 
-	mu    sync.Mutex
-	perms map[string]Permission
+	perms perms
 }
 
 func newGitHub(t Target, tr *transport) (*githubForge, error) {
@@ -43,7 +41,7 @@ func newGitHub(t Target, tr *transport) (*githubForge, error) {
 	// The transport waits out the rate limits, for GraphQL too: go-github
 	// must not refuse a call itself after an answer that said none is left.
 	rest.DisableRateLimitCheck = true
-	return &githubForge{t: t, tr: tr, rest: rest, gql: githubv4.NewEnterpriseClient(t.GraphQL, tr.client()), perms: map[string]Permission{}}, nil
+	return &githubForge{t: t, tr: tr, rest: rest, gql: githubv4.NewEnterpriseClient(t.GraphQL, tr.client())}, nil
 }
 
 func (g *githubForge) Kind() Kind { return GitHub }
@@ -521,33 +519,21 @@ func (g *githubForge) toThread(ctx context.Context, n ghThread) (Thread, error) 
 // (GitHub's permission: admin, write — maintain included —, read —
 // triage included —, none).
 func (g *githubForge) permission(ctx context.Context, user string) (Permission, error) {
-	if user == "" {
-		return PermNone, nil
-	}
-	g.mu.Lock()
-	p, ok := g.perms[user]
-	g.mu.Unlock()
-	if ok {
-		return p, nil
-	}
-	o, r := g.owner()
-	lvl, resp, err := g.rest.Repositories.GetPermissionLevel(ctx, o, r, user)
-	switch {
-	case err == nil:
-		p = Permission(lvl.GetPermission())
-		if !slices.Contains([]Permission{PermAdmin, PermWrite, PermRead}, p) {
-			p = PermNone
+	return g.perms.of(user, func() (Permission, error) {
+		o, r := g.owner()
+		lvl, resp, err := g.rest.Repositories.GetPermissionLevel(ctx, o, r, user)
+		switch {
+		case err == nil:
+			if p := Permission(lvl.GetPermission()); slices.Contains([]Permission{PermAdmin, PermWrite, PermRead}, p) {
+				return p, nil
+			}
+			return PermNone, nil
+		case status(resp) == http.StatusNotFound:
+			// A deleted user (ghost), or a bot that is no user.
+			return PermNone, nil
 		}
-	case status(resp) == http.StatusNotFound:
-		// A deleted user (ghost), or a bot that is no user.
-		p = PermNone
-	default:
 		return "", githubErr("read the permission of "+user, resp, err)
-	}
-	g.mu.Lock()
-	g.perms[user] = p
-	g.mu.Unlock()
-	return p, nil
+	})
 }
 
 func (g *githubForge) Reply(ctx context.Context, number int, t Thread, body string) (Comment, error) {
