@@ -254,12 +254,8 @@ func LoopHistory(h History, a Attempt) []detect.Attempt {
 		if x.Step != a.Step {
 			continue
 		}
-		var files []string
-		for _, f := range x.Change.Files {
-			files = append(files, f.Path)
-		}
 		out = append(out, detect.Attempt{Number: x.Number, Tier: x.Tier, DiffHash: x.Change.Hash, Diff: x.AttemptDiff,
-			Change: x.Change.Diff, ChangeCut: x.Change.Truncated, Files: files,
+			Change: x.Change.Diff, ChangeCut: x.Change.Truncated, Files: x.Change.Paths(),
 			Empty: x.Unchanged, GateError: gateError(x.Gate)})
 	}
 	return out

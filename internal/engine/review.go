@@ -107,7 +107,7 @@ func reviewPrompt(task string, a Attempt, diff string) string {
 		b.WriteString(strings.TrimRight(d, "\n"))
 		b.WriteString("\n```\n")
 		if cut {
-			fmt.Fprintf(&b, "(the diff is cut at %d bytes; the files changed are: %s)\n", MaxReviewDiff, strings.Join(changedFiles(a.Change), ", "))
+			fmt.Fprintf(&b, "(the diff is cut at %d bytes; the files changed are: %s)\n", MaxReviewDiff, strings.Join(a.Change.Paths(), ", "))
 		}
 	}
 	b.WriteString("\n## The project's checks\n\nThey passed: ")
@@ -247,7 +247,7 @@ func (t *task) review(ctx context.Context, a *Attempt, change git.Change) bool {
 	m, err := t.o.Workspace.Measure(ctx, strconv.Itoa(a.Number)+"-review", a.Result)
 	changed := err != nil || !m.From[0].Empty
 	if err == nil && changed {
-		r.Discarded = changedFiles(changeOf(m.From[0]))
+		r.Discarded = changeOf(m.From[0]).Paths()
 	}
 	if changed {
 		if err := t.o.Workspace.Restore(ctx, a.Result); err != nil {
@@ -291,15 +291,6 @@ func commentKeys(cs []ReviewComment) []string {
 		out = append(out, c.File+"\x00"+strings.ToLower(strings.Join(strings.Fields(c.Text), " ")))
 	}
 	slices.Sort(out)
-	return out
-}
-
-// changedFiles are the paths of a change's files.
-func changedFiles(c Change) []string {
-	var out []string
-	for _, f := range c.Files {
-		out = append(out, f.Path)
-	}
 	return out
 }
 

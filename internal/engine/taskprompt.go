@@ -149,13 +149,9 @@ func attemptLine(a Attempt) string {
 	if a.Model != "" {
 		who += ", " + a.Model
 	}
-	var files []string
-	for _, f := range a.Change.Files {
-		files = append(files, f.Path)
-	}
 	change := "no change"
 	if !a.Change.Empty {
-		change = "changed " + strings.Join(headOf(files, 6), ", ")
+		change = "changed " + strings.Join(headOf(a.Change.Paths(), 6), ", ")
 	}
 	s := fmt.Sprintf("attempt %d (%s): %s; checks: %s", a.Number, who, change, a.Gate.Summary())
 	if e := firstError(a.Gate); e != "" {

@@ -117,6 +117,15 @@ type Change struct {
 const MaxKeptDiff = 16 << 10
 
 // changeOf keeps c within MaxKeptDiff.
+// Paths are the paths of the change's files, in its order.
+func (c Change) Paths() []string {
+	var out []string
+	for _, f := range c.Files {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
 func changeOf(c git.Change) Change {
 	files := c.Files
 	if files == nil {
