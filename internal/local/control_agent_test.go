@@ -115,7 +115,20 @@ func TestTaskAttemptThatChangesGitConfigFails(t *testing.T) {
 	if after, _ := os.ReadFile(config); string(after) != string(before) {
 		t.Errorf("config not put back:\n%s", after)
 	}
-	run, err := store.Open(state, res.RunID)
+	undone := gitControlEvents(t, state, res.RunID)
+	if len(undone) != 1 || undone[0].After != "agent" || len(undone[0].Changes) != 1 || undone[0].Changes[0].Change != "modified" ||
+		undone[0].Changes[0].Path != config || undone[0].Error != "" {
+		t.Errorf("journaled: %+v", undone)
+	}
+	if !strings.Contains(strings.Join(s.lines, "\n"), "warning: the agent changed git's control files and jlgcli undid it: modified ") {
+		t.Errorf("said:\n%s", strings.Join(s.lines, "\n"))
+	}
+}
+
+// gitControlEvents are the git-control events of run id's journal.
+func gitControlEvents(t *testing.T, state, id string) []GitControlData {
+	t.Helper()
+	run, err := store.Open(state, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,21 +137,15 @@ func TestTaskAttemptThatChangesGitConfigFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var undone []GitControlData
+	var out []GitControlData
 	for _, ev := range events {
 		if ev.Type == EventGitControl {
 			var d GitControlData
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				t.Fatal(err)
 			}
-			undone = append(undone, d)
+			out = append(out, d)
 		}
 	}
-	if len(undone) != 1 || undone[0].After != "agent" || len(undone[0].Changes) != 1 || undone[0].Changes[0].Change != "modified" ||
-		undone[0].Changes[0].Path != config || undone[0].Error != "" {
-		t.Errorf("journaled: %+v", undone)
-	}
-	if !strings.Contains(strings.Join(s.lines, "\n"), "warning: the agent changed git's control files and jlgcli undid it: modified ") {
-		t.Errorf("said:\n%s", strings.Join(s.lines, "\n"))
-	}
+	return out
 }

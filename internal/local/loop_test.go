@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
-	"github.com/jlgcli/jlgcli/internal/store"
 )
 
 // A loop in a repository whose first iteration changes git's config, by
@@ -57,24 +55,9 @@ func TestLoopRefusesAnIterationThatChangesGitConfig(t *testing.T) {
 			if after, _ := os.ReadFile(config); string(after) != string(before) {
 				t.Errorf("config not put back:\n%s", after)
 			}
-			run, err := store.Open(state, res.RunID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer run.Close()
-			events, _, err := Events(run)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var afters []string
-			for _, ev := range events {
-				if ev.Type == EventGitControl {
-					var d GitControlData
-					if err := json.Unmarshal(ev.Data, &d); err != nil {
-						t.Fatal(err)
-					}
-					afters = append(afters, d.After)
-				}
+			for _, d := range gitControlEvents(t, state, res.RunID) {
+				afters = append(afters, d.After)
 			}
 			if len(afters) != 1 || afters[0] != by {
 				t.Errorf("journaled changes after %v, want one after %s", afters, by)
