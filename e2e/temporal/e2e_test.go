@@ -26,6 +26,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 var update = flag.Bool("update", false, "write the recorded workflow histories for the replay tests of internal/temporal")
@@ -297,9 +298,9 @@ func TestTaskRunsOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, json.Unmarshal([]byte(stdout), &res))
-	if res.Status != engine.StatusDone || len(res.Attempts) != 1 || res.Attempts[0].Action != engine.ActionPass {
+	if res.Status != engine.StatusDone || len(res.Attempts) != 1 || res.Attempts[0].Action != taskengine.ActionPass {
 		t.Fatalf("result: %s %s, %d attempts", res.Status, res.Details, len(res.Attempts))
 	}
 	if res.Git == nil || res.Git.Merge == nil {
@@ -329,7 +330,7 @@ func TestTaskRunsOnWorkers(t *testing.T) {
 	}
 	// The run is kept locally: show and report find it.
 	out, stderr, code := w.run("show", "--json", res.RunID)
-	var shown engine.TaskResult
+	var shown taskengine.TaskResult
 	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusDone || len(shown.Attempts) != 1 {
 		t.Errorf("show: exit %d, %s\n%s", code, out, stderr)
 	}
@@ -358,7 +359,7 @@ func TestResumeAStoppedTask(t *testing.T) {
 	if code != exit.MaxIterations {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exit.MaxIterations, stdout, stderr)
 	}
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	must(t, os.WriteFile(fix, nil, 0o644))
 	stdout, stderr, code = w.run("resume", "--json", res.RunID)
@@ -417,7 +418,7 @@ func TestWorkerKilledDuringAttempt(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, w.ts.GetDefaultClient().GetWorkflow(ctx, runID, "").Get(ctx, &res))
 	if res.Status != engine.StatusDone {
 		t.Fatalf("status %s: %s", res.Status, res.Details)
@@ -431,7 +432,7 @@ func TestWorkerKilledDuringAttempt(t *testing.T) {
 	}
 	// The detached run's record learns its end from the server.
 	out, stderr, code := w.run("resume", "--json", runID)
-	var got engine.TaskResult
+	var got taskengine.TaskResult
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Status != engine.StatusDone {
 		t.Errorf("resume of a task done on the workers: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -522,7 +523,7 @@ func TestChecksDetectedAtSubmission(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
 		t.Fatalf("result: %s %s, %d attempts", res.Status, res.Details, len(res.Attempts))
@@ -753,7 +754,7 @@ func TestResumeABatch(t *testing.T) {
 	// Each task's run, the resumed one included, is kept under the batch.
 	for _, tk := range again.Tasks {
 		out, stderr, code := w.run("show", "--json", *tk.RunID)
-		var shown engine.TaskResult
+		var shown taskengine.TaskResult
 		if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusDone || len(shown.Attempts) != tk.Attempts {
 			t.Errorf("show %s after the resume: exit %d\n%s\n%s", *tk.RunID, code, out, stderr)
 		}
@@ -805,7 +806,7 @@ func TestPullRequestAndMergePush(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Git == nil || res.Git.PR != "https://example.com/pr/7" {
 		t.Errorf("git: %+v", res.Git)
@@ -839,7 +840,7 @@ func TestWorkerStoppedDuringAttempt(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, w.ts.GetDefaultClient().GetWorkflow(ctx, runID, "").Get(ctx, &res))
 	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
 		t.Fatalf("status %s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
@@ -861,7 +862,7 @@ func TestPlanOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if diff := strings.Join(res.Plan, "|"); diff != "write right into answer.txt|say so" {
 		t.Errorf("plan %q", res.Plan)
@@ -884,16 +885,16 @@ func TestReviewOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Status != engine.StatusDone || len(res.Attempts) != 2 {
 		t.Fatalf("%s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
 	}
 	a1, a2 := res.Attempts[0], res.Attempts[1]
-	if a1.Review == nil || a1.Review.Verdict != engine.ReviewChanges || a1.Action != engine.ActionRetry || a1.Commit != "" {
+	if a1.Review == nil || a1.Review.Verdict != taskengine.ReviewChanges || a1.Action != taskengine.ActionRetry || a1.Commit != "" {
 		t.Errorf("attempt 1: action %s, commit %q, review %+v", a1.Action, a1.Commit, a1.Review)
 	}
-	if a2.Review == nil || !a2.Review.Approved() || a2.Action != engine.ActionPass {
+	if a2.Review == nil || !a2.Review.Approved() || a2.Action != taskengine.ActionPass {
 		t.Errorf("attempt 2: action %s, review %+v", a2.Action, a2.Review)
 	}
 	if res.Review == nil || res.Review.Attempts != 2 || res.Review.Passed != 1 {

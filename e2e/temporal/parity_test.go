@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // windowClaude stands in for Claude Code logged in with a subscription
@@ -63,7 +64,7 @@ func TestWindowLimitOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Status != engine.StatusDone || len(res.Attempts) != 2 {
 		t.Fatalf("%s after %d attempts: %s", res.Status, len(res.Attempts), res.Details)
@@ -191,7 +192,7 @@ func TestBatchTasksUnderTheirBatch(t *testing.T) {
 			t.Errorf("show %s says no sandbox: exit %d\n%s\n%s", *task.RunID, code, out, stderr)
 		}
 		out, stderr, code := w.run("show", "--json", *task.RunID)
-		var shown engine.TaskResult
+		var shown taskengine.TaskResult
 		if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusDone || len(shown.Attempts) != task.Attempts {
 			t.Errorf("show %s: exit %d\n%s\n%s", *task.RunID, code, out, stderr)
 		}
@@ -243,7 +244,7 @@ func TestShowWhileOnWorkers(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	var shown engine.TaskResult
+	var shown taskengine.TaskResult
 	for deadline = time.Now().Add(8 * time.Second); ; time.Sleep(300 * time.Millisecond) {
 		out, _, code := w.run("show", "--json", id)
 		if code == 0 && json.Unmarshal([]byte(out), &shown) == nil && len(shown.Attempts) == 1 {
@@ -264,7 +265,7 @@ func TestShowWhileOnWorkers(t *testing.T) {
 	}
 	drawn := false
 	for _, l := range strings.Split(strings.TrimSpace(followed.stdout.String()), "\n") {
-		var r engine.TaskResult
+		var r taskengine.TaskResult
 		if json.Unmarshal([]byte(l), &r) == nil && r.Status == engine.StatusRunning && len(r.Attempts) == 1 {
 			drawn = true
 		}

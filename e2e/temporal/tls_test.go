@@ -20,6 +20,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/testcert"
 )
 
@@ -75,7 +76,7 @@ func TestTLSTaskOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Status != engine.StatusDone {
 		t.Fatalf("result: %s %s", res.Status, res.Details)

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jlgcli/jlgcli/internal/config"
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/temporal"
 )
 
@@ -111,6 +111,6 @@ func (o *taskFlags) submission(base string) runs.Submission {
 }
 
 // reportTask prints a task's result (plain.TaskResult).
-func reportTask(stdio *Stdio, asJSON bool, res engine.TaskResult) error {
+func reportTask(stdio *Stdio, asJSON bool, res taskengine.TaskResult) error {
 	return withCode(plain.TaskResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

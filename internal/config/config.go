@@ -6,13 +6,15 @@ package config
 
 import (
 	"fmt"
-	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"io"
 	"maps"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jlgcli/jlgcli/internal/sandbox"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
@@ -125,7 +127,7 @@ type Config struct {
 	// cost.DefaultTable(); nil when there are none.
 	Prices cost.Table
 	// EscalateFrom is where a tier's first attempt starts.
-	EscalateFrom engine.EscalateFrom
+	EscalateFrom taskengine.EscalateFrom
 	// AntiGaming is what the test gate does when a change lowers the number
 	// of tests run, raises the skipped ones or deletes test files:
 	// refuse or warn.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/completion"
@@ -141,7 +142,7 @@ var keyTable = []Key{
 		print: func(c *Config) string { return strconv.Itoa(c.MaxIterations) }},
 	{Name: "timeoutMs", Flag: "timeout", Env: "JLGCLI_TIMEOUT", Kind: "duration", Default: DefaultTimeout.String(),
 		Usage: "global time limit as a Go duration, e.g. 90s, 5m (config: timeoutMs)",
-		Commands: with(on(cmdRun, cmdLoop, cmdConfig), FlagUse{Default: engine.DefaultTaskTimeout.String(),
+		Commands: with(on(cmdRun, cmdLoop, cmdConfig), FlagUse{Default: taskengine.DefaultTaskTimeout.String(),
 			Usage: "global time limit of the task as a Go duration (default 30m; config: timeoutMs)"}, taskCmds...),
 		parse: func(l *Layer, s string) error {
 			d, err := ParseDuration(s)
@@ -375,10 +376,10 @@ var keyTable = []Key{
 			return strconv.FormatFloat(c.BudgetUSD, 'f', -1, 64)
 		}},
 	{Name: "prices", print: func(c *Config) string { return strings.Join(sortedKeys(c.Prices), ", ") }},
-	{Name: "escalateFrom", Lined: true, Flag: "escalate-from", Env: "JLGCLI_ESCALATE_FROM", Kind: "string", Default: string(engine.EscalateFromBase),
+	{Name: "escalateFrom", Lined: true, Flag: "escalate-from", Env: "JLGCLI_ESCALATE_FROM", Kind: "string", Default: string(taskengine.EscalateFromBase),
 		Commands: on(taskCmds...), Usage: "where a tier that takes over starts: base or last (config: escalateFrom)",
 		parse: text(func(l *Layer) **string { return &l.EscalateFrom }),
-		apply: enum(func(l *Layer) *string { return l.EscalateFrom }, func(c *Config) *engine.EscalateFrom { return &c.EscalateFrom }, engine.EscalateFroms),
+		apply: enum(func(l *Layer) *string { return l.EscalateFrom }, func(c *Config) *taskengine.EscalateFrom { return &c.EscalateFrom }, taskengine.EscalateFroms),
 		print: func(c *Config) string { return string(c.EscalateFrom) }},
 	{Name: "antiGaming", Lined: true, Flag: "anti-gaming", Kind: "string", Default: string(gate.GamingRefuse), Commands: on(taskCmds...),
 		Usage: "a change that runs fewer tests, skips more, deletes test files or removes or alters lines of existing tests: refuse or warn (config: antiGaming)",

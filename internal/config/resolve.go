@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Resolve applies the layers in order over the defaults and validates the
@@ -34,7 +35,7 @@ func Resolve(layers ...*Layer) (*Config, error) {
 		Backends:        map[string]agent.CommandSpec{},
 		Attempts:        DefaultAttempts,
 		BudgetUSD:       DefaultBudgetUSD,
-		EscalateFrom:    engine.EscalateFromBase,
+		EscalateFrom:    taskengine.EscalateFromBase,
 		AntiGaming:      gate.GamingRefuse,
 		LoopDetection:   LoopDetection{Similarity: DefaultSimilarity, SameErrorCount: DefaultSameErrorCount},
 		Commit:          git.CommitBranch,

@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"encoding/json"
-	"strings"
-)
+import "strings"
 
 // EnvNames are the names of an environment's KEY=VALUE entries: what a
 // record keeps of the extra environment given to agents (--env, [env], a
@@ -18,13 +15,4 @@ func EnvNames(env []string) []string {
 		names[i], _, _ = strings.Cut(kv, "=")
 	}
 	return names
-}
-
-// MarshalJSON records a tier (the journal's task start) with the names of
-// its environment, never their values (EnvNames).
-func (t Tier) MarshalJSON() ([]byte, error) {
-	type plain Tier
-	p := plain(t)
-	p.Env = EnvNames(t.Env)
-	return json.Marshal(p)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // BatchLines shows a batch's progress on w: for each event a line that
@@ -22,18 +23,18 @@ type BatchLines struct {
 	mu    sync.Mutex
 	w     io.Writer
 	tasks map[string]batch.TaskResult
-	live  map[string]engine.TaskProgress // the last progress of each running task
+	live  map[string]taskengine.TaskProgress // the last progress of each running task
 	total int
 }
 
 // NewBatchLines returns a BatchLines of a batch of total tasks.
 func NewBatchLines(w io.Writer, total int) *BatchLines {
-	return &BatchLines{w: w, tasks: map[string]batch.TaskResult{}, live: map[string]engine.TaskProgress{}, total: total}
+	return &BatchLines{w: w, tasks: map[string]batch.TaskResult{}, live: map[string]taskengine.TaskProgress{}, total: total}
 }
 
 // Progress records where running task id is (its cost so far), for the
 // summary.
-func (b *BatchLines) Progress(id string, p engine.TaskProgress) {
+func (b *BatchLines) Progress(id string, p taskengine.TaskProgress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.live[id] = p
@@ -41,24 +42,24 @@ func (b *BatchLines) Progress(id string, p engine.TaskProgress) {
 
 // Observe returns an observer of task id's attempts that records its
 // progress (Progress) and passes each call on to obs (nil: none).
-func (b *BatchLines) Observe(id string, obs engine.TaskObserver) engine.TaskObserver {
+func (b *BatchLines) Observe(id string, obs taskengine.TaskObserver) taskengine.TaskObserver {
 	return progressObserver{b: b, id: id, next: obs}
 }
 
 type progressObserver struct {
 	b    *BatchLines
 	id   string
-	next engine.TaskObserver
+	next taskengine.TaskObserver
 }
 
-func (o progressObserver) AttemptStarted(p engine.TaskProgress) {
+func (o progressObserver) AttemptStarted(p taskengine.TaskProgress) {
 	o.b.Progress(o.id, p)
 	if o.next != nil {
 		o.next.AttemptStarted(p)
 	}
 }
 
-func (o progressObserver) Phase(p engine.TaskProgress, phase string) {
+func (o progressObserver) Phase(p taskengine.TaskProgress, phase string) {
 	o.b.Progress(o.id, p)
 	if o.next != nil {
 		o.next.Phase(p, phase)
@@ -88,7 +89,7 @@ func (o progressObserver) Close() {
 	}
 }
 
-func (o progressObserver) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
+func (o progressObserver) AttemptDone(p taskengine.TaskProgress, a taskengine.Attempt) {
 	o.b.Progress(o.id, p)
 	if o.next != nil {
 		o.next.AttemptDone(p, a)
@@ -238,7 +239,7 @@ func PrefixWriter(w io.Writer, id string) io.Writer {
 	return prefixWriter{w: w, prefix: "jlgcli: [" + id + "] "}
 }
 
-var _ engine.TaskObserver = PrefixedTaskLine{}
+var _ taskengine.TaskObserver = PrefixedTaskLine{}
 
 // LockedWriter is a writer that several goroutines may share: each Write is
 // whole.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // The summary line counts blocked tasks apart from failed ones, and the
@@ -16,7 +17,7 @@ func TestBatchLinesSummary(t *testing.T) {
 	l := NewBatchLines(&buf, 4)
 	now := time.Now()
 	l.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "a", Status: batch.StatusRunning}})
-	l.Observe("a", nil).AttemptDone(engine.TaskProgress{Number: 1, CostUSD: 0.5, CostKnown: true}, engine.Attempt{})
+	l.Observe("a", nil).AttemptDone(taskengine.TaskProgress{Number: 1, CostUSD: 0.5, CostKnown: true}, taskengine.Attempt{})
 	l.Event(batch.Event{Kind: batch.EventFinished, Time: now, Task: batch.TaskResult{ID: "b", Status: batch.Status("max-iterations"),
 		RunID: "r2", RunStatus: batch.Status("max-iterations"), CostUSD: 0.25, CostKnown: true}})
 	l.Event(batch.Event{Kind: batch.EventBlocked, Time: now, Task: batch.TaskResult{ID: "c", Status: batch.StatusBlocked, Reason: "b failed"}})
@@ -52,10 +53,10 @@ func TestBatchLinesObservePassesAgentLines(t *testing.T) {
 // keptAgentLines is a task observer that keeps the agent lines it is given.
 type keptAgentLines struct{ lines []string }
 
-func (*keptAgentLines) AttemptStarted(engine.TaskProgress)              {}
-func (*keptAgentLines) Phase(engine.TaskProgress, string)               {}
-func (*keptAgentLines) AttemptDone(engine.TaskProgress, engine.Attempt) {}
-func (a *keptAgentLines) AgentLine(line string)                         { a.lines = append(a.lines, line) }
+func (*keptAgentLines) AttemptStarted(taskengine.TaskProgress)                  {}
+func (*keptAgentLines) Phase(taskengine.TaskProgress, string)                   {}
+func (*keptAgentLines) AttemptDone(taskengine.TaskProgress, taskengine.Attempt) {}
+func (a *keptAgentLines) AgentLine(line string)                                 { a.lines = append(a.lines, line) }
 
 // A task merged with no commit (its run changed nothing the base branch
 // lacks) says that nothing was merged and why, never "merged as" nothing.

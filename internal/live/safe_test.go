@@ -8,6 +8,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -72,7 +73,7 @@ func TestBoardShowsEscapes(t *testing.T) {
 	b := NewBatchBoard(Screen{W: term, Live: true, Width: func() int { return 100 }}, 2)
 	id := "fix\x1b[8m"
 	b.Event(batch.Event{Kind: batch.EventStarted, Task: batch.TaskResult{ID: id, Status: batch.StatusRunning}})
-	tp := engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1}
+	tp := taskengine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1}
 	b.Task(id).AttemptStarted(tp)
 	b.Task(id).(engine.AgentObserver).AgentLine("overloaded\x1b]0;t\x07")
 	b.l.redraw()
@@ -80,7 +81,7 @@ func TestBoardShowsEscapes(t *testing.T) {
 		t.Errorf("the task's line: %q", lines)
 	}
 	fail := gate.Report{Status: "fail", Checks: []gate.CheckReport{{CheckResult: gate.CheckResult{Name: "go test", ExitCode: 1, OutputTail: "ok\n--- FAIL\x1b[2K\rPASS\n"}}}}
-	b.Task(id).AttemptDone(tp, engine.Attempt{Tier: "fast", Action: engine.ActionRetry, Gate: fail})
+	b.Task(id).AttemptDone(tp, taskengine.Attempt{Tier: "fast", Action: taskengine.ActionRetry, Gate: fail})
 	b.Writer(id).Write([]byte("jlgcli: merging \x1b]52;c;eA==\x07\n"))
 	b.Event(batch.Event{Kind: batch.EventFinished, Task: batch.TaskResult{ID: id, Status: batch.Status("failed"), RunStatus: "failed", Details: "its checks failed: \x1b[31mFAIL"}})
 	b.Event(batch.Event{Kind: batch.EventStopped, Reason: "a task failed\x1b[2J"})
@@ -110,7 +111,7 @@ func TestLogLinesShowEscapes(t *testing.T) {
 	bl := NewBatchLines(s.W, 1)
 	bl.Event(batch.Event{Kind: batch.EventStopped, Reason: "stop\x1b]0;t\x07"})
 	lt := NewPrefixedTaskLine(s, "a\x1b[8m")
-	lt.AttemptStarted(engine.TaskProgress{Tier: "t\x1b[8m", Tiers: 1, InTier: 1, Attempts: 1, Number: 1})
+	lt.AttemptStarted(taskengine.TaskProgress{Tier: "t\x1b[8m", Tiers: 1, InTier: 1, Attempts: 1, Number: 1})
 	p.Close()
 	out := buf.String()
 	if !termsafe.Safe(out) {

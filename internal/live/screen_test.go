@@ -11,6 +11,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // vt is a terminal of a given width as far as the live lines use it: it
@@ -166,18 +167,18 @@ func TestBoardOnANarrowTerminal(t *testing.T) {
 	ids := []string{"a-task-with-a-rather-long-name-that-goes-on-and-on", "数据库迁移任务的名字很长很长很长很长很长很长很长很长", "c"}
 	for _, id := range ids {
 		b.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: id, Status: batch.StatusRunning}})
-		b.Task(id).AttemptStarted(engine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1, BudgetUSD: 5})
+		b.Task(id).AttemptStarted(taskengine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1, BudgetUSD: 5})
 	}
 	say := NewReporter(term, false)
 	say.Attach(b)
 	for i := range 30 {
-		b.Task(ids[i%3]).Phase(engine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1}, "gate")
+		b.Task(ids[i%3]).Phase(taskengine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1}, "gate")
 		if i%10 == 0 {
 			say.Notice(fmt.Sprintf("message %d %s", i, strings.Repeat("long ", 30)))
 		}
 		b.l.redraw()
 	}
-	b.Task(ids[0]).AttemptDone(engine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1}, engine.Attempt{Tier: "fast", Action: engine.ActionRetry})
+	b.Task(ids[0]).AttemptDone(taskengine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1}, taskengine.Attempt{Tier: "fast", Action: taskengine.ActionRetry})
 	b.l.redraw()
 	lines := term.lines()
 	if n := count(lines, "batch: "); n != 1 {
@@ -220,7 +221,7 @@ func TestStatusLinesFitAndFollowTheWidth(t *testing.T) {
 			case "task":
 				l := NewTaskLine(s)
 				say.Attach(l)
-				l.AttemptStarted(engine.TaskProgress{Step: 2, Steps: 3, Tier: "a-long-tier-name", Tiers: 3, InTier: 2, Attempts: 5, BudgetUSD: 10, LastGate: "fail"})
+				l.AttemptStarted(taskengine.TaskProgress{Step: 2, Steps: 3, Tier: "a-long-tier-name", Tiers: 3, InTier: 2, Attempts: 5, BudgetUSD: 10, LastGate: "fail"})
 				redraw, closeIt = l.l.redraw, l.Close
 			case "loop":
 				p := NewProgress(s)
@@ -277,13 +278,13 @@ func TestLogLines(t *testing.T) {
 	p := NewProgress(s)
 	bl := NewBatchLines(s.W, 2)
 	pt := NewPrefixedTaskLine(s, "a")
-	tp := engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1}
+	tp := taskengine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1}
 	l.AttemptStarted(tp)
 	pt.AttemptStarted(tp)
 	p.IterationStarted(1, 3, time.Now())
 	p.IterationDone(engine.Entry{Iteration: 1, Response: "\x1b[31mred\x1b[0m reply"}, &engine.Result{})
 	bl.Event(batch.Event{Kind: batch.EventStarted, Task: batch.TaskResult{ID: "a", Status: batch.StatusRunning}})
-	l.AttemptDone(tp, engine.Attempt{Tier: "fast", Action: engine.ActionRetry})
+	l.AttemptDone(tp, taskengine.Attempt{Tier: "fast", Action: taskengine.ActionRetry})
 	l.Close()
 	p.Close()
 	out := buf.String()
@@ -332,7 +333,7 @@ func TestAgentLines(t *testing.T) {
 	term := newVT(120)
 	l := NewTaskLine(Screen{W: term, Live: true, Width: func() int { return 120 }})
 	defer l.Close()
-	l.AttemptStarted(engine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3})
+	l.AttemptStarted(taskengine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3})
 	l.AgentLine("API retry 1/10 in 1.2s: 529 overloaded_error")
 	if lines := term.lines(); len(lines) != 1 || !strings.HasPrefix(lines[0], "⟳ agent: API retry 1/10 in 1.2s: 529 overloaded_error · tier fast (1/1) · attempt 1/3") {
 		t.Errorf("the live line after a retry: %q", lines)

@@ -8,9 +8,10 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
-// TaskLine is an engine.TaskObserver that draws a task's progress on a
+// TaskLine is an taskengine.TaskObserver that draws a task's progress on a
 // screen: step, tier, attempt, phase, last gate status and cost. On a
 // terminal one goroutine owns a live status line; elsewhere a line is
 // printed when an attempt starts and when it ends.
@@ -18,7 +19,7 @@ type TaskLine struct {
 	l live
 
 	start   time.Time
-	p       engine.TaskProgress
+	p       taskengine.TaskProgress
 	phase   string
 	started bool
 	agent   agentLines // the agent's retry and error lines this attempt
@@ -31,8 +32,8 @@ func NewTaskLine(s Screen) *TaskLine {
 	return l
 }
 
-// AttemptStarted implements engine.TaskObserver.
-func (l *TaskLine) AttemptStarted(p engine.TaskProgress) {
+// AttemptStarted implements taskengine.TaskObserver.
+func (l *TaskLine) AttemptStarted(p taskengine.TaskProgress) {
 	l.l.mu.Lock()
 	defer l.l.mu.Unlock()
 	l.p, l.phase, l.started = p, "develop", true
@@ -44,8 +45,8 @@ func (l *TaskLine) AttemptStarted(p engine.TaskProgress) {
 	fmt.Fprintf(l.l.s.W, "jlgcli: %s · develop\n", l.text())
 }
 
-// Phase implements engine.TaskObserver.
-func (l *TaskLine) Phase(p engine.TaskProgress, phase string) {
+// Phase implements taskengine.TaskObserver.
+func (l *TaskLine) Phase(p taskengine.TaskProgress, phase string) {
 	l.l.mu.Lock()
 	defer l.l.mu.Unlock()
 	l.p, l.phase, l.started = p, phase, true
@@ -58,8 +59,8 @@ func (l *TaskLine) Phase(p engine.TaskProgress, phase string) {
 	}
 }
 
-// AttemptDone implements engine.TaskObserver.
-func (l *TaskLine) AttemptDone(p engine.TaskProgress, a engine.Attempt) {
+// AttemptDone implements taskengine.TaskObserver.
+func (l *TaskLine) AttemptDone(p taskengine.TaskProgress, a taskengine.Attempt) {
 	l.l.mu.Lock()
 	defer l.l.mu.Unlock()
 	l.p, l.phase = p, a.Action
@@ -104,7 +105,7 @@ func (l *TaskLine) text() string { return taskText(l.p, l.start) }
 
 // taskText is where a task stands: step, tier, attempt, last gate, cost
 // and budget, time since start.
-func taskText(p engine.TaskProgress, start time.Time) string {
+func taskText(p taskengine.TaskProgress, start time.Time) string {
 	s := ""
 	if p.Steps > 1 {
 		s = fmt.Sprintf("step %d/%d · ", p.Step, p.Steps)
@@ -137,7 +138,7 @@ func taskText(p engine.TaskProgress, start time.Time) string {
 // attemptText is an attempt's line after where (taskText): the gate's
 // status and, when it failed, the first line of its failure; then what the
 // task does next and, for an escalation or a stop, which rule or limit.
-func attemptText(where string, p engine.TaskProgress, a engine.Attempt) string {
+func attemptText(where string, p taskengine.TaskProgress, a taskengine.Attempt) string {
 	s := where + " · gate " + a.Gate.Status
 	if !a.Gate.OK() {
 		if f := gateFailure(a.Gate); f != "" {
@@ -147,7 +148,7 @@ func attemptText(where string, p engine.TaskProgress, a engine.Attempt) string {
 	if r := a.Review; r != nil {
 		s += " · review " + r.Verdict
 		switch {
-		case r.Verdict == engine.ReviewChanges && len(r.Comments) > 0:
+		case r.Verdict == taskengine.ReviewChanges && len(r.Comments) > 0:
 			c := r.Comments[0]
 			where := c.File
 			if c.Line > 0 {
@@ -167,7 +168,7 @@ func attemptText(where string, p engine.TaskProgress, a engine.Attempt) string {
 // actionText is what a task does after attempt a, and why when it
 // escalates or stops: the loop rules that fired, the tier's attempts
 // spent, the budget.
-func actionText(p engine.TaskProgress, a engine.Attempt) string {
+func actionText(p taskengine.TaskProgress, a taskengine.Attempt) string {
 	spent := fmt.Sprintf("tier %s spent its %d attempts", a.Tier, p.Attempts)
 	if p.Attempts == 0 {
 		spent = fmt.Sprintf("tier %s spent its attempts", a.Tier)
@@ -175,19 +176,19 @@ func actionText(p engine.TaskProgress, a engine.Attempt) string {
 	loop := ""
 	if a.Detection != nil {
 		loop = a.Detection.Names()
-		if d := firstLine(engine.DetectionText(*a.Detection)); d != "" {
+		if d := firstLine(taskengine.DetectionText(*a.Detection)); d != "" {
 			loop += " (" + d + ")"
 		}
 	}
 	switch a.Action {
-	case engine.ActionNudge:
+	case taskengine.ActionNudge:
 		return "nudge: " + loop
-	case engine.ActionEscalate:
+	case taskengine.ActionEscalate:
 		if loop != "" {
 			return "escalate: " + loop
 		}
 		return "escalate: " + spent
-	case engine.ActionStop:
+	case taskengine.ActionStop:
 		switch {
 		case p.BudgetUSD > 0 && p.CostUSD >= p.BudgetUSD-1e-9:
 			return fmt.Sprintf("stop: %s $%.2f of $%.2f", engine.StatusBudgetExceeded, p.CostUSD, p.BudgetUSD)

@@ -3,9 +3,9 @@ package live
 import (
 	"io"
 
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Terminal is what a run started from the command line reports to: its
@@ -84,7 +84,7 @@ func (t Terminal) BatchParts(quiet bool, total int) (bp local.BatchParts, close 
 	say.SetQuiet(quiet)
 	bp = local.BatchParts{Parts: t.Base()}
 	bp.Hooks = t.Hooks
-	task := func(w io.Writer, obs engine.TaskObserver) local.Parts {
+	task := func(w io.Writer, obs taskengine.TaskObserver) local.Parts {
 		p := t.Base()
 		p.Say, p.TaskObserver = NewReporter(w, quiet), obs
 		return p
@@ -100,7 +100,7 @@ func (t Terminal) BatchParts(quiet bool, total int) (bp local.BatchParts, close 
 	log := NewScreen(err, false, nil) // its lines carry the time
 	lines := NewBatchLines(log.W, total)
 	bp.ForTask = func(id string) local.Parts {
-		var obs engine.TaskObserver
+		var obs taskengine.TaskObserver
 		if !quiet {
 			obs = lines.Observe(id, NewPrefixedTaskLine(log, id))
 		}

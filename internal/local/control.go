@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/guard"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Git's control files (the repository's config and hooks, a worktree's
@@ -105,7 +106,7 @@ func loopWatch(ctx context.Context, dir string, record func(engine.Event) error,
 
 // taskWatch is the watch of a task in its worktree wt, from wt's record
 // (git.Worktree.ControlPaths); rec journals its events (nil: none).
-func taskWatch(ctx context.Context, wt *git.Worktree, rec engine.TaskRecorder, p Parts) (*controlWatch, error) {
+func taskWatch(ctx context.Context, wt *git.Worktree, rec taskengine.TaskRecorder, p Parts) (*controlWatch, error) {
 	paths, err := wt.ControlPaths(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("list git's control files of the worktree %s: %w", wt.Path, err)
@@ -296,13 +297,13 @@ func (w *controlWatch) agent(a agent.Agent) agent.Agent {
 }
 
 // tier is t with its agent checked.
-func (w *controlWatch) tier(t engine.Tier) engine.Tier {
+func (w *controlWatch) tier(t taskengine.Tier) taskengine.Tier {
 	t.Agent = w.agent(t.Agent)
 	return t
 }
 
 // planner is the planner tier t (nil: none) with its agent checked.
-func (w *controlWatch) planner(t *engine.Tier) *engine.Tier {
+func (w *controlWatch) planner(t *taskengine.Tier) *taskengine.Tier {
 	if t == nil {
 		return nil
 	}

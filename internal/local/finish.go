@@ -14,16 +14,17 @@ import (
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // finish ends a task's git life: a failed task's work is committed as WIP,
 // the worktree is removed, a successful task is squash-merged into its base
 // branch when that is checked out and clean; then the push, the reports and
 // the pull request. What it did is res.Git, set here and nowhere else.
-func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engine.TaskResult) {
+func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *taskengine.TaskResult) {
 	ctx = context.WithoutCancel(ctx) // Ctrl-C must not leave the branch half done
 	wt := s.Worktree
-	info := &engine.GitInfo{Mode: string(git.CommitBranch), Repo: s.Repo, Worktree: wt.Path, Branch: wt.Branch, Base: wt.Base,
+	info := &taskengine.GitInfo{Mode: string(git.CommitBranch), Repo: s.Repo, Worktree: wt.Path, Branch: wt.Branch, Base: wt.Base,
 		BaseBranch: wt.BaseBranch, DirtyIncluded: wt.DirtyIncluded, DirtyLeftOut: s.DirtyLeftOut,
 		Refs: git.RefPrefix + run.ID + "/"}
 	res.Git = info // filled in as the steps below go
@@ -33,7 +34,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 		p.warn("%s", msg)
 	}
 	if res.Status != engine.StatusDone && len(res.Attempts) > 0 {
-		msg := fmt.Sprintf("%s\n\njlgcli task %s stopped: %s.\n%s\n", engine.SubjectLine("WIP: ", res.Task, " (needs manual review)"), run.ID, res.Status, res.Details)
+		msg := fmt.Sprintf("%s\n\njlgcli task %s stopped: %s.\n%s\n", taskengine.SubjectLine("WIP: ", res.Task, " (needs manual review)"), run.ID, res.Status, res.Details)
 		if sha, ok, err := wt.Commit(ctx, msg); err != nil {
 			warn("commit the partial work: %v (it is kept in %s)", err, wt.Path)
 			return
@@ -70,7 +71,7 @@ func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *engi
 		// on the current branch.
 		info.Mode = string(git.CommitDirect)
 		sha, err := repo().FastForward(ctx, wt.BaseBranch, wt.Branch)
-		info.Merge = mergeOutcome(&engine.MergeInfo{Into: wt.BaseBranch}, git.MergeFastForwarded, sha, err)
+		info.Merge = mergeOutcome(&taskengine.MergeInfo{Into: wt.BaseBranch}, git.MergeFastForwarded, sha, err)
 	case res.Status == engine.StatusDone:
 		info.Merge = s.merge(ctx, repo, res)
 	}
@@ -111,7 +112,7 @@ func (s TaskSpec) repo(ctx context.Context) *git.Repo {
 }
 
 // writeReports writes the task's final report into its run directory.
-func writeReports(p Parts, run *store.Run, res engine.TaskResult) {
+func writeReports(p Parts, run *store.Run, res taskengine.TaskResult) {
 	if err := run.WriteReport(res, report.New(res).Markdown()); err != nil {
 		p.warn("write the report: %v", err)
 	}
@@ -149,19 +150,19 @@ func OpenPR(ctx context.Context, p Parts, dir, head, base, title, body string) (
 
 // SquashSubject is the subject of the squash commit of task, and the title
 // of its pull request.
-func SquashSubject(task string) string { return engine.SubjectLine("feat: ", task, "") }
+func SquashSubject(task string) string { return taskengine.SubjectLine("feat: ", task, "") }
 
 // squashMessage is the message of the squash commit of the done task res,
 // made on branch, that lands on its base branch.
-func squashMessage(res engine.TaskResult, branch string) string {
+func squashMessage(res taskengine.TaskResult, branch string) string {
 	return fmt.Sprintf("%s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
 		SquashSubject(res.Task), res.Summary, res.RunID, branch)
 }
 
 // merge squash-merges a successful task into its base branch, in repo.
-func (s TaskSpec) merge(ctx context.Context, repo func() *git.Repo, res *engine.TaskResult) *engine.MergeInfo {
+func (s TaskSpec) merge(ctx context.Context, repo func() *git.Repo, res *taskengine.TaskResult) *taskengine.MergeInfo {
 	wt := s.Worktree
-	m := &engine.MergeInfo{Into: wt.BaseBranch}
+	m := &taskengine.MergeInfo{Into: wt.BaseBranch}
 	if s.Merge == git.MergeNone {
 		m.Status = git.MergeSkipped
 		m.Command = squashByHand(wt.Branch, res.Task)
@@ -185,7 +186,7 @@ func squashByHand(branch, task string) string {
 // mergeOutcome fills m with how a merge (squash or fast-forward) into the
 // base branch ended: done (status done, at commit sha), nothing to merge,
 // or refused with why and, when git gave one, the command to merge by hand.
-func mergeOutcome(m *engine.MergeInfo, done git.MergeStatus, sha string, err error) *engine.MergeInfo {
+func mergeOutcome(m *taskengine.MergeInfo, done git.MergeStatus, sha string, err error) *taskengine.MergeInfo {
 	var refused *git.MergeRefusedError
 	switch {
 	case err == nil:

@@ -12,13 +12,14 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // runScripted runs a task in repo whose one tier's agent is the shell
 // script agent (run in the task's worktree, unconfined), judged by the
 // shell check check, merged as merge asks; it returns the result, what the
 // run said and its state directory.
-func runScripted(t *testing.T, repo, prompt, script, check string, merge git.MergeMode) (engine.TaskResult, *said, string) {
+func runScripted(t *testing.T, repo, prompt, script, check string, merge git.MergeMode) (taskengine.TaskResult, *said, string) {
 	t.Helper()
 	spec := TaskSpec{
 		Tiers:    []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},

@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden")
@@ -191,18 +192,18 @@ func TestRunFilesGolden(t *testing.T) {
 		return read("meta.json"), read("checkpoint.json"), read("events.jsonl")
 	}
 
-	state := engine.TaskState{Attempts: 1, InTier: 1, Start: "2222222222222222222222222222222222222222", StepBase: "2222222222222222222222222222222222222222",
+	state := taskengine.TaskState{Attempts: 1, InTier: 1, Start: "2222222222222222222222222222222222222222", StepBase: "2222222222222222222222222222222222222222",
 		ElapsedMs: 61000, Outcomes: map[string]string{"fast": "passed"}}
-	tcp := engine.TaskCheckpoint{RunID: "20261124T120000Z-0123abcd", State: state}
+	tcp := taskengine.TaskCheckpoint{RunID: "20261124T120000Z-0123abcd", State: state}
 	tcp.Status, tcp.Iterations, tcp.CostUSD, tcp.CostKnown, tcp.DurationMs, tcp.Heartbeat = "running", 1, 0.0123, true, 61000, at
-	tcp.Tiers = []engine.TierStat{{Name: "fast", Attempts: 1, CostUSD: 0.0123, Passed: 1}, {Name: "smart"}}
-	attempt := engine.Attempt{Number: 1, Tier: "fast", InTier: 1, Backend: "claude", Model: "haiku", StartedAt: at, DurationMs: 60000,
+	tcp.Tiers = []taskengine.TierStat{{Name: "fast", Attempts: 1, CostUSD: 0.0123, Passed: 1}, {Name: "smart"}}
+	attempt := taskengine.Attempt{Number: 1, Tier: "fast", InTier: 1, Backend: "claude", Model: "haiku", StartedAt: at, DurationMs: 60000,
 		Prompt: "Make the answer 42", Response: "Done.", InputTokens: 1200, OutputTokens: 300, CostUSD: 0.0123, CostKnown: true,
 		Start: "2222222222222222222222222222222222222222", Result: "3333333333333333333333333333333333333333",
-		Change: engine.Change{Hash: "abc", Files: []git.FileChange{{Path: "answer.txt", Status: "M", Added: 1, Deleted: 1}}, Size: 120},
-		Action: engine.ActionPass, Commit: "4444444444444444444444444444444444444444"}
-	data, _ := json.Marshal(engine.AttemptData{Attempt: attempt, State: state})
-	meta, cp, line := files("task", task, tcp, engine.Event{Type: engine.EventAttempt, Iteration: 1, Time: at, Data: data})
+		Change: taskengine.Change{Hash: "abc", Files: []git.FileChange{{Path: "answer.txt", Status: "M", Added: 1, Deleted: 1}}, Size: 120},
+		Action: taskengine.ActionPass, Commit: "4444444444444444444444444444444444444444"}
+	data, _ := json.Marshal(taskengine.AttemptData{Attempt: attempt, State: state})
+	meta, cp, line := files("task", task, tcp, engine.Event{Type: taskengine.EventAttempt, Iteration: 1, Time: at, Data: data})
 	golden(t, "task-meta.json", meta)
 	golden(t, "task-checkpoint.json", cp)
 	golden(t, "task-events.jsonl", line)

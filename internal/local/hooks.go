@@ -12,6 +12,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // EventHookFailed is the journal event of a hook that failed or did not
@@ -86,8 +87,8 @@ func (h hookRun) recorded(ev engine.Event) {
 		}
 		h.notify(hooks.Event{Event: hooks.RunWaiting, Status: store.Running, ResetAt: hooks.Time(d.Until.UTC()), Details: d.Message,
 			Text: fmt.Sprintf("%s %s waits until %s for %s to reset: %s", kind, h.run.ID, d.Until.UTC().Format(time.RFC3339), what, oneLine(d.Message))})
-	case engine.EventAttempt:
-		var d engine.AttemptData
+	case taskengine.EventAttempt:
+		var d taskengine.AttemptData
 		if json.Unmarshal(ev.Data, &d) != nil {
 			return
 		}
@@ -99,7 +100,7 @@ func (h hookRun) recorded(ev engine.Event) {
 			e.CostUSD = hooks.Float(a.CostUSD)
 		}
 		h.notify(e)
-		if a.Action == engine.ActionEscalate {
+		if a.Action == taskengine.ActionEscalate {
 			e.Event = hooks.TaskEscalated
 			e.Text = fmt.Sprintf("task %s: tier %s gave up after attempt %d; the next tier takes over", h.run.ID, a.Tier, a.Number)
 			h.notify(e)
@@ -143,7 +144,7 @@ func (h hookRun) loopEnded(res engine.Result) {
 
 // taskEnded tells the hooks of a task's end, with its branch and the
 // commit it landed as (or its work in progress).
-func (h hookRun) taskEnded(res engine.TaskResult) {
+func (h hookRun) taskEnded(res taskengine.TaskResult) {
 	e := hooks.Event{Status: string(res.Status), ExitCode: hooks.Int(res.ExitCode), Details: res.Details, DurationMs: hooks.Millis(res.DurationMs)}
 	if res.CostKnown {
 		e.CostUSD = hooks.Float(res.CostUSD)
@@ -283,10 +284,10 @@ func (r RunHooks) Resumed() {
 
 // Attempt says that the task's attempt a was judged (task.attempt, and
 // task.escalated when its tier gave up).
-func (r RunHooks) Attempt(a engine.Attempt) {
+func (r RunHooks) Attempt(a taskengine.Attempt) {
 	if r.h.run != nil {
-		data, _ := json.Marshal(engine.AttemptData{Attempt: a})
-		r.h.recorded(engine.Event{Type: engine.EventAttempt, Data: data})
+		data, _ := json.Marshal(taskengine.AttemptData{Attempt: a})
+		r.h.recorded(engine.Event{Type: taskengine.EventAttempt, Data: data})
 	}
 }
 
@@ -312,7 +313,7 @@ func (r RunHooks) Started() {
 
 // TaskEnded says that the task ended with res; BatchEnded that the batch
 // ended with s. Both wait for the hooks, as a run here does.
-func (r RunHooks) TaskEnded(res engine.TaskResult) {
+func (r RunHooks) TaskEnded(res taskengine.TaskResult) {
 	if r.h.run != nil {
 		r.h.taskEnded(res)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // A command hook of a task is told, in order, that it started, its
@@ -64,7 +65,7 @@ func TestTaskHooksToldOfItsLife(t *testing.T) {
 	if strings.Join(kinds, " ") != strings.Join(want, " ") {
 		t.Fatalf("events %v, want %v", kinds, want)
 	}
-	if a := events[1]; a.Attempt != 1 || a.Tier != "fake" || a.Action != engine.ActionPass || a.Gate != "pass" {
+	if a := events[1]; a.Attempt != 1 || a.Tier != "fake" || a.Action != taskengine.ActionPass || a.Gate != "pass" {
 		t.Errorf("attempt: %+v", a)
 	}
 	if e := events[2]; e.Status != "done" || e.ExitCode == nil || *e.ExitCode != res.ExitCode || e.Branch != res.Git.Branch {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // journal keeps a run in its store directory and the index: the engine's
@@ -37,7 +38,9 @@ func (j journal) Record(ev engine.Event) error {
 
 func (j journal) Checkpoint(cp engine.Checkpoint) error { return j.checkpoint(cp, cp.Progress) }
 
-func (j journal) CheckpointTask(cp engine.TaskCheckpoint) error { return j.checkpoint(cp, cp.Progress) }
+func (j journal) CheckpointTask(cp taskengine.TaskCheckpoint) error {
+	return j.checkpoint(cp, cp.Progress)
+}
 
 // checkpoint writes a loop's or a task's checkpoint cp, whose progress is p:
 // without waiting for the disk when the journal holds it (p.Journaled),

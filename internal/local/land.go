@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Landing is how a done task's branch was brought into its base branch by
@@ -68,7 +69,7 @@ func AgainPrompt(task, first, base string, l Landing) string {
 		"but its work could not be merged into %s, which other tasks changed meanwhile: %s. You start again from %s as it "+
 		"is now, with their work in it: make the change fit it.", first, base, l.Details, base)
 	if l.Gate != nil {
-		prompt += "\n\nWhat the checks said there:\n\n" + engine.GateDigest(*l.Gate, 8<<10)
+		prompt += "\n\nWhat the checks said there:\n\n" + taskengine.GateDigest(*l.Gate, 8<<10)
 	}
 	return prompt
 }
@@ -171,13 +172,13 @@ func LandTask(ctx context.Context, site LandSite, runID, into string, s TaskSpec
 // lays the change with git merge-tree). The caller serializes Land calls
 // on one branch. A refusal that is not the task's (the user's tree is
 // dirty, files in the way) is an error.
-func Land(ctx context.Context, root string, res engine.TaskResult, into string, p Parts) (Landing, error) {
+func Land(ctx context.Context, root string, res taskengine.TaskResult, into string, p Parts) (Landing, error) {
 	return land(ctx, nil, root, res, into, p)
 }
 
 // land is Land in repo, the user's checkout as the caller opened it (nil,
 // or not the task's: the task's, opened here).
-func land(ctx context.Context, repo *git.Repo, root string, res engine.TaskResult, into string, p Parts) (Landing, error) {
+func land(ctx context.Context, repo *git.Repo, root string, res taskengine.TaskResult, into string, p Parts) (Landing, error) {
 	ctx = context.WithoutCancel(ctx) // a landing is never left half done
 	run, err := store.Open(root, res.RunID)
 	if err != nil {
@@ -202,7 +203,7 @@ type checkoutSite struct {
 	repo *git.Repo
 	run  *store.Run
 	spec TaskSpec
-	res  engine.TaskResult
+	res  taskengine.TaskResult
 	into string
 	p    Parts
 	sq   *git.Squash

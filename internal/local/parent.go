@@ -7,6 +7,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // WithBatchMerge is res, the result of task run run, with what the batch
@@ -18,7 +19,7 @@ import (
 // the task again because this run's change could not land, it says so:
 // "re-run as Z after a conflict with p, which landed". Otherwise, or when
 // the batch's journal cannot be read, res is returned as it is.
-func WithBatchMerge(run *store.Run, res engine.TaskResult) engine.TaskResult {
+func WithBatchMerge(run *store.Run, res taskengine.TaskResult) taskengine.TaskResult {
 	if run.Meta.Parent == "" || res.Git == nil || res.Git.Merge == nil || res.Git.Merge.Status != git.MergeSkipped {
 		return res
 	}
@@ -51,7 +52,7 @@ func WithBatchMerge(run *store.Run, res engine.TaskResult) engine.TaskResult {
 			if rr.Landed {
 				m.Command = ""
 			}
-			res.RerunAs = &engine.RerunAs{RunID: rr.RunID, Landed: rr.Landed, Said: rr.As()}
+			res.RerunAs = &taskengine.RerunAs{RunID: rr.RunID, Landed: rr.Landed, Said: rr.As()}
 		case landed && (second || rr == nil):
 			m.Status, m.Commit, m.Command = git.MergeMerged, t.Merge.Commit, ""
 			m.Into = spec.BaseBranch

@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Reporter is how a run talks to the user on the side of its result.
@@ -37,7 +38,7 @@ type Parts struct {
 	Say Reporter
 	// TaskObserver follows a task's attempts; LoopObserver a loop's
 	// iterations; nil: nobody.
-	TaskObserver engine.TaskObserver
+	TaskObserver taskengine.TaskObserver
 	LoopObserver engine.Observer
 	// Hooks are told of the run's events (its start, end, waits, a
 	// task's attempts, a batch's tasks); nil: nobody.

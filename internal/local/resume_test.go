@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // openLocked opens run id of state, locked, with its journal's events.
@@ -94,7 +95,7 @@ func TestDoneTaskKilledBeforeItsReport(t *testing.T) {
 	if m := back.Git.Merge; m.Status != git.MergeMerged || m.Commit != head {
 		t.Errorf("the merge made before the kill: %+v, want merged at %s", m, head)
 	}
-	var saved engine.TaskResult
+	var saved taskengine.TaskResult
 	if found, err := run.ReadReport(&saved); !found || err != nil || saved.Status != engine.StatusDone {
 		t.Errorf("report.json after resume: found %v, %v, %s", found, err, saved.Status)
 	}

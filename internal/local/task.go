@@ -21,6 +21,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // NewTask is a task to start.
@@ -48,9 +49,9 @@ type NewTask struct {
 	Parent string
 	// Prior, for a batch's second run of a task whose first run's change
 	// could not land, is that run: the new run starts at the tier that
-	// passed there and is told its attempts (engine.Prior); its meta.json
+	// passed there and is told its attempts (taskengine.Prior); its meta.json
 	// names it (RerunOf).
-	Prior *engine.Prior
+	Prior *taskengine.Prior
 }
 
 // StartTask checks that the task can run (a repository with a commit,
@@ -58,27 +59,27 @@ type NewTask struct {
 // commits) before it creates anything, then creates its run and worktree and
 // runs it to its end. A task whose agents cannot run is a result, not an
 // error; a task that cannot start as asked is a UsageError.
-func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, error) {
+func StartTask(ctx context.Context, t NewTask, p Parts) (taskengine.TaskResult, error) {
 	s := t.Spec
 	repo := t.Repo
 	if repo == nil {
 		var err error
 		if repo, err = OpenRepo(ctx, s.Repo); err != nil {
-			return engine.TaskResult{}, err
+			return taskengine.TaskResult{}, err
 		}
 	}
 	s.Repo = repo.Dir
 	// Nothing is created for a task that cannot run.
 	tiers, planner, bad, err := s.preflight(ctx, p, nil, "", TaskChecksHint)
 	if err != nil {
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	if bad != nil {
 		return *bad, nil
 	}
 	dirty, err := repo.Dirty(ctx)
 	if err != nil {
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	if s.Commit == git.CommitDirect {
 		// Direct commits land on the checked-out branch: it must be where
@@ -86,20 +87,20 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 		cur, err := repo.CurrentBranch(ctx)
 		switch {
 		case err != nil:
-			return engine.TaskResult{}, err
+			return taskengine.TaskResult{}, err
 		case cur == "":
-			return engine.TaskResult{}, exit.Usagef("check out the branch the commits should land on", "--commit direct needs a checked-out branch; HEAD is detached in %s", repo.Dir)
+			return taskengine.TaskResult{}, exit.Usagef("check out the branch the commits should land on", "--commit direct needs a checked-out branch; HEAD is detached in %s", repo.Dir)
 		case t.Base != "" || t.IncludeDirty:
-			return engine.TaskResult{}, exit.Usagef("", "--commit direct commits on the current branch: it takes neither --base nor --include-dirty")
+			return taskengine.TaskResult{}, exit.Usagef("", "--commit direct commits on the current branch: it takes neither --base nor --include-dirty")
 		}
 		if err := refuseChanges(ctx, repo, cur, exit.Usagef("commit or stash them first, or use --commit branch (the default), which leaves your tree alone",
 			"--commit direct refuses to start: %s has uncommitted changes", repo.Dir)); err != nil {
-			return engine.TaskResult{}, err
+			return taskengine.TaskResult{}, err
 		}
 	}
 	root, err := StateRoot(p, repo.Dir, t.StateDir)
 	if err != nil {
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	// The run is recorded with the worktree it will have before git makes
 	// it: a kill while it is made leaves a run that owns what git made,
@@ -107,14 +108,14 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	id := cmp.Or(t.ID, store.NewRunID(time.Now()))
 	wt, err := repo.PlanWorktree(ctx, id, t.Prompt, t.Base, t.IncludeDirty)
 	if t.Base != "" && errors.Is(err, git.ErrNotCommit) {
-		return engine.TaskResult{}, exit.Usagef("name a branch, tag or commit of this repository", "--base %s: %v in %s", t.Base, err, repo.Dir)
+		return taskengine.TaskResult{}, exit.Usagef("name a branch, tag or commit of this repository", "--base %s: %v in %s", t.Base, err, repo.Dir)
 	}
 	if err != nil {
-		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
+		return taskengine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
 	}
 	box, confined, err := Confine(s.Sandbox, p, taskSite(root, wt.Path, id))
 	if err != nil {
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	s.Worktree = *wt
 	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
@@ -125,7 +126,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 	}
 	run, err := store.Create(root, id, meta)
 	if err != nil {
-		return engine.TaskResult{}, fmt.Errorf("create run: %w", err)
+		return taskengine.TaskResult{}, fmt.Errorf("create run: %w", err)
 	}
 	defer run.Close()
 	if err := wt.Create(ctx); err != nil {
@@ -141,7 +142,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (engine.TaskResult, erro
 			h.taskEnded(res)
 			return res, nil
 		}
-		return engine.TaskResult{}, fmt.Errorf("create the task's worktree: %w (run %s keeps the task: jlgcli resume %s once this is fixed)", err, id, id)
+		return taskengine.TaskResult{}, fmt.Errorf("create the task's worktree: %w (run %s keeps the task: jlgcli resume %s once this is fixed)", err, id, id)
 	}
 	p.progress("task %s on branch %s (worktree %s)", id, wt.Branch, relTo(repo.Dir, wt.Path))
 	// A batch refuses changes to tracked files: only untracked ones can be
@@ -180,7 +181,7 @@ func refuseChanges(ctx context.Context, repo *git.Repo, branch string, refusal e
 // it with, its own or those the project in s.Repo calls for (DefaultChecks,
 // with who and hint). When its agents cannot run, bad says why; it is a
 // result, not an error.
-func (s *TaskSpec) preflight(ctx context.Context, p Parts, seen map[string]bool, who, hint string) (tiers []engine.Tier, planner *engine.Tier, bad *engine.TaskResult, err error) {
+func (s *TaskSpec) preflight(ctx context.Context, p Parts, seen map[string]bool, who, hint string) (tiers []taskengine.Tier, planner *taskengine.Tier, bad *taskengine.TaskResult, err error) {
 	tiers, planner, bad = s.agents(p)
 	if bad != nil {
 		return nil, nil, bad, nil
@@ -193,14 +194,14 @@ func (s *TaskSpec) preflight(ctx context.Context, p Parts, seen map[string]bool,
 		all = append(slices.Clip(all), *rv)
 	}
 	if seen != nil {
-		all = slices.DeleteFunc(slices.Clone(all), func(tr engine.Tier) bool {
+		all = slices.DeleteFunc(slices.Clone(all), func(tr taskengine.Tier) bool {
 			key := tr.Backend + "\x00" + strings.Join(tr.Env, "\x00")
 			checked := seen[key]
 			seen[key] = true
 			return checked
 		})
 	}
-	if st, details := engine.CheckTiers(ctx, all); st != "" {
+	if st, details := taskengine.CheckTiers(ctx, all); st != "" {
 		r := Failure(engine.Result{Status: st, ExitCode: st.ExitCode(), Backend: s.Tiers[0].Backend, Details: details, Text: details})
 		return nil, nil, &r, nil
 	}
@@ -255,21 +256,21 @@ func OpenRepo(ctx context.Context, dir string) (*git.Repo, error) {
 // lock. A task already done is returned as it is, with done true (nothing
 // was resumed); one done but killed before its end gets that end now, and
 // done is false (it was resumed to its end).
-func ResumeTask(ctx context.Context, root string, run *store.Run, events []engine.Event, limits Limits, p Parts) (res engine.TaskResult, done bool, err error) {
-	j, err := engine.ReplayTask(events)
+func ResumeTask(ctx context.Context, root string, run *store.Run, events []engine.Event, limits Limits, p Parts) (res taskengine.TaskResult, done bool, err error) {
+	j, err := taskengine.ReplayTask(events)
 	if err != nil {
-		return engine.TaskResult{}, false, fmt.Errorf("run %s: %w", run.ID, err)
+		return taskengine.TaskResult{}, false, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	if j.Stop != nil && j.Stop.Status == engine.StatusDone {
 		res, ended, err := doneResult(ctx, run, events, p)
 		if err == nil {
 			// Killed after its stop was journaled, before its last
 			// checkpoint: the checkpoint and the index say so now.
-			cp := engine.TaskCheckpoint{RunID: run.ID, State: j.Resume.State, Plan: res.Plan, Progress: store.Progress{
+			cp := taskengine.TaskCheckpoint{RunID: run.ID, State: j.Resume.State, Plan: res.Plan, Progress: store.Progress{
 				Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD, CostKnown: res.CostKnown,
 				DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}}
 			for _, t := range res.Tiers {
-				cp.Tiers = append(cp.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, CostKnown: t.CostKnown, Passed: t.Passed})
+				cp.Tiers = append(cp.Tiers, taskengine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, CostKnown: t.CostKnown, Passed: t.Passed})
 			}
 			jl := openJournal(p, root, run)
 			err = jl.CheckpointTask(cp)
@@ -279,15 +280,15 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 	}
 	var s TaskSpec
 	if err := settings(run, &s, p); err != nil {
-		return engine.TaskResult{}, false, err
+		return taskengine.TaskResult{}, false, err
 	}
 	limits.ApplyTask(&s)
 	box, _, err := Confine(s.Sandbox, p, taskSite(root, s.Worktree.Path, run.ID))
 	if err != nil {
-		return engine.TaskResult{}, false, err
+		return taskengine.TaskResult{}, false, err
 	}
 	st := j.Resume.State
-	var cp engine.TaskCheckpoint
+	var cp taskengine.TaskCheckpoint
 	if run.ReadCheckpoint(&cp) == nil && cp.State.Attempts == st.Attempts && cp.State.ElapsedMs > st.ElapsedMs {
 		st.ElapsedMs = cp.State.ElapsedMs
 	}
@@ -302,7 +303,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 	}
 	wt := s.Worktree
 	if err := wt.Reopen(ctx); err != nil {
-		return engine.TaskResult{}, false, fmt.Errorf("run %s: check out its branch %s again: %w", run.ID, wt.Branch, err)
+		return taskengine.TaskResult{}, false, fmt.Errorf("run %s: check out its branch %s again: %w", run.ID, wt.Branch, err)
 	}
 	p.progress("resuming task %s after %s (%s used) in %s", run.ID, plural.N(st.Attempts, "attempt"),
 		st.ElapsedMs.Duration().Round(time.Second), relTo(s.Repo, wt.Path))
@@ -316,19 +317,19 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 // after that stop was journaled, before its end (merge, push, pull request,
 // report: the report is written last), is ended now as it would have been,
 // and ended is true.
-func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Parts) (res engine.TaskResult, ended bool, err error) {
-	var saved engine.TaskResult
+func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Parts) (res taskengine.TaskResult, ended bool, err error) {
+	var saved taskengine.TaskResult
 	if found, err := run.ReadReport(&saved); err != nil || found {
 		res, err := TaskResultOf(run, events, p)
 		return res, false, err
 	}
 	var s TaskSpec
 	if err := settings(run, &s, p); err != nil {
-		return engine.TaskResult{}, false, err
+		return taskengine.TaskResult{}, false, err
 	}
 	res, err = taskResultOf(run, events)
 	if err != nil {
-		return engine.TaskResult{}, false, err
+		return taskengine.TaskResult{}, false, err
 	}
 	p.progress("task %s is done but was stopped before its end: ending it on %s", run.ID, s.Worktree.Branch)
 	s.finish(ctx, p, run, &res)
@@ -342,7 +343,7 @@ const EventTaskBaseline = "gate-baseline"
 // checks in its sandbox box (nil: none), then ends it: the WIP commit of a
 // failure, the worktree removed, the merge of a success, the report.
 func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, prompt string,
-	tiers []engine.Tier, planner *engine.Tier, resume *engine.TaskResume, prior *engine.Prior, checked bool, box *sandbox.Box) (engine.TaskResult, error) {
+	tiers []taskengine.Tier, planner *taskengine.Tier, resume *taskengine.TaskResume, prior *taskengine.Prior, checked bool, box *sandbox.Box) (taskengine.TaskResult, error) {
 	ctx, unwatch := watchStop(ctx, run)
 	defer unwatch()
 	wt := s.Worktree
@@ -351,16 +352,16 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	// The baseline of the gate: how the checks fare before any change.
 	baseline, err := s.baseline(ctx, p, run, j, env, box)
 	if err != nil {
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	watch, err := taskWatch(ctx, &wt, j, p)
 	if err != nil {
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	o := s.options(p, run.ID, prompt, &wt, baseline, tiers, watch, box)
 	o.Plan, o.Planner, o.Journal, o.Resume, o.Prior, o.Checked, o.Observer = s.Plan, watch.planner(planner), j, resume, prior, checked, p.TaskObserver
 	o.Windows = p.windowBook(o.WindowLimits, j)
-	res := engine.RunTask(ctx, o)
+	res := taskengine.RunTask(ctx, o)
 	res.Baseline = baseline
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		c.Close() // the live line goes before the messages of the end
@@ -369,7 +370,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	s.finish(ctx, p, run, &res)
 	if done && res.Status != engine.StatusDone {
 		// The landing was held: the index and the checkpoint say so too.
-		var cp engine.TaskCheckpoint
+		var cp taskengine.TaskCheckpoint
 		if err := run.ReadCheckpoint(&cp); err == nil {
 			cp.Progress.Status = string(res.Status)
 			if err := j.CheckpointTask(cp); err != nil {
@@ -388,7 +389,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 // options are the engine's options of the task in wt, without journal,
 // plan or observer; its agents' calls and its checks run in box (nil:
 // none), and watch checks git's control files around them.
-func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, baseline *gate.Report, tiers []engine.Tier, watch *controlWatch, box *sandbox.Box) engine.TaskOptions {
+func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, baseline *gate.Report, tiers []taskengine.Tier, watch *controlWatch, box *sandbox.Box) taskengine.TaskOptions {
 	loops := detect.LoopDetector{Similarity: s.Similarity, SameErrorCount: s.SameErrors}
 	if e := s.Embeddings; e != nil {
 		key := ""
@@ -408,7 +409,7 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 	if reviewer != nil {
 		reviewer = watch.planner(reviewer)
 	}
-	return engine.TaskOptions{
+	return taskengine.TaskOptions{
 		RunID: runID, Policy: policy, Reviewer: reviewer,
 		Workspace: worktreeSpace{wt},
 		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, watch: watch, ws: wt, box: box},
@@ -423,13 +424,13 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 // Policy is what the task's decisions depend on besides its history: the
 // one place a Policy is made, for a task run here (with its tiers' agents
 // set by options) and for the workflow (tiers without agents).
-func (s TaskSpec) Policy(task string) engine.Policy {
-	p := engine.Policy{Task: task, BudgetUSD: s.BudgetUSD, Timeout: s.TimeoutMs.Duration(), EscalateFrom: s.EscalateFrom}
+func (s TaskSpec) Policy(task string) taskengine.Policy {
+	p := taskengine.Policy{Task: task, BudgetUSD: s.BudgetUSD, Timeout: s.TimeoutMs.Duration(), EscalateFrom: s.EscalateFrom}
 	for _, t := range s.Tiers {
 		p.Tiers = append(p.Tiers, t.tier(nil))
 	}
 	if p.EscalateFrom == "" {
-		p.EscalateFrom = engine.EscalateFromBase
+		p.EscalateFrom = taskengine.EscalateFromBase
 	}
 	return p
 }
@@ -440,45 +441,45 @@ func (s TaskSpec) Policy(task string) engine.Policy {
 // decides nothing. j (nil: none) is told of its events as a task's journal
 // is (a wait for a rate limit).
 func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *git.Worktree, baseline *gate.Report,
-	h engine.History, next engine.Next, j engine.TaskRecorder) engine.AttemptOutcome {
+	h taskengine.History, next taskengine.Next, j taskengine.TaskRecorder) taskengine.AttemptOutcome {
 	tiers, _, bad := s.agents(p)
 	if bad != nil {
-		return engine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
+		return taskengine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
 	}
 	box, confined, err := Confine(s.Sandbox, p, taskSite("", wt.Path, runID))
 	if err != nil {
-		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Usage, Details: err.Error()}}
+		return taskengine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Usage, Details: err.Error()}}
 	}
 	watch, err := taskWatch(ctx, wt, j, p)
 	if err != nil {
-		return engine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Error, Details: err.Error()}}
+		return taskengine.AttemptOutcome{Stop: &engine.StopData{Status: engine.StatusError, ExitCode: exit.Error, Details: err.Error()}}
 	}
 	o := s.options(p, runID, task, wt, baseline, tiers, watch, box)
 	o.Journal, o.Observer = j, p.TaskObserver
-	out := engine.RunAttempt(ctx, o, h, next)
+	out := taskengine.RunAttempt(ctx, o, h, next)
 	out.Sandbox = &confined
 	return out
 }
 
 // AskPlanner asks the task's planner (its [planner], else its first tier)
 // for its steps in wt, as a worker does for a task submitted to Temporal
-// with --plan. It decides nothing (engine.Policy.Planned does).
-func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, wt *git.Worktree, h engine.History) (engine.Attempt, []string, millis.Duration, *engine.StopData) {
+// with --plan. It decides nothing (taskengine.Policy.Planned does).
+func (s TaskSpec) AskPlanner(ctx context.Context, p Parts, runID, task string, wt *git.Worktree, h taskengine.History) (taskengine.Attempt, []string, millis.Duration, *engine.StopData) {
 	tiers, planner, bad := s.agents(p)
 	if bad != nil {
-		return engine.Attempt{}, nil, 0, &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}
+		return taskengine.Attempt{}, nil, 0, &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}
 	}
 	box, _, err := Confine(s.Sandbox, p, taskSite("", wt.Path, runID))
 	if err != nil {
-		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: exit.Usage, Details: err.Error()}
+		return taskengine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: exit.Usage, Details: err.Error()}
 	}
 	watch, err := taskWatch(ctx, wt, nil, p)
 	if err != nil {
-		return engine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: exit.Error, Details: err.Error()}
+		return taskengine.Attempt{}, nil, 0, &engine.StopData{Status: engine.StatusError, ExitCode: exit.Error, Details: err.Error()}
 	}
 	o := s.options(p, runID, task, wt, nil, tiers, watch, box)
 	o.Plan, o.Planner = true, watch.planner(planner)
-	return engine.RunPlanner(ctx, o, h)
+	return taskengine.RunPlanner(ctx, o, h)
 }
 
 // PlannerBackend is the backend of the task's planner.
@@ -543,11 +544,11 @@ func (s TaskSpec) baseline(ctx context.Context, p Parts, run *store.Run, j journ
 // TaskResultOf is the result of a task run: the one it wrote when it
 // stopped, unless its journal went further since (a resumed task killed
 // before it stopped again), or the one its journal tells.
-func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (engine.TaskResult, error) {
-	var saved engine.TaskResult
+func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (taskengine.TaskResult, error) {
+	var saved taskengine.TaskResult
 	found, err := run.ReadReport(&saved)
 	if err != nil {
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	if found && len(events) == 0 {
 		return saved, nil
@@ -555,7 +556,7 @@ func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (engine.TaskRe
 	res, err := taskResultOf(run, events)
 	switch {
 	case !found && err != nil:
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	case !found:
 		return res, nil
 	case err != nil || len(res.Attempts) <= len(saved.Attempts):
@@ -568,10 +569,10 @@ func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (engine.TaskRe
 
 // taskResultOf is the result of task run as its journal holds it, with
 // the baseline it recorded.
-func taskResultOf(run *store.Run, events []engine.Event) (engine.TaskResult, error) {
-	res, err := engine.TaskResultOf(run.ID, events)
+func taskResultOf(run *store.Run, events []engine.Event) (taskengine.TaskResult, error) {
+	res, err := taskengine.TaskResultOf(run.ID, events)
 	if err != nil {
-		return engine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+		return taskengine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	res.Baseline, err = baselineIn(run.ID, events)
 	return res, err
@@ -590,7 +591,7 @@ func StateRoot(p Parts, dir, override string) (string, error) {
 // attempts' snapshots for the same-fix loop rule (git.Worktree.ReadFiles).
 type worktreeSpace struct{ *git.Worktree }
 
-var _ engine.SnapshotReader = worktreeSpace{}
+var _ taskengine.SnapshotReader = worktreeSpace{}
 
 func (w worktreeSpace) Dir() string { return w.Path }
 

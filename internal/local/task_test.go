@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // said records what a run reported.
@@ -75,7 +76,7 @@ func TestStartTaskFromASpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	var saved engine.TaskResult
+	var saved taskengine.TaskResult
 	if found, err := run.ReadReport(&saved); !found || err != nil || saved.Status != engine.StatusDone {
 		t.Errorf("report.json: found %v, %v, status %s", found, err, saved.Status)
 	}
@@ -108,7 +109,7 @@ func TestStartTaskRefusesWithoutChecks(t *testing.T) {
 }
 
 // startAside runs a task that writes file and leaves its branch unmerged.
-func startAside(t *testing.T, repo, state, file, content, check string) engine.TaskResult {
+func startAside(t *testing.T, repo, state, file, content, check string) taskengine.TaskResult {
 	t.Helper()
 	spec := TaskSpec{
 		Tiers:    []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/config"
@@ -32,7 +33,7 @@ type TaskSpec struct {
 	WindowLimits   engine.WindowLimits          `json:"windowLimits,omitempty"`
 	BudgetUSD      float64                      `json:"budgetUsd"`
 	Prices         cost.Table                   `json:"prices,omitempty"`
-	EscalateFrom   engine.EscalateFrom          `json:"escalateFrom"`
+	EscalateFrom   taskengine.EscalateFrom      `json:"escalateFrom"`
 	AntiGaming     gate.Gaming                  `json:"antiGaming"`
 	// EditTests: the task is meant to change its tests; a change that
 	// removes or alters lines of the base's test files is then no
@@ -75,7 +76,7 @@ func TaskSpecOf(cfg *config.Config, repo string) TaskSpec {
 		Commands: cfg.Backends, Sandbox: cfg.Sandbox}
 	s.TimeoutMs = millis.Of(cfg.Timeout)
 	if cfg.Sources["timeoutMs"] == "default" {
-		s.TimeoutMs = millis.Of(engine.DefaultTaskTimeout)
+		s.TimeoutMs = millis.Of(taskengine.DefaultTaskTimeout)
 	}
 	s.Checks = GateChecks(cfg.Checks)
 	for _, t := range cfg.Tiers {
@@ -115,18 +116,18 @@ func GateChecks(checks []config.Check) []gate.Check {
 }
 
 // tier is the engine's tier of t, whose agent is a.
-func (t TierSpec) tier(a agent.Agent) engine.Tier {
-	return engine.Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Env: t.Env, Attempts: t.Attempts, Agent: a}
+func (t TierSpec) tier(a agent.Agent) taskengine.Tier {
+	return taskengine.Tier{Name: t.Name, Backend: t.Backend, Model: t.Model, Env: t.Env, Attempts: t.Attempts, Agent: a}
 }
 
 // agents resolves the tiers' backends; a result that says why when one is
 // unknown.
-func (s TaskSpec) agents(p Parts) ([]engine.Tier, *engine.Tier, *engine.TaskResult) {
-	get := func(t TierSpec) (engine.Tier, *engine.TaskResult) { return s.agentTier(p, t) }
+func (s TaskSpec) agents(p Parts) ([]taskengine.Tier, *taskengine.Tier, *taskengine.TaskResult) {
+	get := func(t TierSpec) (taskengine.Tier, *taskengine.TaskResult) { return s.agentTier(p, t) }
 	if _, bad := s.reviewer(p); bad != nil {
 		return nil, nil, bad
 	}
-	var tiers []engine.Tier
+	var tiers []taskengine.Tier
 	for _, t := range s.Tiers {
 		tr, bad := get(t)
 		if bad != nil {
@@ -134,7 +135,7 @@ func (s TaskSpec) agents(p Parts) ([]engine.Tier, *engine.Tier, *engine.TaskResu
 		}
 		tiers = append(tiers, tr)
 	}
-	var planner *engine.Tier
+	var planner *taskengine.Tier
 	if s.Planner != nil {
 		pl := *s.Planner
 		if pl.Backend == "" {
@@ -151,18 +152,18 @@ func (s TaskSpec) agents(p Parts) ([]engine.Tier, *engine.Tier, *engine.TaskResu
 
 // agentTier is tier t with its agent; a result that says why when its
 // backend is unknown.
-func (s TaskSpec) agentTier(p Parts, t TierSpec) (engine.Tier, *engine.TaskResult) {
+func (s TaskSpec) agentTier(p Parts, t TierSpec) (taskengine.Tier, *taskengine.TaskResult) {
 	a, err := p.Registry(s.Commands, append(append([]string(nil), s.Env...), t.Env...), s.Sandbox.ProjectEnv).Get(t.Backend)
 	if err != nil {
 		r := Failure(engine.Result{Status: engine.StatusBackendUnknown, ExitCode: engine.StatusBackendUnknown.ExitCode(),
 			Backend: t.Backend, Details: fmt.Sprintf("tier %s: %v", t.Name, err)})
-		return engine.Tier{}, &r
+		return taskengine.Tier{}, &r
 	}
 	return t.tier(a), nil
 }
 
 // reviewer is the task's reviewer with its agent (nil: none).
-func (s TaskSpec) reviewer(p Parts) (*engine.Tier, *engine.TaskResult) {
+func (s TaskSpec) reviewer(p Parts) (*taskengine.Tier, *taskengine.TaskResult) {
 	if s.Reviewer == nil {
 		return nil, nil
 	}
@@ -174,7 +175,7 @@ func (s TaskSpec) reviewer(p Parts) (*engine.Tier, *engine.TaskResult) {
 }
 
 // Failure is a task that could not start, as a result.
-func Failure(r engine.Result) engine.TaskResult {
-	return engine.TaskResult{Status: r.Status, ExitCode: r.ExitCode, Backend: r.Backend, Details: r.Details, Text: r.Text,
-		Tiers: []engine.TierSummary{}, Attempts: []engine.Attempt{}, Detections: []engine.Detection{}, Flaky: []string{}, Commits: []string{}}
+func Failure(r engine.Result) taskengine.TaskResult {
+	return taskengine.TaskResult{Status: r.Status, ExitCode: r.ExitCode, Backend: r.Backend, Details: r.Details, Text: r.Text,
+		Tiers: []taskengine.TierSummary{}, Attempts: []taskengine.Attempt{}, Detections: []taskengine.Detection{}, Flaky: []string{}, Commits: []string{}}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/report"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -88,7 +89,7 @@ func LoopResult(w io.Writer, say Say, asJSON bool, res engine.Result) error {
 // TaskResult writes a task's result: the JSON object, or its summary
 // (TaskSummary), on w; on say, why a task that is not done stopped and
 // what to do about it (report.TaskHint). The error is w's.
-func TaskResult(w io.Writer, say Say, asJSON bool, res engine.TaskResult) error {
+func TaskResult(w io.Writer, say Say, asJSON bool, res taskengine.TaskResult) error {
 	if asJSON {
 		if err := JSON(w, res); err != nil {
 			return err

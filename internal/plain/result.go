@@ -26,13 +26,14 @@ import (
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/sheet"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
 // TaskSummary writes what a task did: its summary, each tier that made
 // attempts, the loops detected, and where its work is, safe for a
 // terminal (termsafe).
-func TaskSummary(w io.Writer, res engine.TaskResult) {
+func TaskSummary(w io.Writer, res taskengine.TaskResult) {
 	sw := termsafe.NewWriter(w)
 	defer sw.Flush()
 	w = sw

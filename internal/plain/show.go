@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -89,7 +90,7 @@ func ShowTask(w io.Writer, st runs.State) (err error) {
 	if t := st.Meta.Temporal; t != nil {
 		fmt.Fprintf(tw, "temporal\t%s (namespace %s, queue %s)\n", t.Address, t.Namespace, t.Queue)
 	}
-	fmt.Fprintf(tw, "task\t%s\n", termsafe.Line(engine.Subject(st.Meta.Prompt)))
+	fmt.Fprintf(tw, "task\t%s\n", termsafe.Line(taskengine.Subject(st.Meta.Prompt)))
 	if sb := st.Meta.Sandbox; sb != nil {
 		fmt.Fprintf(tw, "sandbox\t%s\n", sb)
 	}

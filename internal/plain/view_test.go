@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // The runs table marks a batch's task with the end of the batch's id and
@@ -154,7 +155,7 @@ func TestHookAnswers(t *testing.T) {
 func TestResumed(t *testing.T) {
 	var out strings.Builder
 	say := &lines{}
-	code, err := Resumed(&out, say, true, runs.Resumed{Kind: "task", ID: "t1", Done: true, Task: engine.TaskResult{Status: engine.StatusDone}})
+	code, err := Resumed(&out, say, true, runs.Resumed{Kind: "task", ID: "t1", Done: true, Task: taskengine.TaskResult{Status: engine.StatusDone}})
 	if err != nil || code != 0 {
 		t.Fatalf("Resumed = %d, %v", code, err)
 	}
@@ -214,8 +215,8 @@ func TestUsageNamesTheSilentBackends(t *testing.T) {
 // the base) says that nothing was merged, never "merged into main as".
 func TestTaskSummaryNothingMerged(t *testing.T) {
 	var b strings.Builder
-	TaskSummary(&b, engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: "jlgcli/a-1",
-		Merge: &engine.MergeInfo{Status: git.MergeMerged, Into: "main", Reason: "by batch b1"}}})
+	TaskSummary(&b, taskengine.TaskResult{Status: engine.StatusDone, Git: &taskengine.GitInfo{Branch: "jlgcli/a-1",
+		Merge: &taskengine.MergeInfo{Status: git.MergeMerged, Into: "main", Reason: "by batch b1"}}})
 	if got := b.String(); !strings.Contains(got, "nothing merged into main: branch jlgcli/a-1 holds no change for it\n") || strings.Contains(got, " as ") {
 		t.Errorf("summary:\n%s", got)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Formatting shared by the Markdown and HTML renderers.
@@ -130,7 +131,7 @@ func (a Attempt) filesText() string {
 // actionText is the action, with the loop found and the nudge.
 func (a Attempt) actionText() string {
 	s := a.Action
-	if a.Review != nil && a.Review.Verdict != engine.ReviewApprove {
+	if a.Review != nil && a.Review.Verdict != taskengine.ReviewApprove {
 		s += " (review: " + a.Review.Verdict + ")"
 	}
 	if a.Detection != "" {
@@ -158,7 +159,7 @@ func attemptList(ns []int) string {
 }
 
 // mergeLine says what became of the branch.
-func mergeLine(m *engine.MergeInfo) string {
+func mergeLine(m *taskengine.MergeInfo) string {
 	if m == nil {
 		return ""
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -206,9 +207,9 @@ type Review struct {
 	Backend string `json:"backend"`
 	Model   string `json:"model,omitempty"`
 	// Verdict is approve, changes or unreadable.
-	Verdict  string                 `json:"verdict"`
-	Summary  string                 `json:"summary,omitempty"`
-	Comments []engine.ReviewComment `json:"comments"`
+	Verdict  string                     `json:"verdict"`
+	Summary  string                     `json:"summary,omitempty"`
+	Comments []taskengine.ReviewComment `json:"comments"`
 	// Error says why its answer could not be read.
 	Error string `json:"error,omitempty"`
 	// Discarded are the files the reviewer changed, put back.
@@ -219,7 +220,7 @@ type Review struct {
 }
 
 // reviewOf is a's review as the report keeps it (nil: none).
-func reviewOf(a engine.Attempt) *Review {
+func reviewOf(a taskengine.Attempt) *Review {
 	rv := a.Review
 	if rv == nil {
 		return nil
@@ -258,33 +259,33 @@ type GateResult struct {
 }
 
 // Git says where the work of the task is: the result's record of it
-// (engine.GitInfo) and the commits of its passing attempts. Its JSON has
+// (taskengine.GitInfo) and the commits of its passing attempts. Its JSON has
 // the report's snake_case names (gitJSON): wip_commit, worktree_removed...
 type Git struct {
-	engine.GitInfo
+	taskengine.GitInfo
 	// Commits are the commits of passing attempts on the branch.
 	Commits []string
 }
 
 // gitJSON is Git as the report's JSON spells it (without GitInfo.Discarded).
 type gitJSON struct {
-	Mode            string            `json:"mode,omitempty"`
-	Repo            string            `json:"repo,omitempty"`
-	Branch          string            `json:"branch"`
-	Base            string            `json:"base"`
-	BaseBranch      string            `json:"base_branch,omitempty"`
-	Worktree        string            `json:"worktree,omitempty"`
-	WorktreeRemoved bool              `json:"worktree_removed,omitempty"`
-	Refs            string            `json:"refs"`
-	Commits         []string          `json:"commits"`
-	WIP             string            `json:"wip_commit,omitempty"`
-	DirtyIncluded   bool              `json:"dirty_included,omitempty"`
-	DirtyLeftOut    bool              `json:"dirty_left_out,omitempty"`
-	Merge           *engine.MergeInfo `json:"merge,omitempty"`
-	Pushed          bool              `json:"pushed"`
-	Remote          string            `json:"remote,omitempty"`
-	PR              string            `json:"pr,omitempty"`
-	Warnings        []string          `json:"warnings,omitempty"`
+	Mode            string                `json:"mode,omitempty"`
+	Repo            string                `json:"repo,omitempty"`
+	Branch          string                `json:"branch"`
+	Base            string                `json:"base"`
+	BaseBranch      string                `json:"base_branch,omitempty"`
+	Worktree        string                `json:"worktree,omitempty"`
+	WorktreeRemoved bool                  `json:"worktree_removed,omitempty"`
+	Refs            string                `json:"refs"`
+	Commits         []string              `json:"commits"`
+	WIP             string                `json:"wip_commit,omitempty"`
+	DirtyIncluded   bool                  `json:"dirty_included,omitempty"`
+	DirtyLeftOut    bool                  `json:"dirty_left_out,omitempty"`
+	Merge           *taskengine.MergeInfo `json:"merge,omitempty"`
+	Pushed          bool                  `json:"pushed"`
+	Remote          string                `json:"remote,omitempty"`
+	PR              string                `json:"pr,omitempty"`
+	Warnings        []string              `json:"warnings,omitempty"`
 }
 
 // MarshalJSON writes g with the report's names.
@@ -301,7 +302,7 @@ func (g *Git) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}
-	*g = Git{GitInfo: engine.GitInfo{Mode: v.Mode, Repo: v.Repo, Branch: v.Branch, Base: v.Base, BaseBranch: v.BaseBranch,
+	*g = Git{GitInfo: taskengine.GitInfo{Mode: v.Mode, Repo: v.Repo, Branch: v.Branch, Base: v.Base, BaseBranch: v.BaseBranch,
 		Worktree: v.Worktree, Removed: v.WorktreeRemoved, Refs: v.Refs, WIP: v.WIP, DirtyIncluded: v.DirtyIncluded,
 		DirtyLeftOut: v.DirtyLeftOut, Merge: v.Merge, Pushed: v.Pushed, Remote: v.Remote, PR: v.PR, Warnings: v.Warnings},
 		Commits: v.Commits}
@@ -328,7 +329,7 @@ type RerunAs struct {
 	Said   string `json:"said"`
 }
 
-func New(res engine.TaskResult) Report {
+func New(res taskengine.TaskResult) Report {
 	r := Report{
 		Status: string(res.Status), ExitCode: res.ExitCode, RunID: res.RunID, Task: res.Task, Backend: res.Backend,
 		Details: res.Details, Failure: failureOf(res.Failure), TotalAttempts: len(res.Attempts),
@@ -361,7 +362,7 @@ func New(res engine.TaskResult) Report {
 	detected := map[int]string{}
 	for _, d := range res.Detections {
 		r.Detections = append(r.Detections, Detection{Rule: d.Rule, Rules: d.Rules, Attempts: nonNil(d.Attempts), Step: d.Step,
-			Tier: d.Tier, Action: d.Action, Details: engine.DetectionText(d.Detection)})
+			Tier: d.Tier, Action: d.Action, Details: taskengine.DetectionText(d.Detection)})
 		if n := len(d.Attempts); n > 0 {
 			detected[d.Attempts[n-1]] = d.Names()
 		}
@@ -403,7 +404,7 @@ func New(res engine.TaskResult) Report {
 
 // tiers fills TiersUsed and TiersUnused, from the result's tiers or, when
 // it has none, from the attempts.
-func (r *Report) tiers(res engine.TaskResult) {
+func (r *Report) tiers(res taskengine.TaskResult) {
 	for _, t := range res.Tiers {
 		if t.Attempts == 0 {
 			r.TiersUnused = append(r.TiersUnused, t.Name)
@@ -435,7 +436,7 @@ func (r *Report) tiers(res engine.TaskResult) {
 }
 
 // lastDiff keeps the diff of the last attempt, within MaxDiff.
-func (r *Report) lastDiff(a engine.Attempt, g *engine.GitInfo) {
+func (r *Report) lastDiff(a taskengine.Attempt, g *taskengine.GitInfo) {
 	diff, cut := bound(a.Change.Diff, MaxDiff)
 	r.LastDiff = diff
 	if !cut && !a.Change.Truncated {
@@ -479,14 +480,14 @@ func validUTF8Prefix(s string) string {
 	return s
 }
 
-func gateStatus(a engine.Attempt) string {
+func gateStatus(a taskengine.Attempt) string {
 	if a.Gate.Status == "" {
 		return gateNotRun
 	}
 	return a.Gate.Status
 }
 
-func gateResult(a engine.Attempt) GateResult {
+func gateResult(a taskengine.Attempt) GateResult {
 	g := GateResult{Number: a.Number, Tier: a.Tier, Status: gateStatus(a), Recommendation: a.Gate.Recommendation}
 	switch {
 	case a.Gate.Status != "":
@@ -506,7 +507,7 @@ func failureOf(f *agent.Failure) *Failure {
 	return &Failure{Kind: string(f.Kind), Message: f.Message}
 }
 
-func gitOf(res engine.TaskResult) *Git {
+func gitOf(res taskengine.TaskResult) *Git {
 	if res.Git == nil {
 		return nil
 	}
@@ -514,7 +515,7 @@ func gitOf(res engine.TaskResult) *Git {
 }
 
 // recommend says what to do now, in one sentence.
-func recommend(res engine.TaskResult, r Report) string {
+func recommend(res taskengine.TaskResult, r Report) string {
 	g := res.Git
 	if res.Status == engine.StatusDone {
 		switch {
@@ -589,7 +590,7 @@ func recommend(res engine.TaskResult, r Report) string {
 }
 
 // lastGate is what the last gate said: its summary and its first error.
-func lastGate(res engine.TaskResult) string {
+func lastGate(res taskengine.TaskResult) string {
 	var g *gate.Report
 	if res.Gate != nil {
 		g = res.Gate
@@ -715,7 +716,7 @@ func (r Report) JSON() ([]byte, error) {
 // testsJudged are the lines of TestsJudged: the last word of the tests of
 // the base (the last attempt whose gate asked them), and the checks whose
 // tests the baseline could not count.
-func testsJudged(res engine.TaskResult) []string {
+func testsJudged(res taskengine.TaskResult) []string {
 	var out []string
 	for i := len(res.Attempts) - 1; i >= 0; i-- {
 		bt := res.Attempts[i].Gate.BaseTests

@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -18,12 +19,12 @@ type TaskRow struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
 	// Iterations is the number of attempts.
-	Iterations int               `json:"iterations"`
-	CostUSD    float64           `json:"costUsd"`
-	CostKnown  bool              `json:"costKnown"`
-	DurationMs millis.Duration   `json:"durationMs"`
-	StartedAt  time.Time         `json:"startedAt"`
-	Tiers      []engine.TierStat `json:"tiers"`
+	Iterations int                   `json:"iterations"`
+	CostUSD    float64               `json:"costUsd"`
+	CostKnown  bool                  `json:"costKnown"`
+	DurationMs millis.Duration       `json:"durationMs"`
+	StartedAt  time.Time             `json:"startedAt"`
+	Tiers      []taskengine.TierStat `json:"tiers"`
 	// RerunOf is the earlier run of the task that this run follows (a
 	// batch's second run after the first run's change could not land):
 	// the two are one task.
@@ -199,7 +200,7 @@ func foldReruns(rows []TaskRow) ([]TaskRow, int) {
 		f.DurationMs += r.DurationMs
 		f.Tiers = slices.Clone(f.Tiers)
 		for _, t := range r.Tiers {
-			k := slices.IndexFunc(f.Tiers, func(x engine.TierStat) bool { return x.Name == t.Name })
+			k := slices.IndexFunc(f.Tiers, func(x taskengine.TierStat) bool { return x.Name == t.Name })
 			if k < 0 {
 				f.Tiers = append(f.Tiers, t)
 				continue

@@ -7,19 +7,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 func f(v float64) *float64 { return &v }
 
-func row(id, status string, day, attempts int, cost float64, ms millis.Duration, tiers ...engine.TierStat) TaskRow {
+func row(id, status string, day, attempts int, cost float64, ms millis.Duration, tiers ...taskengine.TierStat) TaskRow {
 	return TaskRow{ID: id, Status: status, Iterations: attempts, CostUSD: cost, CostKnown: cost != 0, DurationMs: ms,
 		StartedAt: t0.AddDate(0, 0, day), Tiers: tiers}
 }
 
-func tier(name string, attempts int, cost float64, passed int) engine.TierStat {
-	return engine.TierStat{Name: name, Attempts: attempts, CostUSD: cost, Passed: passed}
+func tier(name string, attempts int, cost float64, passed int) taskengine.TierStat {
+	return taskengine.TierStat{Name: name, Attempts: attempts, CostUSD: cost, Passed: passed}
 }
 
 func TestStats(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Listed is one run as a board lists it: its row in the index (the JSON of
@@ -163,7 +164,7 @@ func (l *lister) run(row store.RunRow) Listed {
 // taskAt is where a running task run stands: its attempt under way, the
 // tier that makes it and the plan's step (from 1; 0 without a plan).
 func taskAt(run *store.Run) (attempt int, tier string, step int) {
-	var cp engine.TaskCheckpoint
+	var cp taskengine.TaskCheckpoint
 	if err := run.ReadCheckpoint(&cp); err != nil {
 		return 1, "", 0
 	}

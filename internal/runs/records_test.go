@@ -20,6 +20,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/temporal"
 )
 
@@ -34,13 +35,13 @@ func records() map[string]any {
 		"engine.Checkpoint":      &engine.Checkpoint{},
 		"engine.WaitData":        &engine.WaitData{},
 		"engine.StopData":        &engine.StopData{},
-		"engine.TaskResult":      &engine.TaskResult{},
-		"engine.TaskStart":       &engine.TaskStart{},
-		"engine.TaskWait":        &engine.TaskWait{},
-		"engine.TaskCheckpoint":  &engine.TaskCheckpoint{},
-		"engine.AttemptOutcome":  &engine.AttemptOutcome{},
-		"engine.Policy":          &engine.Policy{},
-		"engine.History":         &engine.History{},
+		"engine.TaskResult":      &taskengine.TaskResult{},
+		"engine.TaskStart":       &taskengine.TaskStart{},
+		"engine.TaskWait":        &taskengine.TaskWait{},
+		"engine.TaskCheckpoint":  &taskengine.TaskCheckpoint{},
+		"engine.AttemptOutcome":  &taskengine.AttemptOutcome{},
+		"engine.Policy":          &taskengine.Policy{},
+		"engine.History":         &taskengine.History{},
 		"gate.Report":            &gate.Report{},
 		"local.LoopSpec":         &local.LoopSpec{},
 		"local.TaskSpec":         &local.TaskSpec{},

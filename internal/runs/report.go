@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -178,7 +178,7 @@ func TaskStats(root string, since time.Time) (report.Summary, error) {
 		tr := report.TaskRow{ID: r.ID, Status: r.Status, Iterations: r.Iterations, CostUSD: r.CostUSD,
 			CostKnown: r.CostKnown, DurationMs: r.DurationMs, StartedAt: r.StartedAt, RerunOf: r.RerunOf}
 		for _, t := range r.Tiers {
-			tr.Tiers = append(tr.Tiers, engine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, CostKnown: t.CostKnown || t.CostUSD != 0, Passed: t.Passed})
+			tr.Tiers = append(tr.Tiers, taskengine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, CostKnown: t.CostKnown || t.CostUSD != 0, Passed: t.Passed})
 		}
 		out[i] = tr
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/proc"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // ResumeParts are what a front end gives a resume: its messages, and the
@@ -122,7 +123,7 @@ type Resumed struct {
 	Done bool
 	// The result of the run, of its kind.
 	Loop  engine.Result
-	Task  engine.TaskResult
+	Task  taskengine.TaskResult
 	Batch batch.Summary
 }
 

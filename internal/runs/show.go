@@ -11,6 +11,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // State is one run as it stands: what every front end shows of it.
@@ -30,7 +31,7 @@ type State struct {
 	// a loop's (or a single run's) rebuilt from its journal, a task's, a
 	// batch's.
 	Loop  *engine.Result
-	Task  *engine.TaskResult
+	Task  *taskengine.TaskResult
 	Batch *batch.Summary
 	// Worktree is the worktree and branch a task made here was given.
 	Worktree git.Worktree
@@ -98,14 +99,14 @@ func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) 
 // that cannot be read leaves the result the task wrote. A task that a batch
 // merged says so (local.WithBatchMerge). p says what is noticed on the
 // way.
-func TaskResult(run *store.Run, p local.Parts) (engine.TaskResult, error) {
+func TaskResult(run *store.Run, p local.Parts) (taskengine.TaskResult, error) {
 	evs, err := events(run, p, false)
 	if err != nil {
-		var saved engine.TaskResult
+		var saved taskengine.TaskResult
 		if found, rerr := run.ReadReport(&saved); found && rerr == nil {
 			return local.WithBatchMerge(run, saved), nil
 		}
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	res, err := local.TaskResultOf(run, evs, p)
 	if err != nil {

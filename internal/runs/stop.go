@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Stop stops run id (its id or a unique prefix) under the state root from
@@ -122,7 +122,7 @@ func stopTemporal(ctx context.Context, run *store.Run, id string, connect Connec
 		return Listed{}, fmt.Errorf("stop run %s on %s: %w", id, addr, err)
 	}
 	if id != run.ID { // a task of the batch run: the batch goes on
-		var res engine.TaskResult
+		var res taskengine.TaskResult
 		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 			return Listed{}, fmt.Errorf("run %s on %s was asked to stop: %w", id, addr, err)
 		}

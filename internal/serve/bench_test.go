@@ -12,8 +12,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // bigBatch is a source whose one run is a batch of n tasks in ten levels,
@@ -27,7 +27,7 @@ type bigBatch struct {
 func newBigBatch(n int) *bigBatch {
 	id := "20261125T100000Z-bbbbbbbb"
 	sum := &batch.Summary{RunID: id, Status: "running", StartedAt: t0}
-	tasks := map[string]*engine.TaskResult{}
+	tasks := map[string]*taskengine.TaskResult{}
 	statuses := []string{"done", "done", "running", "pending", "failed", "blocked"}
 	for i := range n {
 		level := i * 10 / n
@@ -39,9 +39,9 @@ func newBigBatch(n int) *bigBatch {
 		if t.Status != "pending" && t.Status != "blocked" {
 			start := t0.Add(time.Duration(i) * 20 * time.Second)
 			t.StartedAt, t.DurationMs = &start, 90000
-			res := &engine.TaskResult{}
+			res := &taskengine.TaskResult{}
 			for a := range 3 {
-				res.Attempts = append(res.Attempts, engine.Attempt{Number: a + 1, TierIndex: a / 2, Tier: "t", StartedAt: start.Add(time.Duration(a) * 30 * time.Second), DurationMs: 28000})
+				res.Attempts = append(res.Attempts, taskengine.Attempt{Number: a + 1, TierIndex: a / 2, Tier: "t", StartedAt: start.Add(time.Duration(a) * 30 * time.Second), DurationMs: 28000})
 			}
 			tasks[t.ID] = res
 		}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Sizes of the drawings, in SVG units (pixels at 100%).
@@ -114,7 +114,7 @@ type tick struct {
 // run, in the chart and in Run.Tasks.
 const rerunRow = " (re-run)"
 
-func chartOf(b batch.Summary, tasks map[string]*engine.TaskResult, now time.Time) *chart {
+func chartOf(b batch.Summary, tasks map[string]*taskengine.TaskResult, now time.Time) *chart {
 	type bar struct {
 		t          batch.TaskSummary
 		start, end time.Time

@@ -13,10 +13,10 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/cost"
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // pages are the board's HTML templates.
@@ -37,7 +37,7 @@ var funcs = template.FuncMap{
 		}
 		return s
 	},
-	"subject": engine.Subject,
+	"subject": taskengine.Subject,
 	"add":     func(a, b float64) float64 { return a + b },
 	"yes":     func(b *bool) bool { return b != nil && *b },
 	// runShort is the random part of a run id, enough to tell it among

@@ -20,6 +20,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Runtime is the Source of the runs kept under one state root, through
@@ -43,13 +44,13 @@ type Runtime struct {
 
 // endedTask is a batch's task run that ended: its result and its start.
 type endedTask struct {
-	res     *engine.TaskResult
+	res     *taskengine.TaskResult
 	started time.Time
 }
 
 // taskResult is the result of a batch's task run id (nil when it cannot be
 // read), and when it started.
-func (r *Runtime) taskResult(id string) (*engine.TaskResult, time.Time) {
+func (r *Runtime) taskResult(id string) (*taskengine.TaskResult, time.Time) {
 	r.mu.Lock()
 	e, ok := r.ended[id]
 	r.mu.Unlock()
@@ -109,7 +110,7 @@ func (r *Runtime) Show(ctx context.Context, id string) (Shown, error) {
 		// Each task's attempts, for the chart; a running task's start and
 		// attempts so far, which the batch's own record has only once
 		// the task ends.
-		out.Tasks = map[string]*engine.TaskResult{}
+		out.Tasks = map[string]*taskengine.TaskResult{}
 		withGraph(st.Batch, st.Meta.Options)
 		for i := range st.Batch.Tasks {
 			t := &st.Batch.Tasks[i]

@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // fakeSource is a state directory of three runs: a batch of two tasks
@@ -46,10 +47,10 @@ func (f *fakeSource) Show(_ context.Context, id string) (Shown, error) {
 				{ID: "a", Status: "done", RunID: ptr("20261125T100001Z-aaaa0001"), DependsOn: []string{}, StartedAt: ptr(t0), DurationMs: 60000, Attempts: 1},
 				{ID: "b", Status: "running", RunID: ptr("20261125T100102Z-aaaa0002"), DependsOn: []string{"a"}, Level: 1, StartedAt: ptr(t0.Add(time.Minute))},
 			}},
-			Tasks: map[string]*engine.TaskResult{"a": {Attempts: []engine.Attempt{{Number: 1, Tier: "fast", StartedAt: t0, DurationMs: 50000}}}}}, nil
+			Tasks: map[string]*taskengine.TaskResult{"a": {Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", StartedAt: t0, DurationMs: 50000}}}}}, nil
 	case "20261125T100001Z-aaaa0001":
-		res := &engine.TaskResult{Status: "done", Attempts: []engine.Attempt{{Number: 1, Tier: "fast", Prompt: "write a", Response: "wrote a",
-			Change: engine.Change{Diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n"}}}}
+		res := &taskengine.TaskResult{Status: "done", Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", Prompt: "write a", Response: "wrote a",
+			Change: taskengine.Change{Diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n"}}}}
 		res.Attempts[0].Gate.Status = "pass"
 		return Shown{ID: id, Command: "task", Parent: "20261125T100000Z-bbbbbbbb", Task: res}, nil
 	case "20261125T090000Z-cccccccc":
@@ -134,7 +135,7 @@ func TestAPI(t *testing.T) {
 		t.Errorf("GET /api/runs?kind=task: %d %s", code, body)
 	}
 	code, body = get(t, ts, "/api/runs/20261125T100001Z-aaaa0001")
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	if code != 200 || json.Unmarshal([]byte(body), &res) != nil || res.Status != "done" {
 		t.Errorf("GET /api/runs/ID: %d %s", code, body)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Source is what the server reads and does: the runtime (package runs)
@@ -48,11 +49,11 @@ type Shown struct {
 	Temporal string
 
 	Loop  *engine.Result
-	Task  *engine.TaskResult
+	Task  *taskengine.TaskResult
 	Batch *batch.Summary
 	// Tasks are a batch's task runs that have one, by task id: their
 	// attempts are drawn in the batch's chart.
-	Tasks map[string]*engine.TaskResult
+	Tasks map[string]*taskengine.TaskResult
 }
 
 // Object is what show --json prints of the run.

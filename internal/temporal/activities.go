@@ -27,6 +27,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Types of an activity error that git gave. ErrGit: final, another try
@@ -67,15 +68,15 @@ type Prepared struct {
 
 // AttemptInput is the input of an attempt activity.
 type AttemptInput struct {
-	RunID    string         `json:"runId"`
-	Task     string         `json:"task"`
-	Repo     string         `json:"repo"`
-	Branch   string         `json:"branch"`
-	Base     string         `json:"base"`
-	Baseline *gate.Report   `json:"baseline,omitempty"`
-	Spec     local.TaskSpec `json:"spec"`
-	History  engine.History `json:"history"`
-	Next     engine.Next    `json:"next"`
+	RunID    string             `json:"runId"`
+	Task     string             `json:"task"`
+	Repo     string             `json:"repo"`
+	Branch   string             `json:"branch"`
+	Base     string             `json:"base"`
+	Baseline *gate.Report       `json:"baseline,omitempty"`
+	Spec     local.TaskSpec     `json:"spec"`
+	History  taskengine.History `json:"history"`
+	Next     taskengine.Next    `json:"next"`
 	// HandBack: a worker with no room for the attempt now hands it back
 	// at once (ErrHandedBack) rather than wait for a place; a workflow
 	// from before ChangeTaskRoom does not ask it, and its attempts wait.
@@ -86,10 +87,10 @@ type AttemptInput struct {
 // steps (nil: none), the time waited for rate limits, or why the planner
 // could not be asked.
 type Planned struct {
-	Planner  engine.Attempt   `json:"planner"`
-	Steps    []string         `json:"steps,omitempty"`
-	WaitedMs millis.Duration  `json:"waitedMs"`
-	Stop     *engine.StopData `json:"stop,omitempty"`
+	Planner  taskengine.Attempt `json:"planner"`
+	Steps    []string           `json:"steps,omitempty"`
+	WaitedMs millis.Duration    `json:"waitedMs"`
+	Stop     *engine.StopData   `json:"stop,omitempty"`
 }
 
 // FinishInput is the input of the finish activity.
@@ -110,8 +111,8 @@ type FinishInput struct {
 // Finished is what the finish activity made: the squash commit on the
 // ready branch, what became of the base branch, and the pull request.
 type Finished struct {
-	Merge *engine.MergeInfo `json:"merge"`
-	PR    string            `json:"pr,omitempty"`
+	Merge *taskengine.MergeInfo `json:"merge"`
+	PR    string                `json:"pr,omitempty"`
 	// Warning says what went wrong with the pull request.
 	Warning string `json:"warning,omitempty"`
 }
@@ -302,12 +303,12 @@ func (w *Activities) Prepare(ctx context.Context, in PrepareInput) (Prepared, er
 // are pushed to the remote in one atomic push. An attempt whose record is
 // on the remote already (its worker died after pushing) is not made again:
 // the record is returned.
-func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 	ctx, end := w.start(ctx)
 	defer end()
 	leave, err := w.room(ctx, in, fmt.Sprintf("attempt %d of run %s", in.Next.Number, in.RunID))
 	if err != nil {
-		return engine.AttemptOutcome{}, err
+		return taskengine.AttemptOutcome{}, err
 	}
 	defer leave()
 	waits := &waits{}
@@ -319,11 +320,11 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	outcomeRef := prefix + n + "-outcome"
 	c, unlock, err := w.clone(ctx, in.Repo)
 	if err != nil {
-		return engine.AttemptOutcome{}, err
+		return taskengine.AttemptOutcome{}, err
 	}
 	if _, found, err := c.RemoteRef(ctx, outcomeRef); err != nil {
 		unlock()
-		return engine.AttemptOutcome{}, gitError(ctx, err)
+		return taskengine.AttemptOutcome{}, gitError(ctx, err)
 	} else if found {
 		defer unlock()
 		return w.recorded(ctx, c, outcomeRef)
@@ -335,7 +336,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	}
 	unlock()
 	if err != nil {
-		return engine.AttemptOutcome{}, gitError(ctx, err)
+		return taskengine.AttemptOutcome{}, gitError(ctx, err)
 	}
 	defer wt.Remove(context.WithoutCancel(ctx))
 
@@ -346,7 +347,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	out := spec.Attempt(ctx, parts, in.RunID, in.Task, wt, in.Baseline, in.History, in.Next, waits)
 	if ctx.Err() != nil || (out.Stop != nil && out.Stop.Status == engine.StatusInterrupted) {
 		// The worker is stopping, or lost its attempt: another makes it.
-		return engine.AttemptOutcome{}, fmt.Errorf("attempt %s was interrupted on this worker: %w", n, context.Cause(ctx))
+		return taskengine.AttemptOutcome{}, fmt.Errorf("attempt %s was interrupted on this worker: %w", n, context.Cause(ctx))
 	}
 	if out.Stop != nil {
 		return out, nil
@@ -357,7 +358,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	}
 	record, err := json.Marshal(out)
 	if err != nil {
-		return engine.AttemptOutcome{}, err
+		return taskengine.AttemptOutcome{}, err
 	}
 
 	pctx := context.WithoutCancel(ctx)
@@ -365,7 +366,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 	defer unlock()
 	rec, err := c.WriteFile(pctx, outcomeFile, record, "jlgcli attempt "+in.RunID+"/"+n)
 	if err != nil {
-		return engine.AttemptOutcome{}, gitError(ctx, err)
+		return taskengine.AttemptOutcome{}, gitError(ctx, err)
 	}
 	refs := []string{out.Attempt.Start + ":" + prefix + n, rec + ":" + outcomeRef}
 	if out.Attempt.Result != "" {
@@ -375,7 +376,7 @@ func (w *Activities) Attempt(ctx context.Context, in AttemptInput) (engine.Attem
 		refs = append(refs, out.Attempt.Commit+":refs/heads/"+in.Branch)
 	}
 	if err := c.Push(pctx, refs...); err != nil {
-		return engine.AttemptOutcome{}, gitError(ctx, err)
+		return taskengine.AttemptOutcome{}, gitError(ctx, err)
 	}
 	return out, nil
 }
@@ -422,12 +423,12 @@ func (w *Activities) say(format string, a ...any) {
 // OutputEnd of all it wrote) and its last retry or error lines (Lines, at
 // most MaxBeatLines, the last of LineCount in all).
 type Beat struct {
-	Attempt   int              `json:"attempt"`
-	Wait      *engine.TaskWait `json:"wait,omitempty"`
-	Output    []byte           `json:"output,omitempty"`
-	OutputEnd int64            `json:"outputEnd,omitempty"`
-	Lines     []string         `json:"lines,omitempty"`
-	LineCount int              `json:"lineCount,omitempty"`
+	Attempt   int                  `json:"attempt"`
+	Wait      *taskengine.TaskWait `json:"wait,omitempty"`
+	Output    []byte               `json:"output,omitempty"`
+	OutputEnd int64                `json:"outputEnd,omitempty"`
+	Lines     []string             `json:"lines,omitempty"`
+	LineCount int                  `json:"lineCount,omitempty"`
 }
 
 // Bounds of what a heartbeat carries of the agent's output.
@@ -442,7 +443,7 @@ const (
 // for its heartbeat, and nothing else.
 type waits struct {
 	mu    sync.Mutex
-	wait  *engine.TaskWait
+	wait  *taskengine.TaskWait
 	out   []byte
 	end   int64
 	lines []string
@@ -455,11 +456,11 @@ func (j *waits) Record(ev engine.Event) error {
 	if ev.Type != engine.EventWait {
 		return nil
 	}
-	var d engine.TaskWait
+	var d taskengine.TaskWait
 	if err := json.Unmarshal(ev.Data, &d); err != nil {
 		return nil // a heartbeat's detail: the attempt goes on without it
 	}
-	d.State = engine.TaskState{}
+	d.State = taskengine.TaskState{}
 	j.mu.Lock()
 	j.wait = &d
 	j.mu.Unlock()
@@ -469,7 +470,7 @@ func (j *waits) Record(ev engine.Event) error {
 	return nil
 }
 
-func (j *waits) CheckpointTask(engine.TaskCheckpoint) error { return nil }
+func (j *waits) CheckpointTask(taskengine.TaskCheckpoint) error { return nil }
 
 // Output keeps the end of the agent's output for the heartbeat.
 func (j *waits) Output(int) io.WriteCloser { return beatOutput{j} }
@@ -505,9 +506,9 @@ func (j *waits) AgentLine(line string) {
 	}
 }
 
-func (j *waits) AttemptStarted(engine.TaskProgress)              {}
-func (j *waits) Phase(engine.TaskProgress, string)               {}
-func (j *waits) AttemptDone(engine.TaskProgress, engine.Attempt) {}
+func (j *waits) AttemptStarted(taskengine.TaskProgress)                  {}
+func (j *waits) Phase(taskengine.TaskProgress, string)                   {}
+func (j *waits) AttemptDone(taskengine.TaskProgress, taskengine.Attempt) {}
 
 // beat is the heartbeat's details of attempt n.
 func (j *waits) beat(n int) Beat {
@@ -518,7 +519,7 @@ func (j *waits) beat(n int) Beat {
 }
 
 // last is the latest wait, nil before one.
-func (j *waits) last() *engine.TaskWait {
+func (j *waits) last() *taskengine.TaskWait {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.wait
@@ -568,8 +569,8 @@ func (w *Activities) lock(ctx context.Context, c *git.Clone) func() {
 }
 
 // recorded reads back an attempt's record from the remote.
-func (w *Activities) recorded(ctx context.Context, c *git.Clone, ref string) (engine.AttemptOutcome, error) {
-	var out engine.AttemptOutcome
+func (w *Activities) recorded(ctx context.Context, c *git.Clone, ref string) (taskengine.AttemptOutcome, error) {
+	var out taskengine.AttemptOutcome
 	if err := c.Fetch(ctx, "+"+ref+":"+ref); err != nil {
 		return out, gitError(ctx, err)
 	}
@@ -606,7 +607,7 @@ func (w *Activities) Finish(ctx context.Context, in FinishInput) (Finished, erro
 	if err := c.Push(ctx, "+"+squash+":refs/heads/"+ready); err != nil {
 		return Finished{}, gitError(ctx, err)
 	}
-	m := &engine.MergeInfo{Status: git.MergeSkipped, Into: in.BaseBranch, Commit: squash,
+	m := &taskengine.MergeInfo{Status: git.MergeSkipped, Into: in.BaseBranch, Commit: squash,
 		Command: fmt.Sprintf("git fetch origin %s && git merge --ff-only FETCH_HEAD", ready)}
 	if in.MergePush {
 		var refused *git.MergeRefusedError

@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Submit starts the workflow of a task; its workflow id is the run id.
@@ -86,8 +87,8 @@ type SandboxObserver interface {
 // wait when it is a Waiter, of the agent's retry and error lines on its
 // worker when it is an engine.AgentObserver and of its output when it is
 // an OutputObserver, and returns its result.
-func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.Tier, obs engine.TaskObserver, every time.Duration) (engine.TaskResult, error) {
-	var res engine.TaskResult
+func Follow(ctx context.Context, c client.Client, runID string, tiers []taskengine.Tier, obs taskengine.TaskObserver, every time.Duration) (taskengine.TaskResult, error) {
+	var res taskengine.TaskResult
 	if obs == nil {
 		return res, await(ctx, c, "task", runID, &res, every, nil)
 	}
@@ -128,7 +129,7 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 		}
 	}
 	seen, started := 0, 0
-	done := func(attempts []engine.Attempt) {
+	done := func(attempts []taskengine.Attempt) {
 		for _, a := range attempts[min(seen, len(attempts)):] {
 			obs.AttemptDone(progressOf(tiers, a), a)
 			seen = a.Number
@@ -143,7 +144,7 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []engine.T
 		sandboxOf(p)
 		if p.Running != nil && p.Running.Number > started {
 			started = p.Running.Number
-			pr := engine.TaskProgress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
+			pr := taskengine.TaskProgress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
 				TierIndex: p.Running.TierIndex, InTier: p.Running.InTier, Number: p.Running.Number,
 				CostUSD: p.History.State.Ledger.Spent(), Estimated: p.History.State.Ledger.Estimated(), CostKnown: costKnown(p.History)}
 			if i := p.Running.TierIndex; i < len(tiers) {
@@ -207,8 +208,8 @@ func Query(ctx context.Context, c client.Client, runID string) (Progress, error)
 	return p, v.Get(&p)
 }
 
-func progressOf(tiers []engine.Tier, a engine.Attempt) engine.TaskProgress {
-	p := engine.TaskProgress{Step: max(1, a.Step), Steps: 1, Tier: a.Tier, TierIndex: a.TierIndex, InTier: a.InTier,
+func progressOf(tiers []taskengine.Tier, a taskengine.Attempt) taskengine.TaskProgress {
+	p := taskengine.TaskProgress{Step: max(1, a.Step), Steps: 1, Tier: a.Tier, TierIndex: a.TierIndex, InTier: a.InTier,
 		Number: a.Number, CostUSD: a.CostUSD, Estimated: a.CostEstimated, CostKnown: a.CostKnown, LastGate: a.Gate.Status}
 	if a.TierIndex < len(tiers) {
 		p.Tiers, p.Attempts = len(tiers), tiers[a.TierIndex].Attempts
@@ -216,7 +217,7 @@ func progressOf(tiers []engine.Tier, a engine.Attempt) engine.TaskProgress {
 	return p
 }
 
-func costKnown(h engine.History) bool {
+func costKnown(h taskengine.History) bool {
 	for _, a := range h.Attempts {
 		if a.CostKnown {
 			return true

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"go.temporal.io/sdk/worker"
-
-	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
 // usedInfo and releaseInfo are what the SDK tells a slot supplier of a
@@ -130,7 +129,7 @@ func TestMachineTake(t *testing.T) {
 		t.Errorf("running %d of %d, want 1 of 1", n, of)
 	}
 	acts := &Activities{StateDir: t.TempDir(), machine: m}
-	in := AttemptInput{RunID: "r", Repo: "file:///nowhere.git", HandBack: true, Next: engine.Next{Number: 2}}
+	in := AttemptInput{RunID: "r", Repo: "file:///nowhere.git", HandBack: true, Next: taskengine.Next{Number: 2}}
 	if _, err := acts.Attempt(context.Background(), in); !IsHandedBack(err) || !strings.Contains(err.Error(), "attempt 2 of run r handed back") {
 		t.Errorf("attempt on a full worker: %v, want it handed back", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
-	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // history is a task's workflow history recorded from a real Temporal server
@@ -44,11 +44,11 @@ func TestReplayRecordedHistory(t *testing.T) {
 // TestReplayCatchesAChangedWorkflow: the replay test can fail: a workflow
 // that skips the preparation does not replay the recorded history.
 func TestReplayCatchesAChangedWorkflow(t *testing.T) {
-	changed := func(ctx workflow.Context, in TaskInput) (engine.TaskResult, error) {
+	changed := func(ctx workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
 		ctx = workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour))
-		var out engine.AttemptOutcome
+		var out taskengine.AttemptOutcome
 		err := workflow.ExecuteActivity(ctx, AttemptName, AttemptInput{RunID: in.RunID}).Get(ctx, &out)
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: TaskWorkflowName})

@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // gitIn runs git in dir for a test.
@@ -34,7 +35,7 @@ func gitIn(t *testing.T, dir string, args ...string) {
 // prepareTries runs a task's workflow whose prepare activity is the
 // worker's own (acts'), on the remote url; after is called once its first
 // try ended. It returns the tries and the result.
-func prepareTries(t *testing.T, acts *Activities, url string, after func()) (int, engine.TaskResult) {
+func prepareTries(t *testing.T, acts *Activities, url string, after func()) (int, taskengine.TaskResult) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
@@ -53,14 +54,14 @@ func prepareTries(t *testing.T, acts *Activities, url string, after func()) (int
 	}, activity.RegisterOptions{Name: PrepareName})
 	env.RegisterActivityWithOptions(acts.Attempt, activity.RegisterOptions{Name: AttemptName})
 	env.RegisterActivityWithOptions(acts.Finish, activity.RegisterOptions{Name: FinishName})
-	env.OnActivity(AttemptName, mockAny, mockAny).Return(func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
-		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: in.Next.Number, Tier: "a", InTier: 1, Gate: gateOf(true, 1)}}, nil
+	env.OnActivity(AttemptName, mockAny, mockAny).Return(func(_ context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
+		return taskengine.AttemptOutcome{Attempt: taskengine.Attempt{Number: in.Next.Number, Tier: "a", InTier: 1, Gate: gateOf(true, 1)}}, nil
 	})
-	env.OnActivity(FinishName, mockAny, mockAny).Return(Finished{Merge: &engine.MergeInfo{Status: "skipped"}}, nil)
+	env.OnActivity(FinishName, mockAny, mockAny).Return(Finished{Merge: &taskengine.MergeInfo{Status: "skipped"}}, nil)
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r1", Task: "t", Repo: url, BaseBranch: "main", Branch: "jlgcli/t-r1",
 		Spec: spec, Queue: "q"})
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}

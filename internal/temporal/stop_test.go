@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // TestCancelledTaskEndsInterrupted: a task's workflow cancelled during its
@@ -24,17 +25,17 @@ import (
 // goes on from. (The test environment does not cancel an activity's
 // context: e2e/temporal's TestStopATaskOnWorkers sees the agent stopped.)
 func TestCancelledTaskEndsInterrupted(t *testing.T) {
-	env := newEnv(t, func(ctx context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+	env := newEnv(t, func(ctx context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 		if in.Next.Number == 1 {
-			a := engine.Attempt{Number: 1, Step: in.Next.Step, Tier: "t", Backend: "fake", Start: "s1", Result: "r1",
-				Gate: gateOf(false, 1), Change: engine.Change{Hash: "1"}}
-			return engine.AttemptOutcome{Attempt: a}, nil
+			a := taskengine.Attempt{Number: 1, Step: in.Next.Step, Tier: "t", Backend: "fake", Start: "s1", Result: "r1",
+				Gate: gateOf(false, 1), Change: taskengine.Change{Hash: "1"}}
+			return taskengine.AttemptOutcome{Attempt: a}, nil
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(10 * time.Second):
 		}
-		return engine.AttemptOutcome{}, ctx.Err()
+		return taskengine.AttemptOutcome{}, ctx.Err()
 	})
 	var cancelled []string
 	env.SetOnActivityCanceledListener(func(info *activity.Info) { cancelled = append(cancelled, info.ActivityID) })
@@ -45,7 +46,7 @@ func TestCancelledTaskEndsInterrupted(t *testing.T) {
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("the workflow did not complete")
 	}
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatalf("the cancelled workflow ended with an error: %v", err)
 	}
@@ -90,17 +91,17 @@ func TestCancelledBatchEndsInterrupted(t *testing.T) {
 		return local.Landing{Status: local.LandMerged, Commit: "landed-" + in.RunID}, nil
 	})
 	env.OnActivity(PrepareName, mockAny, mockAny).Return(Prepared{Base: "base"}, nil)
-	env.OnActivity(FinishName, mockAny, mockAny).Return(Finished{Merge: &engine.MergeInfo{Status: "skipped", Commit: "squash"}}, nil)
-	env.OnActivity(AttemptName, mockAny, mockAny).Return(func(ctx context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+	env.OnActivity(FinishName, mockAny, mockAny).Return(Finished{Merge: &taskengine.MergeInfo{Status: "skipped", Commit: "squash"}}, nil)
+	env.OnActivity(AttemptName, mockAny, mockAny).Return(func(ctx context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 		if in.RunID == "b1-c" {
-			a := engine.Attempt{Number: 1, Tier: "x", Backend: "x", Start: "s1", Result: "r1", Commit: "c1", Gate: gateOf(true, 1)}
-			return engine.AttemptOutcome{Attempt: a}, nil
+			a := taskengine.Attempt{Number: 1, Tier: "x", Backend: "x", Start: "s1", Result: "r1", Commit: "c1", Gate: gateOf(true, 1)}
+			return taskengine.AttemptOutcome{Attempt: a}, nil
 		}
 		select { // the test environment does not cancel an activity's context
 		case <-ctx.Done():
 		case <-time.After(10 * time.Second):
 		}
-		return engine.AttemptOutcome{}, errors.New("not cancelled")
+		return taskengine.AttemptOutcome{}, errors.New("not cancelled")
 	})
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
 	spec := local.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []local.BatchTask{

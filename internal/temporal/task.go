@@ -1,5 +1,5 @@
 // Package temporal runs tasks and batches on the workers of a Temporal server, as workflows: the workflow makes the
-// task's decisions with the engine's own pure functions (engine.Policy), and
+// task's decisions with the engine's own pure functions (taskengine.Policy), and
 // each attempt is an activity that a `jlgcli worker` anywhere runs in its own
 // clone of the task's repository, pushing what it did to the remote.
 package temporal
@@ -21,6 +21,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // Names of the workflow, its activities and its query.
@@ -118,29 +119,29 @@ type TaskInput struct {
 	// Prior, for a batch's second run of a task whose first run's change
 	// could not land, is that run: this one starts at the tier that passed
 	// there and is told its attempts, as a local batch's second run is.
-	Prior *engine.Prior `json:"prior,omitempty"`
+	Prior *taskengine.Prior `json:"prior,omitempty"`
 }
 
 // Carry is what a task's workflow hands to the run that continues it.
 type Carry struct {
-	Base     string         `json:"base"`
-	Baseline *gate.Report   `json:"baseline,omitempty"`
-	History  engine.History `json:"history"`
+	Base     string             `json:"base"`
+	Baseline *gate.Report       `json:"baseline,omitempty"`
+	History  taskengine.History `json:"history"`
 }
 
 // Progress is what the progress query answers: the history so far, the
 // attempt under way, and the stop once there is one.
 type Progress struct {
-	History engine.History   `json:"history"`
-	Running *engine.Next     `json:"running,omitempty"`
-	Stop    *engine.StopData `json:"stop,omitempty"`
+	History taskengine.History `json:"history"`
+	Running *taskengine.Next   `json:"running,omitempty"`
+	Stop    *engine.StopData   `json:"stop,omitempty"`
 	// Base and Baseline are the task's starting point and the gate's
 	// verdict there, for a resume.
 	Base     string       `json:"base,omitempty"`
 	Baseline *gate.Report `json:"baseline,omitempty"`
 	// Wait is the wait for a subscription window to reset under way
 	// before the next attempt (nil: none).
-	Wait *engine.TaskWait `json:"wait,omitempty"`
+	Wait *taskengine.TaskWait `json:"wait,omitempty"`
 	// Sandbox is how the worker of the last attempt confined its agent
 	// and checks (nil: no attempt said it yet).
 	Sandbox *sandbox.Record `json:"sandbox,omitempty"`
@@ -151,21 +152,21 @@ func AttemptQueue(queue, backend string) string { return queue + "@" + backend }
 
 // TaskWorkflow runs a task: the tree is prepared once, then each attempt is
 // an activity run by a worker that has the tier's backend, and what follows
-// it is decided here by engine.Policy, the same functions RunTask calls.
+// it is decided here by taskengine.Policy, the same functions RunTask calls.
 //
 // A cancellation of the workflow (`jlgcli stop`) stops it as Ctrl-C stops a
 // local task: the activity under way is cancelled and waited for (its agent
 // stopped), and the task ends interrupted with the attempts made so far,
 // which a resume goes on from (ChangeTaskStop; before it, the activity's
 // error ended the task).
-func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error) {
+func TaskWorkflow(ctx workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
 	stoppable := workflow.GetVersion(ctx, ChangeTaskStop, workflow.DefaultVersion, 1) >= 1
 	roomy := workflow.GetVersion(ctx, ChangeTaskRoom, workflow.DefaultVersion, 1) >= 1
 	windowed := workflow.GetVersion(ctx, ChangeTaskWindows, workflow.DefaultVersion, 1) >= 1
 	policy := in.Spec.Policy(in.Task)
 	prog := &Progress{}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return *prog, nil }); err != nil {
-		return engine.TaskResult{}, err
+		return taskengine.TaskResult{}, err
 	}
 	// opts are the options of an activity on queue: with a cancellation of
 	// the workflow, its end is waited for.
@@ -258,7 +259,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		case interrupted != nil:
 			stop = interrupted
 		case err != nil:
-			stop = attemptStop(err, engine.Tier{Name: "planner", Backend: backend}, engine.Next{}, in)
+			stop = attemptStop(err, taskengine.Tier{Name: "planner", Backend: backend}, taskengine.Next{}, in)
 		case pl.Stop != nil:
 			stop = pl.Stop
 		default:
@@ -296,7 +297,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		ao := in.options(AttemptQueue(in.Queue, tier.Backend), timeout)
 		ao.ActivityID = fmt.Sprintf("attempt-%d", next.Number) // with the run: the attempt's key, as its refs
 		ao.WaitForCancellation = stoppable
-		var out engine.AttemptOutcome
+		var out taskengine.AttemptOutcome
 		err := agent(ao, AttemptName, tier.Backend, AttemptInput{RunID: in.RunID, Task: in.Task, Repo: in.Repo,
 			Branch: in.Branch, Base: c.Base, Baseline: c.Baseline, Spec: in.Spec, History: stepHistory(c.History, next),
 			Next: next}, &out)
@@ -339,14 +340,14 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 		}
 		if len(c.History.Attempts)-started >= AttemptsPerRun || workflow.GetInfo(ctx).GetCurrentHistoryLength() >= MaxHistoryEvents {
 			in.Carry = c
-			return engine.TaskResult{}, workflow.NewContinueAsNewError(ctx, TaskWorkflowName, in)
+			return taskengine.TaskResult{}, workflow.NewContinueAsNewError(ctx, TaskWorkflowName, in)
 		}
 	}
 	stop.DurationMs = c.History.State.ElapsedMs
 	prog.Stop = stop
 	res := policy.Result(in.RunID, c.History, stop)
 	res.Baseline = c.Baseline
-	res.Git = &engine.GitInfo{Mode: string(git.CommitBranch), Repo: in.Repo, Branch: in.Branch, Base: c.Base,
+	res.Git = &taskengine.GitInfo{Mode: string(git.CommitBranch), Repo: in.Repo, Branch: in.Branch, Base: c.Base,
 		BaseBranch: in.BaseBranch, Refs: git.RefPrefix + in.RunID + "/", Remote: in.Repo, Pushed: c.Base != ""}
 	if stop.Status == engine.StatusDone {
 		fctx := ctx
@@ -377,7 +378,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (engine.TaskResult, error)
 // active time, and held is true (the caller decides again); a reset beyond
 // --max-wait stops the task rate-limited, resumable. prog tells the wait
 // while it lasts.
-func windowHold(ctx workflow.Context, spec local.TaskSpec, tier engine.Tier, st *engine.TaskState, prog *Progress) (held bool, stop *engine.StopData) {
+func windowHold(ctx workflow.Context, spec local.TaskSpec, tier taskengine.Tier, st *taskengine.TaskState, prog *Progress) (held bool, stop *engine.StopData) {
 	if len(spec.WindowLimits) == 0 {
 		return false, nil
 	}
@@ -391,7 +392,7 @@ func windowHold(ctx workflow.Context, spec local.TaskSpec, tier engine.Tier, st 
 	}
 	w := h.Window
 	st.WaitedMs += millis.Of(h.Wait)
-	prog.Wait = &engine.TaskWait{Until: now.Add(h.Wait), WaitMs: millis.Of(h.Wait), Message: h.Details, Window: &w, State: *st}
+	prog.Wait = &taskengine.TaskWait{Until: now.Add(h.Wait), WaitMs: millis.Of(h.Wait), Message: h.Details, Window: &w, State: *st}
 	err := workflow.Sleep(ctx, h.Wait)
 	prog.Wait = nil
 	if err != nil {
@@ -401,7 +402,7 @@ func windowHold(ctx workflow.Context, spec local.TaskSpec, tier engine.Tier, st 
 }
 
 // prBody is the text of a task's pull request: its report.
-func prBody(res engine.TaskResult, pr bool) string {
+func prBody(res taskengine.TaskResult, pr bool) string {
 	if !pr {
 		return ""
 	}
@@ -430,8 +431,8 @@ func (in TaskInput) options(queue string, timeout time.Duration) workflow.Activi
 
 // stepHistory is what an attempt needs of the history: the state, the plan
 // and the attempts of its step (the loop rules read them).
-func stepHistory(h engine.History, next engine.Next) engine.History {
-	out := engine.History{Plan: h.Plan, State: h.State}
+func stepHistory(h taskengine.History, next taskengine.Next) taskengine.History {
+	out := taskengine.History{Plan: h.Plan, State: h.State}
 	for _, a := range h.Attempts {
 		if a.Step == next.Step {
 			a.Prompt, a.Response = "", ""
@@ -457,7 +458,7 @@ func IsHandedBack(err error) bool {
 }
 
 // attemptStop is the stop of a task whose attempt failed as an activity.
-func attemptStop(err error, tier engine.Tier, next engine.Next, in TaskInput) *engine.StopData {
+func attemptStop(err error, tier taskengine.Tier, next taskengine.Next, in TaskInput) *engine.StopData {
 	if isStartTimeout(err) {
 		wait := in.WorkerWaitMs.Duration()
 		if wait <= 0 {
@@ -505,7 +506,7 @@ type PreviousInput struct {
 // ResumedCarry is what a task's workflow goes on from after its earlier
 // run, which stood at p: its history, with the new turn that a resume of a
 // task stopped by a limit gives its tier under policy.
-func ResumedCarry(p Progress, policy engine.Policy) *Carry {
+func ResumedCarry(p Progress, policy taskengine.Policy) *Carry {
 	h := p.History
 	h.State = policy.Resumed(h.State, p.Stop)
 	return &Carry{Base: p.Base, Baseline: p.Baseline, History: h}

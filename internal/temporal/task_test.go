@@ -23,15 +23,16 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
-	"github.com/jlgcli/jlgcli/internal/engine/decisiontest"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
+	"github.com/jlgcli/jlgcli/internal/taskengine/decisiontest"
 )
 
 func specOf(c decisiontest.Case) local.TaskSpec {
-	s := local.TaskSpec{BudgetUSD: c.BudgetUSD, EscalateFrom: engine.EscalateFrom(c.EscalateFrom)}
+	s := local.TaskSpec{BudgetUSD: c.BudgetUSD, EscalateFrom: taskengine.EscalateFrom(c.EscalateFrom)}
 	for _, t := range c.Tiers {
 		s.Tiers = append(s.Tiers, local.TierSpec{Name: t.Name, Backend: "fake", Attempts: t.Attempts})
 	}
@@ -48,7 +49,7 @@ func gateOf(pass bool, n int) gate.Report {
 
 // newEnv is a test environment with the workflow and the activities, whose
 // attempts are scripted by attempt.
-func newEnv(t *testing.T, attempt func(context.Context, AttemptInput) (engine.AttemptOutcome, error)) *testsuite.TestWorkflowEnvironment {
+func newEnv(t *testing.T, attempt func(context.Context, AttemptInput) (taskengine.AttemptOutcome, error)) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	acts := &Activities{}
@@ -62,7 +63,7 @@ func newEnv(t *testing.T, attempt func(context.Context, AttemptInput) (engine.At
 	env.OnActivity(PrepareName, mockAny, mockAny).Return(Prepared{Base: "base"}, nil)
 	env.OnActivity(AttemptName, mockAny, mockAny).Return(attempt)
 	env.OnActivity(FinishName, mockAny, mockAny).Return(func(_ context.Context, in FinishInput) (Finished, error) {
-		return Finished{Merge: &engine.MergeInfo{Status: "skipped", Commit: "squash-of-" + in.Branch}}, nil
+		return Finished{Merge: &taskengine.MergeInfo{Status: "skipped", Commit: "squash-of-" + in.Branch}}, nil
 	})
 	return env
 }
@@ -79,19 +80,19 @@ func TestDecisionTableWorkflow(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			calls := 0
-			env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+			env := newEnv(t, func(_ context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 				calls++
 				if calls > len(c.Attempts) || in.Next.Number != calls {
-					return engine.AttemptOutcome{}, fmt.Errorf("attempt %d (call %d); the case scripts %d", in.Next.Number, calls, len(c.Attempts))
+					return taskengine.AttemptOutcome{}, fmt.Errorf("attempt %d (call %d); the case scripts %d", in.Next.Number, calls, len(c.Attempts))
 				}
 				sc := c.Attempts[calls-1]
-				a := engine.Attempt{Number: calls, Step: in.Next.Step, Tier: c.Tiers[in.Next.TierIndex].Name, TierIndex: in.Next.TierIndex,
+				a := taskengine.Attempt{Number: calls, Step: in.Next.Step, Tier: c.Tiers[in.Next.TierIndex].Name, TierIndex: in.Next.TierIndex,
 					InTier: in.Next.InTier, Backend: "fake", Start: fmt.Sprintf("s%d", calls), Result: fmt.Sprintf("r%d", calls),
-					CostUSD: sc.CostUSD, CostKnown: true, Gate: gateOf(sc.Pass, calls), Change: engine.Change{Hash: fmt.Sprint(calls)}}
+					CostUSD: sc.CostUSD, CostKnown: true, Gate: gateOf(sc.Pass, calls), Change: taskengine.Change{Hash: fmt.Sprint(calls)}}
 				if sc.Pass {
 					a.Commit = fmt.Sprintf("c%d", calls)
 				}
-				out := engine.AttemptOutcome{Attempt: a}
+				out := taskengine.AttemptOutcome{Attempt: a}
 				if sc.Loop != "" {
 					out.Detection = &detect.Detection{Rule: sc.Loop, Attempts: []int{calls}, Details: "scripted"}
 				}
@@ -102,7 +103,7 @@ func TestDecisionTableWorkflow(t *testing.T) {
 			if !env.IsWorkflowCompleted() {
 				t.Fatal("the workflow did not complete")
 			}
-			var res engine.TaskResult
+			var res taskengine.TaskResult
 			if err := env.GetWorkflowResult(&res); err != nil {
 				t.Fatal(err)
 			}
@@ -129,18 +130,18 @@ func TestDecisionTableWorkflow(t *testing.T) {
 // TestWorkflowEscalatesFromWhereThePolicySays: the attempt after an
 // escalation starts from the step's base, or from the last tree.
 func TestWorkflowStartsAttemptsWhereThePolicySays(t *testing.T) {
-	for _, from := range []engine.EscalateFrom{engine.EscalateFromBase, engine.EscalateFromLast} {
+	for _, from := range []taskengine.EscalateFrom{taskengine.EscalateFromBase, taskengine.EscalateFromLast} {
 		var starts []string
-		env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+		env := newEnv(t, func(_ context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 			n := in.Next.Number
 			starts = append(starts, in.Next.Start)
-			return engine.AttemptOutcome{Attempt: engine.Attempt{Number: n, Tier: []string{"a", "b"}[in.Next.TierIndex], TierIndex: in.Next.TierIndex,
+			return taskengine.AttemptOutcome{Attempt: taskengine.Attempt{Number: n, Tier: []string{"a", "b"}[in.Next.TierIndex], TierIndex: in.Next.TierIndex,
 				InTier: in.Next.InTier, Start: fmt.Sprintf("s%d", n), Result: fmt.Sprintf("r%d", n), Gate: gateOf(n == 2, n)}}, nil
 		})
 		spec := local.TaskSpec{EscalateFrom: from, Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}, {Name: "b", Backend: "y", Attempts: 1}}}
 		env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
 		want := []string{"", "s1"}
-		if from == engine.EscalateFromLast {
+		if from == taskengine.EscalateFromLast {
 			want = []string{"", "r1"}
 		}
 		if diff := cmp.Diff(want, starts); diff != "" {
@@ -152,12 +153,12 @@ func TestWorkflowStartsAttemptsWhereThePolicySays(t *testing.T) {
 // TestWorkflowNoWorkerForBackend: an attempt that no worker takes within
 // the wait fails the task as backend-missing, naming the backend.
 func TestWorkflowNoWorkerForBackend(t *testing.T) {
-	env := newEnv(t, func(context.Context, AttemptInput) (engine.AttemptOutcome, error) {
-		return engine.AttemptOutcome{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+	env := newEnv(t, func(context.Context, AttemptInput) (taskengine.AttemptOutcome, error) {
+		return taskengine.AttemptOutcome{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 	})
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "cheap", Backend: "nosuch", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", WorkerWaitMs: 3000, Branch: "jlgcli/t-r"})
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -176,15 +177,15 @@ func TestWorkflowNoWorkerForBackend(t *testing.T) {
 // once; the workflow asks every worker to hand back rather than wait.
 func TestWorkflowHandBack(t *testing.T) {
 	calls := 0
-	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 		calls++
 		if !in.HandBack {
-			return engine.AttemptOutcome{}, errors.New("the workflow did not ask for a hand back")
+			return taskengine.AttemptOutcome{}, errors.New("the workflow did not ask for a hand back")
 		}
 		if calls <= 2 {
-			return engine.AttemptOutcome{}, temporal.NewNonRetryableApplicationError("attempt 1 handed back", ErrHandedBack, nil)
+			return taskengine.AttemptOutcome{}, temporal.NewNonRetryableApplicationError("attempt 1 handed back", ErrHandedBack, nil)
 		}
-		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: 1, Tier: "t", Start: "s", Result: "r", Commit: "c",
+		return taskengine.AttemptOutcome{Attempt: taskengine.Attempt{Number: 1, Tier: "t", Start: "s", Result: "r", Commit: "c",
 			Gate: gateOf(true, 1)}}, nil
 	})
 	var ids []string
@@ -193,7 +194,7 @@ func TestWorkflowHandBack(t *testing.T) {
 	})
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -217,12 +218,12 @@ func TestWorkflowHandBack(t *testing.T) {
 // such worker the task ends backend-missing (TestWorkflowNoWorkerForBackend).
 func TestWorkflowWaitsForBusyWorkers(t *testing.T) {
 	calls := 0
-	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 		calls++
 		if calls <= 2 {
-			return engine.AttemptOutcome{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			return taskengine.AttemptOutcome{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 		}
-		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: 1, Tier: "t", Start: "s", Result: "r", Commit: "c",
+		return taskengine.AttemptOutcome{Attempt: taskengine.Attempt{Number: 1, Tier: "t", Start: "s", Result: "r", Commit: "c",
 			Gate: gateOf(true, 1)}}, nil
 	})
 	var asked []WorkersInput
@@ -232,7 +233,7 @@ func TestWorkflowWaitsForBusyWorkers(t *testing.T) {
 	})
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -247,9 +248,9 @@ func TestWorkflowWaitsForBusyWorkers(t *testing.T) {
 // TestWorkflowContinuesAsNew: after AttemptsPerRun attempts the workflow
 // continues as new with the history as its input.
 func TestWorkflowContinuesAsNew(t *testing.T) {
-	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 		n := in.Next.Number
-		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: n, Tier: "a", InTier: in.Next.InTier, Start: "s", Result: "r",
+		return taskengine.AttemptOutcome{Attempt: taskengine.Attempt{Number: n, Tier: "a", InTier: in.Next.InTier, Start: "s", Result: "r",
 			Gate: gateOf(false, n)}}, nil
 	})
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: AttemptsPerRun + 5}}}
@@ -288,18 +289,18 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 		mu      sync.Mutex
 		started []string
 	)
-	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
+	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
 		mu.Lock()
 		started = append(started, in.RunID)
 		mu.Unlock()
 		if in.BaseBranch != "jlgcli/batch-b1" {
-			return engine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
+			return taskengine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
 		}
 		if strings.HasSuffix(in.RunID, "-a") {
-			return engine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, Details: "spent"}, nil
+			return taskengine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, Details: "spent"}, nil
 		}
-		return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base",
-			Merge: &engine.MergeInfo{Commit: "squash"}}}, nil
+		return taskengine.TaskResult{Status: engine.StatusDone, Git: &taskengine.GitInfo{Branch: in.Branch, Base: "base",
+			Merge: &taskengine.MergeInfo{Commit: "squash"}}}, nil
 	})
 	spec := local.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []local.BatchTask{
 		{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b", Depends: []string{"a"}}, {ID: "c", Prompt: "task c"}}}
@@ -332,14 +333,14 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 // TestWorkflowPlanSpendsTheBudget: the planner's cost counts; a planner
 // that spends the budget stops the task before any attempt, as locally.
 func TestWorkflowPlanSpendsTheBudget(t *testing.T) {
-	env := newEnv(t, func(context.Context, AttemptInput) (engine.AttemptOutcome, error) {
-		return engine.AttemptOutcome{}, errors.New("no attempt may be made")
+	env := newEnv(t, func(context.Context, AttemptInput) (taskengine.AttemptOutcome, error) {
+		return taskengine.AttemptOutcome{}, errors.New("no attempt may be made")
 	})
-	env.OnActivity(PlanName, mockAny, mockAny).Return(Planned{Planner: engine.Attempt{Tier: "planner", CostUSD: 0.5, CostKnown: true},
+	env.OnActivity(PlanName, mockAny, mockAny).Return(Planned{Planner: taskengine.Attempt{Tier: "planner", CostUSD: 0.5, CostKnown: true},
 		Steps: []string{"one", "two"}}, nil)
 	spec := local.TaskSpec{Plan: true, BudgetUSD: 0.4, Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -379,17 +380,17 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 				return local.Landing{Status: local.LandMerged, Commit: "landed-" + in.RunID}, nil
 			})
 			prompts := map[string]string{}
-			priors := map[string]*engine.Prior{}
-			env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
+			priors := map[string]*taskengine.Prior{}
+			env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
 				prompts[in.RunID], priors[in.RunID] = in.Task, in.Prior
 				if in.BaseBranch != "jlgcli/batch-b1" {
-					return engine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
+					return taskengine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
 				}
 				if in.RunID == "b1-c-again" && !tc.againDone {
-					return engine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, CostUSD: 0.25, CostKnown: true, Git: &engine.GitInfo{Branch: in.Branch}}, nil
+					return taskengine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, CostUSD: 0.25, CostKnown: true, Git: &taskengine.GitInfo{Branch: in.Branch}}, nil
 				}
-				return engine.TaskResult{Status: engine.StatusDone, CostUSD: 0.25, CostKnown: true, Git: &engine.GitInfo{Branch: in.Branch, Base: "base",
-					Merge: &engine.MergeInfo{Commit: "squash"}}, Baseline: &gate.Report{Status: gate.StatusFail}}, nil
+				return taskengine.TaskResult{Status: engine.StatusDone, CostUSD: 0.25, CostKnown: true, Git: &taskengine.GitInfo{Branch: in.Branch, Base: "base",
+					Merge: &taskengine.MergeInfo{Commit: "squash"}}, Baseline: &gate.Report{Status: gate.StatusFail}}, nil
 			})
 			spec := local.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []local.BatchTask{
 				{ID: "a", Prompt: "task a"}, {ID: "c", Prompt: "task c"}}}
@@ -449,13 +450,13 @@ func mustHave(t *testing.T, s string, parts ...string) {
 // history instead of preparing the branch again, and goes on from it with a
 // new turn of its tier, as a local resume does.
 func TestWorkflowResumesAnEarlierRun(t *testing.T) {
-	var nexts []engine.Next
-	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+	var nexts []taskengine.Next
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 		nexts = append(nexts, in.Next)
 		if len(in.History.Attempts) != 1 || in.Base != "base-1" {
-			return engine.AttemptOutcome{}, fmt.Errorf("attempt %d with %d attempts before, base %q", in.Next.Number, len(in.History.Attempts), in.Base)
+			return taskengine.AttemptOutcome{}, fmt.Errorf("attempt %d with %d attempts before, base %q", in.Next.Number, len(in.History.Attempts), in.Base)
 		}
-		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: in.Next.Number, Tier: "a", InTier: in.Next.InTier,
+		return taskengine.AttemptOutcome{Attempt: taskengine.Attempt{Number: in.Next.Number, Tier: "a", InTier: in.Next.InTier,
 			Start: in.Next.Start, Result: "r2", Gate: gateOf(true, 2)}}, nil
 	})
 	prepared := false
@@ -466,13 +467,13 @@ func TestWorkflowResumesAnEarlierRun(t *testing.T) {
 	var asked PreviousInput
 	env.OnActivity(PreviousName, mockAny, mockAny).Return(func(_ context.Context, in PreviousInput) (Progress, error) {
 		asked = in
-		h := engine.History{Attempts: []engine.Attempt{{Number: 1, Tier: "a", InTier: 1, Start: "base-1", Result: "r1", Gate: gateOf(false, 1)}}}
+		h := taskengine.History{Attempts: []taskengine.Attempt{{Number: 1, Tier: "a", InTier: 1, Start: "base-1", Result: "r1", Gate: gateOf(false, 1)}}}
 		h.State.Attempts, h.State.InTier, h.State.Start = 1, 1, "r1"
 		return Progress{History: h, Base: "base-1", Stop: &engine.StopData{Status: engine.StatusMaxIterations, ExitCode: 4}}, nil
 	})
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "b1-fix", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r", ResumeRun: "earlier"})
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -516,9 +517,9 @@ func TestBatchWorkflowResumed(t *testing.T) {
 	env := newBatchEnv()
 	env.OnActivity(LandName, mockAny, mockAny).Return(local.Landing{Status: local.LandMerged, Commit: "landed"}, nil)
 	started := map[string]string{}
-	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (engine.TaskResult, error) {
+	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
 		started[in.RunID] = in.ResumeRun
-		return engine.TaskResult{Status: engine.StatusDone, Git: &engine.GitInfo{Branch: in.Branch, Base: "base", Merge: &engine.MergeInfo{Commit: "squash"}}}, nil
+		return taskengine.TaskResult{Status: engine.StatusDone, Git: &taskengine.GitInfo{Branch: in.Branch, Base: "base", Merge: &taskengine.MergeInfo{Commit: "squash"}}}, nil
 	})
 	spec := local.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []local.BatchTask{{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b"}, {ID: "c", Prompt: "task c"}}}
 	withTier(&spec)
@@ -570,18 +571,18 @@ func withTier(spec *local.BatchSpec) {
 // the tier that passed there, tells that run's attempts in its prompt, and
 // its result names that run and its cost, as a local second run does.
 func TestWorkflowSecondRunStartsAtThePassingTier(t *testing.T) {
-	var nexts []engine.Next
-	env := newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+	var nexts []taskengine.Next
+	env := newEnv(t, func(_ context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 		nexts = append(nexts, in.Next)
-		return engine.AttemptOutcome{Attempt: engine.Attempt{Number: in.Next.Number, Tier: "strong", TierIndex: in.Next.TierIndex,
+		return taskengine.AttemptOutcome{Attempt: taskengine.Attempt{Number: in.Next.Number, Tier: "strong", TierIndex: in.Next.TierIndex,
 			InTier: in.Next.InTier, Gate: gateOf(true, in.Next.Number), CostUSD: 0.5, CostKnown: true}}, nil
 	})
-	prior := &engine.Prior{RunID: "b1-c", Reason: "a conflict with a: it conflicts", CostUSD: 0.7, CostKnown: true, Attempts: []engine.Attempt{
-		{Number: 1, Tier: "cheap", TierIndex: 0, Action: engine.ActionEscalate, Gate: gateOf(false, 1)},
-		{Number: 2, Tier: "strong", TierIndex: 1, Action: engine.ActionPass, Gate: gateOf(true, 2)}}}
+	prior := &taskengine.Prior{RunID: "b1-c", Reason: "a conflict with a: it conflicts", CostUSD: 0.7, CostKnown: true, Attempts: []taskengine.Attempt{
+		{Number: 1, Tier: "cheap", TierIndex: 0, Action: taskengine.ActionEscalate, Gate: gateOf(false, 1)},
+		{Number: 2, Tier: "strong", TierIndex: 1, Action: taskengine.ActionPass, Gate: gateOf(true, 2)}}}
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "cheap", Backend: "x", Attempts: 2}, {Name: "strong", Backend: "x", Attempts: 2}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "b1-c-again", Task: "task c", Spec: spec, Queue: "q", Branch: "jlgcli/c", Prior: prior})
-	var res engine.TaskResult
+	var res taskengine.TaskResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -617,11 +618,11 @@ func TestWorkflowWindowLimit(t *testing.T) {
 			var reset time.Time
 			var starts []time.Time
 			var carried []engine.Windows
-			env = newEnv(t, func(_ context.Context, in AttemptInput) (engine.AttemptOutcome, error) {
+			env = newEnv(t, func(_ context.Context, in AttemptInput) (taskengine.AttemptOutcome, error) {
 				starts = append(starts, env.Now())
 				carried = append(carried, in.History.State.Windows)
 				n := in.Next.Number
-				a := engine.Attempt{Number: n, Tier: "t", Start: "s", Result: "r", Gate: gateOf(n >= 2 || c.submitted, n)}
+				a := taskengine.Attempt{Number: n, Tier: "t", Start: "s", Result: "r", Gate: gateOf(n >= 2 || c.submitted, n)}
 				if a.Gate.Status == gate.StatusPass {
 					a.Commit = "c"
 				}
@@ -629,11 +630,11 @@ func TestWorkflowWindowLimit(t *testing.T) {
 				if n == 1 && !c.submitted {
 					ws = ws.Note("fake", env.Now(), []agent.Window{{Kind: "5h", Used: 0.92, ResetsAt: reset}})
 				}
-				return engine.AttemptOutcome{Attempt: a, Windows: ws}, nil
+				return taskengine.AttemptOutcome{Attempt: a, Windows: ws}, nil
 			})
 			start := env.Now()
 			reset = start.Add(30 * time.Minute)
-			var waits []*engine.TaskWait
+			var waits []*taskengine.TaskWait
 			env.RegisterDelayedCallback(func() {
 				v, err := env.QueryWorkflow(QueryProgress)
 				if err == nil {
@@ -650,7 +651,7 @@ func TestWorkflowWindowLimit(t *testing.T) {
 				in.Windows = engine.Windows{{Backend: "fake", Kind: "5h", Used: 0.95, ResetsAt: reset, At: start}}
 			}
 			env.ExecuteWorkflow(TaskWorkflowName, in)
-			var res engine.TaskResult
+			var res taskengine.TaskResult
 			if err := env.GetWorkflowResult(&res); err != nil {
 				t.Fatal(err)
 			}

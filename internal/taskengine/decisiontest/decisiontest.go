@@ -1,5 +1,5 @@
 // Package decisiontest holds the decision table of a task
-// (engine/testdata/decisions.json), which the local runner's tests and the
+// (taskengine/testdata/decisions.json), which the local runner's tests and the
 // Temporal workflow's tests both run: one table, two paths, the same
 // expectations.
 package decisiontest

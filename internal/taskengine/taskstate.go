@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/millis"
@@ -210,7 +211,7 @@ type TaskState struct {
 	Outcomes map[string]string `json:"outcomes,omitempty"`
 	// Windows are the last known use of the subscription windows the
 	// tiers' agents reported, per backend.
-	Windows Windows `json:"windows,omitempty"`
+	Windows engine.Windows `json:"windows,omitempty"`
 }
 
 // AttemptData is the payload of an attempt event.
@@ -245,8 +246,8 @@ type TaskWait struct {
 	WaitMs  millis.Duration `json:"waitMs"`
 	Message string          `json:"message"`
 	// Window, when set, is the window over --window-limit waited for.
-	Window *Window   `json:"window,omitempty"`
-	State  TaskState `json:"state"`
+	Window *engine.Window `json:"window,omitempty"`
+	State  TaskState      `json:"state"`
 }
 
 // TaskCheckpoint is a task's checkpoint: the progress the run index reads
@@ -266,7 +267,7 @@ type TierStat = store.TierStat
 // detections and the last gate report.
 type TaskResult struct {
 	ExitCode   int             `json:"exitCode"`
-	Status     Status          `json:"status"`
+	Status     engine.Status   `json:"status"`
 	Text       string          `json:"text"`
 	Backend    string          `json:"backend"`
 	RunID      string          `json:"runId"`
@@ -305,7 +306,7 @@ type TaskResult struct {
 	Failure *agent.Failure `json:"failure,omitempty"`
 	// Windows are the last known use of the subscription windows the
 	// agents reported (none when they report none).
-	Windows Windows `json:"windows,omitempty"`
+	Windows engine.Windows `json:"windows,omitempty"`
 
 	// Git is where the work is, filled in by the caller (branch, commits,
 	// merge, push); nil when the task ran without git.
@@ -410,10 +411,10 @@ func (m *MergeInfo) HeldForReview() bool {
 // (MergeInfo.HeldForReview) incomplete: its work passed but is not where
 // it belongs until the user merged it, which its exit code and details say.
 func (r *TaskResult) HoldForReview() {
-	if r.Status != StatusDone || r.Git == nil || !r.Git.Merge.HeldForReview() {
+	if r.Status != engine.StatusDone || r.Git == nil || !r.Git.Merge.HeldForReview() {
 		return
 	}
-	r.Status, r.ExitCode = StatusIncomplete, StatusIncomplete.ExitCode()
+	r.Status, r.ExitCode = engine.StatusIncomplete, engine.StatusIncomplete.ExitCode()
 	r.Details = strings.TrimPrefix(r.Details+"; ", "; ") + "not merged: kept on branch " + r.Git.Branch + " for your review (" +
 		strings.TrimPrefix(r.Git.Merge.Reason, string(git.RefusedReview)+": ") + ")"
 }

@@ -1,8 +1,10 @@
-package engine
+package taskengine
 
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
 // TaskJournal is what a task's journal holds: how it started, where it
@@ -12,19 +14,19 @@ type TaskJournal struct {
 	Resume TaskResume
 	// Stop is the last stop recorded, nil when the task never stopped
 	// (it is live, or was killed); a stop followed by a resume is cleared.
-	Stop *StopData
+	Stop *engine.StopData
 }
 
 // ReplayTask rebuilds a task from its journal's events.
-func ReplayTask(events []Event) (TaskJournal, error) {
+func ReplayTask(events []engine.Event) (TaskJournal, error) {
 	var j TaskJournal
 	for i, ev := range events {
 		var err error
 		switch ev.Type {
-		case EventStart:
+		case engine.EventStart:
 			err = json.Unmarshal(ev.Data, &j.Start)
 			j.Resume.State, j.Resume.Prior = j.Start.State, j.Start.Prior
-		case EventResume:
+		case engine.EventResume:
 			// The state the resumed task went on from: a new turn of its
 			// tier (Policy.Resumed) is made again, from the same tree, by
 			// a second resume.
@@ -47,14 +49,14 @@ func ReplayTask(events []Event) (TaskJournal, error) {
 				j.Resume.Attempts = append(j.Resume.Attempts, a.Attempt)
 				j.Resume.State = a.State
 			}
-		case EventWait:
+		case engine.EventWait:
 			var w TaskWait
 			if err = json.Unmarshal(ev.Data, &w); err == nil {
 				j.Resume.State.WaitedMs = w.State.WaitedMs
 				j.Resume.State.Windows = w.State.Windows
 			}
-		case EventStop:
-			var s StopData
+		case engine.EventStop:
+			var s engine.StopData
 			if err = json.Unmarshal(ev.Data, &s); err == nil {
 				j.Stop = &s
 				if s.DurationMs > j.Resume.State.ElapsedMs {
@@ -73,7 +75,7 @@ func ReplayTask(events []Event) (TaskJournal, error) {
 // printed it when the task stopped (without what the caller adds: Git). A
 // task with no stop after its last attempt (live, or killed) has status
 // running and exit code -1.
-func TaskResultOf(runID string, events []Event) (TaskResult, error) {
+func TaskResultOf(runID string, events []engine.Event) (TaskResult, error) {
 	j, err := ReplayTask(events)
 	if err != nil {
 		return TaskResult{}, err

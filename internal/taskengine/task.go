@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/millis"
@@ -54,6 +55,15 @@ type Tier struct {
 	Env      []string    `json:"env,omitempty"`
 	Attempts int         `json:"attempts"`
 	Agent    agent.Agent `json:"-"`
+}
+
+// MarshalJSON records a tier (the journal's task start) with the names of
+// its environment, never their values (EnvNames).
+func (t Tier) MarshalJSON() ([]byte, error) {
+	type plain Tier
+	p := plain(t)
+	p.Env = engine.EnvNames(t.Env)
+	return json.Marshal(p)
 }
 
 // Workspace is the working tree a task changes: the task's git worktree.
@@ -99,7 +109,7 @@ type SnapshotReader interface {
 
 // TaskRecorder keeps a task durable, as Journal does a loop.
 type TaskRecorder interface {
-	Record(ev Event) error
+	Record(ev engine.Event) error
 	CheckpointTask(cp TaskCheckpoint) error
 	// Output returns where the raw output of attempt n goes, or nil.
 	Output(n int) io.WriteCloser
@@ -128,7 +138,7 @@ type TaskProgress struct {
 	BudgetUSD        float64
 	LastGate         string // the last gate status, "" before the first
 	// Windows are the subscription windows the agents last reported.
-	Windows Windows
+	Windows engine.Windows
 }
 
 // TaskOptions are the resolved settings of one task.
@@ -157,8 +167,8 @@ type TaskOptions struct {
 	// the limit of a tier's backend holds back its calls.
 	StallTimeout time.Duration
 	MaxWait      time.Duration
-	WindowLimits WindowLimits
-	Windows      *WindowBook
+	WindowLimits engine.WindowLimits
+	Windows      *engine.WindowBook
 	// Env is added to every call's environment (after the tier's).
 	Env []string
 	// Box is the sandbox every call runs in (agent.Request.Box); nil:
@@ -209,7 +219,7 @@ type task struct {
 	plan       []string
 	planner    *Attempt
 	prior      *Prior
-	stop       *StopData
+	stop       *engine.StopData
 	journalErr error
 	// files are the files of saved states the loop rules read.
 	files fileCache
@@ -227,18 +237,18 @@ func RunTask(ctx context.Context, o TaskOptions) TaskResult {
 		if r.Planned {
 			t.plan = slices.Clone(r.Plan)
 		}
-		t.record(EventResume, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.BudgetUSD, State: t.st})
+		t.record(engine.EventResume, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.BudgetUSD, State: t.st})
 	} else {
 		if t.prior = o.Prior; t.prior != nil {
 			t.st.Tier = t.prior.StartTier(len(o.Tiers))
 		}
-		t.record(EventStart, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.BudgetUSD, State: t.st, Prior: t.prior})
+		t.record(engine.EventStart, 0, TaskStart{Task: o.Task, Tiers: o.Tiers, BudgetUSD: o.BudgetUSD, State: t.st, Prior: t.prior})
 	}
 	t.base = t.st.ElapsedMs
 	t.run(ctx)
 	t.st.ElapsedMs = t.elapsed()
 	t.stop.DurationMs = t.st.ElapsedMs
-	t.record(EventStop, 0, t.stop)
+	t.record(engine.EventStop, 0, t.stop)
 	res := t.result()
 	t.checkpoint(res.Status, false)
 	if t.journalErr != nil {
@@ -253,7 +263,7 @@ func newTask(o TaskOptions) *task {
 		t.now = time.Now
 	}
 	if t.o.Sleep == nil {
-		t.o.Sleep = sleep
+		t.o.Sleep = engine.Sleep
 	}
 	if t.o.EscalateFrom == "" {
 		t.o.EscalateFrom = EscalateFromBase
@@ -274,11 +284,11 @@ type AttemptOutcome struct {
 	// Stop, when set, says why the attempt could not be made or judged: the
 	// agent missing or unauthenticated, a rate limit beyond the allowance,
 	// the time limit, an interruption, git failing. Attempt is then empty.
-	Stop *StopData `json:"stop,omitempty"`
+	Stop *engine.StopData `json:"stop,omitempty"`
 	// Windows are the subscription windows known after the attempt: the
 	// history's, with what its calls reported (a workflow carries them to
 	// the next attempt, for the window limits).
-	Windows Windows `json:"windows,omitempty"`
+	Windows engine.Windows `json:"windows,omitempty"`
 	// Sandbox is how the attempt's agent and checks were confined (set by
 	// the runner that made it; nil: not said).
 	Sandbox *sandbox.Record `json:"sandbox,omitempty"`
@@ -303,20 +313,20 @@ func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) Attemp
 
 // Result is the task's result after history h, ended by stop (nil: still
 // running), as RunTask returns it.
-func (p Policy) Result(runID string, h History, stop *StopData) TaskResult {
+func (p Policy) Result(runID string, h History, stop *engine.StopData) TaskResult {
 	return buildTaskResult(runID, p.Task, p.Tiers, p.BudgetUSD, h.Plan, h.Planner, h.Prior, h.Attempts, h.State, stop)
 }
 
 func (t *task) elapsed() millis.Duration { return t.base + millis.Of(t.now().Sub(t.began)) }
 
 // end stops the task with status s.
-func (t *task) end(s Status, details string, f *agent.Failure) {
-	t.stop = &StopData{Status: s, ExitCode: s.ExitCode(), Details: details, Failure: f}
+func (t *task) end(s engine.Status, details string, f *agent.Failure) {
+	t.stop = &engine.StopData{Status: s, ExitCode: s.ExitCode(), Details: details, Failure: f}
 }
 
 func (t *task) run(ctx context.Context) {
 	if len(t.o.Tiers) == 0 {
-		t.end(StatusError, "no tier to develop with", nil)
+		t.end(engine.StatusError, "no tier to develop with", nil)
 		return
 	}
 	// Every tier's agent must be usable before any money is spent on the
@@ -334,7 +344,7 @@ func (t *task) run(ctx context.Context) {
 	}
 	for {
 		if ctx.Err() != nil {
-			t.end(StatusInterrupted, fmt.Sprintf("interrupted after %s", plural.N(t.st.Attempts, "attempt")), nil)
+			t.end(engine.StatusInterrupted, fmt.Sprintf("interrupted after %s", plural.N(t.st.Attempts, "attempt")), nil)
 			return
 		}
 		next, stop := t.o.Policy.Begin(t.history(), t.elapsed().Duration())
@@ -358,9 +368,9 @@ func (t *task) history() History {
 // CheckTiers checks that the agent of every tier is installed and usable;
 // it returns the status that stops a task when one is not ("" when all are)
 // and why.
-func CheckTiers(ctx context.Context, tiers []Tier) (Status, string) {
+func CheckTiers(ctx context.Context, tiers []Tier) (engine.Status, string) {
 	for _, tr := range tiers {
-		if s, details := Unavailable(tr.Agent.Check(ctx)); s != "" {
+		if s, details := engine.Unavailable(tr.Agent.Check(ctx)); s != "" {
 			return s, fmt.Sprintf("tier %s: %s", tr.Name, details)
 		}
 	}
@@ -413,7 +423,7 @@ func (t *task) callLogged(ctx context.Context, tier Tier, prompt string, n int, 
 	for {
 		left := t.o.Timeout - t.elapsed().Duration()
 		if t.o.Timeout > 0 && left <= 0 {
-			t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached during attempt %d", t.o.Timeout, n), nil)
+			t.end(engine.StatusTimeout, fmt.Sprintf("global timeout of %s reached during attempt %d", t.o.Timeout, n), nil)
 			return agent.Response{}, nil, false
 		}
 		if held, ok := t.windowHold(ctx, tier, n); !ok {
@@ -423,7 +433,7 @@ func (t *task) callLogged(ctx context.Context, tier Tier, prompt string, n int, 
 		}
 		env := append(slices.Clip(tier.Env), t.o.Env...)
 		req := agent.Request{Prompt: prompt, Model: tier.Model, Dir: t.o.Workspace.Dir(), Env: env, StallTimeout: t.o.StallTimeout, Output: output, Box: t.o.Box}
-		if o, ok := t.o.Observer.(AgentObserver); ok {
+		if o, ok := t.o.Observer.(engine.AgentObserver); ok {
 			req.Notice = o.AgentLine
 		}
 		cctx, cancel := t.callCtx(ctx, left)
@@ -432,11 +442,11 @@ func (t *task) callLogged(ctx context.Context, tier Tier, prompt string, n int, 
 		stopBeat()
 		cancel()
 		if err != nil {
-			s := StatusError
+			s := engine.StatusError
 			if errors.Is(err, proc.ErrNotFound) {
-				s = StatusBackendMissing
+				s = engine.StatusBackendMissing
 			} else if errors.Is(err, agent.ErrPromptTooLong) {
-				s = StatusBackendUnsupported
+				s = engine.StatusBackendUnsupported
 			}
 			t.end(s, fmt.Sprintf("tier %s: %v", tier.Name, err), nil)
 			return resp, nil, false
@@ -455,31 +465,31 @@ func (t *task) callLogged(ctx context.Context, tier Tier, prompt string, n int, 
 		}
 		if f != nil && f.Kind == agent.FailTimeout {
 			if ctx.Err() != nil {
-				t.end(StatusInterrupted, fmt.Sprintf("interrupted during attempt %d", n), nil)
+				t.end(engine.StatusInterrupted, fmt.Sprintf("interrupted during attempt %d", n), nil)
 			} else {
-				t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached during attempt %d; the agent was stopped", t.o.Timeout, n), f)
+				t.end(engine.StatusTimeout, fmt.Sprintf("global timeout of %s reached during attempt %d; the agent was stopped", t.o.Timeout, n), f)
 			}
 			return resp, f, false
 		}
 		if f != nil && f.Kind == agent.FailAuth {
-			t.end(StatusBackendUnauthenticated, fmt.Sprintf("tier %s: the agent is not authenticated: %s", tier.Name, f.Message), f)
+			t.end(engine.StatusBackendUnauthenticated, fmt.Sprintf("tier %s: the agent is not authenticated: %s", tier.Name, f.Message), f)
 			return resp, f, false
 		}
 		if f != nil && f.Kind == agent.FailRateLimit {
-			wait, details, ok := rateLimitWait(t.now(), f, t.st.WaitedMs.Duration(), t.o.MaxWait)
+			wait, details, ok := engine.RateLimitWait(t.now(), f, t.st.WaitedMs.Duration(), t.o.MaxWait)
 			if !ok {
-				t.end(StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, details), f)
+				t.end(engine.StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, details), f)
 				return resp, f, false
 			}
 			t.mu.Lock()
 			t.st.WaitedMs += millis.Of(wait)
 			t.mu.Unlock()
-			t.record(EventWait, n, TaskWait{Until: t.now().Add(wait), WaitMs: millis.Of(wait), Message: f.Message, State: t.st})
+			t.record(engine.EventWait, n, TaskWait{Until: t.now().Add(wait), WaitMs: millis.Of(wait), Message: f.Message, State: t.st})
 			waitStart := t.now()
 			err := t.o.Sleep(ctx, wait)
 			t.began = t.began.Add(t.now().Sub(waitStart)) // waiting is not active time
 			if err != nil {
-				t.end(StatusInterrupted, "interrupted while waiting for a rate limit to reset", nil)
+				t.end(engine.StatusInterrupted, "interrupted while waiting for a rate limit to reset", nil)
 				return resp, f, false
 			}
 			continue
@@ -497,12 +507,12 @@ func (t *task) windowHold(ctx context.Context, tier Tier, n int) (held, ok bool)
 		known = t.o.Windows.Merge(known)
 	}
 	now := t.now()
-	h := WindowWait(now, known, tier.Agent.Name(), t.o.WindowLimits, t.st.WaitedMs.Duration(), t.o.MaxWait)
+	h := engine.WindowWait(now, known, tier.Agent.Name(), t.o.WindowLimits, t.st.WaitedMs.Duration(), t.o.MaxWait)
 	if h == nil {
 		return false, true
 	}
 	if !h.OK {
-		t.end(StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, h.Details), nil)
+		t.end(engine.StatusRateLimited, fmt.Sprintf("tier %s: %s", tier.Name, h.Details), nil)
 		return false, false
 	}
 	until := now.Add(h.Wait)
@@ -510,16 +520,16 @@ func (t *task) windowHold(ctx context.Context, tier Tier, n int) (held, ok bool)
 	t.st.WaitedMs += millis.Of(h.Wait)
 	t.mu.Unlock()
 	w := h.Window
-	t.record(EventWait, n, TaskWait{Until: until, WaitMs: millis.Of(h.Wait), Message: h.Details, Window: &w, State: t.st})
-	t.checkpoint(StatusRunning, true)
-	if o, ok := t.o.Observer.(WaitObserver); ok {
+	t.record(engine.EventWait, n, TaskWait{Until: until, WaitMs: millis.Of(h.Wait), Message: h.Details, Window: &w, State: t.st})
+	t.checkpoint(engine.StatusRunning, true)
+	if o, ok := t.o.Observer.(engine.WaitObserver); ok {
 		o.Waiting(until, h.Details)
 	}
 	waitStart := t.now()
 	err := t.o.Sleep(ctx, h.Wait)
 	t.began = t.began.Add(t.now().Sub(waitStart)) // waiting is not active time
 	if err != nil {
-		t.end(StatusInterrupted, "interrupted while waiting for a subscription window to reset", nil)
+		t.end(engine.StatusInterrupted, "interrupted while waiting for a subscription window to reset", nil)
 		return false, false
 	}
 	return true, true
@@ -541,7 +551,7 @@ func (t *task) attempt(ctx context.Context, next Next) bool {
 	t.mu.Unlock()
 	t.stop = d.Stop
 	t.record(EventAttempt, a.Number, AttemptData{Attempt: a, State: t.st})
-	t.checkpoint(StatusRunning, true)
+	t.checkpoint(engine.StatusRunning, true)
 	if t.o.Observer != nil {
 		p.LastGate = a.Gate.Status
 		p.CostUSD, p.Estimated, p.CostKnown = t.st.Ledger.Spent(), t.st.Ledger.Estimated(), t.costKnown()
@@ -563,10 +573,10 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 		if ctx.Err() != nil {
 			// Ctrl-C stopped git under it: the attempt is made again on
 			// resume.
-			t.end(StatusInterrupted, fmt.Sprintf("interrupted during attempt %d (%s)", n, what), nil)
+			t.end(engine.StatusInterrupted, fmt.Sprintf("interrupted during attempt %d (%s)", n, what), nil)
 			return Attempt{}, nil, false
 		}
-		t.end(StatusError, fmt.Sprintf("attempt %d: %s: %v", n, what, err), nil)
+		t.end(engine.StatusError, fmt.Sprintf("attempt %d: %s: %v", n, what, err), nil)
 		return Attempt{}, nil, false
 	}
 	if next.Start != "" {
@@ -619,9 +629,9 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 		// The gate's verdict says nothing of the code: the attempt is made
 		// again on resume.
 		if ctx.Err() != nil {
-			t.end(StatusInterrupted, fmt.Sprintf("interrupted while the checks judged attempt %d", n), nil)
+			t.end(engine.StatusInterrupted, fmt.Sprintf("interrupted while the checks judged attempt %d", n), nil)
 		} else {
-			t.end(StatusTimeout, fmt.Sprintf("global timeout of %s reached while the checks judged attempt %d", t.o.Timeout, n), nil)
+			t.end(engine.StatusTimeout, fmt.Sprintf("global timeout of %s reached while the checks judged attempt %d", t.o.Timeout, n), nil)
 		}
 		return Attempt{}, nil, false
 	}
@@ -640,7 +650,7 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 	if rep.OK() {
 		sha, committed, err := ws.Commit(ctx, t.commitMessage(a))
 		if err != nil {
-			t.end(StatusError, fmt.Sprintf("attempt %d passed the checks but could not be committed: %v", n, err), nil)
+			t.end(engine.StatusError, fmt.Sprintf("attempt %d passed the checks but could not be committed: %v", n, err), nil)
 			return Attempt{}, nil, false
 		}
 		if committed {
@@ -872,7 +882,7 @@ func (t *task) record(typ string, n int, v any) {
 		return
 	}
 	data, _ := json.Marshal(v)
-	if err := t.o.Journal.Record(Event{Type: typ, Iteration: n, Time: t.now(), Data: data}); err != nil && t.journalErr == nil {
+	if err := t.o.Journal.Record(engine.Event{Type: typ, Iteration: n, Time: t.now(), Data: data}); err != nil && t.journalErr == nil {
 		t.journalErr = err
 	}
 }
@@ -880,7 +890,7 @@ func (t *task) record(typ string, n int, v any) {
 // checkpoint writes the task's checkpoint with status s; journaled says
 // that it follows an event that holds everything it says
 // (store.Progress.Journaled).
-func (t *task) checkpoint(s Status, journaled bool) {
+func (t *task) checkpoint(s engine.Status, journaled bool) {
 	if t.o.Journal == nil {
 		return
 	}
@@ -911,7 +921,7 @@ func (t *task) heartbeat() func() {
 	if t.o.Journal == nil {
 		return func() {}
 	}
-	return beat(t.o.HeartbeatEvery, func() { t.checkpoint(StatusRunning, false) })
+	return engine.Beat(t.o.HeartbeatEvery, func() { t.checkpoint(engine.StatusRunning, false) })
 }
 
 // tierStats sums the attempts per tier, in the tiers' order.
@@ -941,7 +951,7 @@ func (t *task) result() TaskResult {
 
 // buildTaskResult assembles a result from what a task's journal holds.
 func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan []string, planner *Attempt, prior *Prior,
-	attempts []Attempt, st TaskState, stop *StopData) TaskResult {
+	attempts []Attempt, st TaskState, stop *engine.StopData) TaskResult {
 	r := TaskResult{RunID: runID, Task: taskText, Iterations: len(attempts), BudgetUSD: budget, Plan: plan,
 		Tiers: []TierSummary{}, Attempts: attempts, Detections: []Detection{}, Flaky: []string{}, Commits: st.Commits,
 		DurationMs: st.ElapsedMs, Windows: st.Windows, RerunOf: rerunOf(prior)}
@@ -1006,7 +1016,7 @@ func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan 
 		r.Tiers = append(r.Tiers, s)
 	}
 	if stop == nil {
-		r.Status, r.ExitCode = StatusRunning, -1
+		r.Status, r.ExitCode = engine.StatusRunning, -1
 		return r
 	}
 	r.Status, r.ExitCode, r.Details, r.Failure = stop.Status, stop.ExitCode, stop.Details, stop.Failure
@@ -1021,7 +1031,7 @@ func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan 
 func taskSummary(r TaskResult) string {
 	c := cost.Phrase(r.CostUSD, r.CostKnown, r.CostEstimated)
 	switch r.Status {
-	case StatusDone:
+	case engine.StatusDone:
 		last := r.Attempts[len(r.Attempts)-1]
 		return fmt.Sprintf("done: tier %s passed the checks at attempt %d (%s in all); %s", last.Tier, last.Number, plural.N(len(r.Attempts), "attempt"), c)
 	default:

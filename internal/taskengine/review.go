@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
@@ -251,7 +252,7 @@ func (t *task) review(ctx context.Context, a *Attempt, change git.Change) bool {
 	}
 	if changed {
 		if err := t.o.Workspace.Restore(ctx, a.Result); err != nil {
-			t.end(StatusError, fmt.Sprintf("attempt %d: put back the tree the reviewer changed: %v", a.Number, err), nil)
+			t.end(engine.StatusError, fmt.Sprintf("attempt %d: put back the tree the reviewer changed: %v", a.Number, err), nil)
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/millis"
@@ -403,11 +404,11 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 // taskJournal keeps a task's events and checkpoints in memory.
 type taskJournal struct {
 	mu     sync.Mutex
-	events []Event
+	events []engine.Event
 	cps    []TaskCheckpoint
 }
 
-func (j *taskJournal) Record(ev Event) error {
+func (j *taskJournal) Record(ev engine.Event) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.events = append(j.events, ev)
@@ -423,7 +424,7 @@ func (j *taskJournal) CheckpointTask(cp TaskCheckpoint) error {
 
 func (j *taskJournal) Output(int) io.WriteCloser { return nil }
 
-func (j *taskJournal) all() []Event {
+func (j *taskJournal) all() []engine.Event {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return slices.Clone(j.events)
@@ -566,7 +567,7 @@ func mustNotContain(t *testing.T, what, s string, subs ...string) {
 
 // checkReplay checks that the journal gives back the result RunTask
 // returned: TaskResultOf is what `task --json` prints from a run directory.
-func checkReplay(t *testing.T, events []Event, res TaskResult) {
+func checkReplay(t *testing.T, events []engine.Event, res TaskResult) {
 	t.Helper()
 	got, err := TaskResultOf(res.RunID, events)
 	if err != nil {
@@ -597,7 +598,7 @@ func TestRunTask(t *testing.T) {
 		judge func(map[string]string) gate.Report
 		setup func(w *world)
 
-		status       Status
+		status       engine.Status
 		exit         int
 		actions      []string
 		attemptTiers []string
@@ -613,7 +614,7 @@ func TestRunTask(t *testing.T) {
 				{name: "t2", model: "big", attempts: 3, replies: []reply{edit("a.go", "right answer")}},
 			},
 			judge:        answer("right answer", wrongMsg),
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			exit:         0,
 			actions:      []string{ActionRetry, ActionNudge, ActionEscalate, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t2"},
@@ -672,7 +673,7 @@ func TestRunTask(t *testing.T) {
 			},
 			judge:        answer("right answer", wrongMsg),
 			setup:        func(w *world) { w.opts.EscalateFrom = EscalateFromLast },
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionRetry, ActionNudge, ActionEscalate, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t2"},
 			detections:   []detWant{{"same-diff", []int{1, 2}, "t1", ActionNudge}, {"same-diff, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
@@ -693,7 +694,7 @@ func TestRunTask(t *testing.T) {
 			judge: answer("right answer", map[string]string{
 				"alpha approach one": "TestAnswer: alpha overflows",
 				"beta approach two":  "TestAnswer: beta is off by one"}),
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionRetry, ActionRetry, ActionNudge, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t1"},
 			detections:   []detWant{{"oscillation", []int{1, 2, 3}, "t1", ActionNudge}},
@@ -709,7 +710,7 @@ func TestRunTask(t *testing.T) {
 			tiers: []tierSpec{{name: "t1", attempts: 5, replies: []reply{
 				edit("a.go", "first try"), edit("a.go", "second guess"), edit("a.go", "third idea"), edit("a.go", "right answer")}}},
 			judge:        answer("right answer", nil),
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionRetry, ActionRetry, ActionNudge, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t1"},
 			detections:   []detWant{{"same-error", []int{1, 2, 3}, "t1", ActionNudge}},
@@ -724,7 +725,7 @@ func TestRunTask(t *testing.T) {
 			tiers: []tierSpec{{name: "t1", attempts: 5, replies: []reply{
 				{resp: agent.Response{Text: "I see no problem"}}, {resp: agent.Response{Text: "still none"}}, edit("a.go", "right answer")}}},
 			judge:        answer("right answer", nil),
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionRetry, ActionNudge, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1"},
 			detections:   []detWant{{"no-change", []int{1, 2}, "t1", ActionNudge}},
@@ -742,7 +743,7 @@ func TestRunTask(t *testing.T) {
 			judge: answer("right answer", map[string]string{
 				"original content\n" + block(1):                   "TestAnswer: compute gives 1",
 				"original content\n" + block(1) + "\n" + block(2): "TestAnswer: compute gives 2"}),
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionRetry, ActionNudge, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1"},
 			detections:   []detWant{{"similar-diff", []int{1, 2}, "t1", ActionNudge}},
@@ -768,7 +769,7 @@ func TestRunTask(t *testing.T) {
 				{name: "t2", attempts: 3, replies: []reply{edit("a.go", "right answer")}},
 			},
 			judge:        answer("right answer", nil),
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionRetry, ActionNudge, ActionEscalate, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t2"},
 			detections:   []detWant{{"same-fix", []int{1, 2}, "t1", ActionNudge}, {"same-fix, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
@@ -793,7 +794,7 @@ func TestRunTask(t *testing.T) {
 				{name: "t2", attempts: 3, replies: []reply{edit("a.go", "wrong answer"), edit("a.go", "right answer")}},
 			},
 			judge:        answer("right answer", wrongMsg),
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionEscalate, ActionRetry, ActionPass},
 			attemptTiers: []string{"t1", "t2", "t2"},
 			commits:      []string{"feat: Fix the answer (tier t2, attempt 3)"},
@@ -809,7 +810,7 @@ func TestRunTask(t *testing.T) {
 			tiers: []tierSpec{{name: "solo", attempts: 5, replies: []reply{
 				edit("a.go", "wrong answer"), edit("a.go", "wrong answer"), edit("a.go", "wrong answer")}}},
 			judge:        answer("right answer", wrongMsg),
-			status:       StatusNoProgress,
+			status:       engine.StatusNoProgress,
 			exit:         5,
 			actions:      []string{ActionRetry, ActionNudge, ActionStop},
 			attemptTiers: []string{"solo", "solo", "solo"},
@@ -832,7 +833,7 @@ func TestRunTask(t *testing.T) {
 				{name: "t2", attempts: 2, replies: []reply{edit("a.go", "third idea"), edit("b.go", "more work")}},
 			},
 			judge:        answer("right answer", nil),
-			status:       StatusMaxIterations,
+			status:       engine.StatusMaxIterations,
 			exit:         4,
 			actions:      []string{ActionRetry, ActionEscalate, ActionRetry, ActionStop},
 			attemptTiers: []string{"t1", "t1", "t2", "t2"},
@@ -868,7 +869,7 @@ func TestRunTask(t *testing.T) {
 			}}},
 			judge:        answer("right answer", nil),
 			setup:        func(w *world) { w.opts.BudgetUSD = 1.00 },
-			status:       StatusBudgetExceeded,
+			status:       engine.StatusBudgetExceeded,
 			exit:         7,
 			actions:      []string{ActionRetry, ActionRetry},
 			attemptTiers: []string{"t1", "t1"},
@@ -891,7 +892,7 @@ func TestRunTask(t *testing.T) {
 			}}},
 			judge:        answer("right answer", nil),
 			setup:        func(w *world) { w.opts.BudgetUSD = 1.00 },
-			status:       StatusBudgetExceeded,
+			status:       engine.StatusBudgetExceeded,
 			exit:         7,
 			actions:      []string{ActionStop},
 			attemptTiers: []string{"t1"},
@@ -910,7 +911,7 @@ func TestRunTask(t *testing.T) {
 			}}},
 			judge:        answer("right answer", nil),
 			setup:        func(w *world) { w.opts.Prices = cost.Table{"m-test": {InputPerMTok: 2, OutputPerMTok: 10}} },
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionPass},
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
@@ -939,7 +940,7 @@ func TestRunTask(t *testing.T) {
 				{write: map[string]string{"a.go": "right answer"}, resp: agent.Response{Text: "done", Usage: agent.Usage{InputTokens: 1000, OutputTokens: 500}}},
 			}}},
 			judge:        answer("right answer", nil),
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionPass},
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
@@ -962,7 +963,7 @@ func TestRunTask(t *testing.T) {
 					w.agents["t1"].replies[i].before = func() { w.clock.Advance(6 * time.Minute) }
 				}
 			},
-			status:       StatusTimeout,
+			status:       engine.StatusTimeout,
 			exit:         75,
 			actions:      []string{ActionRetry},
 			attemptTiers: []string{"t1"},
@@ -986,7 +987,7 @@ func TestRunTask(t *testing.T) {
 				}
 				w.tester.onTest = func() { w.clock.Advance(time.Minute) }
 			},
-			status:       StatusTimeout,
+			status:       engine.StatusTimeout,
 			exit:         75,
 			actions:      []string{ActionRetry, ActionRetry},
 			attemptTiers: []string{"t1", "t1"},
@@ -1007,7 +1008,7 @@ func TestRunTask(t *testing.T) {
 				{resp: agent.Response{ExitCode: 143, Failure: &agent.Failure{Kind: agent.FailTimeout, Message: "stopped"}}}}}},
 			judge:     answer("right answer", nil),
 			setup:     func(w *world) { w.opts.Timeout = 10 * time.Minute },
-			status:    StatusTimeout,
+			status:    engine.StatusTimeout,
 			exit:      75,
 			snapshots: []string{"1"},
 			check: func(t *testing.T, w *world, r TaskResult) {
@@ -1024,7 +1025,7 @@ func TestRunTask(t *testing.T) {
 			}}},
 			judge:        answer("right answer", nil),
 			setup:        func(w *world) { w.opts.MaxWait = 2 * time.Second },
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionPass},
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
@@ -1047,7 +1048,7 @@ func TestRunTask(t *testing.T) {
 				w.opts.MaxWait = time.Hour
 				w.opts.Timeout = 10 * time.Minute // the wait does not count
 			},
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionPass},
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
@@ -1063,13 +1064,13 @@ func TestRunTask(t *testing.T) {
 				if r.DurationMs != 0 {
 					t.Errorf("duration %dms: waiting is not active time", r.DurationMs)
 				}
-				if !slices.Contains(w.journal.types(), EventWait) {
+				if !slices.Contains(w.journal.types(), engine.EventWait) {
 					t.Errorf("no wait event: %v", w.journal.types())
 				}
 				// A journal that ends at the wait (the task was killed while
 				// waiting) still knows the time waited, against --max-wait.
 				events := w.journal.all()
-				i := slices.IndexFunc(events, func(ev Event) bool { return ev.Type == EventWait })
+				i := slices.IndexFunc(events, func(ev engine.Event) bool { return ev.Type == engine.EventWait })
 				j, err := ReplayTask(events[:i+1])
 				if err != nil || j.Resume.State.WaitedMs != millis.Of(5*time.Minute+time.Second) {
 					t.Errorf("replayed waited %d (%v)", j.Resume.State.WaitedMs, err)
@@ -1084,7 +1085,7 @@ func TestRunTask(t *testing.T) {
 				edit("a.go", "right answer"),
 			}}},
 			judge:     answer("right answer", nil),
-			status:    StatusRateLimited,
+			status:    engine.StatusRateLimited,
 			exit:      69,
 			snapshots: []string{"1"},
 			check: func(t *testing.T, w *world, r TaskResult) {
@@ -1104,7 +1105,7 @@ func TestRunTask(t *testing.T) {
 				{name: "t2", attempts: 2, avail: agent.Availability{Status: agent.Missing, Details: "command not found: big"}},
 			},
 			judge:  answer("right answer", nil),
-			status: StatusBackendMissing,
+			status: engine.StatusBackendMissing,
 			exit:   2,
 			check: func(t *testing.T, w *world, r TaskResult) {
 				if len(w.agents["t1"].reqs)+len(w.agents["t2"].reqs) != 0 {
@@ -1120,7 +1121,7 @@ func TestRunTask(t *testing.T) {
 			setup: func(w *world) {
 				w.planner(`{"steps": ["a"]}`, agent.Usage{}).avail = agent.Availability{Status: agent.Unauthenticated, Details: "log in"}
 			},
-			status: StatusBackendUnauthenticated,
+			status: engine.StatusBackendUnauthenticated,
 			exit:   6,
 			check: func(t *testing.T, w *world, r TaskResult) {
 				if len(w.agents["t1"].reqs)+len(w.agents["planner"].reqs) != 0 {
@@ -1136,7 +1137,7 @@ func TestRunTask(t *testing.T) {
 				w.opts.BudgetUSD = 1
 				w.planner(`{"steps": ["a"]}`, agent.Usage{CostUSD: 2, CostKnown: true})
 			},
-			status: StatusBudgetExceeded,
+			status: engine.StatusBudgetExceeded,
 			exit:   7,
 			check: func(t *testing.T, w *world, r TaskResult) {
 				if len(w.agents["t1"].reqs) != 0 {
@@ -1152,7 +1153,7 @@ func TestRunTask(t *testing.T) {
 			name:         "the checks pass without a change: done, nothing to commit",
 			tiers:        []tierSpec{{name: "t1", attempts: 2, replies: []reply{{resp: agent.Response{Text: "it already works"}}}}},
 			judge:        func(map[string]string) gate.Report { return passReport() },
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionPass},
 			attemptTiers: []string{"t1"},
 			snapshots:    snapNames(1),
@@ -1168,7 +1169,7 @@ func TestRunTask(t *testing.T) {
 		{
 			name:   "no tier",
 			judge:  answer("right answer", nil),
-			status: StatusError,
+			status: engine.StatusError,
 			exit:   1,
 		},
 		{
@@ -1188,7 +1189,7 @@ func TestRunTask(t *testing.T) {
 				w.opts.Task = "Build it"
 				w.planner("Here is the plan:\n```json\n{\"steps\": [\"a\", \"b\"]}\n```\n", agent.Usage{CostUSD: 0.01, CostKnown: true})
 			},
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionPass, ActionRetry, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1"},
 			commits:      []string{"feat: Build it (step 1/2, tier t1, attempt 1)", "feat: Build it (step 2/2, tier t1, attempt 3)"},
@@ -1246,7 +1247,7 @@ func TestRunTask(t *testing.T) {
 					return passReport()
 				}
 			},
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionPass, ActionRetry, ActionNudge, ActionPass},
 			attemptTiers: []string{"t1", "t1", "t1", "t1"},
 			detections:   []detWant{{"no-change", []int{2, 3}, "t1", ActionNudge}},
@@ -1266,7 +1267,7 @@ func TestRunTask(t *testing.T) {
 			tiers:        []tierSpec{{name: "t1", attempts: 3, replies: []reply{{resp: agent.Response{Text: "I would just fix it."}}, edit("a.go", "right answer")}}},
 			judge:        answer("right answer", nil),
 			setup:        func(w *world) { w.opts.Plan = true },
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionPass},
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
@@ -1285,7 +1286,7 @@ func TestRunTask(t *testing.T) {
 			tiers: []tierSpec{{name: "t1", attempts: 1, replies: []reply{
 				{write: map[string]string{"a_test.go": deleted, "a.go": "right answer"}, resp: agent.Response{Text: "removed the test"}}}}},
 			judge:        answer("right answer", nil),
-			status:       StatusDone,
+			status:       engine.StatusDone,
 			actions:      []string{ActionPass},
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
@@ -1310,7 +1311,7 @@ func TestRunTask(t *testing.T) {
 			if r.Status != tt.status || r.ExitCode != tt.exit {
 				t.Fatalf("status %s exit %d, want %s %d (details %q)", r.Status, r.ExitCode, tt.status, tt.exit, r.Details)
 			}
-			if tt.status != StatusDone && r.Details == "" {
+			if tt.status != engine.StatusDone && r.Details == "" {
 				t.Errorf("a task that is not done must say why")
 			}
 			if diff := cmp.Diff(tt.actions, actionsOf(r)); diff != "" {
@@ -1373,7 +1374,7 @@ func TestRunTask(t *testing.T) {
 			}
 			checkReplay(t, w.journal.all(), r)
 			// The last checkpoint has the final status.
-			if cps := w.journal.cps; len(cps) == 0 || Status(cps[len(cps)-1].Status) != r.Status || cps[len(cps)-1].Iterations != len(r.Attempts) {
+			if cps := w.journal.cps; len(cps) == 0 || engine.Status(cps[len(cps)-1].Status) != r.Status || cps[len(cps)-1].Iterations != len(r.Attempts) {
 				t.Errorf("last checkpoint %+v", cps[len(cps)-1])
 			}
 		})
@@ -1435,7 +1436,7 @@ func TestRunTaskInterruptedThenResumed(t *testing.T) {
 		edit("a.go", "right answer"),
 	}
 	r1 := w.run(ctx)
-	if r1.Status != StatusInterrupted || r1.ExitCode != 130 {
+	if r1.Status != engine.StatusInterrupted || r1.ExitCode != 130 {
 		t.Fatalf("status %s exit %d (%s)", r1.Status, r1.ExitCode, r1.Details)
 	}
 	if diff := cmp.Diff([]int{1}, numbersOf(r1)); diff != "" {
@@ -1448,12 +1449,12 @@ func TestRunTaskInterruptedThenResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Stop == nil || j.Stop.Status != StatusInterrupted || j.Resume.State.Attempts != 1 || len(j.Resume.Attempts) != 1 {
+	if j.Stop == nil || j.Stop.Status != engine.StatusInterrupted || j.Resume.State.Attempts != 1 || len(j.Resume.Attempts) != 1 {
 		t.Fatalf("replayed %+v", j)
 	}
 	w.opts.Resume = &j.Resume
 	r2 := w.run(context.Background())
-	if r2.Status != StatusDone {
+	if r2.Status != engine.StatusDone {
 		t.Fatalf("resumed: status %s (%s)", r2.Status, r2.Details)
 	}
 	if diff := cmp.Diff([]int{1, 2, 3}, numbersOf(r2)); diff != "" {
@@ -1474,7 +1475,7 @@ func TestRunTaskInterruptedThenResumed(t *testing.T) {
 		t.Errorf("%d calls; the attempt made again must have the prompt of the one cut short", len(p))
 	}
 	mustContain(t, "the resumed prompt", p[2], "previous attempt (attempt 1)", "attempt 1 (tier t1): changed a.go")
-	if diff := cmp.Diff([]string{EventStart, EventAttempt, EventStop, EventResume, EventAttempt, EventAttempt, EventStop}, w.journal.types()); diff != "" {
+	if diff := cmp.Diff([]string{engine.EventStart, EventAttempt, engine.EventStop, engine.EventResume, EventAttempt, EventAttempt, engine.EventStop}, w.journal.types()); diff != "" {
 		t.Errorf("journal (-want +got):\n%s", diff)
 	}
 	checkReplay(t, w.journal.all(), r2)
@@ -1496,7 +1497,7 @@ func TestRunTaskResumeKeepsThePlan(t *testing.T) {
 		{before: cancel, resp: agent.Response{ExitCode: 143, Failure: &agent.Failure{Kind: agent.FailTimeout, Message: "stopped"}}},
 		edit("b.go", "b"),
 	}
-	if r := w.run(ctx); r.Status != StatusInterrupted || len(r.Attempts) != 1 {
+	if r := w.run(ctx); r.Status != engine.StatusInterrupted || len(r.Attempts) != 1 {
 		t.Fatalf("status %s, %d attempts", r.Status, len(r.Attempts))
 	}
 	j, err := ReplayTask(w.journal.all())
@@ -1508,7 +1509,7 @@ func TestRunTaskResumeKeepsThePlan(t *testing.T) {
 	}
 	w.opts.Resume = &j.Resume
 	r := w.run(context.Background())
-	if r.Status != StatusDone {
+	if r.Status != engine.StatusDone {
 		t.Fatalf("status %s (%s)", r.Status, r.Details)
 	}
 	if len(pl.reqs) != 1 {
@@ -1544,7 +1545,7 @@ func TestRunTaskResumeStartsFromThePreviousAttempt(t *testing.T) {
 		{before: cancel, write: map[string]string{"a.go": "half an edit"}, resp: agent.Response{ExitCode: 143, Failure: &agent.Failure{Kind: agent.FailTimeout, Message: "stopped"}}},
 		edit("b.go", "more"),
 	}
-	if r := w.run(ctx); r.Status != StatusInterrupted {
+	if r := w.run(ctx); r.Status != engine.StatusInterrupted {
 		t.Fatalf("status %s", r.Status)
 	}
 	j, err := ReplayTask(w.journal.all())
@@ -1569,15 +1570,15 @@ func TestTaskResultOfLiveTask(t *testing.T) {
 	w.run(context.Background())
 	events := w.journal.all()
 	// Cut the journal after the first attempt.
-	i := slices.IndexFunc(events, func(ev Event) bool { return ev.Type == EventAttempt })
+	i := slices.IndexFunc(events, func(ev engine.Event) bool { return ev.Type == EventAttempt })
 	r, err := TaskResultOf("run-1", events[:i+1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != StatusRunning || r.ExitCode != -1 || r.Iterations != 1 || r.Summary != "" {
+	if r.Status != engine.StatusRunning || r.ExitCode != -1 || r.Iterations != 1 || r.Summary != "" {
 		t.Errorf("live result: status %s exit %d iterations %d summary %q", r.Status, r.ExitCode, r.Iterations, r.Summary)
 	}
-	if _, err := TaskResultOf("run-1", []Event{{Type: EventAttempt, Data: json.RawMessage(`{`)}}); err == nil {
+	if _, err := TaskResultOf("run-1", []engine.Event{{Type: EventAttempt, Data: json.RawMessage(`{`)}}); err == nil {
 		t.Errorf("a broken event must be an error")
 	}
 }
@@ -1589,14 +1590,14 @@ func TestRunTaskHeartbeat(t *testing.T) {
 	w.agents["t1"].replies = []reply{{before: func() { time.Sleep(30 * time.Millisecond) }, write: map[string]string{"a.go": "right answer"}}}
 	w.opts.HeartbeatEvery = time.Millisecond
 	r := w.run(context.Background())
-	if r.Status != StatusDone {
+	if r.Status != engine.StatusDone {
 		t.Fatalf("status %s", r.Status)
 	}
 	w.journal.mu.Lock()
 	defer w.journal.mu.Unlock()
 	running := 0
 	for _, cp := range w.journal.cps {
-		if Status(cp.Status) == StatusRunning && cp.Iterations == 0 {
+		if engine.Status(cp.Status) == engine.StatusRunning && cp.Iterations == 0 {
 			running++
 		}
 	}
@@ -1611,7 +1612,7 @@ func TestRunTaskAgentError(t *testing.T) {
 	w := newWorld("Fix the answer", []tierSpec{{name: "t1", attempts: 1}}, answer("right answer", nil))
 	w.opts.Tiers[0].Agent = errAgent{err: fmt.Errorf("exec: %w", agent.ErrPromptTooLong)}
 	r := w.run(context.Background())
-	if r.Status != StatusBackendUnsupported || r.ExitCode != 64 || len(r.Attempts) != 0 {
+	if r.Status != engine.StatusBackendUnsupported || r.ExitCode != 64 || len(r.Attempts) != 0 {
 		t.Errorf("status %s exit %d attempts %d", r.Status, r.ExitCode, len(r.Attempts))
 	}
 }
@@ -1790,7 +1791,7 @@ func TestInterruptDuringSnapshotIsAnInterruption(t *testing.T) {
 	defer cancel()
 	w.opts.Workspace = &ctxWS{fakeWS: w.ws, cancel: cancel}
 	r := w.run(ctx)
-	if r.Status != StatusInterrupted || r.ExitCode != 130 || !strings.Contains(r.Details, "interrupted during attempt 1") {
+	if r.Status != engine.StatusInterrupted || r.ExitCode != 130 || !strings.Contains(r.Details, "interrupted during attempt 1") {
 		t.Fatalf("%s (%d): %s", r.Status, r.ExitCode, r.Details)
 	}
 }
@@ -1808,11 +1809,11 @@ func TestRunTaskResumeAfterThePassingAttempt(t *testing.T) {
 			a := w.agents["t1"]
 			a.replies = []reply{edit("a.go", "first try"), edit("a.go", "right answer"), edit("b.go", "b")}
 			first := w.run(context.Background())
-			if first.Status != StatusDone {
+			if first.Status != engine.StatusDone {
 				t.Fatalf("first run: %s (%s)", first.Status, first.Details)
 			}
 			events := w.journal.all()
-			if events[len(events)-1].Type != EventStop {
+			if events[len(events)-1].Type != engine.EventStop {
 				t.Fatalf("journal ends with %s", events[len(events)-1].Type)
 			}
 			j, err := ReplayTask(events[:len(events)-1]) // killed before the stop
@@ -1824,7 +1825,7 @@ func TestRunTaskResumeAfterThePassingAttempt(t *testing.T) {
 			w.opts.Journal = w.journal
 			w.opts.Resume = &j.Resume
 			r := w.run(context.Background())
-			if r.Status != StatusDone || r.ExitCode != 0 {
+			if r.Status != engine.StatusDone || r.ExitCode != 0 {
 				t.Fatalf("resumed: status %s exit %d (%s)", r.Status, r.ExitCode, r.Details)
 			}
 			if n := len(a.prompts()); n != calls {

@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/detect"
-	"github.com/jlgcli/jlgcli/internal/engine/decisiontest"
 	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/taskengine/decisiontest"
 )
 
 // scriptedLoops finds the loop the case scripts for each attempt.

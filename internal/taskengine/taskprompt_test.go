@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
@@ -150,14 +151,14 @@ func TestResumedTurnStartsWhereItsPromptSays(t *testing.T) {
 				w.opts.Resume = &j.Resume
 				return RunTask(ctx, w.opts)
 			}
-			if r := w.run(context.Background()); r.Status != StatusMaxIterations {
+			if r := w.run(context.Background()); r.Status != engine.StatusMaxIterations {
 				t.Fatalf("status %s (%s)", r.Status, r.Details)
 			}
-			if r := resume(ctx); r.Status != StatusInterrupted {
+			if r := resume(ctx); r.Status != engine.StatusInterrupted {
 				t.Fatalf("first resume: status %s (%s)", r.Status, r.Details)
 			}
 			r := resume(context.Background())
-			if r.Status != StatusDone || len(r.Attempts) != 2 || r.Attempts[1].InTier != 1 {
+			if r.Status != engine.StatusDone || len(r.Attempts) != 2 || r.Attempts[1].InTier != 1 {
 				t.Fatalf("second resume: status %s (%s), %d attempts", r.Status, r.Details, len(r.Attempts))
 			}
 			p := a.prompts()

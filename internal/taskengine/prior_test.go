@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/engine"
 )
 
 func costly(path, content string, usd float64) reply {
@@ -24,7 +25,7 @@ func firstRun(t *testing.T) TaskResult {
 		{name: "strong", attempts: 2, replies: []reply{costly("a.go", "42", 0.50)}},
 	}, answer("42", map[string]string{"41": "the answer is 41, want 42", "41 again": "still 41, want 42"}))
 	res := w.run(context.Background())
-	if res.Status != StatusDone || len(res.Attempts) != 3 {
+	if res.Status != engine.StatusDone || len(res.Attempts) != 3 {
 		t.Fatalf("the first run: %s after %d attempts: %s", res.Status, len(res.Attempts), res.Details)
 	}
 	return res
@@ -56,7 +57,7 @@ func TestPriorRunStartsAtItsPassingTier(t *testing.T) {
 	w.opts.RunID = "run-2"
 	w.opts.Prior = prior
 	res := w.run(context.Background())
-	if res.Status != StatusDone {
+	if res.Status != engine.StatusDone {
 		t.Fatalf("the second run: %s: %s", res.Status, res.Details)
 	}
 	if got := tiersOf(res); len(got) != 1 || got[0] != "strong" {
@@ -113,7 +114,7 @@ func TestPriorRunRetriesWithItsOwnHistory(t *testing.T) {
 	}, answer("42", map[string]string{"42 but broken": "broken on the new base"}))
 	w.opts.Prior = prior
 	res := w.run(context.Background())
-	if res.Status != StatusDone || len(res.Attempts) != 2 || len(res.Detections) != 0 {
+	if res.Status != engine.StatusDone || len(res.Attempts) != 2 || len(res.Detections) != 0 {
 		t.Fatalf("%s after %d attempts, detections %v: %s", res.Status, len(res.Attempts), res.Detections, res.Details)
 	}
 	p := w.agents["strong"].prompts()[1]
@@ -135,7 +136,7 @@ func TestPriorRunBudget(t *testing.T) {
 	}, answer("42", nil))
 	w.opts.Prior, w.opts.BudgetUSD = prior, 0.20
 	res := w.run(context.Background())
-	if res.Status != StatusBudgetExceeded || len(res.Attempts) != 0 || len(w.agents["strong"].reqs) != 0 {
+	if res.Status != engine.StatusBudgetExceeded || len(res.Attempts) != 0 || len(w.agents["strong"].reqs) != 0 {
 		t.Fatalf("%s after %d attempts: %s", res.Status, len(res.Attempts), res.Details)
 	}
 	mustContain(t, "the stop", res.Details, "budget of $0.90", "$0.2000 left", `tier "strong"'s attempts ($0.5000 over 1)`)
@@ -145,7 +146,7 @@ func TestPriorRunBudget(t *testing.T) {
 		{name: "strong", attempts: 2, replies: []reply{costly("a.go", "42", 0.50)}},
 	}, answer("42", nil))
 	w.opts.Prior, w.opts.BudgetUSD = prior, 0.60
-	if res := w.run(context.Background()); res.Status != StatusDone {
+	if res := w.run(context.Background()); res.Status != engine.StatusDone {
 		t.Errorf("with $0.60 left: %s: %s", res.Status, res.Details)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 )
 
@@ -34,7 +35,7 @@ func TestReviewApproves(t *testing.T) {
 	w := newWorld("make it right", []tierSpec{{name: "t1", attempts: 3, replies: []reply{edit("a.go", "right")}}}, answer("right", nil))
 	rv := w.reviewer(says(approve, 0.25))
 	res := w.run(context.Background())
-	if res.Status != StatusDone {
+	if res.Status != engine.StatusDone {
 		t.Fatalf("status %s (%s), want done", res.Status, res.Details)
 	}
 	a := res.Attempts[0]
@@ -63,7 +64,7 @@ func TestReviewChangesAreTheNextAttemptsFeedback(t *testing.T) {
 		func(map[string]string) gate.Report { return passReport() })
 	w.reviewer(says(askAnswer, 0.1), says(approve, 0.1))
 	res := w.run(context.Background())
-	if res.Status != StatusDone {
+	if res.Status != engine.StatusDone {
 		t.Fatalf("status %s (%s), want done", res.Status, res.Details)
 	}
 	if got, want := actionsOf(res), []string{ActionRetry, ActionPass}; !slices.Equal(got, want) {
@@ -89,7 +90,7 @@ func TestReviewSameCommentsTwiceIsALoop(t *testing.T) {
 	}, func(map[string]string) gate.Report { return passReport() })
 	w.reviewer(says(askAnswer, 0), says(askAnswer2, 0), says(askAnswer, 0), says(approve, 0))
 	res := w.run(context.Background())
-	if res.Status != StatusDone {
+	if res.Status != engine.StatusDone {
 		t.Fatalf("status %s (%s), want done", res.Status, res.Details)
 	}
 	want := []detWant{
@@ -111,7 +112,7 @@ func TestReviewUnreadable(t *testing.T) {
 		w := newWorld("x", []tierSpec{{name: "t1", attempts: 2, replies: []reply{edit("a.go", "right")}}}, answer("right", nil))
 		rv := w.reviewer(says("I think it is fine.", 0.01), says(`{"verdict":"approve"}`, 0.01))
 		res := w.run(context.Background())
-		if res.Status != StatusDone || res.Attempts[0].Review.Calls != 2 {
+		if res.Status != engine.StatusDone || res.Attempts[0].Review.Calls != 2 {
 			t.Fatalf("status %s, review %+v", res.Status, res.Attempts[0].Review)
 		}
 		mustContain(t, "second review prompt", rv.prompts()[1], "could not be read", "holds no")
@@ -123,7 +124,7 @@ func TestReviewUnreadable(t *testing.T) {
 		w := newWorld("x", []tierSpec{{name: "t1", attempts: 2, replies: []reply{edit("a.go", "right")}}}, answer("right", nil))
 		w.reviewer(says("fine", 0), says(`{"verdict": "lgtm"}`, 0))
 		res := w.run(context.Background())
-		if res.Status != StatusError || res.ExitCode == 0 {
+		if res.Status != engine.StatusError || res.ExitCode == 0 {
 			t.Fatalf("status %s exit %d, want error", res.Status, res.ExitCode)
 		}
 		mustContain(t, "details", res.Details, "reviewer's answer could not be read", `"lgtm"`)
@@ -141,7 +142,7 @@ func TestReviewerChangesAreThrownAway(t *testing.T) {
 	w := newWorld("x", []tierSpec{{name: "t1", attempts: 2, replies: []reply{edit("a.go", "right")}}}, answer("right", nil))
 	w.reviewer(reply{write: map[string]string{"a.go": "reviewer's", "new.go": "sneaky"}, resp: agent.Response{Text: approve}})
 	res := w.run(context.Background())
-	if res.Status != StatusDone {
+	if res.Status != engine.StatusDone {
 		t.Fatalf("status %s (%s)", res.Status, res.Details)
 	}
 	if got := res.Attempts[0].Review.Discarded; !slices.Equal(got, []string{"a.go", "new.go"}) {

@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
@@ -65,7 +66,7 @@ type Decision struct {
 	// State is the task's state after the attempt.
 	State TaskState `json:"state"`
 	// Stop, when set, ends the task.
-	Stop *StopData `json:"stop,omitempty"`
+	Stop *engine.StopData `json:"stop,omitempty"`
 }
 
 // steps is the number of steps of a task with plan: its steps, or 1.
@@ -80,20 +81,20 @@ func steps(plan []string) int {
 // to make, or the stop when the last step has passed, the time limit is
 // reached or what is left of the budget cannot pay for the tier's next
 // attempt.
-func (p Policy) Begin(h History, elapsed time.Duration) (Next, *StopData) {
+func (p Policy) Begin(h History, elapsed time.Duration) (Next, *engine.StopData) {
 	st := h.State
 	if n := len(h.Attempts); n > 0 && h.Attempts[n-1].Action == ActionPass && h.Attempts[n-1].Step >= len(h.Plan) {
 		// The last step passed: the task is done (a task killed after
 		// that attempt was recorded, before its stop was, is resumed here).
-		stop := stopAt(StatusDone, "")
+		stop := stopAt(engine.StatusDone, "")
 		stop.Text = h.Attempts[n-1].Response
 		return Next{}, stop
 	}
 	if len(p.Tiers) == 0 {
-		return Next{}, stopAt(StatusError, "no tier to develop with")
+		return Next{}, stopAt(engine.StatusError, "no tier to develop with")
 	}
 	if p.Timeout > 0 && p.Timeout-elapsed <= 0 {
-		return Next{}, stopAt(StatusTimeout, fmt.Sprintf("global timeout of %s reached after %s", p.Timeout, plural.N(st.Attempts, "attempt")))
+		return Next{}, stopAt(engine.StatusTimeout, fmt.Sprintf("global timeout of %s reached after %s", p.Timeout, plural.N(st.Attempts, "attempt")))
 	}
 	tier := p.Tiers[st.Tier]
 	ledger, budget := st.Ledger, p.BudgetUSD
@@ -104,7 +105,7 @@ func (p Policy) Begin(h History, elapsed time.Duration) (Next, *StopData) {
 		ledger, budget = h.Prior.ledger(st.Ledger), budget+h.Prior.spent()
 	}
 	if ok, reason := ledger.CanStart(tier.Name, budget); !ok {
-		return Next{}, stopAt(StatusBudgetExceeded, fmt.Sprintf("budget of $%.2f: %s (tier %s)", budget, reason, tier.Name))
+		return Next{}, stopAt(engine.StatusBudgetExceeded, fmt.Sprintf("budget of $%.2f: %s (tier %s)", budget, reason, tier.Name))
 	}
 	n := Next{Number: st.Attempts + 1, TierIndex: st.Tier, InTier: st.InTier + 1, Start: st.Start, Nudged: st.Nudge != ""}
 	if len(h.Plan) > 0 {
@@ -138,7 +139,7 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 		// developer to change code for an unreadable review would be
 		// paying for nothing.
 		d.Action, d.State = ActionStop, st
-		d.Stop = stopAt(StatusError, fmt.Sprintf("attempt %d passed the checks, but the reviewer's answer could not be read: %s", a.Number, a.Review.Error))
+		d.Stop = stopAt(engine.StatusError, fmt.Sprintf("attempt %d passed the checks, but the reviewer's answer could not be read: %s", a.Number, a.Review.Error))
 		d.Stop.Text = a.Response
 		return d
 	}
@@ -149,7 +150,7 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 		}
 		setOutcome(&st, tier.Name, "passed")
 		if st.Step+1 >= steps(h.Plan) {
-			d.State, d.Stop = st, stopAt(StatusDone, "")
+			d.State, d.Stop = st, stopAt(engine.StatusDone, "")
 			d.Stop.Text = a.Response
 			return d
 		}
@@ -178,9 +179,9 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 		}
 		setOutcome(&st, tier.Name, outcome)
 		if st.Tier+1 >= len(p.Tiers) {
-			status := StatusMaxIterations
+			status := engine.StatusMaxIterations
 			if det != nil {
-				status = StatusNoProgress
+				status = engine.StatusNoProgress
 			}
 			d.Action, d.State = ActionStop, st
 			d.Stop = stopAt(status, fmt.Sprintf("the last tier, %s, %s after %s: %s", tier.Name, why, plural.N(st.InTier, "attempt"), a.Judged()))
@@ -201,7 +202,7 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 	d.State = st
 	if st.Ledger.Exceeded(p.BudgetUSD) {
 		d.Action = ActionStop
-		d.Stop = stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f is spent ($%.4f) after %s", p.BudgetUSD, st.Ledger.Spent(), plural.N(a.Number, "attempt")))
+		d.Stop = stopAt(engine.StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f is spent ($%.4f) after %s", p.BudgetUSD, st.Ledger.Spent(), plural.N(a.Number, "attempt")))
 		d.Stop.Text = a.Response
 	}
 	return d
@@ -211,7 +212,7 @@ func (p Policy) Decide(h History, a Attempt, det *detect.Detection) Decision {
 // task is then one step, its own text) into the history: its cost is
 // entered in the ledger; stop, when set, ends the task because the planner
 // spent the budget.
-func (p Policy) Planned(h History, planner Attempt, steps []string) (History, *StopData) {
+func (p Policy) Planned(h History, planner Attempt, steps []string) (History, *engine.StopData) {
 	h.State = cloneState(h.State)
 	h.State.Ledger.Add(planner.Tier, planner.CostUSD, planner.CostEstimated)
 	if len(steps) == 0 {
@@ -219,7 +220,7 @@ func (p Policy) Planned(h History, planner Attempt, steps []string) (History, *S
 	}
 	h.Plan, h.Planner = slices.Clone(steps), &planner
 	if h.State.Ledger.Exceeded(p.BudgetUSD) {
-		return h, stopAt(StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f was spent by the planner ($%.4f)", p.BudgetUSD, h.State.Ledger.Spent()))
+		return h, stopAt(engine.StatusBudgetExceeded, fmt.Sprintf("the budget of $%.2f was spent by the planner ($%.4f)", p.BudgetUSD, h.State.Ledger.Spent()))
 	}
 	return h, nil
 }
@@ -230,10 +231,10 @@ func (p Policy) Planned(h History, planner Attempt, steps []string) (History, *S
 // where a tier that takes over starts: where the step started, or with
 // EscalateFromLast from the last attempt's tree. The tree is restored to
 // that start before the turn's first attempt, whose prompt says so.
-func (p Policy) Resumed(st TaskState, stop *StopData) TaskState {
+func (p Policy) Resumed(st TaskState, stop *engine.StopData) TaskState {
 	if stop != nil {
 		switch stop.Status {
-		case StatusNoProgress, StatusMaxIterations, StatusBudgetExceeded:
+		case engine.StatusNoProgress, engine.StatusMaxIterations, engine.StatusBudgetExceeded:
 			st.InTier, st.Detections, st.Nudge = 0, 0, ""
 			if p.EscalateFrom != EscalateFromLast && st.StepBase != "" {
 				st.Start = st.StepBase
@@ -261,8 +262,8 @@ func LoopHistory(h History, a Attempt) []detect.Attempt {
 	return out
 }
 
-func stopAt(s Status, details string) *StopData {
-	return &StopData{Status: s, ExitCode: s.ExitCode(), Details: details}
+func stopAt(s engine.Status, details string) *engine.StopData {
+	return &engine.StopData{Status: s, ExitCode: s.ExitCode(), Details: details}
 }
 
 func setOutcome(st *TaskState, tier, o string) {

@@ -1,4 +1,4 @@
-package engine
+package taskengine
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jlgcli/jlgcli/internal/detect"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
@@ -551,7 +552,7 @@ func (t *task) makePlan(ctx context.Context) bool {
 	t.st, t.planner, t.plan = h.State, h.Planner, h.Plan
 	t.mu.Unlock()
 	t.record(EventPlan, 0, PlanData{Steps: h.Plan, Planner: *h.Planner, State: t.st})
-	t.checkpoint(StatusRunning, true)
+	t.checkpoint(engine.StatusRunning, true)
 	if stop != nil {
 		t.stop = stop
 		return false
@@ -597,7 +598,7 @@ func (t *task) askPlanner(ctx context.Context) (Attempt, []string, bool) {
 // the caller (a Temporal workflow) applies Policy.Planned. nil steps: the
 // planner gave none (its reply says why). stop, when set, says why the
 // planner could not be asked.
-func RunPlanner(ctx context.Context, o TaskOptions, h History) (planner Attempt, steps []string, waitedMs millis.Duration, stop *StopData) {
+func RunPlanner(ctx context.Context, o TaskOptions, h History) (planner Attempt, steps []string, waitedMs millis.Duration, stop *engine.StopData) {
 	t := newTask(o)
 	t.st, t.attempts, t.plan = h.State, h.Attempts, h.Plan
 	t.base = h.State.ElapsedMs
