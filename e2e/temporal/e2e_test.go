@@ -298,7 +298,7 @@ func TestTaskRunsOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Status != engine.StatusDone || len(res.Attempts) != 1 || res.Attempts[0].Action != taskengine.ActionPass {
 		t.Fatalf("result: %s %s, %d attempts", res.Status, res.Details, len(res.Attempts))
@@ -330,7 +330,7 @@ func TestTaskRunsOnWorkers(t *testing.T) {
 	}
 	// The run is kept locally: show and report find it.
 	out, stderr, code := w.run("show", "--json", res.RunID)
-	var shown taskengine.TaskResult
+	var shown taskengine.Result
 	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusDone || len(shown.Attempts) != 1 {
 		t.Errorf("show: exit %d, %s\n%s", code, out, stderr)
 	}
@@ -359,7 +359,7 @@ func TestResumeAStoppedTask(t *testing.T) {
 	if code != exit.MaxIterations {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exit.MaxIterations, stdout, stderr)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	must(t, os.WriteFile(fix, nil, 0o644))
 	stdout, stderr, code = w.run("resume", "--json", res.RunID)
@@ -418,7 +418,7 @@ func TestWorkerKilledDuringAttempt(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, w.ts.GetDefaultClient().GetWorkflow(ctx, runID, "").Get(ctx, &res))
 	if res.Status != engine.StatusDone {
 		t.Fatalf("status %s: %s", res.Status, res.Details)
@@ -432,7 +432,7 @@ func TestWorkerKilledDuringAttempt(t *testing.T) {
 	}
 	// The detached run's record learns its end from the server.
 	out, stderr, code := w.run("resume", "--json", runID)
-	var got taskengine.TaskResult
+	var got taskengine.Result
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Status != engine.StatusDone {
 		t.Errorf("resume of a task done on the workers: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -523,7 +523,7 @@ func TestChecksDetectedAtSubmission(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
 		t.Fatalf("result: %s %s, %d attempts", res.Status, res.Details, len(res.Attempts))
@@ -754,7 +754,7 @@ func TestResumeABatch(t *testing.T) {
 	// Each task's run, the resumed one included, is kept under the batch.
 	for _, tk := range again.Tasks {
 		out, stderr, code := w.run("show", "--json", *tk.RunID)
-		var shown taskengine.TaskResult
+		var shown taskengine.Result
 		if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusDone || len(shown.Attempts) != tk.Attempts {
 			t.Errorf("show %s after the resume: exit %d\n%s\n%s", *tk.RunID, code, out, stderr)
 		}
@@ -806,7 +806,7 @@ func TestPullRequestAndMergePush(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Git == nil || res.Git.PR != "https://example.com/pr/7" {
 		t.Errorf("git: %+v", res.Git)
@@ -840,7 +840,7 @@ func TestWorkerStoppedDuringAttempt(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, w.ts.GetDefaultClient().GetWorkflow(ctx, runID, "").Get(ctx, &res))
 	if res.Status != engine.StatusDone || len(res.Attempts) != 1 {
 		t.Fatalf("status %s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
@@ -862,7 +862,7 @@ func TestPlanOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if diff := strings.Join(res.Plan, "|"); diff != "write right into answer.txt|say so" {
 		t.Errorf("plan %q", res.Plan)
@@ -885,7 +885,7 @@ func TestReviewOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Status != engine.StatusDone || len(res.Attempts) != 2 {
 		t.Fatalf("%s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)

@@ -64,7 +64,7 @@ func TestWindowLimitOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Status != engine.StatusDone || len(res.Attempts) != 2 {
 		t.Fatalf("%s after %d attempts: %s", res.Status, len(res.Attempts), res.Details)
@@ -192,7 +192,7 @@ func TestBatchTasksUnderTheirBatch(t *testing.T) {
 			t.Errorf("show %s says no sandbox: exit %d\n%s\n%s", *task.RunID, code, out, stderr)
 		}
 		out, stderr, code := w.run("show", "--json", *task.RunID)
-		var shown taskengine.TaskResult
+		var shown taskengine.Result
 		if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusDone || len(shown.Attempts) != task.Attempts {
 			t.Errorf("show %s: exit %d\n%s\n%s", *task.RunID, code, out, stderr)
 		}
@@ -244,7 +244,7 @@ func TestShowWhileOnWorkers(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	var shown taskengine.TaskResult
+	var shown taskengine.Result
 	for deadline = time.Now().Add(8 * time.Second); ; time.Sleep(300 * time.Millisecond) {
 		out, _, code := w.run("show", "--json", id)
 		if code == 0 && json.Unmarshal([]byte(out), &shown) == nil && len(shown.Attempts) == 1 {
@@ -265,7 +265,7 @@ func TestShowWhileOnWorkers(t *testing.T) {
 	}
 	drawn := false
 	for _, l := range strings.Split(strings.TrimSpace(followed.stdout.String()), "\n") {
-		var r taskengine.TaskResult
+		var r taskengine.Result
 		if json.Unmarshal([]byte(l), &r) == nil && r.Status == engine.StatusRunning && len(r.Attempts) == 1 {
 			drawn = true
 		}

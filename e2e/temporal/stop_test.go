@@ -118,7 +118,7 @@ func TestStopATaskOnWorkers(t *testing.T) {
 	if code := follower.wait(t, time.Minute); code != exit.Interrupted {
 		t.Fatalf("the following jlgcli exited %d, want %d\n%s\n%s", code, exit.Interrupted, follower.stdout.String(), follower.stderr.String())
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal(follower.stdout.Bytes(), &res))
 	if res.Status != engine.StatusInterrupted || len(res.Attempts) != 0 || !strings.Contains(res.Details, "interrupted during attempt 1") {
 		t.Errorf("the stopped task: %s with %d attempts: %s", res.Status, len(res.Attempts), res.Details)
@@ -127,7 +127,7 @@ func TestStopATaskOnWorkers(t *testing.T) {
 		t.Errorf("the follower did not say %q:\n%s", want, follower.stderr.String())
 	}
 	out, stderr, code := w.run("show", "--json", id)
-	var shown taskengine.TaskResult
+	var shown taskengine.Result
 	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.Status != engine.StatusInterrupted {
 		t.Errorf("show of the stopped task: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -299,7 +299,7 @@ func TestHooksOfATaskOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	data, err := os.ReadFile(events)
 	must(t, err)

@@ -76,7 +76,7 @@ func TestTLSTaskOnWorkers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	must(t, json.Unmarshal([]byte(stdout), &res))
 	if res.Status != engine.StatusDone {
 		t.Fatalf("result: %s %s", res.Status, res.Details)

@@ -111,6 +111,6 @@ func (o *taskFlags) submission(base string) runs.Submission {
 }
 
 // reportTask prints a task's result (plain.TaskResult).
-func reportTask(stdio *Stdio, asJSON bool, res taskengine.TaskResult) error {
+func reportTask(stdio *Stdio, asJSON bool, res taskengine.Result) error {
 	return withCode(plain.TaskResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
 }

@@ -142,7 +142,7 @@ var keyTable = []Key{
 		print: func(c *Config) string { return strconv.Itoa(c.MaxIterations) }},
 	{Name: "timeoutMs", Flag: "timeout", Env: "JLGCLI_TIMEOUT", Kind: "duration", Default: DefaultTimeout.String(),
 		Usage: "global time limit as a Go duration, e.g. 90s, 5m (config: timeoutMs)",
-		Commands: with(on(cmdRun, cmdLoop, cmdConfig), FlagUse{Default: taskengine.DefaultTaskTimeout.String(),
+		Commands: with(on(cmdRun, cmdLoop, cmdConfig), FlagUse{Default: taskengine.DefaultTimeout.String(),
 			Usage: "global time limit of the task as a Go duration (default 30m; config: timeoutMs)"}, taskCmds...),
 		parse: func(l *Layer, s string) error {
 			d, err := ParseDuration(s)

@@ -142,14 +142,14 @@ type Observer interface {
 	IterationDone(e Entry, r *Result)
 }
 
-// AgentObserver is an Observer or a TaskObserver that is also shown, as
+// AgentObserver is an Observer or a taskengine.Observer that is also shown, as
 // they come, the agent's own lines that say it retries or fails (agent
 // Request.Notice): a call the CLI retries in silence shows why it lasts.
 type AgentObserver interface {
 	AgentLine(line string)
 }
 
-// WaitObserver is an Observer or a TaskObserver that is also told when the
+// WaitObserver is an Observer or a taskengine.Observer that is also told when the
 // run waits for a subscription window to reset before a call: until when,
 // and why (the window, its use, its reset).
 type WaitObserver interface {

@@ -23,18 +23,18 @@ type BatchLines struct {
 	mu    sync.Mutex
 	w     io.Writer
 	tasks map[string]batch.TaskResult
-	live  map[string]taskengine.TaskProgress // the last progress of each running task
+	live  map[string]taskengine.Progress // the last progress of each running task
 	total int
 }
 
 // NewBatchLines returns a BatchLines of a batch of total tasks.
 func NewBatchLines(w io.Writer, total int) *BatchLines {
-	return &BatchLines{w: w, tasks: map[string]batch.TaskResult{}, live: map[string]taskengine.TaskProgress{}, total: total}
+	return &BatchLines{w: w, tasks: map[string]batch.TaskResult{}, live: map[string]taskengine.Progress{}, total: total}
 }
 
 // Progress records where running task id is (its cost so far), for the
 // summary.
-func (b *BatchLines) Progress(id string, p taskengine.TaskProgress) {
+func (b *BatchLines) Progress(id string, p taskengine.Progress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.live[id] = p
@@ -42,24 +42,24 @@ func (b *BatchLines) Progress(id string, p taskengine.TaskProgress) {
 
 // Observe returns an observer of task id's attempts that records its
 // progress (Progress) and passes each call on to obs (nil: none).
-func (b *BatchLines) Observe(id string, obs taskengine.TaskObserver) taskengine.TaskObserver {
+func (b *BatchLines) Observe(id string, obs taskengine.Observer) taskengine.Observer {
 	return progressObserver{b: b, id: id, next: obs}
 }
 
 type progressObserver struct {
 	b    *BatchLines
 	id   string
-	next taskengine.TaskObserver
+	next taskengine.Observer
 }
 
-func (o progressObserver) AttemptStarted(p taskengine.TaskProgress) {
+func (o progressObserver) AttemptStarted(p taskengine.Progress) {
 	o.b.Progress(o.id, p)
 	if o.next != nil {
 		o.next.AttemptStarted(p)
 	}
 }
 
-func (o progressObserver) Phase(p taskengine.TaskProgress, phase string) {
+func (o progressObserver) Phase(p taskengine.Progress, phase string) {
 	o.b.Progress(o.id, p)
 	if o.next != nil {
 		o.next.Phase(p, phase)
@@ -89,7 +89,7 @@ func (o progressObserver) Close() {
 	}
 }
 
-func (o progressObserver) AttemptDone(p taskengine.TaskProgress, a taskengine.Attempt) {
+func (o progressObserver) AttemptDone(p taskengine.Progress, a taskengine.Attempt) {
 	o.b.Progress(o.id, p)
 	if o.next != nil {
 		o.next.AttemptDone(p, a)
@@ -239,7 +239,7 @@ func PrefixWriter(w io.Writer, id string) io.Writer {
 	return prefixWriter{w: w, prefix: "jlgcli: [" + id + "] "}
 }
 
-var _ taskengine.TaskObserver = PrefixedTaskLine{}
+var _ taskengine.Observer = PrefixedTaskLine{}
 
 // LockedWriter is a writer that several goroutines may share: each Write is
 // whole.

@@ -17,7 +17,7 @@ func TestBatchLinesSummary(t *testing.T) {
 	l := NewBatchLines(&buf, 4)
 	now := time.Now()
 	l.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "a", Status: batch.StatusRunning}})
-	l.Observe("a", nil).AttemptDone(taskengine.TaskProgress{Number: 1, CostUSD: 0.5, CostKnown: true}, taskengine.Attempt{})
+	l.Observe("a", nil).AttemptDone(taskengine.Progress{Number: 1, CostUSD: 0.5, CostKnown: true}, taskengine.Attempt{})
 	l.Event(batch.Event{Kind: batch.EventFinished, Time: now, Task: batch.TaskResult{ID: "b", Status: batch.Status("max-iterations"),
 		RunID: "r2", RunStatus: batch.Status("max-iterations"), CostUSD: 0.25, CostKnown: true}})
 	l.Event(batch.Event{Kind: batch.EventBlocked, Time: now, Task: batch.TaskResult{ID: "c", Status: batch.StatusBlocked, Reason: "b failed"}})
@@ -53,10 +53,10 @@ func TestBatchLinesObservePassesAgentLines(t *testing.T) {
 // keptAgentLines is a task observer that keeps the agent lines it is given.
 type keptAgentLines struct{ lines []string }
 
-func (*keptAgentLines) AttemptStarted(taskengine.TaskProgress)                  {}
-func (*keptAgentLines) Phase(taskengine.TaskProgress, string)                   {}
-func (*keptAgentLines) AttemptDone(taskengine.TaskProgress, taskengine.Attempt) {}
-func (a *keptAgentLines) AgentLine(line string)                                 { a.lines = append(a.lines, line) }
+func (*keptAgentLines) AttemptStarted(taskengine.Progress)                  {}
+func (*keptAgentLines) Phase(taskengine.Progress, string)                   {}
+func (*keptAgentLines) AttemptDone(taskengine.Progress, taskengine.Attempt) {}
+func (a *keptAgentLines) AgentLine(line string)                             { a.lines = append(a.lines, line) }
 
 // A task merged with no commit (its run changed nothing the base branch
 // lacks) says that nothing was merged and why, never "merged as" nothing.

@@ -24,7 +24,7 @@ type BatchBoard struct {
 
 type boardTask struct {
 	start time.Time
-	p     taskengine.TaskProgress
+	p     taskengine.Progress
 	phase string
 	agent agentLines // the agent's retry and error lines this attempt
 }
@@ -82,7 +82,7 @@ func (b *BatchBoard) drop(id string) {
 }
 
 // Task returns the observer of task id's attempts, drawn on its line.
-func (b *BatchBoard) Task(id string) taskengine.TaskObserver { return boardObserver{b: b, id: id} }
+func (b *BatchBoard) Task(id string) taskengine.Observer { return boardObserver{b: b, id: id} }
 
 // Writer returns a writer whose lines stay above the board, each after
 // task id in brackets ("" for none).
@@ -127,7 +127,7 @@ type boardObserver struct {
 	id string
 }
 
-func (o boardObserver) set(p taskengine.TaskProgress, phase string) {
+func (o boardObserver) set(p taskengine.Progress, phase string) {
 	o.b.lines.Progress(o.id, p)
 	o.b.l.mu.Lock()
 	defer o.b.l.mu.Unlock()
@@ -140,9 +140,9 @@ func (o boardObserver) set(p taskengine.TaskProgress, phase string) {
 	o.b.l.frame("")
 }
 
-func (o boardObserver) AttemptStarted(p taskengine.TaskProgress)      { o.set(p, "develop") }
-func (o boardObserver) Phase(p taskengine.TaskProgress, phase string) { o.set(p, phase) }
-func (o boardObserver) AttemptDone(p taskengine.TaskProgress, a taskengine.Attempt) {
+func (o boardObserver) AttemptStarted(p taskengine.Progress)      { o.set(p, "develop") }
+func (o boardObserver) Phase(p taskengine.Progress, phase string) { o.set(p, phase) }
+func (o boardObserver) AttemptDone(p taskengine.Progress, a taskengine.Attempt) {
 	o.b.l.mu.Lock()
 	defer o.b.l.mu.Unlock()
 	t := o.b.tasks[o.id]

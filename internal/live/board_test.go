@@ -19,7 +19,7 @@ func TestBatchBoard(t *testing.T) {
 	now := time.Now()
 	b.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "a", Status: batch.StatusRunning}})
 	b.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "c", Status: batch.StatusRunning}})
-	b.Task("a").AttemptStarted(taskengine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
+	b.Task("a").AttemptStarted(taskengine.Progress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
 	b.Above("jlgcli: a message\n")
 	out := buf.String()
 	for _, want := range []string{"jlgcli: [a] started\n", "⟳ [a] tier fast (1/1) · attempt 1/3", "⟳ [c] starting\n",
@@ -49,7 +49,7 @@ func TestBatchBoardWaitingTask(t *testing.T) {
 	until := now.Add(time.Hour)
 	b.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: "b", Status: batch.StatusRunning}})
 	obs := b.Task("b")
-	obs.AttemptStarted(taskengine.TaskProgress{Tier: "claude", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
+	obs.AttemptStarted(taskengine.Progress{Tier: "claude", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
 	obs.(engine.WaitObserver).Waiting(until, "claude 5h window at 92% (--window-limit 80%)")
 	b.Close()
 	out := buf.String()
@@ -79,7 +79,7 @@ func TestBatchBoardRerun(t *testing.T) {
 	b.tasks["q"].start = now.Add(-90 * time.Second) // the second run started 90s ago
 	b.l.mu.Unlock()
 	obs := b.Task("q")
-	p := taskengine.TaskProgress{Tier: "strong", TierIndex: 1, Tiers: 2, InTier: 1, Attempts: 2, Number: 1, CostUSD: 0.25, CostKnown: true}
+	p := taskengine.Progress{Tier: "strong", TierIndex: 1, Tiers: 2, InTier: 1, Attempts: 2, Number: 1, CostUSD: 0.25, CostKnown: true}
 	obs.AttemptStarted(p)
 	obs.AttemptDone(p, taskengine.Attempt{Number: 1, Tier: "strong", Action: taskengine.ActionPass,
 		Gate: gate.Report{Status: gate.StatusPass, Recommendation: gate.RecommendPassToCommit}})

@@ -85,7 +85,7 @@ func TestReporterGoesAroundTheLiveLine(t *testing.T) {
 	defer l.Close()
 	r := NewReporter(&buf, false)
 	r.Attach(l)
-	l.AttemptStarted(taskengine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
+	l.AttemptStarted(taskengine.Progress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1})
 	r.Warn("push: no remote")
 	if out := buf.String(); !strings.Contains(out, syncBegin+"\x1b[1A\r\x1b[2Kjlgcli: warning: push: no remote\n⟳ tier fast") {
 		t.Errorf("output %q: want in one frame the line cleared, the message, then the line drawn again", out)

@@ -73,7 +73,7 @@ func TestBoardShowsEscapes(t *testing.T) {
 	b := NewBatchBoard(Screen{W: term, Live: true, Width: func() int { return 100 }}, 2)
 	id := "fix\x1b[8m"
 	b.Event(batch.Event{Kind: batch.EventStarted, Task: batch.TaskResult{ID: id, Status: batch.StatusRunning}})
-	tp := taskengine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1}
+	tp := taskengine.Progress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1}
 	b.Task(id).AttemptStarted(tp)
 	b.Task(id).(engine.AgentObserver).AgentLine("overloaded\x1b]0;t\x07")
 	b.l.redraw()
@@ -111,7 +111,7 @@ func TestLogLinesShowEscapes(t *testing.T) {
 	bl := NewBatchLines(s.W, 1)
 	bl.Event(batch.Event{Kind: batch.EventStopped, Reason: "stop\x1b]0;t\x07"})
 	lt := NewPrefixedTaskLine(s, "a\x1b[8m")
-	lt.AttemptStarted(taskengine.TaskProgress{Tier: "t\x1b[8m", Tiers: 1, InTier: 1, Attempts: 1, Number: 1})
+	lt.AttemptStarted(taskengine.Progress{Tier: "t\x1b[8m", Tiers: 1, InTier: 1, Attempts: 1, Number: 1})
 	p.Close()
 	out := buf.String()
 	if !termsafe.Safe(out) {

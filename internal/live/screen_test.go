@@ -167,18 +167,18 @@ func TestBoardOnANarrowTerminal(t *testing.T) {
 	ids := []string{"a-task-with-a-rather-long-name-that-goes-on-and-on", "数据库迁移任务的名字很长很长很长很长很长很长很长很长", "c"}
 	for _, id := range ids {
 		b.Event(batch.Event{Kind: batch.EventStarted, Time: now, Task: batch.TaskResult{ID: id, Status: batch.StatusRunning}})
-		b.Task(id).AttemptStarted(taskengine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1, BudgetUSD: 5})
+		b.Task(id).AttemptStarted(taskengine.Progress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1, BudgetUSD: 5})
 	}
 	say := NewReporter(term, false)
 	say.Attach(b)
 	for i := range 30 {
-		b.Task(ids[i%3]).Phase(taskengine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1}, "gate")
+		b.Task(ids[i%3]).Phase(taskengine.Progress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1}, "gate")
 		if i%10 == 0 {
 			say.Notice(fmt.Sprintf("message %d %s", i, strings.Repeat("long ", 30)))
 		}
 		b.l.redraw()
 	}
-	b.Task(ids[0]).AttemptDone(taskengine.TaskProgress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1}, taskengine.Attempt{Tier: "fast", Action: taskengine.ActionRetry})
+	b.Task(ids[0]).AttemptDone(taskengine.Progress{Tier: "fast", Tiers: 2, InTier: 1, Attempts: 3, Number: 1}, taskengine.Attempt{Tier: "fast", Action: taskengine.ActionRetry})
 	b.l.redraw()
 	lines := term.lines()
 	if n := count(lines, "batch: "); n != 1 {
@@ -221,7 +221,7 @@ func TestStatusLinesFitAndFollowTheWidth(t *testing.T) {
 			case "task":
 				l := NewTaskLine(s)
 				say.Attach(l)
-				l.AttemptStarted(taskengine.TaskProgress{Step: 2, Steps: 3, Tier: "a-long-tier-name", Tiers: 3, InTier: 2, Attempts: 5, BudgetUSD: 10, LastGate: "fail"})
+				l.AttemptStarted(taskengine.Progress{Step: 2, Steps: 3, Tier: "a-long-tier-name", Tiers: 3, InTier: 2, Attempts: 5, BudgetUSD: 10, LastGate: "fail"})
 				redraw, closeIt = l.l.redraw, l.Close
 			case "loop":
 				p := NewProgress(s)
@@ -278,7 +278,7 @@ func TestLogLines(t *testing.T) {
 	p := NewProgress(s)
 	bl := NewBatchLines(s.W, 2)
 	pt := NewPrefixedTaskLine(s, "a")
-	tp := taskengine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1}
+	tp := taskengine.Progress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3, Number: 1}
 	l.AttemptStarted(tp)
 	pt.AttemptStarted(tp)
 	p.IterationStarted(1, 3, time.Now())
@@ -333,7 +333,7 @@ func TestAgentLines(t *testing.T) {
 	term := newVT(120)
 	l := NewTaskLine(Screen{W: term, Live: true, Width: func() int { return 120 }})
 	defer l.Close()
-	l.AttemptStarted(taskengine.TaskProgress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3})
+	l.AttemptStarted(taskengine.Progress{Tier: "fast", Tiers: 1, InTier: 1, Attempts: 3})
 	l.AgentLine("API retry 1/10 in 1.2s: 529 overloaded_error")
 	if lines := term.lines(); len(lines) != 1 || !strings.HasPrefix(lines[0], "⟳ agent: API retry 1/10 in 1.2s: 529 overloaded_error · tier fast (1/1) · attempt 1/3") {
 		t.Errorf("the live line after a retry: %q", lines)

@@ -11,7 +11,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
-// TaskLine is an taskengine.TaskObserver that draws a task's progress on a
+// TaskLine is an taskengine.Observer that draws a task's progress on a
 // screen: step, tier, attempt, phase, last gate status and cost. On a
 // terminal one goroutine owns a live status line; elsewhere a line is
 // printed when an attempt starts and when it ends.
@@ -19,7 +19,7 @@ type TaskLine struct {
 	l live
 
 	start   time.Time
-	p       taskengine.TaskProgress
+	p       taskengine.Progress
 	phase   string
 	started bool
 	agent   agentLines // the agent's retry and error lines this attempt
@@ -32,8 +32,8 @@ func NewTaskLine(s Screen) *TaskLine {
 	return l
 }
 
-// AttemptStarted implements taskengine.TaskObserver.
-func (l *TaskLine) AttemptStarted(p taskengine.TaskProgress) {
+// AttemptStarted implements taskengine.Observer.
+func (l *TaskLine) AttemptStarted(p taskengine.Progress) {
 	l.l.mu.Lock()
 	defer l.l.mu.Unlock()
 	l.p, l.phase, l.started = p, "develop", true
@@ -45,8 +45,8 @@ func (l *TaskLine) AttemptStarted(p taskengine.TaskProgress) {
 	fmt.Fprintf(l.l.s.W, "jlgcli: %s · develop\n", l.text())
 }
 
-// Phase implements taskengine.TaskObserver.
-func (l *TaskLine) Phase(p taskengine.TaskProgress, phase string) {
+// Phase implements taskengine.Observer.
+func (l *TaskLine) Phase(p taskengine.Progress, phase string) {
 	l.l.mu.Lock()
 	defer l.l.mu.Unlock()
 	l.p, l.phase, l.started = p, phase, true
@@ -59,8 +59,8 @@ func (l *TaskLine) Phase(p taskengine.TaskProgress, phase string) {
 	}
 }
 
-// AttemptDone implements taskengine.TaskObserver.
-func (l *TaskLine) AttemptDone(p taskengine.TaskProgress, a taskengine.Attempt) {
+// AttemptDone implements taskengine.Observer.
+func (l *TaskLine) AttemptDone(p taskengine.Progress, a taskengine.Attempt) {
 	l.l.mu.Lock()
 	defer l.l.mu.Unlock()
 	l.p, l.phase = p, a.Action
@@ -105,7 +105,7 @@ func (l *TaskLine) text() string { return taskText(l.p, l.start) }
 
 // taskText is where a task stands: step, tier, attempt, last gate, cost
 // and budget, time since start.
-func taskText(p taskengine.TaskProgress, start time.Time) string {
+func taskText(p taskengine.Progress, start time.Time) string {
 	s := ""
 	if p.Steps > 1 {
 		s = fmt.Sprintf("step %d/%d · ", p.Step, p.Steps)
@@ -138,7 +138,7 @@ func taskText(p taskengine.TaskProgress, start time.Time) string {
 // attemptText is an attempt's line after where (taskText): the gate's
 // status and, when it failed, the first line of its failure; then what the
 // task does next and, for an escalation or a stop, which rule or limit.
-func attemptText(where string, p taskengine.TaskProgress, a taskengine.Attempt) string {
+func attemptText(where string, p taskengine.Progress, a taskengine.Attempt) string {
 	s := where + " · gate " + a.Gate.Status
 	if !a.Gate.OK() {
 		if f := gateFailure(a.Gate); f != "" {
@@ -168,7 +168,7 @@ func attemptText(where string, p taskengine.TaskProgress, a taskengine.Attempt) 
 // actionText is what a task does after attempt a, and why when it
 // escalates or stops: the loop rules that fired, the tier's attempts
 // spent, the budget.
-func actionText(p taskengine.TaskProgress, a taskengine.Attempt) string {
+func actionText(p taskengine.Progress, a taskengine.Attempt) string {
 	spent := fmt.Sprintf("tier %s spent its %d attempts", a.Tier, p.Attempts)
 	if p.Attempts == 0 {
 		spent = fmt.Sprintf("tier %s spent its attempts", a.Tier)

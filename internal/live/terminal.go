@@ -84,7 +84,7 @@ func (t Terminal) BatchParts(quiet bool, total int) (bp local.BatchParts, close 
 	say.SetQuiet(quiet)
 	bp = local.BatchParts{Parts: t.Base()}
 	bp.Hooks = t.Hooks
-	task := func(w io.Writer, obs taskengine.TaskObserver) local.Parts {
+	task := func(w io.Writer, obs taskengine.Observer) local.Parts {
 		p := t.Base()
 		p.Say, p.TaskObserver = NewReporter(w, quiet), obs
 		return p
@@ -100,7 +100,7 @@ func (t Terminal) BatchParts(quiet bool, total int) (bp local.BatchParts, close 
 	log := NewScreen(err, false, nil) // its lines carry the time
 	lines := NewBatchLines(log.W, total)
 	bp.ForTask = func(id string) local.Parts {
-		var obs taskengine.TaskObserver
+		var obs taskengine.Observer
 		if !quiet {
 			obs = lines.Observe(id, NewPrefixedTaskLine(log, id))
 		}

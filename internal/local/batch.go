@@ -265,7 +265,7 @@ func BatchGraph(tasks []BatchTask) (*dag.Graph, error) {
 }
 
 // batchFailure is a batch that could not start because of one task.
-func batchFailure(r taskengine.TaskResult, id string) batch.Summary {
+func batchFailure(r taskengine.Result, id string) batch.Summary {
 	return batch.Summary{Status: string(r.Status), ExitCode: r.ExitCode, Details: fmt.Sprintf("task %s: %s", id, r.Details), Tasks: []batch.TaskSummary{}}
 }
 
@@ -281,10 +281,10 @@ type batchRun struct {
 	// merger tells of a second run from its own goroutine.
 	cpMu    sync.Mutex
 	mu      sync.Mutex
-	results map[string]taskengine.TaskResult // each task's run, by task
-	runs    map[string]taskengine.TaskResult // the task runs read or made, by run
-	tasks   map[string]batch.TaskResult      // the scheduler's view, for the checkpoint
-	landed  []landed                         // the tasks landed, in order
+	results map[string]taskengine.Result // each task's run, by task
+	runs    map[string]taskengine.Result // the task runs read or made, by run
+	tasks   map[string]batch.TaskResult  // the scheduler's view, for the checkpoint
+	landed  []landed                     // the tasks landed, in order
 	began   time.Time
 	// repo is the user's checkout the tasks land in, opened once for all
 	// of them (checkout).
@@ -304,7 +304,7 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	ctx, unwatch := watchStop(ctx, run)
 	defer unwatch()
 	b := &batchRun{root: root, spec: spec, bp: bp, j: openJournal(bp.Parts, root, run), byID: map[string]BatchTask{},
-		results: map[string]taskengine.TaskResult{}, runs: map[string]taskengine.TaskResult{}, tasks: map[string]batch.TaskResult{}, began: time.Now()}
+		results: map[string]taskengine.Result{}, runs: map[string]taskengine.Result{}, tasks: map[string]batch.TaskResult{}, began: time.Now()}
 	defer b.j.close()
 	limited := slices.ContainsFunc(spec.Tasks, func(t BatchTask) bool { return len(t.Spec.WindowLimits) > 0 })
 	if b.bp.Windows == nil && limited {
@@ -402,7 +402,7 @@ func (b *batchRun) checkpoint(status string) {
 // branch from the base branch as it is now, merged later by Merge.
 func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 	p := b.bp.task(st.ID)
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	var err error
 	if st.ResumeRunID != "" {
 		res, err = b.resume(ctx, st, p)
@@ -426,7 +426,7 @@ func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 // start starts a task's run. The batch journals the run's id before the
 // run exists: a kill at any point leaves it a run to resume, or none to
 // find (resume then starts the task anew).
-func (b *batchRun) start(ctx context.Context, st batch.Start, p Parts) (taskengine.TaskResult, error) {
+func (b *batchRun) start(ctx context.Context, st batch.Start, p Parts) (taskengine.Result, error) {
 	t := b.byID[st.ID]
 	sp := t.Spec
 	sp.Merge = git.MergeNone // merged by the batch, in turn
@@ -439,19 +439,19 @@ func (b *batchRun) start(ctx context.Context, st batch.Start, p Parts) (taskengi
 
 // resume goes on with a task's run that was cut short or stopped; a run
 // the batch journaled but that was never made is started anew.
-func (b *batchRun) resume(ctx context.Context, st batch.Start, p Parts) (taskengine.TaskResult, error) {
+func (b *batchRun) resume(ctx context.Context, st batch.Start, p Parts) (taskengine.Result, error) {
 	run, err := store.Open(b.root, st.ResumeRunID)
 	if errors.Is(err, store.ErrNotFound) {
 		p.progress("run %s was stopped before it was made: the task starts anew", st.ResumeRunID)
 		return b.start(ctx, st, p)
 	}
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	defer run.Close()
 	events, err := lockedEvents(run)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	// It runs with the budget the batch gives it, as a task started anew
 	// does: its own, bounded by what the batch's leaves it.
@@ -474,7 +474,7 @@ func StoppedBatch(id, status string) string {
 }
 
 // OutcomeOf is a task run's result as the batch scheduler takes it.
-func OutcomeOf(res taskengine.TaskResult) batch.Outcome {
+func OutcomeOf(res taskengine.Result) batch.Outcome {
 	o := batch.Outcome{Status: batch.Status(res.Status), ExitCode: res.ExitCode, RunID: res.RunID,
 		CostUSD: res.CostUSD, CostKnown: res.CostKnown, Details: res.Details}
 	switch res.Status {
@@ -559,19 +559,19 @@ func (b *batchRun) Merge(ctx context.Context, id string, o batch.Outcome) batch.
 
 // again makes (or, for a resumed batch, resumes) rr, the second run of
 // task id, whose first run's landing l was refused.
-func (b *batchRun) again(ctx context.Context, id string, p Parts, first taskengine.TaskResult, rr *batch.Rerun, l Landing) (taskengine.TaskResult, error) {
+func (b *batchRun) again(ctx context.Context, id string, p Parts, first taskengine.Result, rr *batch.Rerun, l Landing) (taskengine.Result, error) {
 	if !rr.StartedAt.IsZero() {
 		run, err := store.Open(b.root, rr.RunID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			p.progress("run %s was stopped before it was made: it starts anew", rr.RunID)
 		case err != nil:
-			return taskengine.TaskResult{}, err
+			return taskengine.Result{}, err
 		default:
 			defer run.Close()
 			events, err := lockedEvents(run)
 			if err != nil {
-				return taskengine.TaskResult{}, err
+				return taskengine.Result{}, err
 			}
 			res, _, err := ResumeTask(ctx, b.root, run, events, Limits{}, p)
 			b.keep(res)
@@ -597,9 +597,9 @@ func (b *batchRun) again(ctx context.Context, id string, p Parts, first taskengi
 // run, first, whose landing l was refused (rr nil: a second run the caller
 // does not record, a batch on Temporal): its attempts, and why its change
 // did not land ("a conflict with p: …", what the checks said there).
-func SecondRunPrior(first taskengine.TaskResult, rr *batch.Rerun, l Landing) *taskengine.Prior {
+func SecondRunPrior(first taskengine.Result, rr *batch.Rerun, l Landing) *taskengine.Prior {
 	if rr == nil {
-		rr = RerunOf(nil, l, taskengine.TaskResult{}, Landing{})
+		rr = RerunOf(nil, l, taskengine.Result{}, Landing{})
 	}
 	return taskengine.PriorOf(first, rr.After()+": "+l.Details, l.Gate)
 }
@@ -623,7 +623,7 @@ func (b *batchRun) rerunStarted(id string, rr *batch.Rerun) {
 
 // noRerun says why task id, whose first run first could not land, is not
 // run again: its budget is spent, or the batch's; "" when it can be.
-func (b *batchRun) noRerun(id string, first taskengine.TaskResult) string {
+func (b *batchRun) noRerun(id string, first taskengine.Result) string {
 	own := b.byID[id].Spec.BudgetUSD
 	if own > 0 && first.CostKnown && own-first.CostUSD < 0.005 {
 		return fmt.Sprintf("its budget of $%.2f is spent by its first run ($%.4f)", own, first.CostUSD)
@@ -637,7 +637,7 @@ func (b *batchRun) noRerun(id string, first taskengine.TaskResult) string {
 // rerunBudget is the budget of the second run of task id: what its first
 // run left of the task's budget, bounded by what is left of the batch's
 // (0: none).
-func (b *batchRun) rerunBudget(id string, first taskengine.TaskResult) float64 {
+func (b *batchRun) rerunBudget(id string, first taskengine.Result) float64 {
 	budget := b.byID[id].Spec.BudgetUSD
 	if budget > 0 && first.CostKnown {
 		budget -= first.CostUSD
@@ -670,7 +670,7 @@ type landed struct {
 }
 
 // landedNow records that task id landed as commit from run res.
-func (b *batchRun) landedNow(id, commit string, res taskengine.TaskResult) {
+func (b *batchRun) landedNow(id, commit string, res taskengine.Result) {
 	if commit == "" {
 		return
 	}
@@ -690,7 +690,7 @@ func (b *batchRun) landedNow(id, commit string, res taskengine.TaskResult) {
 // commit it started from (all of those this batch landed when it started
 // from none of them), narrowed to those that touched a file the conflict
 // names when some did.
-func (b *batchRun) metSince(res taskengine.TaskResult, l Landing) []string {
+func (b *batchRun) metSince(res taskengine.Result, l Landing) []string {
 	b.mu.Lock()
 	all := slices.Clone(b.landed)
 	b.mu.Unlock()
@@ -748,7 +748,7 @@ func cloneRerun(r *batch.Rerun) *batch.Rerun {
 // refused, as it ended: again, landed as l2 (when again is done). rr nil:
 // a second run the caller did not record (a batch on Temporal), made of
 // again and l.
-func RerunOf(rr *batch.Rerun, l Landing, again taskengine.TaskResult, l2 Landing) *batch.Rerun {
+func RerunOf(rr *batch.Rerun, l Landing, again taskengine.Result, l2 Landing) *batch.Rerun {
 	if rr == nil {
 		rr = &batch.Rerun{RunID: again.RunID, Why: batch.RerunConflict, Details: l.Details}
 		if l.Status == LandGateFailed {
@@ -774,7 +774,7 @@ func RerunOf(rr *batch.Rerun, l Landing, again taskengine.TaskResult, l2 Landing
 // when the caller did not record it) ended as again and, when again is
 // done, landed as l2. The outcome holds the second run (Rerun), whose cost
 // the scheduler counts in the task's.
-func AgainOutcome(l Landing, first, base string, again taskengine.TaskResult, l2 Landing, rr *batch.Rerun) batch.MergeOutcome {
+func AgainOutcome(l Landing, first, base string, again taskengine.Result, l2 Landing, rr *batch.Rerun) batch.MergeOutcome {
 	r := RerunOf(rr, l, again, l2)
 	switch {
 	case again.Status != engine.StatusDone:
@@ -792,7 +792,7 @@ func AgainOutcome(l Landing, first, base string, again taskengine.TaskResult, l2
 
 // taskResult is the result of the run o of task id: this batch's, else
 // the one its run wrote (a resumed batch merging a task that ran before).
-func (b *batchRun) taskResult(id string, o batch.Outcome) (taskengine.TaskResult, error) {
+func (b *batchRun) taskResult(id string, o batch.Outcome) (taskengine.Result, error) {
 	if o.RunID == "" {
 		b.mu.Lock()
 		res, ok := b.results[id]
@@ -800,14 +800,14 @@ func (b *batchRun) taskResult(id string, o batch.Outcome) (taskengine.TaskResult
 		if ok {
 			return res, nil
 		}
-		return taskengine.TaskResult{}, errors.New("the task's run is unknown")
+		return taskengine.Result{}, errors.New("the task's run is unknown")
 	}
 	return b.runResult(o.RunID)
 }
 
 // runResult is the result of task run id: this batch's, else the one its
 // run wrote.
-func (b *batchRun) runResult(id string) (taskengine.TaskResult, error) {
+func (b *batchRun) runResult(id string) (taskengine.Result, error) {
 	b.mu.Lock()
 	res, ok := b.runs[id]
 	b.mu.Unlock()
@@ -816,12 +816,12 @@ func (b *batchRun) runResult(id string) (taskengine.TaskResult, error) {
 	}
 	run, err := store.Open(b.root, id)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	defer run.Close()
 	events, _, err := Events(run)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	res, err = TaskResultOf(run, events, Parts{})
 	if err == nil {
@@ -831,7 +831,7 @@ func (b *batchRun) runResult(id string) (taskengine.TaskResult, error) {
 }
 
 // keep keeps the result of a task run of this batch, by its id.
-func (b *batchRun) keep(res taskengine.TaskResult) {
+func (b *batchRun) keep(res taskengine.Result) {
 	if res.RunID == "" {
 		return
 	}
@@ -841,7 +841,7 @@ func (b *batchRun) keep(res taskengine.TaskResult) {
 }
 
 // BranchOf is the branch of the task run res, "?" when it has none.
-func BranchOf(res taskengine.TaskResult) string {
+func BranchOf(res taskengine.Result) string {
 	if res.Git != nil {
 		return res.Git.Branch
 	}
@@ -858,7 +858,7 @@ func (b *batchRun) result(runID string, graph *dag.Graph, res batch.Result) batc
 // never ran. A task run again (Rerun) counts both runs' attempts and
 // tiers; its branch is its second run's when that one landed.
 func BatchSummary(spec BatchSpec, runID string, graph *dag.Graph, res batch.Result,
-	runOf func(batch.TaskResult) (taskengine.TaskResult, error)) batch.Summary {
+	runOf func(batch.TaskResult) (taskengine.Result, error)) batch.Summary {
 	out := batch.Summary{RunID: runID, Status: string(res.Status), ExitCode: res.ExitCode, Details: res.StopReason,
 		StartedAt: res.StartedAt.UTC(), DurationMs: res.DurationMs, CostUSD: res.CostUSD, CostKnown: res.CostKnown,
 		BaseBranch: spec.BaseBranch, Jobs: spec.Jobs}
@@ -932,13 +932,13 @@ func BatchSummary(spec BatchSpec, runID string, graph *dag.Graph, res batch.Resu
 
 // lastRun is the result of the run t.RunID of task t.ID (its last run
 // when it names none), when it ran.
-func (b *batchRun) lastRun(t batch.TaskResult) (taskengine.TaskResult, error) {
+func (b *batchRun) lastRun(t batch.TaskResult) (taskengine.Result, error) {
 	if t.RunID == "" {
 		b.mu.Lock()
 		res, ok := b.results[t.ID]
 		b.mu.Unlock()
 		if !ok {
-			return taskengine.TaskResult{}, errors.New("never ran")
+			return taskengine.Result{}, errors.New("never ran")
 		}
 		return res, nil
 	}

@@ -59,7 +59,7 @@ func (s Site) cacheDir() string {
 // Confine is the sandbox of c (sandbox.New) for a run at site (nil:
 // unconfined), and the record of the confinement it gives. A run confines
 // once, where it starts, and hands the box to what runs its agents and
-// checks (engine.Options.Box, taskengine.TaskOptions.Box,
+// checks (engine.Options.Box, taskengine.Options.Box,
 // gate.TestOptions.Box). A sandbox asked for (mode on) that this machine
 // cannot give is a UsageError naming what is missing.
 func Confine(c sandbox.Config, p Parts, site Site) (*sandbox.Box, sandbox.Record, error) {

@@ -106,7 +106,7 @@ func loopWatch(ctx context.Context, dir string, record func(engine.Event) error,
 
 // taskWatch is the watch of a task in its worktree wt, from wt's record
 // (git.Worktree.ControlPaths); rec journals its events (nil: none).
-func taskWatch(ctx context.Context, wt *git.Worktree, rec taskengine.TaskRecorder, p Parts) (*controlWatch, error) {
+func taskWatch(ctx context.Context, wt *git.Worktree, rec taskengine.Recorder, p Parts) (*controlWatch, error) {
 	paths, err := wt.ControlPaths(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("list git's control files of the worktree %s: %w", wt.Path, err)

@@ -21,7 +21,7 @@ import (
 // the worktree is removed, a successful task is squash-merged into its base
 // branch when that is checked out and clean; then the push, the reports and
 // the pull request. What it did is res.Git, set here and nowhere else.
-func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *taskengine.TaskResult) {
+func (s TaskSpec) finish(ctx context.Context, p Parts, run *store.Run, res *taskengine.Result) {
 	ctx = context.WithoutCancel(ctx) // Ctrl-C must not leave the branch half done
 	wt := s.Worktree
 	info := &taskengine.GitInfo{Mode: string(git.CommitBranch), Repo: s.Repo, Worktree: wt.Path, Branch: wt.Branch, Base: wt.Base,
@@ -112,7 +112,7 @@ func (s TaskSpec) repo(ctx context.Context) *git.Repo {
 }
 
 // writeReports writes the task's final report into its run directory.
-func writeReports(p Parts, run *store.Run, res taskengine.TaskResult) {
+func writeReports(p Parts, run *store.Run, res taskengine.Result) {
 	if err := run.WriteReport(res, report.New(res).Markdown()); err != nil {
 		p.warn("write the report: %v", err)
 	}
@@ -154,13 +154,13 @@ func SquashSubject(task string) string { return taskengine.SubjectLine("feat: ",
 
 // squashMessage is the message of the squash commit of the done task res,
 // made on branch, that lands on its base branch.
-func squashMessage(res taskengine.TaskResult, branch string) string {
+func squashMessage(res taskengine.Result, branch string) string {
 	return fmt.Sprintf("%s\n\n%s\n\nMade by jlgcli task %s on branch %s, which keeps each attempt's commit.\n",
 		SquashSubject(res.Task), res.Summary, res.RunID, branch)
 }
 
 // merge squash-merges a successful task into its base branch, in repo.
-func (s TaskSpec) merge(ctx context.Context, repo func() *git.Repo, res *taskengine.TaskResult) *taskengine.MergeInfo {
+func (s TaskSpec) merge(ctx context.Context, repo func() *git.Repo, res *taskengine.Result) *taskengine.MergeInfo {
 	wt := s.Worktree
 	m := &taskengine.MergeInfo{Into: wt.BaseBranch}
 	if s.Merge == git.MergeNone {

@@ -19,7 +19,7 @@ import (
 // script agent (run in the task's worktree, unconfined), judged by the
 // shell check check, merged as merge asks; it returns the result, what the
 // run said and its state directory.
-func runScripted(t *testing.T, repo, prompt, script, check string, merge git.MergeMode) (taskengine.TaskResult, *said, string) {
+func runScripted(t *testing.T, repo, prompt, script, check string, merge git.MergeMode) (taskengine.Result, *said, string) {
 	t.Helper()
 	spec := TaskSpec{
 		Tiers:    []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},

@@ -192,9 +192,9 @@ func TestRunFilesGolden(t *testing.T) {
 		return read("meta.json"), read("checkpoint.json"), read("events.jsonl")
 	}
 
-	state := taskengine.TaskState{Attempts: 1, InTier: 1, Start: "2222222222222222222222222222222222222222", StepBase: "2222222222222222222222222222222222222222",
+	state := taskengine.State{Attempts: 1, InTier: 1, Start: "2222222222222222222222222222222222222222", StepBase: "2222222222222222222222222222222222222222",
 		ElapsedMs: 61000, Outcomes: map[string]string{"fast": "passed"}}
-	tcp := taskengine.TaskCheckpoint{RunID: "20261124T120000Z-0123abcd", State: state}
+	tcp := taskengine.Checkpoint{RunID: "20261124T120000Z-0123abcd", State: state}
 	tcp.Status, tcp.Iterations, tcp.CostUSD, tcp.CostKnown, tcp.DurationMs, tcp.Heartbeat = "running", 1, 0.0123, true, 61000, at
 	tcp.Tiers = []taskengine.TierStat{{Name: "fast", Attempts: 1, CostUSD: 0.0123, Passed: 1}, {Name: "smart"}}
 	attempt := taskengine.Attempt{Number: 1, Tier: "fast", InTier: 1, Backend: "claude", Model: "haiku", StartedAt: at, DurationMs: 60000,

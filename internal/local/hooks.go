@@ -144,7 +144,7 @@ func (h hookRun) loopEnded(res engine.Result) {
 
 // taskEnded tells the hooks of a task's end, with its branch and the
 // commit it landed as (or its work in progress).
-func (h hookRun) taskEnded(res taskengine.TaskResult) {
+func (h hookRun) taskEnded(res taskengine.Result) {
 	e := hooks.Event{Status: string(res.Status), ExitCode: hooks.Int(res.ExitCode), Details: res.Details, DurationMs: hooks.Millis(res.DurationMs)}
 	if res.CostKnown {
 		e.CostUSD = hooks.Float(res.CostUSD)
@@ -313,7 +313,7 @@ func (r RunHooks) Started() {
 
 // TaskEnded says that the task ended with res; BatchEnded that the batch
 // ended with s. Both wait for the hooks, as a run here does.
-func (r RunHooks) TaskEnded(res taskengine.TaskResult) {
+func (r RunHooks) TaskEnded(res taskengine.Result) {
 	if r.h.run != nil {
 		r.h.taskEnded(res)
 	}

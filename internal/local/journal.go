@@ -38,7 +38,7 @@ func (j journal) Record(ev engine.Event) error {
 
 func (j journal) Checkpoint(cp engine.Checkpoint) error { return j.checkpoint(cp, cp.Progress) }
 
-func (j journal) CheckpointTask(cp taskengine.TaskCheckpoint) error {
+func (j journal) CheckpointTask(cp taskengine.Checkpoint) error {
 	return j.checkpoint(cp, cp.Progress)
 }
 

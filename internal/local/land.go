@@ -172,13 +172,13 @@ func LandTask(ctx context.Context, site LandSite, runID, into string, s TaskSpec
 // lays the change with git merge-tree). The caller serializes Land calls
 // on one branch. A refusal that is not the task's (the user's tree is
 // dirty, files in the way) is an error.
-func Land(ctx context.Context, root string, res taskengine.TaskResult, into string, p Parts) (Landing, error) {
+func Land(ctx context.Context, root string, res taskengine.Result, into string, p Parts) (Landing, error) {
 	return land(ctx, nil, root, res, into, p)
 }
 
 // land is Land in repo, the user's checkout as the caller opened it (nil,
 // or not the task's: the task's, opened here).
-func land(ctx context.Context, repo *git.Repo, root string, res taskengine.TaskResult, into string, p Parts) (Landing, error) {
+func land(ctx context.Context, repo *git.Repo, root string, res taskengine.Result, into string, p Parts) (Landing, error) {
 	ctx = context.WithoutCancel(ctx) // a landing is never left half done
 	run, err := store.Open(root, res.RunID)
 	if err != nil {
@@ -203,7 +203,7 @@ type checkoutSite struct {
 	repo *git.Repo
 	run  *store.Run
 	spec TaskSpec
-	res  taskengine.TaskResult
+	res  taskengine.Result
 	into string
 	p    Parts
 	sq   *git.Squash

@@ -19,7 +19,7 @@ import (
 // the task again because this run's change could not land, it says so:
 // "re-run as Z after a conflict with p, which landed". Otherwise, or when
 // the batch's journal cannot be read, res is returned as it is.
-func WithBatchMerge(run *store.Run, res taskengine.TaskResult) taskengine.TaskResult {
+func WithBatchMerge(run *store.Run, res taskengine.Result) taskengine.Result {
 	if run.Meta.Parent == "" || res.Git == nil || res.Git.Merge == nil || res.Git.Merge.Status != git.MergeSkipped {
 		return res
 	}

@@ -38,7 +38,7 @@ type Parts struct {
 	Say Reporter
 	// TaskObserver follows a task's attempts; LoopObserver a loop's
 	// iterations; nil: nobody.
-	TaskObserver taskengine.TaskObserver
+	TaskObserver taskengine.Observer
 	LoopObserver engine.Observer
 	// Hooks are told of the run's events (its start, end, waits, a
 	// task's attempts, a batch's tasks); nil: nobody.

@@ -19,7 +19,7 @@ func TestMetSince(t *testing.T) {
 		{id: "p", commit: "c2", files: []string{"answer.txt", "p.txt"}},
 		{id: "r", commit: "c3", files: []string{"r.txt"}},
 	}}
-	first := taskengine.TaskResult{Git: &taskengine.GitInfo{Base: "c1"}}
+	first := taskengine.Result{Git: &taskengine.GitInfo{Base: "c1"}}
 	conflict := Landing{Status: LandConflict, Details: "main has moved since the task started and conflicts with it in answer.txt, x.txt"}
 	if got := b.metSince(first, conflict); !slices.Equal(got, []string{"p"}) {
 		t.Errorf("conflict in answer.txt: %v, want [p]", got)
@@ -39,7 +39,7 @@ func TestMetSince(t *testing.T) {
 func TestAgainOutcome(t *testing.T) {
 	l := Landing{Status: LandConflict, Details: "main has moved since the task started and conflicts with it in answer.txt"}
 	rr := &batch.Rerun{RunID: "r2", Why: batch.RerunConflict, With: []string{"p"}, Details: l.Details}
-	again := taskengine.TaskResult{RunID: "r2", Status: engine.StatusDone, CostUSD: 0.25, CostKnown: true, DurationMs: 1500,
+	again := taskengine.Result{RunID: "r2", Status: engine.StatusDone, CostUSD: 0.25, CostKnown: true, DurationMs: 1500,
 		Attempts: []taskengine.Attempt{{Number: 1}}, Git: &taskengine.GitInfo{Branch: "jlgcli/q-r2"}}
 	m := AgainOutcome(l, "jlgcli/q-r1", "main", again, Landing{Status: LandMerged, Commit: "abc"}, rr)
 	if m.Status != batch.MergeMerged || m.Commit != "abc" || m.Rerun == nil || !m.Rerun.Landed || m.Rerun.CostUSD != 0.25 ||
@@ -59,7 +59,7 @@ func TestAgainOutcome(t *testing.T) {
 		t.Errorf("failed: %+v: %s", m.Rerun, m.Details)
 	}
 	// A second run the caller did not record (a batch on Temporal).
-	m = AgainOutcome(Landing{Status: LandGateFailed, Details: "the checks fail"}, "b1", "main", taskengine.TaskResult{RunID: "x-again",
+	m = AgainOutcome(Landing{Status: LandGateFailed, Details: "the checks fail"}, "b1", "main", taskengine.Result{RunID: "x-again",
 		Status: engine.StatusDone}, Landing{Status: LandNothing}, nil)
 	if m.Rerun == nil || m.Rerun.RunID != "x-again" || m.Rerun.Why != batch.RerunChecksFailed || !m.Rerun.Landed {
 		t.Errorf("unrecorded: %+v", m.Rerun)
@@ -69,7 +69,7 @@ func TestAgainOutcome(t *testing.T) {
 // The second run's prior: the first run's attempts and why they did not
 // land, in the batch's words.
 func TestSecondRunPrior(t *testing.T) {
-	first := taskengine.TaskResult{RunID: "r1", CostUSD: 0.375, CostKnown: true, Attempts: []taskengine.Attempt{{Number: 1, Prompt: "long"}}}
+	first := taskengine.Result{RunID: "r1", CostUSD: 0.375, CostKnown: true, Attempts: []taskengine.Attempt{{Number: 1, Prompt: "long"}}}
 	l := Landing{Status: LandConflict, Details: "main has moved"}
 	p := SecondRunPrior(first, &batch.Rerun{Why: batch.RerunConflict, With: []string{"p"}}, l)
 	if p.RunID != "r1" || p.Reason != "a conflict with p: main has moved" || p.CostUSD != 0.375 || len(p.Attempts) != 1 || p.Attempts[0].Prompt != "" {

@@ -95,7 +95,7 @@ func TestDoneTaskKilledBeforeItsReport(t *testing.T) {
 	if m := back.Git.Merge; m.Status != git.MergeMerged || m.Commit != head {
 		t.Errorf("the merge made before the kill: %+v, want merged at %s", m, head)
 	}
-	var saved taskengine.TaskResult
+	var saved taskengine.Result
 	if found, err := run.ReadReport(&saved); !found || err != nil || saved.Status != engine.StatusDone {
 		t.Errorf("report.json after resume: found %v, %v, %s", found, err, saved.Status)
 	}

@@ -59,27 +59,27 @@ type NewTask struct {
 // commits) before it creates anything, then creates its run and worktree and
 // runs it to its end. A task whose agents cannot run is a result, not an
 // error; a task that cannot start as asked is a UsageError.
-func StartTask(ctx context.Context, t NewTask, p Parts) (taskengine.TaskResult, error) {
+func StartTask(ctx context.Context, t NewTask, p Parts) (taskengine.Result, error) {
 	s := t.Spec
 	repo := t.Repo
 	if repo == nil {
 		var err error
 		if repo, err = OpenRepo(ctx, s.Repo); err != nil {
-			return taskengine.TaskResult{}, err
+			return taskengine.Result{}, err
 		}
 	}
 	s.Repo = repo.Dir
 	// Nothing is created for a task that cannot run.
 	tiers, planner, bad, err := s.preflight(ctx, p, nil, "", TaskChecksHint)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	if bad != nil {
 		return *bad, nil
 	}
 	dirty, err := repo.Dirty(ctx)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	if s.Commit == git.CommitDirect {
 		// Direct commits land on the checked-out branch: it must be where
@@ -87,20 +87,20 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (taskengine.TaskResult, 
 		cur, err := repo.CurrentBranch(ctx)
 		switch {
 		case err != nil:
-			return taskengine.TaskResult{}, err
+			return taskengine.Result{}, err
 		case cur == "":
-			return taskengine.TaskResult{}, exit.Usagef("check out the branch the commits should land on", "--commit direct needs a checked-out branch; HEAD is detached in %s", repo.Dir)
+			return taskengine.Result{}, exit.Usagef("check out the branch the commits should land on", "--commit direct needs a checked-out branch; HEAD is detached in %s", repo.Dir)
 		case t.Base != "" || t.IncludeDirty:
-			return taskengine.TaskResult{}, exit.Usagef("", "--commit direct commits on the current branch: it takes neither --base nor --include-dirty")
+			return taskengine.Result{}, exit.Usagef("", "--commit direct commits on the current branch: it takes neither --base nor --include-dirty")
 		}
 		if err := refuseChanges(ctx, repo, cur, exit.Usagef("commit or stash them first, or use --commit branch (the default), which leaves your tree alone",
 			"--commit direct refuses to start: %s has uncommitted changes", repo.Dir)); err != nil {
-			return taskengine.TaskResult{}, err
+			return taskengine.Result{}, err
 		}
 	}
 	root, err := StateRoot(p, repo.Dir, t.StateDir)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	// The run is recorded with the worktree it will have before git makes
 	// it: a kill while it is made leaves a run that owns what git made,
@@ -108,14 +108,14 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (taskengine.TaskResult, 
 	id := cmp.Or(t.ID, store.NewRunID(time.Now()))
 	wt, err := repo.PlanWorktree(ctx, id, t.Prompt, t.Base, t.IncludeDirty)
 	if t.Base != "" && errors.Is(err, git.ErrNotCommit) {
-		return taskengine.TaskResult{}, exit.Usagef("name a branch, tag or commit of this repository", "--base %s: %v in %s", t.Base, err, repo.Dir)
+		return taskengine.Result{}, exit.Usagef("name a branch, tag or commit of this repository", "--base %s: %v in %s", t.Base, err, repo.Dir)
 	}
 	if err != nil {
-		return taskengine.TaskResult{}, fmt.Errorf("create the task's worktree: %w", err)
+		return taskengine.Result{}, fmt.Errorf("create the task's worktree: %w", err)
 	}
 	box, confined, err := Confine(s.Sandbox, p, taskSite(root, wt.Path, id))
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	s.Worktree = *wt
 	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
@@ -126,7 +126,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (taskengine.TaskResult, 
 	}
 	run, err := store.Create(root, id, meta)
 	if err != nil {
-		return taskengine.TaskResult{}, fmt.Errorf("create run: %w", err)
+		return taskengine.Result{}, fmt.Errorf("create run: %w", err)
 	}
 	defer run.Close()
 	if err := wt.Create(ctx); err != nil {
@@ -142,7 +142,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (taskengine.TaskResult, 
 			h.taskEnded(res)
 			return res, nil
 		}
-		return taskengine.TaskResult{}, fmt.Errorf("create the task's worktree: %w (run %s keeps the task: jlgcli resume %s once this is fixed)", err, id, id)
+		return taskengine.Result{}, fmt.Errorf("create the task's worktree: %w (run %s keeps the task: jlgcli resume %s once this is fixed)", err, id, id)
 	}
 	p.progress("task %s on branch %s (worktree %s)", id, wt.Branch, relTo(repo.Dir, wt.Path))
 	// A batch refuses changes to tracked files: only untracked ones can be
@@ -181,7 +181,7 @@ func refuseChanges(ctx context.Context, repo *git.Repo, branch string, refusal e
 // it with, its own or those the project in s.Repo calls for (DefaultChecks,
 // with who and hint). When its agents cannot run, bad says why; it is a
 // result, not an error.
-func (s *TaskSpec) preflight(ctx context.Context, p Parts, seen map[string]bool, who, hint string) (tiers []taskengine.Tier, planner *taskengine.Tier, bad *taskengine.TaskResult, err error) {
+func (s *TaskSpec) preflight(ctx context.Context, p Parts, seen map[string]bool, who, hint string) (tiers []taskengine.Tier, planner *taskengine.Tier, bad *taskengine.Result, err error) {
 	tiers, planner, bad = s.agents(p)
 	if bad != nil {
 		return nil, nil, bad, nil
@@ -256,17 +256,17 @@ func OpenRepo(ctx context.Context, dir string) (*git.Repo, error) {
 // lock. A task already done is returned as it is, with done true (nothing
 // was resumed); one done but killed before its end gets that end now, and
 // done is false (it was resumed to its end).
-func ResumeTask(ctx context.Context, root string, run *store.Run, events []engine.Event, limits Limits, p Parts) (res taskengine.TaskResult, done bool, err error) {
-	j, err := taskengine.ReplayTask(events)
+func ResumeTask(ctx context.Context, root string, run *store.Run, events []engine.Event, limits Limits, p Parts) (res taskengine.Result, done bool, err error) {
+	j, err := taskengine.Replay(events)
 	if err != nil {
-		return taskengine.TaskResult{}, false, fmt.Errorf("run %s: %w", run.ID, err)
+		return taskengine.Result{}, false, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	if j.Stop != nil && j.Stop.Status == engine.StatusDone {
 		res, ended, err := doneResult(ctx, run, events, p)
 		if err == nil {
 			// Killed after its stop was journaled, before its last
 			// checkpoint: the checkpoint and the index say so now.
-			cp := taskengine.TaskCheckpoint{RunID: run.ID, State: j.Resume.State, Plan: res.Plan, Progress: store.Progress{
+			cp := taskengine.Checkpoint{RunID: run.ID, State: j.Resume.State, Plan: res.Plan, Progress: store.Progress{
 				Status: string(res.Status), Iterations: len(res.Attempts), CostUSD: res.CostUSD, CostKnown: res.CostKnown,
 				DurationMs: res.DurationMs, Heartbeat: time.Now().UTC()}}
 			for _, t := range res.Tiers {
@@ -280,15 +280,15 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 	}
 	var s TaskSpec
 	if err := settings(run, &s, p); err != nil {
-		return taskengine.TaskResult{}, false, err
+		return taskengine.Result{}, false, err
 	}
 	limits.ApplyTask(&s)
 	box, _, err := Confine(s.Sandbox, p, taskSite(root, s.Worktree.Path, run.ID))
 	if err != nil {
-		return taskengine.TaskResult{}, false, err
+		return taskengine.Result{}, false, err
 	}
 	st := j.Resume.State
-	var cp taskengine.TaskCheckpoint
+	var cp taskengine.Checkpoint
 	if run.ReadCheckpoint(&cp) == nil && cp.State.Attempts == st.Attempts && cp.State.ElapsedMs > st.ElapsedMs {
 		st.ElapsedMs = cp.State.ElapsedMs
 	}
@@ -303,7 +303,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 	}
 	wt := s.Worktree
 	if err := wt.Reopen(ctx); err != nil {
-		return taskengine.TaskResult{}, false, fmt.Errorf("run %s: check out its branch %s again: %w", run.ID, wt.Branch, err)
+		return taskengine.Result{}, false, fmt.Errorf("run %s: check out its branch %s again: %w", run.ID, wt.Branch, err)
 	}
 	p.progress("resuming task %s after %s (%s used) in %s", run.ID, plural.N(st.Attempts, "attempt"),
 		st.ElapsedMs.Duration().Round(time.Second), relTo(s.Repo, wt.Path))
@@ -317,19 +317,19 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 // after that stop was journaled, before its end (merge, push, pull request,
 // report: the report is written last), is ended now as it would have been,
 // and ended is true.
-func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Parts) (res taskengine.TaskResult, ended bool, err error) {
-	var saved taskengine.TaskResult
+func doneResult(ctx context.Context, run *store.Run, events []engine.Event, p Parts) (res taskengine.Result, ended bool, err error) {
+	var saved taskengine.Result
 	if found, err := run.ReadReport(&saved); err != nil || found {
 		res, err := TaskResultOf(run, events, p)
 		return res, false, err
 	}
 	var s TaskSpec
 	if err := settings(run, &s, p); err != nil {
-		return taskengine.TaskResult{}, false, err
+		return taskengine.Result{}, false, err
 	}
 	res, err = taskResultOf(run, events)
 	if err != nil {
-		return taskengine.TaskResult{}, false, err
+		return taskengine.Result{}, false, err
 	}
 	p.progress("task %s is done but was stopped before its end: ending it on %s", run.ID, s.Worktree.Branch)
 	s.finish(ctx, p, run, &res)
@@ -343,7 +343,7 @@ const EventTaskBaseline = "gate-baseline"
 // checks in its sandbox box (nil: none), then ends it: the WIP commit of a
 // failure, the worktree removed, the merge of a success, the report.
 func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, prompt string,
-	tiers []taskengine.Tier, planner *taskengine.Tier, resume *taskengine.TaskResume, prior *taskengine.Prior, checked bool, box *sandbox.Box) (taskengine.TaskResult, error) {
+	tiers []taskengine.Tier, planner *taskengine.Tier, resume *taskengine.Resume, prior *taskengine.Prior, checked bool, box *sandbox.Box) (taskengine.Result, error) {
 	ctx, unwatch := watchStop(ctx, run)
 	defer unwatch()
 	wt := s.Worktree
@@ -352,16 +352,16 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	// The baseline of the gate: how the checks fare before any change.
 	baseline, err := s.baseline(ctx, p, run, j, env, box)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	watch, err := taskWatch(ctx, &wt, j, p)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	o := s.options(p, run.ID, prompt, &wt, baseline, tiers, watch, box)
 	o.Plan, o.Planner, o.Journal, o.Resume, o.Prior, o.Checked, o.Observer = s.Plan, watch.planner(planner), j, resume, prior, checked, p.TaskObserver
 	o.Windows = p.windowBook(o.WindowLimits, j)
-	res := taskengine.RunTask(ctx, o)
+	res := taskengine.Run(ctx, o)
 	res.Baseline = baseline
 	if c, ok := p.TaskObserver.(interface{ Close() }); ok {
 		c.Close() // the live line goes before the messages of the end
@@ -370,7 +370,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	s.finish(ctx, p, run, &res)
 	if done && res.Status != engine.StatusDone {
 		// The landing was held: the index and the checkpoint say so too.
-		var cp taskengine.TaskCheckpoint
+		var cp taskengine.Checkpoint
 		if err := run.ReadCheckpoint(&cp); err == nil {
 			cp.Progress.Status = string(res.Status)
 			if err := j.CheckpointTask(cp); err != nil {
@@ -389,7 +389,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 // options are the engine's options of the task in wt, without journal,
 // plan or observer; its agents' calls and its checks run in box (nil:
 // none), and watch checks git's control files around them.
-func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, baseline *gate.Report, tiers []taskengine.Tier, watch *controlWatch, box *sandbox.Box) taskengine.TaskOptions {
+func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, baseline *gate.Report, tiers []taskengine.Tier, watch *controlWatch, box *sandbox.Box) taskengine.Options {
 	loops := detect.LoopDetector{Similarity: s.Similarity, SameErrorCount: s.SameErrors}
 	if e := s.Embeddings; e != nil {
 		key := ""
@@ -409,7 +409,7 @@ func (s TaskSpec) options(p Parts, runID, prompt string, wt *git.Worktree, basel
 	if reviewer != nil {
 		reviewer = watch.planner(reviewer)
 	}
-	return taskengine.TaskOptions{
+	return taskengine.Options{
 		RunID: runID, Policy: policy, Reviewer: reviewer,
 		Workspace: worktreeSpace{wt},
 		Tester:    &tester{dir: wt.Path, env: env, checks: s.Checks, baseline: baseline, gaming: s.AntiGaming, editTests: s.EditTests, watch: watch, ws: wt, box: box},
@@ -441,7 +441,7 @@ func (s TaskSpec) Policy(task string) taskengine.Policy {
 // decides nothing. j (nil: none) is told of its events as a task's journal
 // is (a wait for a rate limit).
 func (s TaskSpec) Attempt(ctx context.Context, p Parts, runID, task string, wt *git.Worktree, baseline *gate.Report,
-	h taskengine.History, next taskengine.Next, j taskengine.TaskRecorder) taskengine.AttemptOutcome {
+	h taskengine.History, next taskengine.Next, j taskengine.Recorder) taskengine.AttemptOutcome {
 	tiers, _, bad := s.agents(p)
 	if bad != nil {
 		return taskengine.AttemptOutcome{Stop: &engine.StopData{Status: bad.Status, ExitCode: bad.ExitCode, Details: bad.Details}}
@@ -544,11 +544,11 @@ func (s TaskSpec) baseline(ctx context.Context, p Parts, run *store.Run, j journ
 // TaskResultOf is the result of a task run: the one it wrote when it
 // stopped, unless its journal went further since (a resumed task killed
 // before it stopped again), or the one its journal tells.
-func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (taskengine.TaskResult, error) {
-	var saved taskengine.TaskResult
+func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (taskengine.Result, error) {
+	var saved taskengine.Result
 	found, err := run.ReadReport(&saved)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	if found && len(events) == 0 {
 		return saved, nil
@@ -556,7 +556,7 @@ func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (taskengine.Ta
 	res, err := taskResultOf(run, events)
 	switch {
 	case !found && err != nil:
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	case !found:
 		return res, nil
 	case err != nil || len(res.Attempts) <= len(saved.Attempts):
@@ -569,10 +569,10 @@ func TaskResultOf(run *store.Run, events []engine.Event, p Parts) (taskengine.Ta
 
 // taskResultOf is the result of task run as its journal holds it, with
 // the baseline it recorded.
-func taskResultOf(run *store.Run, events []engine.Event) (taskengine.TaskResult, error) {
-	res, err := taskengine.TaskResultOf(run.ID, events)
+func taskResultOf(run *store.Run, events []engine.Event) (taskengine.Result, error) {
+	res, err := taskengine.ResultOf(run.ID, events)
 	if err != nil {
-		return taskengine.TaskResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+		return taskengine.Result{}, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	res.Baseline, err = baselineIn(run.ID, events)
 	return res, err

@@ -76,7 +76,7 @@ func TestStartTaskFromASpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	var saved taskengine.TaskResult
+	var saved taskengine.Result
 	if found, err := run.ReadReport(&saved); !found || err != nil || saved.Status != engine.StatusDone {
 		t.Errorf("report.json: found %v, %v, status %s", found, err, saved.Status)
 	}
@@ -109,7 +109,7 @@ func TestStartTaskRefusesWithoutChecks(t *testing.T) {
 }
 
 // startAside runs a task that writes file and leaves its branch unmerged.
-func startAside(t *testing.T, repo, state, file, content, check string) taskengine.TaskResult {
+func startAside(t *testing.T, repo, state, file, content, check string) taskengine.Result {
 	t.Helper()
 	spec := TaskSpec{
 		Tiers:    []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},

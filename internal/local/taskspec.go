@@ -76,7 +76,7 @@ func TaskSpecOf(cfg *config.Config, repo string) TaskSpec {
 		Commands: cfg.Backends, Sandbox: cfg.Sandbox}
 	s.TimeoutMs = millis.Of(cfg.Timeout)
 	if cfg.Sources["timeoutMs"] == "default" {
-		s.TimeoutMs = millis.Of(taskengine.DefaultTaskTimeout)
+		s.TimeoutMs = millis.Of(taskengine.DefaultTimeout)
 	}
 	s.Checks = GateChecks(cfg.Checks)
 	for _, t := range cfg.Tiers {
@@ -122,8 +122,8 @@ func (t TierSpec) tier(a agent.Agent) taskengine.Tier {
 
 // agents resolves the tiers' backends; a result that says why when one is
 // unknown.
-func (s TaskSpec) agents(p Parts) ([]taskengine.Tier, *taskengine.Tier, *taskengine.TaskResult) {
-	get := func(t TierSpec) (taskengine.Tier, *taskengine.TaskResult) { return s.agentTier(p, t) }
+func (s TaskSpec) agents(p Parts) ([]taskengine.Tier, *taskengine.Tier, *taskengine.Result) {
+	get := func(t TierSpec) (taskengine.Tier, *taskengine.Result) { return s.agentTier(p, t) }
 	if _, bad := s.reviewer(p); bad != nil {
 		return nil, nil, bad
 	}
@@ -152,7 +152,7 @@ func (s TaskSpec) agents(p Parts) ([]taskengine.Tier, *taskengine.Tier, *taskeng
 
 // agentTier is tier t with its agent; a result that says why when its
 // backend is unknown.
-func (s TaskSpec) agentTier(p Parts, t TierSpec) (taskengine.Tier, *taskengine.TaskResult) {
+func (s TaskSpec) agentTier(p Parts, t TierSpec) (taskengine.Tier, *taskengine.Result) {
 	a, err := p.Registry(s.Commands, append(append([]string(nil), s.Env...), t.Env...), s.Sandbox.ProjectEnv).Get(t.Backend)
 	if err != nil {
 		r := Failure(engine.Result{Status: engine.StatusBackendUnknown, ExitCode: engine.StatusBackendUnknown.ExitCode(),
@@ -163,7 +163,7 @@ func (s TaskSpec) agentTier(p Parts, t TierSpec) (taskengine.Tier, *taskengine.T
 }
 
 // reviewer is the task's reviewer with its agent (nil: none).
-func (s TaskSpec) reviewer(p Parts) (*taskengine.Tier, *taskengine.TaskResult) {
+func (s TaskSpec) reviewer(p Parts) (*taskengine.Tier, *taskengine.Result) {
 	if s.Reviewer == nil {
 		return nil, nil
 	}
@@ -175,7 +175,7 @@ func (s TaskSpec) reviewer(p Parts) (*taskengine.Tier, *taskengine.TaskResult) {
 }
 
 // Failure is a task that could not start, as a result.
-func Failure(r engine.Result) taskengine.TaskResult {
-	return taskengine.TaskResult{Status: r.Status, ExitCode: r.ExitCode, Backend: r.Backend, Details: r.Details, Text: r.Text,
+func Failure(r engine.Result) taskengine.Result {
+	return taskengine.Result{Status: r.Status, ExitCode: r.ExitCode, Backend: r.Backend, Details: r.Details, Text: r.Text,
 		Tiers: []taskengine.TierSummary{}, Attempts: []taskengine.Attempt{}, Detections: []taskengine.Detection{}, Flaky: []string{}, Commits: []string{}}
 }

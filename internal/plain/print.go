@@ -89,7 +89,7 @@ func LoopResult(w io.Writer, say Say, asJSON bool, res engine.Result) error {
 // TaskResult writes a task's result: the JSON object, or its summary
 // (TaskSummary), on w; on say, why a task that is not done stopped and
 // what to do about it (report.TaskHint). The error is w's.
-func TaskResult(w io.Writer, say Say, asJSON bool, res taskengine.TaskResult) error {
+func TaskResult(w io.Writer, say Say, asJSON bool, res taskengine.Result) error {
 	if asJSON {
 		if err := JSON(w, res); err != nil {
 			return err

@@ -33,7 +33,7 @@ import (
 // TaskSummary writes what a task did: its summary, each tier that made
 // attempts, the loops detected, and where its work is, safe for a
 // terminal (termsafe).
-func TaskSummary(w io.Writer, res taskengine.TaskResult) {
+func TaskSummary(w io.Writer, res taskengine.Result) {
 	sw := termsafe.NewWriter(w)
 	defer sw.Flush()
 	w = sw

@@ -155,7 +155,7 @@ func TestHookAnswers(t *testing.T) {
 func TestResumed(t *testing.T) {
 	var out strings.Builder
 	say := &lines{}
-	code, err := Resumed(&out, say, true, runs.Resumed{Kind: "task", ID: "t1", Done: true, Task: taskengine.TaskResult{Status: engine.StatusDone}})
+	code, err := Resumed(&out, say, true, runs.Resumed{Kind: "task", ID: "t1", Done: true, Task: taskengine.Result{Status: engine.StatusDone}})
 	if err != nil || code != 0 {
 		t.Fatalf("Resumed = %d, %v", code, err)
 	}
@@ -215,7 +215,7 @@ func TestUsageNamesTheSilentBackends(t *testing.T) {
 // the base) says that nothing was merged, never "merged into main as".
 func TestTaskSummaryNothingMerged(t *testing.T) {
 	var b strings.Builder
-	TaskSummary(&b, taskengine.TaskResult{Status: engine.StatusDone, Git: &taskengine.GitInfo{Branch: "jlgcli/a-1",
+	TaskSummary(&b, taskengine.Result{Status: engine.StatusDone, Git: &taskengine.GitInfo{Branch: "jlgcli/a-1",
 		Merge: &taskengine.MergeInfo{Status: git.MergeMerged, Into: "main", Reason: "by batch b1"}}})
 	if got := b.String(); !strings.Contains(got, "nothing merged into main: branch jlgcli/a-1 holds no change for it\n") || strings.Contains(got, " as ") {
 		t.Errorf("summary:\n%s", got)

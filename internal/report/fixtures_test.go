@@ -42,7 +42,7 @@ var rateLimitFailure = gate.TestFailure{Test: "test_rate_limit_exceeded",
 
 // successResult: done on tier 2 after a same-error loop on tier 1, with a
 // flaky test, merged.
-func successResult() taskengine.TaskResult {
+func successResult() taskengine.Result {
 	a1 := attempt(1, 0, 1, "fast", "opencode", "deepseek-v3", 0.0011,
 		failing(gate.RecommendFixRequired, nil, "ModuleNotFoundError: No module named 'ratelimit'"), taskengine.ActionRetry)
 	a2 := attempt(2, 0, 2, "fast", "opencode", "deepseek-v3", 0.0012,
@@ -66,7 +66,7 @@ func successResult() taskengine.TaskResult {
 		"--- a/cortex/api/endpoints.py\n+++ b/cortex/api/endpoints.py\n@@ -1,3 +1,5 @@\n" +
 		"+from cortex.api.limits import rate_limit\n \n+@rate_limit(per_minute=60)\n def list_items():\n"
 	g := a4.Gate
-	return taskengine.TaskResult{
+	return taskengine.Result{
 		ExitCode: 0, Status: engine.StatusDone, Text: "done", Backend: "opencode", RunID: "20261122T041500Z-3fa91c07",
 		Task: "Add rate limiting to API endpoints", Iterations: 4, DurationMs: 161000,
 		CostUSD: 0.015, CostKnown: true, BudgetUSD: 1, InputTokens: 10000, OutputTokens: 2000,
@@ -90,7 +90,7 @@ func successResult() taskengine.TaskResult {
 // failedResult: no progress on the last tier, partial work kept in a WIP
 // commit, the merge left to the user. Its diff holds a Markdown fence and
 // its errors HTML.
-func failedResult() taskengine.TaskResult {
+func failedResult() taskengine.Result {
 	broken := gate.Report{Status: gate.StatusFail, Confidence: 1, Recommendation: gate.RecommendEscalateTier,
 		SyntaxErrors: []string{"cortex/render.py:10:5: invalid syntax <br>", "cortex/render.py:11:1: unexpected indent",
 			"cortex/render.py:12:1: unexpected indent"}}
@@ -113,7 +113,7 @@ func failedResult() taskengine.TaskResult {
 		a.Step = 1
 	}
 	last := a3.Gate
-	return taskengine.TaskResult{
+	return taskengine.Result{
 		ExitCode: 5, Status: engine.StatusNoProgress, Backend: "opencode", RunID: "20261123T090000Z-0badc0de",
 		Task:       "Render the report table as <table> in HTML\nand keep the Markdown output unchanged.",
 		Iterations: 4, DurationMs: 412500, Details: "a loop was detected on the last tier (same-diff) and nothing was left to try",
@@ -140,8 +140,8 @@ func failedResult() taskengine.TaskResult {
 }
 
 // noAttemptResult: stopped before the first attempt, the backend missing.
-func noAttemptResult() taskengine.TaskResult {
-	return taskengine.TaskResult{
+func noAttemptResult() taskengine.Result {
+	return taskengine.Result{
 		ExitCode: 2, Status: engine.StatusBackendMissing, Backend: "opencode", RunID: "20261124T100000Z-00000001",
 		Task: "Add rate limiting to API endpoints", Details: "command not found: opencode (install it: npm install -g opencode-ai)",
 		BudgetUSD: 1,

@@ -46,7 +46,7 @@ func Hint(res engine.Result) string {
 // (Hint) for what a task shares with a loop (a backend missing or not
 // logged in). A loop's hints (--max-iterations, the marker line) are never
 // a task's.
-func TaskHint(res taskengine.TaskResult) string {
+func TaskHint(res taskengine.Result) string {
 	for i := len(res.Attempts) - 1; i >= 0; i-- {
 		if f := res.Attempts[i].Failure; f != nil && f.Hint != "" {
 			return f.Hint
@@ -65,7 +65,7 @@ func TaskHint(res taskengine.TaskResult) string {
 // taskStatusHint is what to do about a task stopped by its tiers, its
 // budget or its time: what resume gives it, and what a task started again
 // could change.
-func taskStatusHint(res taskengine.TaskResult) string {
+func taskStatusHint(res taskengine.Result) string {
 	id := res.RunID
 	if id == "" {
 		id = "RUN"
@@ -91,7 +91,7 @@ func taskStatusHint(res taskengine.TaskResult) string {
 }
 
 // tiersText names the tiers of a task: "tier fast", "the 2 tiers".
-func tiersText(res taskengine.TaskResult) string {
+func tiersText(res taskengine.Result) string {
 	switch n := len(res.Tiers); {
 	case n == 1:
 		return "tier " + res.Tiers[0].Name
@@ -102,7 +102,7 @@ func tiersText(res taskengine.TaskResult) string {
 }
 
 // attemptsMade counts a task's attempts (the planner's call aside).
-func attemptsMade(res taskengine.TaskResult) int {
+func attemptsMade(res taskengine.Result) int {
 	n := 0
 	for _, t := range res.Tiers {
 		n += t.Attempts

@@ -36,7 +36,7 @@ func TestHint(t *testing.T) {
 		}
 	}
 
-	task := taskengine.TaskResult{Status: engine.StatusBackendMissing, Backend: "codex",
+	task := taskengine.Result{Status: engine.StatusBackendMissing, Backend: "codex",
 		Attempts: []taskengine.Attempt{{Failure: &agent.Failure{Hint: "log in"}}, {}}}
 	if got := TaskHint(task); got != "log in" {
 		t.Errorf("TaskHint of an attempt's failure = %q, want %q", got, "log in")
@@ -55,20 +55,20 @@ func TestTaskHint(t *testing.T) {
 	tiers := []taskengine.TierSummary{{Name: "fast", Attempts: 3}, {Name: "smart", Attempts: 2}}
 	for _, c := range []struct {
 		name string
-		res  taskengine.TaskResult
+		res  taskengine.Result
 		want []string
 	}{
-		{"attempts spent", taskengine.TaskResult{Status: engine.StatusMaxIterations, RunID: "r1", Tiers: tiers},
+		{"attempts spent", taskengine.Result{Status: engine.StatusMaxIterations, RunID: "r1", Tiers: tiers},
 			[]string{"the 2 tiers spent 5 attempts without passing the checks", "jlgcli report r1", "jlgcli resume r1 gives the last tier another turn", "--attempts", "--tier"}},
-		{"one tier", taskengine.TaskResult{Status: engine.StatusMaxIterations, RunID: "r1", Tiers: tiers[:1]},
+		{"one tier", taskengine.Result{Status: engine.StatusMaxIterations, RunID: "r1", Tiers: tiers[:1]},
 			[]string{"tier fast spent 3 attempts"}},
-		{"loop", taskengine.TaskResult{Status: engine.StatusNoProgress, RunID: "r2"},
+		{"loop", taskengine.Result{Status: engine.StatusNoProgress, RunID: "r2"},
 			[]string{"went round in circles", "jlgcli resume r2 gives it another turn", "--tier"}},
-		{"budget", taskengine.TaskResult{Status: engine.StatusBudgetExceeded, RunID: "r3", CostUSD: 1.02, CostKnown: true, BudgetUSD: 1},
+		{"budget", taskengine.Result{Status: engine.StatusBudgetExceeded, RunID: "r3", CostUSD: 1.02, CostKnown: true, BudgetUSD: 1},
 			[]string{"spent $1.0200 of its $1.00 budget", "jlgcli resume r3 --budget USD"}},
-		{"time", taskengine.TaskResult{Status: engine.StatusTimeout, RunID: "r4"}, []string{"jlgcli resume r4 --timeout D"}},
-		{"rate limit", taskengine.TaskResult{Status: engine.StatusRateLimited, RunID: "r5"}, []string{"jlgcli resume r5", "--max-wait"}},
-		{"backend", taskengine.TaskResult{Status: engine.StatusBackendUnauthenticated}, []string{"log in"}},
+		{"time", taskengine.Result{Status: engine.StatusTimeout, RunID: "r4"}, []string{"jlgcli resume r4 --timeout D"}},
+		{"rate limit", taskengine.Result{Status: engine.StatusRateLimited, RunID: "r5"}, []string{"jlgcli resume r5", "--max-wait"}},
+		{"backend", taskengine.Result{Status: engine.StatusBackendUnauthenticated}, []string{"log in"}},
 	} {
 		got := TaskHint(c.res)
 		for _, w := range c.want {
@@ -82,7 +82,7 @@ func TestTaskHint(t *testing.T) {
 			}
 		}
 	}
-	if got := TaskHint(taskengine.TaskResult{Status: engine.StatusInvalidJSON}); got != "" {
+	if got := TaskHint(taskengine.Result{Status: engine.StatusInvalidJSON}); got != "" {
 		t.Errorf("TaskHint of invalid-json = %q, want none (a loop's status)", got)
 	}
 }

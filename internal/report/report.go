@@ -329,7 +329,7 @@ type RerunAs struct {
 	Said   string `json:"said"`
 }
 
-func New(res taskengine.TaskResult) Report {
+func New(res taskengine.Result) Report {
 	r := Report{
 		Status: string(res.Status), ExitCode: res.ExitCode, RunID: res.RunID, Task: res.Task, Backend: res.Backend,
 		Details: res.Details, Failure: failureOf(res.Failure), TotalAttempts: len(res.Attempts),
@@ -404,7 +404,7 @@ func New(res taskengine.TaskResult) Report {
 
 // tiers fills TiersUsed and TiersUnused, from the result's tiers or, when
 // it has none, from the attempts.
-func (r *Report) tiers(res taskengine.TaskResult) {
+func (r *Report) tiers(res taskengine.Result) {
 	for _, t := range res.Tiers {
 		if t.Attempts == 0 {
 			r.TiersUnused = append(r.TiersUnused, t.Name)
@@ -507,7 +507,7 @@ func failureOf(f *agent.Failure) *Failure {
 	return &Failure{Kind: string(f.Kind), Message: f.Message}
 }
 
-func gitOf(res taskengine.TaskResult) *Git {
+func gitOf(res taskengine.Result) *Git {
 	if res.Git == nil {
 		return nil
 	}
@@ -515,7 +515,7 @@ func gitOf(res taskengine.TaskResult) *Git {
 }
 
 // recommend says what to do now, in one sentence.
-func recommend(res taskengine.TaskResult, r Report) string {
+func recommend(res taskengine.Result, r Report) string {
 	g := res.Git
 	if res.Status == engine.StatusDone {
 		switch {
@@ -590,7 +590,7 @@ func recommend(res taskengine.TaskResult, r Report) string {
 }
 
 // lastGate is what the last gate said: its summary and its first error.
-func lastGate(res taskengine.TaskResult) string {
+func lastGate(res taskengine.Result) string {
 	var g *gate.Report
 	if res.Gate != nil {
 		g = res.Gate
@@ -716,7 +716,7 @@ func (r Report) JSON() ([]byte, error) {
 // testsJudged are the lines of TestsJudged: the last word of the tests of
 // the base (the last attempt whose gate asked them), and the checks whose
 // tests the baseline could not count.
-func testsJudged(res taskengine.TaskResult) []string {
+func testsJudged(res taskengine.Result) []string {
 	var out []string
 	for i := len(res.Attempts) - 1; i >= 0; i-- {
 		bt := res.Attempts[i].Gate.BaseTests

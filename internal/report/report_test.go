@@ -48,7 +48,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 var fixtures = []struct {
 	name string
-	res  func() taskengine.TaskResult
+	res  func() taskengine.Result
 }{
 	{"success", successResult},
 	{"failed", failedResult},
@@ -117,64 +117,64 @@ func TestNewSuccess(t *testing.T) {
 }
 
 func TestRecommendation(t *testing.T) {
-	done := func(edit func(*taskengine.TaskResult)) taskengine.TaskResult {
+	done := func(edit func(*taskengine.Result)) taskengine.Result {
 		res := successResult()
 		edit(&res)
 		return res
 	}
-	failed := func(edit func(*taskengine.TaskResult)) taskengine.TaskResult {
+	failed := func(edit func(*taskengine.Result)) taskengine.Result {
 		res := failedResult()
 		edit(&res)
 		return res
 	}
 	for _, tc := range []struct {
 		name string
-		res  taskengine.TaskResult
+		res  taskengine.Result
 		want string
 	}{
 		{"merged", successResult(), "merged into main as feedface00"},
-		{"refused", done(func(r *taskengine.TaskResult) {
+		{"refused", done(func(r *taskengine.Result) {
 			r.Git.Merge = &taskengine.MergeInfo{Status: "refused", Reason: "main moved", Command: "git merge --squash b"}
 		}), "merge the branch: git merge --squash b"},
-		{"skipped", done(func(r *taskengine.TaskResult) { r.Git.Merge = &taskengine.MergeInfo{Status: "skipped"} }),
+		{"skipped", done(func(r *taskengine.Result) { r.Git.Merge = &taskengine.MergeInfo{Status: "skipped"} }),
 			"review and merge branch jlgcli/add-rate-limiting-to-api-endpoints"},
-		{"no merge info", done(func(r *taskengine.TaskResult) { r.Git.Merge = nil }),
+		{"no merge info", done(func(r *taskengine.Result) { r.Git.Merge = nil }),
 			"review and merge branch jlgcli/add-rate-limiting-to-api-endpoints"},
-		{"pull request", done(func(r *taskengine.TaskResult) { r.Git.Merge = nil; r.Git.PR = "https://example.com/pr/7" }),
+		{"pull request", done(func(r *taskengine.Result) { r.Git.Merge = nil; r.Git.PR = "https://example.com/pr/7" }),
 			"review and merge pull request https://example.com/pr/7"},
-		{"nothing", done(func(r *taskengine.TaskResult) { r.Git.Merge = &taskengine.MergeInfo{Status: "nothing"} }),
+		{"nothing", done(func(r *taskengine.Result) { r.Git.Merge = &taskengine.MergeInfo{Status: "nothing"} }),
 			"nothing to merge: the task left no change"},
-		{"nothing, by a batch", done(func(r *taskengine.TaskResult) {
+		{"nothing, by a batch", done(func(r *taskengine.Result) {
 			r.Git.Merge = &taskengine.MergeInfo{Status: git.MergeMerged, Into: "main", Reason: "by batch b1"}
 		}), "nothing merged into main: the task's branch holds no change for it"},
-		{"direct, fast-forwarded", done(func(r *taskengine.TaskResult) {
+		{"direct, fast-forwarded", done(func(r *taskengine.Result) {
 			r.Git.Mode, r.Git.Merge = "direct", &taskengine.MergeInfo{Status: git.MergeFastForwarded, Into: "main", Commit: "c0ffee1234abcdef"}
 		}), "committed on main, fast-forwarded to c0ffee1234"},
-		{"direct", done(func(r *taskengine.TaskResult) { r.Git.Mode, r.Git.Merge = "direct", nil }),
+		{"direct", done(func(r *taskengine.Result) { r.Git.Mode, r.Git.Merge = "direct", nil }),
 			"committed on jlgcli/add-rate-limiting-to-api-endpoints as c0ffee1234"},
-		{"done without git", done(func(r *taskengine.TaskResult) { r.Git = nil }),
+		{"done without git", done(func(r *taskengine.Result) { r.Git = nil }),
 			"done: the change is in the working tree (the task ran without git); review it and commit it"},
 		{"failed", failedResult(),
 			"manual intervention required: review branch jlgcli/render-the-report-table (WIP commit 9a8b7c6d5e); " +
 				"the attempts are under refs/jlgcli/20261123T090000Z-0badc0de/; the last gate said: fail (fix_required): " +
 				"1 test failure (first: test_render_table: AssertionError: '<td>' != '<th>')"},
-		{"failed without WIP", failed(func(r *taskengine.TaskResult) { r.Git.WIP = "" }),
+		{"failed without WIP", failed(func(r *taskengine.Result) { r.Git.WIP = "" }),
 			"manual intervention required: review branch jlgcli/render-the-report-table; " +
 				"the attempts are under refs/jlgcli/20261123T090000Z-0badc0de/; the last gate said: fail (fix_required): " +
 				"1 test failure (first: test_render_table: AssertionError: '<td>' != '<th>')"},
-		{"failed without git", failed(func(r *taskengine.TaskResult) { r.Git = nil; r.Gate = nil }),
+		{"failed without git", failed(func(r *taskengine.Result) { r.Git = nil; r.Gate = nil }),
 			"manual intervention required: review the changes left in the working tree; the last gate said: " +
 				"fail (fix_required): 1 test failure (first: test_render_table: AssertionError: '<td>' != '<th>')"},
-		{"failed without a gate", failed(func(r *taskengine.TaskResult) {
+		{"failed without a gate", failed(func(r *taskengine.Result) {
 			r.Git, r.Gate = nil, nil
 			for i := range r.Attempts {
 				r.Attempts[i].Gate = gate.Report{}
 			}
 		}), "manual intervention required: review the changes left in the working tree; " +
 			"a loop was detected on the last tier (same-diff) and nothing was left to try"},
-		{"interrupted", failed(func(r *taskengine.TaskResult) { r.Status, r.ExitCode = engine.StatusInterrupted, 130 }),
+		{"interrupted", failed(func(r *taskengine.Result) { r.Status, r.ExitCode = engine.StatusInterrupted, 130 }),
 			"interrupted: continue it with: jlgcli resume 20261123T090000Z-0badc0de; the work so far is on branch jlgcli/render-the-report-table"},
-		{"running", failed(func(r *taskengine.TaskResult) { r.Status, r.ExitCode, r.Git = engine.StatusRunning, -1, nil }),
+		{"running", failed(func(r *taskengine.Result) { r.Status, r.ExitCode, r.Git = engine.StatusRunning, -1, nil }),
 			"the task has not stopped: it is running, or it was killed ('jlgcli resume 20261123T090000Z-0badc0de' continues it)"},
 		{"no attempt", noAttemptResult(),
 			"the task stopped before its first attempt (backend-missing): command not found: opencode (install it: npm install -g opencode-ai)"},
@@ -445,7 +445,7 @@ func TestJSONNames(t *testing.T) {
 }
 
 func TestWindowsInTheReport(t *testing.T) {
-	res := taskengine.TaskResult{Status: engine.StatusRateLimited, RunID: "r", Task: "T", Windows: engine.Windows{
+	res := taskengine.Result{Status: engine.StatusRateLimited, RunID: "r", Task: "T", Windows: engine.Windows{
 		{Backend: "claude", Kind: "5h", Used: 0.92, ResetsAt: time.Date(2026, 11, 22, 14, 5, 0, 0, time.UTC), At: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)},
 	}}
 	r := New(res)

@@ -164,7 +164,7 @@ func (l *lister) run(row store.RunRow) Listed {
 // taskAt is where a running task run stands: its attempt under way, the
 // tier that makes it and the plan's step (from 1; 0 without a plan).
 func taskAt(run *store.Run) (attempt int, tier string, step int) {
-	var cp taskengine.TaskCheckpoint
+	var cp taskengine.Checkpoint
 	if err := run.ReadCheckpoint(&cp); err != nil {
 		return 1, "", 0
 	}

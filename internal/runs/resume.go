@@ -123,7 +123,7 @@ type Resumed struct {
 	Done bool
 	// The result of the run, of its kind.
 	Loop  engine.Result
-	Task  taskengine.TaskResult
+	Task  taskengine.Result
 	Batch batch.Summary
 }
 

@@ -31,7 +31,7 @@ type State struct {
 	// a loop's (or a single run's) rebuilt from its journal, a task's, a
 	// batch's.
 	Loop  *engine.Result
-	Task  *taskengine.TaskResult
+	Task  *taskengine.Result
 	Batch *batch.Summary
 	// Worktree is the worktree and branch a task made here was given.
 	Worktree git.Worktree
@@ -99,14 +99,14 @@ func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) 
 // that cannot be read leaves the result the task wrote. A task that a batch
 // merged says so (local.WithBatchMerge). p says what is noticed on the
 // way.
-func TaskResult(run *store.Run, p local.Parts) (taskengine.TaskResult, error) {
+func TaskResult(run *store.Run, p local.Parts) (taskengine.Result, error) {
 	evs, err := events(run, p, false)
 	if err != nil {
-		var saved taskengine.TaskResult
+		var saved taskengine.Result
 		if found, rerr := run.ReadReport(&saved); found && rerr == nil {
 			return local.WithBatchMerge(run, saved), nil
 		}
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	res, err := local.TaskResultOf(run, evs, p)
 	if err != nil {

@@ -101,7 +101,7 @@ type TaskCommand struct {
 type TaskDone struct {
 	// Result is the task's result (one that says why, when no agent could
 	// be had); nil for a task submitted with Detach.
-	Result *taskengine.TaskResult
+	Result *taskengine.Result
 	// ID is the run of a task submitted with Detach.
 	ID string
 	// Temporal: the task was sent to a Temporal server.
@@ -256,7 +256,7 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 // is set. A single tier without a backend gets the one picked as a loop's
 // is (Pick, which says so on p); when none can be had, the result that
 // says why is returned in place of the spec.
-func taskSpec(cfg *config.Config, repo *git.Repo, plan bool, p local.Parts) (local.TaskSpec, *taskengine.TaskResult) {
+func taskSpec(cfg *config.Config, repo *git.Repo, plan bool, p local.Parts) (local.TaskSpec, *taskengine.Result) {
 	s := local.TaskSpecOf(cfg, repo.Dir)
 	s.Plan = plan
 	if len(s.Tiers) == 1 && s.Tiers[0].Backend == "" {

@@ -122,7 +122,7 @@ func stopTemporal(ctx context.Context, run *store.Run, id string, connect Connec
 		return Listed{}, fmt.Errorf("stop run %s on %s: %w", id, addr, err)
 	}
 	if id != run.ID { // a task of the batch run: the batch goes on
-		var res taskengine.TaskResult
+		var res taskengine.Result
 		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 			return Listed{}, fmt.Errorf("run %s on %s was asked to stop: %w", id, addr, err)
 		}

@@ -87,7 +87,7 @@ func getenv(p local.Parts) func(string) string {
 // result. The user's clone is never touched: the workers clone the remote
 // and push their work there. p says the messages; its TaskObserver follows
 // the attempts (closed, when it has a Close method, once following ends).
-func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt string, p local.Parts) (string, *taskengine.TaskResult, error) {
+func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt string, p local.Parts) (string, *taskengine.Result, error) {
 	if sub.IncludeDirty {
 		return "", nil, &exit.UsageError{Err: errors.New("--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first")}
 	}
@@ -412,7 +412,7 @@ func (b *batchTasks) wait() { b.wg.Wait() }
 // and keeps in the run's local record (logs, nil: none) the output of each
 // attempt as its worker's heartbeats carry it, for logs -f and the board.
 type hookedObserver struct {
-	obs   taskengine.TaskObserver
+	obs   taskengine.Observer
 	hooks local.RunHooks
 	from  int
 	logs  *attemptLogs
@@ -425,7 +425,7 @@ type hookedObserver struct {
 // the output logs of run (nil: none), as one observer, which also keeps in
 // run where the task stands, asking c, as each attempt starts and ends;
 // close it (closeObserver) once the task is followed.
-func following(ctx context.Context, c client.Client, obs taskengine.TaskObserver, hooks local.RunHooks, from int, run *store.Run) taskengine.TaskObserver {
+func following(ctx context.Context, c client.Client, obs taskengine.Observer, hooks local.RunHooks, from int, run *store.Run) taskengine.Observer {
 	o := hookedObserver{obs: obs, hooks: hooks, from: from, logs: logsOf(run)}
 	if run != nil {
 		o.save = func() {
@@ -506,7 +506,7 @@ func (o hookedObserver) Close() {
 	closeObserver(o.obs)
 }
 
-func (o hookedObserver) AttemptStarted(p taskengine.TaskProgress) {
+func (o hookedObserver) AttemptStarted(p taskengine.Progress) {
 	if o.obs != nil {
 		o.obs.AttemptStarted(p)
 	}
@@ -515,13 +515,13 @@ func (o hookedObserver) AttemptStarted(p taskengine.TaskProgress) {
 	}
 }
 
-func (o hookedObserver) Phase(p taskengine.TaskProgress, phase string) {
+func (o hookedObserver) Phase(p taskengine.Progress, phase string) {
 	if o.obs != nil {
 		o.obs.Phase(p, phase)
 	}
 }
 
-func (o hookedObserver) AttemptDone(p taskengine.TaskProgress, a taskengine.Attempt) {
+func (o hookedObserver) AttemptDone(p taskengine.Progress, a taskengine.Attempt) {
 	if o.obs != nil {
 		o.obs.AttemptDone(p, a)
 	}
@@ -637,7 +637,7 @@ func indexRun(run *store.Run) {
 
 // saveTask writes a Temporal task's result as its record's report and
 // checkpoint.
-func saveTask(run *store.Run, res taskengine.TaskResult) error {
+func saveTask(run *store.Run, res taskengine.Result) error {
 	if err := run.WriteReport(res, taskreport.New(res).Markdown()); err != nil {
 		return err
 	}
@@ -705,7 +705,7 @@ func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 		}
 		return saveBatch(run, sum)
 	default:
-		var res taskengine.TaskResult
+		var res taskengine.Result
 		closed, err := temporal.Outcome(ctx, c, run.ID, &res)
 		if err == nil && !closed {
 			res, err = runningTask(ctx, c, run)
@@ -725,14 +725,14 @@ func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 
 // runningTask is where a running Temporal task stands, as a result whose
 // status is running.
-func runningTask(ctx context.Context, c client.Client, run *store.Run) (taskengine.TaskResult, error) {
+func runningTask(ctx context.Context, c client.Client, run *store.Run) (taskengine.Result, error) {
 	var in temporal.TaskInput
 	if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
-		return taskengine.TaskResult{}, fmt.Errorf("its record cannot be read: %w", err)
+		return taskengine.Result{}, fmt.Errorf("its record cannot be read: %w", err)
 	}
 	p, err := temporal.Query(ctx, c, run.ID)
 	if err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	res := in.Spec.Policy(in.Task).Result(run.ID, p.History, p.Stop)
 	res.Git = &taskengine.GitInfo{Mode: string(git.CommitBranch), Repo: in.Repo, Branch: in.Branch, Base: p.Base,
@@ -832,7 +832,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp
 	if err := json.Unmarshal(run.Meta.Options, &in); err != nil {
 		return out, fmt.Errorf("run %s: its record cannot be read: %w", run.ID, err)
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	closed, err := temporal.Outcome(ctx, c, run.ID, &res)
 	if err != nil {
 		return out, fmt.Errorf("task %s on %s: %w", run.ID, t.Address, err)

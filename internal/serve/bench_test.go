@@ -27,7 +27,7 @@ type bigBatch struct {
 func newBigBatch(n int) *bigBatch {
 	id := "20261125T100000Z-bbbbbbbb"
 	sum := &batch.Summary{RunID: id, Status: "running", StartedAt: t0}
-	tasks := map[string]*taskengine.TaskResult{}
+	tasks := map[string]*taskengine.Result{}
 	statuses := []string{"done", "done", "running", "pending", "failed", "blocked"}
 	for i := range n {
 		level := i * 10 / n
@@ -39,7 +39,7 @@ func newBigBatch(n int) *bigBatch {
 		if t.Status != "pending" && t.Status != "blocked" {
 			start := t0.Add(time.Duration(i) * 20 * time.Second)
 			t.StartedAt, t.DurationMs = &start, 90000
-			res := &taskengine.TaskResult{}
+			res := &taskengine.Result{}
 			for a := range 3 {
 				res.Attempts = append(res.Attempts, taskengine.Attempt{Number: a + 1, TierIndex: a / 2, Tier: "t", StartedAt: start.Add(time.Duration(a) * 30 * time.Second), DurationMs: 28000})
 			}

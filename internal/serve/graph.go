@@ -114,7 +114,7 @@ type tick struct {
 // run, in the chart and in Run.Tasks.
 const rerunRow = " (re-run)"
 
-func chartOf(b batch.Summary, tasks map[string]*taskengine.TaskResult, now time.Time) *chart {
+func chartOf(b batch.Summary, tasks map[string]*taskengine.Result, now time.Time) *chart {
 	type bar struct {
 		t          batch.TaskSummary
 		start, end time.Time

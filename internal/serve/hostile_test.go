@@ -57,7 +57,7 @@ func (h *hostileSource) Show(_ context.Context, id string) (Shown, error) {
 		a.Gate = gate.Report{Status: h.text, TestFailures: []gate.TestFailure{{Test: h.text, File: h.text, Error: h.text}},
 			Checks: []gate.CheckReport{{CheckResult: gate.CheckResult{Name: h.text, Command: h.text, OutputTail: h.text}}}}
 		a.Detection = &detect.Detection{Rule: h.text, Details: h.text}
-		return Shown{ID: id, Command: "task", Title: h.text, Parent: evilBatch, Task: &taskengine.TaskResult{Status: "failed", Details: h.text,
+		return Shown{ID: id, Command: "task", Title: h.text, Parent: evilBatch, Task: &taskengine.Result{Status: "failed", Details: h.text,
 			Plan: []string{h.text}, Tiers: []taskengine.TierSummary{{Name: h.text, Backend: h.text, Model: h.text, Attempts: 1}}, Attempts: []taskengine.Attempt{a},
 			Git: &taskengine.GitInfo{Branch: h.text}}}, nil
 	case evilBatch:
@@ -66,7 +66,7 @@ func (h *hostileSource) Show(_ context.Context, id string) (Shown, error) {
 				{ID: h.text, Title: h.text, Status: "failed", Details: h.text, RunID: ptr(evilTask), DependsOn: []string{}, StartedAt: ptr(t0), DurationMs: 1000, Attempts: 1},
 				{ID: "b" + h.text, Title: h.text, Status: "blocked", Details: h.text, DependsOn: []string{h.text}, Level: 1},
 			}},
-			Tasks: map[string]*taskengine.TaskResult{h.text: {Attempts: []taskengine.Attempt{{Number: 1, Tier: h.text, StartedAt: t0, DurationMs: 500}}}}}, nil
+			Tasks: map[string]*taskengine.Result{h.text: {Attempts: []taskengine.Attempt{{Number: 1, Tier: h.text, StartedAt: t0, DurationMs: 500}}}}}, nil
 	case evilLoop:
 		return Shown{ID: id, Command: "loop", Title: h.text, Loop: &engine.Result{Status: "done", Details: h.text, Text: h.text,
 			Transcript: []engine.Entry{{Iteration: 1, Prompt: h.text, Response: h.text, Failure: nil}}}}, nil
@@ -125,7 +125,7 @@ func TestBoardEscapesHostileText(t *testing.T) {
 		}
 	}
 	code, body := get(t, ts, "/api/runs/"+evilTask)
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if code != 200 || json.Unmarshal([]byte(body), &res) != nil || res.Details != evil || strings.Contains(body, "<script") {
 		t.Errorf("GET /api/runs/ID: %d, details %q\n%s", code, res.Details, body)
 	}

@@ -44,13 +44,13 @@ type Runtime struct {
 
 // endedTask is a batch's task run that ended: its result and its start.
 type endedTask struct {
-	res     *taskengine.TaskResult
+	res     *taskengine.Result
 	started time.Time
 }
 
 // taskResult is the result of a batch's task run id (nil when it cannot be
 // read), and when it started.
-func (r *Runtime) taskResult(id string) (*taskengine.TaskResult, time.Time) {
+func (r *Runtime) taskResult(id string) (*taskengine.Result, time.Time) {
 	r.mu.Lock()
 	e, ok := r.ended[id]
 	r.mu.Unlock()
@@ -110,7 +110,7 @@ func (r *Runtime) Show(ctx context.Context, id string) (Shown, error) {
 		// Each task's attempts, for the chart; a running task's start and
 		// attempts so far, which the batch's own record has only once
 		// the task ends.
-		out.Tasks = map[string]*taskengine.TaskResult{}
+		out.Tasks = map[string]*taskengine.Result{}
 		withGraph(st.Batch, st.Meta.Options)
 		for i := range st.Batch.Tasks {
 			t := &st.Batch.Tasks[i]

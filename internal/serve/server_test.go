@@ -47,9 +47,9 @@ func (f *fakeSource) Show(_ context.Context, id string) (Shown, error) {
 				{ID: "a", Status: "done", RunID: ptr("20261125T100001Z-aaaa0001"), DependsOn: []string{}, StartedAt: ptr(t0), DurationMs: 60000, Attempts: 1},
 				{ID: "b", Status: "running", RunID: ptr("20261125T100102Z-aaaa0002"), DependsOn: []string{"a"}, Level: 1, StartedAt: ptr(t0.Add(time.Minute))},
 			}},
-			Tasks: map[string]*taskengine.TaskResult{"a": {Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", StartedAt: t0, DurationMs: 50000}}}}}, nil
+			Tasks: map[string]*taskengine.Result{"a": {Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", StartedAt: t0, DurationMs: 50000}}}}}, nil
 	case "20261125T100001Z-aaaa0001":
-		res := &taskengine.TaskResult{Status: "done", Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", Prompt: "write a", Response: "wrote a",
+		res := &taskengine.Result{Status: "done", Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", Prompt: "write a", Response: "wrote a",
 			Change: taskengine.Change{Diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n"}}}}
 		res.Attempts[0].Gate.Status = "pass"
 		return Shown{ID: id, Command: "task", Parent: "20261125T100000Z-bbbbbbbb", Task: res}, nil
@@ -135,7 +135,7 @@ func TestAPI(t *testing.T) {
 		t.Errorf("GET /api/runs?kind=task: %d %s", code, body)
 	}
 	code, body = get(t, ts, "/api/runs/20261125T100001Z-aaaa0001")
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if code != 200 || json.Unmarshal([]byte(body), &res) != nil || res.Status != "done" {
 		t.Errorf("GET /api/runs/ID: %d %s", code, body)
 	}

@@ -49,11 +49,11 @@ type Shown struct {
 	Temporal string
 
 	Loop  *engine.Result
-	Task  *taskengine.TaskResult
+	Task  *taskengine.Result
 	Batch *batch.Summary
 	// Tasks are a batch's task runs that have one, by task id: their
 	// attempts are drawn in the batch's chart.
-	Tasks map[string]*taskengine.TaskResult
+	Tasks map[string]*taskengine.Result
 }
 
 // Object is what show --json prints of the run.

@@ -434,7 +434,7 @@ func TestIndexConcurrentProcesses(t *testing.T) {
 	}
 }
 
-// A task's checkpoint, in the shape taskengine.TaskCheckpoint writes it.
+// A task's checkpoint, in the shape taskengine.Checkpoint writes it.
 const taskCheckpoint = `{"runId":"t1","status":"done","iterations":4,"costUsd":0.42,"costKnown":true,"durationMs":61000,
 	"heartbeat":"2026-11-22T05:00:00Z",
 	"tiers":[{"name":"fast","attempts":3,"costUsd":0.02,"passed":0},{"name":"smart","attempts":1,"costUsd":0.4,"passed":1}],

@@ -15,7 +15,7 @@ import (
 // Policy is what a task's decisions depend on besides its history: the
 // task, its tiers and their allowances, the budget, the time limit and where
 // a tier that takes over starts. Its methods are pure functions of the
-// history they are given: the local runner (RunTask) and the Temporal
+// history they are given: the local runner (Run) and the Temporal
 // workflow call the same ones, so that a task decides the same way wherever
 // it runs, and a replayed workflow decides again what it decided first.
 type Policy struct {
@@ -30,7 +30,7 @@ type Policy struct {
 // state and its recorded attempts.
 type History struct {
 	Plan     []string  `json:"plan,omitempty"`
-	State    TaskState `json:"state"`
+	State    State     `json:"state"`
 	Attempts []Attempt `json:"attempts"`
 	// Planner is the planner's call, once the plan was asked for.
 	Planner *Attempt `json:"planner,omitempty"`
@@ -64,7 +64,7 @@ type Decision struct {
 	Action    string            `json:"action"`
 	Detection *detect.Detection `json:"detection,omitempty"`
 	// State is the task's state after the attempt.
-	State TaskState `json:"state"`
+	State State `json:"state"`
 	// Stop, when set, ends the task.
 	Stop *engine.StopData `json:"stop,omitempty"`
 }
@@ -231,7 +231,7 @@ func (p Policy) Planned(h History, planner Attempt, steps []string) (History, *e
 // where a tier that takes over starts: where the step started, or with
 // EscalateFromLast from the last attempt's tree. The tree is restored to
 // that start before the turn's first attempt, whose prompt says so.
-func (p Policy) Resumed(st TaskState, stop *engine.StopData) TaskState {
+func (p Policy) Resumed(st State, stop *engine.StopData) State {
 	if stop != nil {
 		switch stop.Status {
 		case engine.StatusNoProgress, engine.StatusMaxIterations, engine.StatusBudgetExceeded:
@@ -266,13 +266,13 @@ func stopAt(s engine.Status, details string) *engine.StopData {
 	return &engine.StopData{Status: s, ExitCode: s.ExitCode(), Details: details}
 }
 
-func setOutcome(st *TaskState, tier, o string) {
+func setOutcome(st *State, tier, o string) {
 	st.Outcomes[tier] = o
 }
 
 // cloneState copies st so that a decision never writes into the history it
 // was given.
-func cloneState(st TaskState) TaskState {
+func cloneState(st State) State {
 	st.Ledger.Entries = slices.Clone(st.Ledger.Entries)
 	st.Commits = slices.Clone(st.Commits)
 	st.Outcomes = maps.Clone(st.Outcomes)

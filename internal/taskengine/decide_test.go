@@ -24,7 +24,7 @@ func (s scriptedLoops) Check(_ context.Context, h []detect.Attempt) (detect.Dete
 	return detect.Detection{}, false
 }
 
-// TestDecisionTableLocal runs the shared decision table through RunTask.
+// TestDecisionTableLocal runs the shared decision table through Run.
 func TestDecisionTableLocal(t *testing.T) {
 	cases, err := decisiontest.Cases()
 	if err != nil {
@@ -41,7 +41,7 @@ func TestDecisionTableLocal(t *testing.T) {
 				return failReport(fmt.Sprintf("failure %d", calls))
 			}}
 			clock := newClock()
-			o := TaskOptions{RunID: "run-1", Policy: Policy{Task: "the task", BudgetUSD: c.BudgetUSD, EscalateFrom: EscalateFrom(c.EscalateFrom)},
+			o := Options{RunID: "run-1", Policy: Policy{Task: "the task", BudgetUSD: c.BudgetUSD, EscalateFrom: EscalateFrom(c.EscalateFrom)},
 				Workspace: ws, Tester: tester, Loops: scriptedLoops{c.Attempts},
 				Now: clock.Now, Sleep: clock.Sleep}
 			for _, tr := range c.Tiers {
@@ -55,7 +55,7 @@ func TestDecisionTableLocal(t *testing.T) {
 				}}
 				o.Tiers = append(o.Tiers, Tier{Name: tr.Name, Backend: "fake", Attempts: tr.Attempts, Agent: a})
 			}
-			res := RunTask(context.Background(), o)
+			res := Run(context.Background(), o)
 			if diff := cmp.Diff(c.Actions, actionsOf(res)); diff != "" {
 				t.Errorf("actions (-want +got):\n%s", diff)
 			}
@@ -83,7 +83,7 @@ func (a *scriptAgent) Run(context.Context, agent.Request) (agent.Response, error
 // reads (a workflow replays the same history and must decide the same).
 func TestDecideLeavesHistoryAlone(t *testing.T) {
 	p := Policy{Task: "t", Tiers: []Tier{{Name: "a", Attempts: 2}}}
-	h := History{State: TaskState{Attempts: 1, InTier: 1, Start: "s1", StepBase: "b", Commits: []string{"c1"},
+	h := History{State: State{Attempts: 1, InTier: 1, Start: "s1", StepBase: "b", Commits: []string{"c1"},
 		Outcomes: map[string]string{"a": "spent"}}, Attempts: []Attempt{{Number: 1, Tier: "a"}}}
 	h.State.Ledger.Add("a", 0.1, false)
 	before := fmt.Sprintf("%+v", h)

@@ -43,7 +43,7 @@ type Prior struct {
 // PriorOf is the Prior of the ended task run res, which could not land
 // for reason; checks, when not nil, is the report of the checks that
 // failed on its change laid on the base as it had become.
-func PriorOf(res TaskResult, reason string, checks *gate.Report) *Prior {
+func PriorOf(res Result, reason string, checks *gate.Report) *Prior {
 	p := &Prior{RunID: res.RunID, Reason: reason, Checks: checks, CostUSD: res.CostUSD, CostKnown: res.CostKnown,
 		CostEstimated: res.CostEstimated, DurationMs: res.DurationMs, Attempts: make([]Attempt, 0, len(res.Attempts))}
 	for _, a := range res.Attempts {

@@ -18,7 +18,7 @@ func costly(path, content string, usd float64) reply {
 // firstRun is a task whose cheap tier fails twice ("the answer is 41") and
 // whose strong tier passes at its first attempt: the run a batch could not
 // land, which a second run follows.
-func firstRun(t *testing.T) TaskResult {
+func firstRun(t *testing.T) Result {
 	t.Helper()
 	w := newWorld("Make the answer 42", []tierSpec{
 		{name: "cheap", attempts: 2, replies: []reply{costly("a.go", "41", 0.10), costly("a.go", "41 again", 0.10)}},
@@ -92,7 +92,7 @@ func TestPriorRunStartsAtItsPassingTier(t *testing.T) {
 	// The journal keeps the prior: the result replays, and a resume is
 	// told of it again.
 	checkReplay(t, w.journal.all(), res)
-	j, err := ReplayTask(w.journal.all())
+	j, err := Replay(w.journal.all())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,8 @@ const (
 // EscalateFroms are the values of EscalateFrom.
 var EscalateFroms = []EscalateFrom{EscalateFromBase, EscalateFromLast}
 
-// DefaultTaskTimeout is the global time limit of a task (seed 003).
-const DefaultTaskTimeout = 30 * time.Minute
+// DefaultTimeout is the global time limit of a task (seed 003).
+const DefaultTimeout = 30 * time.Minute
 
 // Tier is one developer tier of a task: an agent, a model, its own
 // environment, and how many attempts it gets per step.
@@ -107,26 +107,26 @@ type SnapshotReader interface {
 	ReadFiles(ctx context.Context, commit string, paths []string) (map[string][]byte, error)
 }
 
-// TaskRecorder keeps a task durable, as Journal does a loop.
-type TaskRecorder interface {
+// Recorder keeps a task durable, as engine.Journal does a loop.
+type Recorder interface {
 	Record(ev engine.Event) error
-	CheckpointTask(cp TaskCheckpoint) error
+	CheckpointTask(cp Checkpoint) error
 	// Output returns where the raw output of attempt n goes, or nil.
 	Output(n int) io.WriteCloser
 }
 
-// TaskObserver follows a task as it goes.
-type TaskObserver interface {
+// Observer follows a task as it goes.
+type Observer interface {
 	// AttemptStarted is called before each call to a developer agent;
 	// Phase when the attempt moves on ("gate"); AttemptDone once the
 	// attempt is recorded.
-	AttemptStarted(p TaskProgress)
-	Phase(p TaskProgress, phase string)
-	AttemptDone(p TaskProgress, a Attempt)
+	AttemptStarted(p Progress)
+	Phase(p Progress, phase string)
+	AttemptDone(p Progress, a Attempt)
 }
 
-// TaskProgress is where a task is, for a live status line.
-type TaskProgress struct {
+// Progress is where a task is, for a live status line.
+type Progress struct {
 	Step, Steps      int // from 1; Steps is 1 without a plan
 	Tier             string
 	TierIndex, Tiers int
@@ -141,8 +141,8 @@ type TaskProgress struct {
 	Windows engine.Windows
 }
 
-// TaskOptions are the resolved settings of one task.
-type TaskOptions struct {
+// Options are the resolved settings of one task.
+type Options struct {
 	RunID string
 	// Policy is what the decisions depend on: the task, its developer
 	// tiers (cheapest first, at least one, with their agents), the budget
@@ -163,7 +163,7 @@ type TaskOptions struct {
 	Loops     LoopChecker
 	// Prices estimate the cost of calls whose CLI reports none.
 	Prices cost.Table
-	// StallTimeout, MaxWait, WindowLimits and Windows are as in Options;
+	// StallTimeout, MaxWait, WindowLimits and Windows are as in engine.Options;
 	// the limit of a tier's backend holds back its calls.
 	StallTimeout time.Duration
 	MaxWait      time.Duration
@@ -177,9 +177,9 @@ type TaskOptions struct {
 	// CommitMessage makes the message of a passing attempt's commit; nil:
 	// "feat: <task> (tier <name>, attempt <n>)".
 	CommitMessage func(a Attempt) string
-	Journal       TaskRecorder
-	Resume        *TaskResume
-	Observer      TaskObserver
+	Journal       Recorder
+	Resume        *Resume
+	Observer      Observer
 	Now           func() time.Time
 	Sleep         func(ctx context.Context, d time.Duration) error
 	// HeartbeatEvery is how often the checkpoint is refreshed during a
@@ -194,9 +194,9 @@ type TaskOptions struct {
 	Prior *Prior
 }
 
-// TaskResume is where a task continues from: what its journal holds.
-type TaskResume struct {
-	State    TaskState
+// Resume is where a task continues from: what its journal holds.
+type Resume struct {
+	State    State
 	Attempts []Attempt
 	// Planned: the plan was made (Plan holds its steps, Planner its call).
 	Planned bool
@@ -209,12 +209,12 @@ type TaskResume struct {
 
 // task is one execution of a task.
 type task struct {
-	o          TaskOptions
+	o          Options
 	now        func() time.Time
 	began      time.Time
 	base       millis.Duration // active time before this process
 	mu         sync.Mutex
-	st         TaskState
+	st         State
 	attempts   []Attempt
 	plan       []string
 	planner    *Attempt
@@ -225,12 +225,12 @@ type task struct {
 	files fileCache
 }
 
-// RunTask develops the task through its tiers until a change passes the gate
+// Run develops the task through its tiers until a change passes the gate
 // (every step of the plan, with Plan), a loop or the attempts of the last
 // tier end it, or the budget, the timeout or the user stops it. It never
 // panics on an agent's failure and returns a result whose ExitCode follows
 // the contract.
-func RunTask(ctx context.Context, o TaskOptions) TaskResult {
+func Run(ctx context.Context, o Options) Result {
 	t := newTask(o)
 	if r := o.Resume; r != nil {
 		t.st, t.attempts, t.planner, t.prior = r.State, slices.Clone(r.Attempts), r.Planner, r.Prior
@@ -257,7 +257,7 @@ func RunTask(ctx context.Context, o TaskOptions) TaskResult {
 	return res
 }
 
-func newTask(o TaskOptions) *task {
+func newTask(o Options) *task {
 	t := &task{o: o, now: o.Now}
 	if t.now == nil {
 		t.now = time.Now
@@ -295,11 +295,11 @@ type AttemptOutcome struct {
 }
 
 // RunAttempt makes attempt next of the task whose history is h exactly as
-// RunTask makes it, with o's tier agents, workspace, gate, loop rules and
+// Run makes it, with o's tier agents, workspace, gate, loop rules and
 // limits, and reports what it left without deciding anything: the caller
 // (a Temporal workflow) decides with Policy.Decide. o.Journal and
 // o.Observer may be nil.
-func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) AttemptOutcome {
+func RunAttempt(ctx context.Context, o Options, h History, next Next) AttemptOutcome {
 	t := newTask(o)
 	t.st, t.attempts, t.plan, t.prior = h.State, h.Attempts, h.Plan, h.Prior
 	t.base = h.State.ElapsedMs
@@ -312,8 +312,8 @@ func RunAttempt(ctx context.Context, o TaskOptions, h History, next Next) Attemp
 }
 
 // Result is the task's result after history h, ended by stop (nil: still
-// running), as RunTask returns it.
-func (p Policy) Result(runID string, h History, stop *engine.StopData) TaskResult {
+// running), as Run returns it.
+func (p Policy) Result(runID string, h History, stop *engine.StopData) Result {
 	return buildTaskResult(runID, p.Task, p.Tiers, p.BudgetUSD, h.Plan, h.Planner, h.Prior, h.Attempts, h.State, stop)
 }
 
@@ -866,9 +866,9 @@ func (t *task) costOf(tier Tier, u agent.Usage) (usd float64, estimated, known b
 	return usd, estimated, known
 }
 
-func (t *task) progress(a Attempt) TaskProgress {
+func (t *task) progress(a Attempt) Progress {
 	tier := t.o.Tiers[a.TierIndex]
-	p := TaskProgress{Step: t.st.Step + 1, Steps: t.steps(), Tier: tier.Name, TierIndex: a.TierIndex, Tiers: len(t.o.Tiers),
+	p := Progress{Step: t.st.Step + 1, Steps: t.steps(), Tier: tier.Name, TierIndex: a.TierIndex, Tiers: len(t.o.Tiers),
 		InTier: a.InTier, Attempts: tier.Attempts, Number: a.Number, CostUSD: t.st.Ledger.Spent(),
 		Estimated: t.st.Ledger.Estimated(), CostKnown: t.costKnown(), BudgetUSD: t.o.BudgetUSD, Windows: t.st.Windows}
 	if len(t.attempts) > 0 {
@@ -897,7 +897,7 @@ func (t *task) checkpoint(s engine.Status, journaled bool) {
 	t.mu.Lock()
 	st := t.st
 	st.ElapsedMs = t.elapsed()
-	cp := TaskCheckpoint{RunID: t.o.RunID, State: st, Plan: t.plan, Progress: store.Progress{Status: string(s),
+	cp := Checkpoint{RunID: t.o.RunID, State: st, Plan: t.plan, Progress: store.Progress{Status: string(s),
 		Iterations: st.Attempts, CostUSD: st.Ledger.Spent(), CostKnown: t.costKnown(), DurationMs: st.ElapsedMs,
 		Heartbeat: t.now().UTC(), Tiers: tierStats(t.o.Tiers, t.attempts), Windows: st.Windows, Journaled: journaled}}
 	if n := len(t.attempts); n > 0 {
@@ -945,14 +945,14 @@ func tierStats(tiers []Tier, attempts []Attempt) []TierStat {
 }
 
 // result is the task's result as it stands.
-func (t *task) result() TaskResult {
+func (t *task) result() Result {
 	return buildTaskResult(t.o.RunID, t.o.Task, t.o.Tiers, t.o.BudgetUSD, t.plan, t.planner, t.prior, t.attempts, t.st, t.stop)
 }
 
 // buildTaskResult assembles a result from what a task's journal holds.
 func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan []string, planner *Attempt, prior *Prior,
-	attempts []Attempt, st TaskState, stop *engine.StopData) TaskResult {
-	r := TaskResult{RunID: runID, Task: taskText, Iterations: len(attempts), BudgetUSD: budget, Plan: plan,
+	attempts []Attempt, st State, stop *engine.StopData) Result {
+	r := Result{RunID: runID, Task: taskText, Iterations: len(attempts), BudgetUSD: budget, Plan: plan,
 		Tiers: []TierSummary{}, Attempts: attempts, Detections: []Detection{}, Flaky: []string{}, Commits: st.Commits,
 		DurationMs: st.ElapsedMs, Windows: st.Windows, RerunOf: rerunOf(prior)}
 	if r.Attempts == nil {
@@ -1028,7 +1028,7 @@ func buildTaskResult(runID, taskText string, tiers []Tier, budget float64, plan 
 }
 
 // taskSummary says in one line how the task ended.
-func taskSummary(r TaskResult) string {
+func taskSummary(r Result) string {
 	c := cost.Phrase(r.CostUSD, r.CostKnown, r.CostEstimated)
 	switch r.Status {
 	case engine.StatusDone:

@@ -405,7 +405,7 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 type taskJournal struct {
 	mu     sync.Mutex
 	events []engine.Event
-	cps    []TaskCheckpoint
+	cps    []Checkpoint
 }
 
 func (j *taskJournal) Record(ev engine.Event) error {
@@ -415,7 +415,7 @@ func (j *taskJournal) Record(ev engine.Event) error {
 	return nil
 }
 
-func (j *taskJournal) CheckpointTask(cp TaskCheckpoint) error {
+func (j *taskJournal) CheckpointTask(cp Checkpoint) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.cps = append(j.cps, cp)
@@ -438,15 +438,15 @@ func (j *taskJournal) types() []string {
 	return out
 }
 
-// taskObs records what a TaskObserver is told.
+// taskObs records what an Observer is told.
 type taskObs struct {
 	started, done []int
 	phases        []string
 }
 
-func (o *taskObs) AttemptStarted(p TaskProgress)      { o.started = append(o.started, p.Number) }
-func (o *taskObs) Phase(_ TaskProgress, phase string) { o.phases = append(o.phases, phase) }
-func (o *taskObs) AttemptDone(_ TaskProgress, a Attempt) {
+func (o *taskObs) AttemptStarted(p Progress)      { o.started = append(o.started, p.Number) }
+func (o *taskObs) Phase(_ Progress, phase string) { o.phases = append(o.phases, phase) }
+func (o *taskObs) AttemptDone(_ Progress, a Attempt) {
 	o.done = append(o.done, a.Number)
 }
 
@@ -468,7 +468,7 @@ type world struct {
 	journal *taskJournal
 	obs     *taskObs
 	agents  map[string]*devAgent // by tier name; "planner" for the planner
-	opts    TaskOptions
+	opts    Options
 }
 
 var startFiles = map[string]string{"a.go": "original content", "a_test.go": "the test"}
@@ -476,7 +476,7 @@ var startFiles = map[string]string{"a.go": "original content", "a_test.go": "the
 func newWorld(task string, tiers []tierSpec, judge func(map[string]string) gate.Report) *world {
 	w := &world{ws: newWS(startFiles), clock: newClock(), journal: &taskJournal{}, obs: &taskObs{}, agents: map[string]*devAgent{}}
 	w.tester = &fakeTester{ws: w.ws, judge: judge}
-	w.opts = TaskOptions{RunID: "run-1", Policy: Policy{Task: task}, Workspace: w.ws, Tester: w.tester, Loops: detect.LoopDetector{},
+	w.opts = Options{RunID: "run-1", Policy: Policy{Task: task}, Workspace: w.ws, Tester: w.tester, Loops: detect.LoopDetector{},
 		Journal: w.journal, Observer: w.obs, Now: w.clock.Now, Sleep: w.clock.Sleep}
 	for _, s := range tiers {
 		a := &devAgent{ws: w.ws, replies: s.replies, avail: s.avail}
@@ -495,7 +495,7 @@ func (w *world) planner(text string, usage agent.Usage) *devAgent {
 	return a
 }
 
-func (w *world) run(ctx context.Context) TaskResult { return RunTask(ctx, w.opts) }
+func (w *world) run(ctx context.Context) Result { return Run(ctx, w.opts) }
 
 // ---------------------------------------------------------------------------
 // What a result is checked against.
@@ -507,7 +507,7 @@ type detWant struct {
 	Action   string
 }
 
-func actionsOf(r TaskResult) []string {
+func actionsOf(r Result) []string {
 	var out []string
 	for _, a := range r.Attempts {
 		out = append(out, a.Action)
@@ -515,7 +515,7 @@ func actionsOf(r TaskResult) []string {
 	return out
 }
 
-func tiersOf(r TaskResult) []string {
+func tiersOf(r Result) []string {
 	var out []string
 	for _, a := range r.Attempts {
 		out = append(out, a.Tier)
@@ -523,7 +523,7 @@ func tiersOf(r TaskResult) []string {
 	return out
 }
 
-func numbersOf(r TaskResult) []int {
+func numbersOf(r Result) []int {
 	var out []int
 	for _, a := range r.Attempts {
 		out = append(out, a.Number)
@@ -531,7 +531,7 @@ func numbersOf(r TaskResult) []int {
 	return out
 }
 
-func detectionsOf(r TaskResult) []detWant {
+func detectionsOf(r Result) []detWant {
 	var out []detWant
 	for _, d := range r.Detections {
 		out = append(out, detWant{d.Names(), d.Attempts, d.Tier, d.Action})
@@ -565,24 +565,24 @@ func mustNotContain(t *testing.T, what, s string, subs ...string) {
 	}
 }
 
-// checkReplay checks that the journal gives back the result RunTask
-// returned: TaskResultOf is what `task --json` prints from a run directory.
-func checkReplay(t *testing.T, events []engine.Event, res TaskResult) {
+// checkReplay checks that the journal gives back the result Run
+// returned: ResultOf is what `task --json` prints from a run directory.
+func checkReplay(t *testing.T, events []engine.Event, res Result) {
 	t.Helper()
-	got, err := TaskResultOf(res.RunID, events)
+	got, err := ResultOf(res.RunID, events)
 	if err != nil {
-		t.Fatalf("TaskResultOf: %v", err)
+		t.Fatalf("ResultOf: %v", err)
 	}
 	res.Git = nil // filled in by the caller
 	// The journal is JSON: a gate report's empty lists come back as empty
-	// slices where RunTask had nil ones (the JSON says [] for both).
+	// slices where Run had nil ones (the JSON says [] for both).
 	if diff := cmp.Diff(res, got, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("TaskResultOf differs from RunTask's result (-run +replay):\n%s", diff)
+		t.Errorf("ResultOf differs from Run's result (-run +replay):\n%s", diff)
 	}
 	a, _ := json.Marshal(res)
 	b, _ := json.Marshal(got)
 	if string(a) != string(b) {
-		t.Errorf("TaskResultOf's JSON differs from RunTask's:\n%s\n%s", a, b)
+		t.Errorf("ResultOf's JSON differs from Run's:\n%s\n%s", a, b)
 	}
 }
 
@@ -605,7 +605,7 @@ func TestRunTask(t *testing.T) {
 		detections   []detWant
 		commits      []string
 		snapshots    []string // the names of the snapshots, in order
-		check        func(t *testing.T, w *world, r TaskResult)
+		check        func(t *testing.T, w *world, r Result)
 	}{
 		{
 			name: "same diff: nudge, then escalate from the base; tier 2 passes",
@@ -621,7 +621,7 @@ func TestRunTask(t *testing.T) {
 			detections:   []detWant{{"same-diff", []int{1, 2}, "t1", ActionNudge}, {"same-diff, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
 			commits:      []string{"feat: Fix the answer (tier t2, attempt 4)"},
 			snapshots:    snapNames(4),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				p1, p2 := w.agents["t1"].prompts(), w.agents["t2"].prompts()
 				mustContain(t, "tier 1's first prompt", p1[0], "## Task\n\nFix the answer", "as this step started")
 				mustNotContain(t, "tier 1's first prompt", p1[0], "## Last check result", "Step back")
@@ -679,7 +679,7 @@ func TestRunTask(t *testing.T) {
 			detections:   []detWant{{"same-diff", []int{1, 2}, "t1", ActionNudge}, {"same-diff, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
 			commits:      []string{"feat: Fix the answer (tier t2, attempt 4)"},
 			snapshots:    snapNames(4),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if got := w.agents["t2"].seen[0]["a.go"]; got != "wrong answer" {
 					t.Errorf("tier 2 found a.go %q, want tier 1's last tree", got)
 				}
@@ -700,7 +700,7 @@ func TestRunTask(t *testing.T) {
 			detections:   []detWant{{"oscillation", []int{1, 2, 3}, "t1", ActionNudge}},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 4)"},
 			snapshots:    snapNames(4),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				mustContain(t, "the prompt after the oscillation", w.agents["t1"].prompts()[3],
 					"Step back: your attempts are going round in circles (oscillation", "alpha overflows")
 			},
@@ -716,7 +716,7 @@ func TestRunTask(t *testing.T) {
 			detections:   []detWant{{"same-error", []int{1, 2, 3}, "t1", ActionNudge}},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 4)"},
 			snapshots:    snapNames(4),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				mustContain(t, "the prompt after the same error", w.agents["t1"].prompts()[3], "(same-error: attempts 1, 2 and 3 failed the gate the same way")
 			},
 		},
@@ -731,7 +731,7 @@ func TestRunTask(t *testing.T) {
 			detections:   []detWant{{"no-change", []int{1, 2}, "t1", ActionNudge}},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 3)"},
 			snapshots:    snapNames(3),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				mustContain(t, "the second prompt", w.agents["t1"].prompts()[1], "attempt 1 (tier t1): no change")
 				mustContain(t, "the third prompt", w.agents["t1"].prompts()[2], "(no-change: attempts 1 and 2 changed nothing)")
 			},
@@ -749,7 +749,7 @@ func TestRunTask(t *testing.T) {
 			detections:   []detWant{{"similar-diff", []int{1, 2}, "t1", ActionNudge}},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 3)"},
 			snapshots:    snapNames(3),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				// The rule compares what each attempt itself changed.
 				if d := r.Attempts[1].AttemptDiff; strings.Contains(d, "+"+strings.Split(block(1), "\n")[0]) {
 					t.Errorf("attempt 2's own diff holds attempt 1's change:\n%s", d)
@@ -775,7 +775,7 @@ func TestRunTask(t *testing.T) {
 			detections:   []detWant{{"same-fix", []int{1, 2}, "t1", ActionNudge}, {"same-fix, same-error", []int{1, 2, 3}, "t1", ActionEscalate}},
 			commits:      []string{"feat: Fix the answer (tier t2, attempt 4)"},
 			snapshots:    snapNames(4),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				mustContain(t, "the detection", r.Detections[0].Details, "attempts 1 and 2 made the same fix in another form",
 					"in a.go, the declaration it changes is the same syntax tree", "func Answer")
 				mustContain(t, "tier 1's third prompt", w.agents["t1"].prompts()[2], "Step back: your attempts are going round in circles (same-fix")
@@ -799,7 +799,7 @@ func TestRunTask(t *testing.T) {
 			attemptTiers: []string{"t1", "t2", "t2"},
 			commits:      []string{"feat: Fix the answer (tier t2, attempt 3)"},
 			snapshots:    snapNames(3),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if r.Attempts[0].Change.Hash != r.Attempts[1].Change.Hash {
 					t.Errorf("the two tiers' changes should hash alike")
 				}
@@ -816,7 +816,7 @@ func TestRunTask(t *testing.T) {
 			attemptTiers: []string{"solo", "solo", "solo"},
 			detections:   []detWant{{"same-diff", []int{1, 2}, "solo", ActionNudge}, {"same-diff, same-error", []int{1, 2, 3}, "solo", ActionStop}},
 			snapshots:    snapNames(3),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				mustContain(t, "details", r.Details, "the last tier, solo, looped (same-diff, same-error) after 3 attempts")
 				if got := w.ws.now()["a.go"]; got != "wrong answer" {
 					t.Errorf("a.go is %q: the work was not kept", got)
@@ -838,7 +838,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionRetry, ActionEscalate, ActionRetry, ActionStop},
 			attemptTiers: []string{"t1", "t1", "t2", "t2"},
 			snapshots:    snapNames(4),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				t1, t2 := w.agents["t1"], w.agents["t2"]
 				if got := t1.seen[1]["a.go"]; got != "first try" {
 					t.Errorf("tier 1's 2nd attempt found a.go %q, want its 1st attempt's", got)
@@ -874,7 +874,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionRetry, ActionRetry},
 			attemptTiers: []string{"t1", "t1"},
 			snapshots:    snapNames(2),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if n := len(w.agents["t1"].reqs); n != 2 {
 					t.Errorf("%d calls, want 2", n)
 				}
@@ -897,7 +897,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionStop},
 			attemptTiers: []string{"t1"},
 			snapshots:    snapNames(1),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if n := len(w.agents["t1"].reqs); n != 1 {
 					t.Errorf("%d calls, want 1", n)
 				}
@@ -916,7 +916,7 @@ func TestRunTask(t *testing.T) {
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
 			snapshots:    snapNames(1),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				want := cost.Price{InputPerMTok: 2, OutputPerMTok: 10}.Cost(1000, 500)
 				a := r.Attempts[0]
 				if a.CostUSD != want || !a.CostEstimated || !a.CostKnown {
@@ -945,7 +945,7 @@ func TestRunTask(t *testing.T) {
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
 			snapshots:    snapNames(1),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				a := r.Attempts[0]
 				if a.CostUSD != 0 || a.CostEstimated || a.CostKnown || r.CostKnown || r.CostEstimated {
 					t.Errorf("attempt %+v, task known %v estimated %v", a, r.CostKnown, r.CostEstimated)
@@ -968,7 +968,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionRetry},
 			attemptTiers: []string{"t1"},
 			snapshots:    append(snapNames(1), "2", "2-result"),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				mustContain(t, "details", r.Details, "global timeout of 10m0s reached while the checks judged attempt 2")
 				if r.DurationMs != millis.Of(12*time.Minute) {
 					t.Errorf("duration %d", r.DurationMs)
@@ -992,7 +992,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionRetry, ActionRetry},
 			attemptTiers: []string{"t1", "t1"},
 			snapshots:    snapNames(2),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				mustContain(t, "details", r.Details, "global timeout of 10m0s reached after 2 attempts")
 				if n := len(w.agents["t1"].reqs); n != 2 {
 					t.Errorf("%d calls", n)
@@ -1011,7 +1011,7 @@ func TestRunTask(t *testing.T) {
 			status:    engine.StatusTimeout,
 			exit:      75,
 			snapshots: []string{"1"},
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if r.Failure == nil || r.Failure.Kind != agent.FailTimeout {
 					t.Errorf("failure %+v", r.Failure)
 				}
@@ -1030,7 +1030,7 @@ func TestRunTask(t *testing.T) {
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
 			snapshots:    snapNames(1),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if diff := cmp.Diff([]time.Duration{2 * time.Second}, w.clock.sleeps); diff != "" {
 					t.Errorf("sleeps (-want +got):\n%s", diff)
 				}
@@ -1053,7 +1053,7 @@ func TestRunTask(t *testing.T) {
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
 			snapshots:    snapNames(1),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if diff := cmp.Diff([]time.Duration{5*time.Minute + time.Second}, w.clock.sleeps); diff != "" {
 					t.Errorf("sleeps (-want +got):\n%s", diff)
 				}
@@ -1071,7 +1071,7 @@ func TestRunTask(t *testing.T) {
 				// waiting) still knows the time waited, against --max-wait.
 				events := w.journal.all()
 				i := slices.IndexFunc(events, func(ev engine.Event) bool { return ev.Type == engine.EventWait })
-				j, err := ReplayTask(events[:i+1])
+				j, err := Replay(events[:i+1])
 				if err != nil || j.Resume.State.WaitedMs != millis.Of(5*time.Minute+time.Second) {
 					t.Errorf("replayed waited %d (%v)", j.Resume.State.WaitedMs, err)
 				}
@@ -1088,7 +1088,7 @@ func TestRunTask(t *testing.T) {
 			status:    engine.StatusRateLimited,
 			exit:      69,
 			snapshots: []string{"1"},
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if len(w.clock.sleeps) != 0 || len(w.agents["t1"].reqs) != 1 {
 					t.Errorf("sleeps %v, %d calls", w.clock.sleeps, len(w.agents["t1"].reqs))
 				}
@@ -1107,7 +1107,7 @@ func TestRunTask(t *testing.T) {
 			judge:  answer("right answer", nil),
 			status: engine.StatusBackendMissing,
 			exit:   2,
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if len(w.agents["t1"].reqs)+len(w.agents["t2"].reqs) != 0 {
 					t.Errorf("an agent was called")
 				}
@@ -1123,7 +1123,7 @@ func TestRunTask(t *testing.T) {
 			},
 			status: engine.StatusBackendUnauthenticated,
 			exit:   6,
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if len(w.agents["t1"].reqs)+len(w.agents["planner"].reqs) != 0 {
 					t.Errorf("an agent was called")
 				}
@@ -1139,7 +1139,7 @@ func TestRunTask(t *testing.T) {
 			},
 			status: engine.StatusBudgetExceeded,
 			exit:   7,
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if len(w.agents["t1"].reqs) != 0 {
 					t.Errorf("a developer was called")
 				}
@@ -1157,7 +1157,7 @@ func TestRunTask(t *testing.T) {
 			actions:      []string{ActionPass},
 			attemptTiers: []string{"t1"},
 			snapshots:    snapNames(1),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if r.Commits == nil || len(r.Commits) != 0 || r.Attempts[0].Commit != "" {
 					t.Errorf("commits %#v, attempt's %q", r.Commits, r.Attempts[0].Commit)
 				}
@@ -1194,7 +1194,7 @@ func TestRunTask(t *testing.T) {
 			attemptTiers: []string{"t1", "t1", "t1"},
 			commits:      []string{"feat: Build it (step 1/2, tier t1, attempt 1)", "feat: Build it (step 2/2, tier t1, attempt 3)"},
 			snapshots:    snapNames(3),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if diff := cmp.Diff([]string{"a", "b"}, r.Plan); diff != "" {
 					t.Errorf("plan (-want +got):\n%s", diff)
 				}
@@ -1253,7 +1253,7 @@ func TestRunTask(t *testing.T) {
 			detections:   []detWant{{"no-change", []int{2, 3}, "t1", ActionNudge}},
 			commits:      []string{"feat: Fix the answer (step 1/2, tier t1, attempt 1)", "feat: Fix the answer (step 2/2, tier t1, attempt 4)"},
 			snapshots:    snapNames(4),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if r.Detections[0].Step != 2 {
 					t.Errorf("detection at step %d", r.Detections[0].Step)
 				}
@@ -1272,7 +1272,7 @@ func TestRunTask(t *testing.T) {
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
 			snapshots:    snapNames(1),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if diff := cmp.Diff([]string{task}, r.Plan); diff != "" {
 					t.Errorf("plan (-want +got):\n%s", diff)
 				}
@@ -1291,7 +1291,7 @@ func TestRunTask(t *testing.T) {
 			attemptTiers: []string{"t1"},
 			commits:      []string{"feat: Fix the answer (tier t1, attempt 1)"},
 			snapshots:    snapNames(1),
-			check: func(t *testing.T, w *world, r TaskResult) {
+			check: func(t *testing.T, w *world, r Result) {
 				if diff := cmp.Diff([][]string{{"a_test.go"}}, w.tester.deleted); diff != "" {
 					t.Errorf("deleted tests (-want +got):\n%s", diff)
 				}
@@ -1397,7 +1397,7 @@ func seq(n int) []int {
 	return out
 }
 
-func nudgedOf(r TaskResult) []bool {
+func nudgedOf(r Result) []bool {
 	var out []bool
 	for _, a := range r.Attempts {
 		out = append(out, a.Nudged)
@@ -1405,7 +1405,7 @@ func nudgedOf(r TaskResult) []bool {
 	return out
 }
 
-func inTierOf(r TaskResult) []int {
+func inTierOf(r Result) []int {
 	var out []int
 	for _, a := range r.Attempts {
 		out = append(out, a.InTier)
@@ -1413,7 +1413,7 @@ func inTierOf(r TaskResult) []int {
 	return out
 }
 
-func stepsOf(r TaskResult) []int {
+func stepsOf(r Result) []int {
 	var out []int
 	for _, a := range r.Attempts {
 		out = append(out, a.Step)
@@ -1445,7 +1445,7 @@ func TestRunTaskInterruptedThenResumed(t *testing.T) {
 	mustContain(t, "details", r1.Details, "interrupted during attempt 2")
 	checkReplay(t, w.journal.all(), r1)
 
-	j, err := ReplayTask(w.journal.all())
+	j, err := Replay(w.journal.all())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1500,7 +1500,7 @@ func TestRunTaskResumeKeepsThePlan(t *testing.T) {
 	if r := w.run(ctx); r.Status != engine.StatusInterrupted || len(r.Attempts) != 1 {
 		t.Fatalf("status %s, %d attempts", r.Status, len(r.Attempts))
 	}
-	j, err := ReplayTask(w.journal.all())
+	j, err := Replay(w.journal.all())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1548,7 +1548,7 @@ func TestRunTaskResumeStartsFromThePreviousAttempt(t *testing.T) {
 	if r := w.run(ctx); r.Status != engine.StatusInterrupted {
 		t.Fatalf("status %s", r.Status)
 	}
-	j, err := ReplayTask(w.journal.all())
+	j, err := Replay(w.journal.all())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1571,14 +1571,14 @@ func TestTaskResultOfLiveTask(t *testing.T) {
 	events := w.journal.all()
 	// Cut the journal after the first attempt.
 	i := slices.IndexFunc(events, func(ev engine.Event) bool { return ev.Type == EventAttempt })
-	r, err := TaskResultOf("run-1", events[:i+1])
+	r, err := ResultOf("run-1", events[:i+1])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Status != engine.StatusRunning || r.ExitCode != -1 || r.Iterations != 1 || r.Summary != "" {
 		t.Errorf("live result: status %s exit %d iterations %d summary %q", r.Status, r.ExitCode, r.Iterations, r.Summary)
 	}
-	if _, err := TaskResultOf("run-1", []engine.Event{{Type: EventAttempt, Data: json.RawMessage(`{`)}}); err == nil {
+	if _, err := ResultOf("run-1", []engine.Event{{Type: EventAttempt, Data: json.RawMessage(`{`)}}); err == nil {
 		t.Errorf("a broken event must be an error")
 	}
 }
@@ -1816,7 +1816,7 @@ func TestRunTaskResumeAfterThePassingAttempt(t *testing.T) {
 			if events[len(events)-1].Type != engine.EventStop {
 				t.Fatalf("journal ends with %s", events[len(events)-1].Type)
 			}
-			j, err := ReplayTask(events[:len(events)-1]) // killed before the stop
+			j, err := Replay(events[:len(events)-1]) // killed before the stop
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -569,7 +569,7 @@ func (t *task) askPlanner(ctx context.Context) (Attempt, []string, bool) {
 	}
 	p := Attempt{Tier: pl.Name, Backend: pl.Backend, Model: pl.Model, StartedAt: t.now().UTC(), Prompt: planPrompt(t.o.Task)}
 	if t.o.Observer != nil {
-		t.o.Observer.Phase(TaskProgress{Steps: 1, Tier: pl.Name, BudgetUSD: t.o.BudgetUSD}, "plan")
+		t.o.Observer.Phase(Progress{Steps: 1, Tier: pl.Name, BudgetUSD: t.o.BudgetUSD}, "plan")
 	}
 	began := t.now()
 	resp, f, ok := t.call(ctx, pl, p.Prompt, 0)
@@ -594,11 +594,11 @@ func (t *task) askPlanner(ctx context.Context) (Attempt, []string, bool) {
 }
 
 // RunPlanner asks the planner of o (o.Planner, else the first tier) for the
-// steps of the task, as RunTask does with Plan set, and decides nothing:
+// steps of the task, as Run does with Plan set, and decides nothing:
 // the caller (a Temporal workflow) applies Policy.Planned. nil steps: the
 // planner gave none (its reply says why). stop, when set, says why the
 // planner could not be asked.
-func RunPlanner(ctx context.Context, o TaskOptions, h History) (planner Attempt, steps []string, waitedMs millis.Duration, stop *engine.StopData) {
+func RunPlanner(ctx context.Context, o Options, h History) (planner Attempt, steps []string, waitedMs millis.Duration, stop *engine.StopData) {
 	t := newTask(o)
 	t.st, t.attempts, t.plan = h.State, h.Attempts, h.Plan
 	t.base = h.State.ElapsedMs

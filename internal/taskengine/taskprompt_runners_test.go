@@ -41,7 +41,7 @@ func replayed(t *testing.T, name, format string) gate.Report {
 func nextPrompt(r gate.Report) string {
 	a := Attempt{Number: 1, Tier: "fast", InTier: 1, Backend: "fake", Response: "I fixed it.", Gate: r,
 		AttemptDiff: "--- a/x\n+++ b/x\n", Action: ActionRetry, Start: "snap-1", Result: "snap-2"}
-	h := History{State: TaskState{Attempts: 1, StepBase: "snap-1", Start: "snap-2"}, Attempts: []Attempt{a}}
+	h := History{State: State{Attempts: 1, StepBase: "snap-1", Start: "snap-2"}, Attempts: []Attempt{a}}
 	return developerPrompt("Fix sum", h, Next{Number: 2, InTier: 2})
 }
 

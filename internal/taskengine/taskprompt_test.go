@@ -41,7 +41,7 @@ func TestEscalationPromptShowsTheEarlierAttempts(t *testing.T) {
 	a2.Action = ActionEscalate
 	a2.Detection = &detect.Detection{Rule: "same-error", Attempts: []int{1, 2},
 		Details: "attempts 1 and 2 failed the gate the same way: go_test_./...=v1:0b24c0ffee0b24c0ffee0b24c0ffee00"}
-	h := History{State: TaskState{Attempts: 2, Tier: 1, StepBase: "snap-1", Start: "snap-1"}, Attempts: []Attempt{a1, a2}}
+	h := History{State: State{Attempts: 2, Tier: 1, StepBase: "snap-1", Start: "snap-1"}, Attempts: []Attempt{a1, a2}}
 	p := developerPrompt("Fix the relative times", h, Next{Number: 3, TierIndex: 1, InTier: 1, Start: "snap-1"})
 
 	mustContain(t, "the prompt", p,
@@ -83,7 +83,7 @@ func TestEscalationPromptIsBounded(t *testing.T) {
 		a := failedAttempt(n, "fast", reply.String(), d, fmt.Sprintf("TestBig: attempt %d: %s", n, strings.Repeat("y", 3000)))
 		attempts = append(attempts, a)
 	}
-	h := History{State: TaskState{Attempts: 40, Tier: 1, StepBase: "snap-1", Start: "snap-1"}, Attempts: attempts}
+	h := History{State: State{Attempts: 40, Tier: 1, StepBase: "snap-1", Start: "snap-1"}, Attempts: attempts}
 	p := developerPrompt("A task", h, Next{Number: 41, TierIndex: 1, InTier: 1, Start: "snap-1"})
 	if max := MaxAttemptsDetail + MaxGateDigest + 8<<10; len(p) > max {
 		t.Errorf("the prompt has %d bytes, more than %d", len(p), max)
@@ -142,14 +142,14 @@ func TestResumedTurnStartsWhereItsPromptSays(t *testing.T) {
 				edit("a.go", "right answer"),
 			}
 			policy := Policy{Task: w.opts.Task, Tiers: w.opts.Tiers, EscalateFrom: c.from}
-			resume := func(ctx context.Context) TaskResult {
-				j, err := ReplayTask(w.journal.all())
+			resume := func(ctx context.Context) Result {
+				j, err := Replay(w.journal.all())
 				if err != nil {
 					t.Fatal(err)
 				}
 				j.Resume.State = policy.Resumed(j.Resume.State, j.Stop)
 				w.opts.Resume = &j.Resume
-				return RunTask(ctx, w.opts)
+				return Run(ctx, w.opts)
 			}
 			if r := w.run(context.Background()); r.Status != engine.StatusMaxIterations {
 				t.Fatalf("status %s (%s)", r.Status, r.Details)

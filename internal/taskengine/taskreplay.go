@@ -11,14 +11,14 @@ import (
 // stands, and its last stop.
 type TaskJournal struct {
 	Start  TaskStart
-	Resume TaskResume
+	Resume Resume
 	// Stop is the last stop recorded, nil when the task never stopped
 	// (it is live, or was killed); a stop followed by a resume is cleared.
 	Stop *engine.StopData
 }
 
-// ReplayTask rebuilds a task from its journal's events.
-func ReplayTask(events []engine.Event) (TaskJournal, error) {
+// Replay rebuilds a task from its journal's events.
+func Replay(events []engine.Event) (TaskJournal, error) {
 	var j TaskJournal
 	for i, ev := range events {
 		var err error
@@ -71,14 +71,14 @@ func ReplayTask(events []engine.Event) (TaskJournal, error) {
 	return j, nil
 }
 
-// TaskResultOf rebuilds a task's result from its journal, as `task --json`
+// ResultOf rebuilds a task's result from its journal, as `task --json`
 // printed it when the task stopped (without what the caller adds: Git). A
 // task with no stop after its last attempt (live, or killed) has status
 // running and exit code -1.
-func TaskResultOf(runID string, events []engine.Event) (TaskResult, error) {
-	j, err := ReplayTask(events)
+func ResultOf(runID string, events []engine.Event) (Result, error) {
+	j, err := Replay(events)
 	if err != nil {
-		return TaskResult{}, err
+		return Result{}, err
 	}
 	var plan []string
 	if j.Resume.Planned {

@@ -180,10 +180,10 @@ type TierSummary struct {
 	Outcome string `json:"outcome"`
 }
 
-// TaskState is what a task carries from one attempt to the next: enough to
+// State is what a task carries from one attempt to the next: enough to
 // continue it exactly where it stopped. Every attempt event holds the state
 // after it.
-type TaskState struct {
+type State struct {
 	// Attempts is the number of recorded attempts.
 	Attempts int `json:"attempts"`
 	// Step is the plan step under way (from 0).
@@ -216,25 +216,25 @@ type TaskState struct {
 
 // AttemptData is the payload of an attempt event.
 type AttemptData struct {
-	Attempt Attempt   `json:"attempt"`
-	State   TaskState `json:"state"`
+	Attempt Attempt `json:"attempt"`
+	State   State   `json:"state"`
 }
 
 // PlanData is the payload of a plan event: the steps the planner gave.
 type PlanData struct {
 	Steps []string `json:"steps"`
 	// Attempt is the planner's call, for its cost and reply.
-	Planner Attempt   `json:"planner"`
-	State   TaskState `json:"state"`
+	Planner Attempt `json:"planner"`
+	State   State   `json:"state"`
 }
 
 // TaskStart is the payload of a task's start and resume events: what the
 // task was started with, and its state.
 type TaskStart struct {
-	Task      string    `json:"task"`
-	Tiers     []Tier    `json:"tiers"`
-	BudgetUSD float64   `json:"budgetUsd"`
-	State     TaskState `json:"state"`
+	Task      string  `json:"task"`
+	Tiers     []Tier  `json:"tiers"`
+	BudgetUSD float64 `json:"budgetUsd"`
+	State     State   `json:"state"`
 	// Prior is the earlier run of the task that this run follows (its
 	// start event only).
 	Prior *Prior `json:"prior,omitempty"`
@@ -247,25 +247,25 @@ type TaskWait struct {
 	Message string          `json:"message"`
 	// Window, when set, is the window over --window-limit waited for.
 	Window *engine.Window `json:"window,omitempty"`
-	State  TaskState      `json:"state"`
+	State  State          `json:"state"`
 }
 
-// TaskCheckpoint is a task's checkpoint: the progress the run index reads
+// Checkpoint is a task's checkpoint: the progress the run index reads
 // (status, iterations, cost, duration, heartbeat, tiers) and the state.
-type TaskCheckpoint struct {
+type Checkpoint struct {
 	store.Progress
-	RunID string    `json:"runId"`
-	State TaskState `json:"state"`
-	Plan  []string  `json:"plan,omitempty"`
+	RunID string   `json:"runId"`
+	State State    `json:"state"`
+	Plan  []string `json:"plan,omitempty"`
 }
 
 // TierStat is a tier's line in the run index, for stats.
 type TierStat = store.TierStat
 
-// TaskResult is the outcome of a task, with the loop's field names and what
+// Result is the outcome of a task, with the loop's field names and what
 // the task adds: the plan, each tier's attempts and cost, the attempts, the
 // detections and the last gate report.
-type TaskResult struct {
+type Result struct {
 	ExitCode   int             `json:"exitCode"`
 	Status     engine.Status   `json:"status"`
 	Text       string          `json:"text"`
@@ -410,7 +410,7 @@ func (m *MergeInfo) HeldForReview() bool {
 // HoldForReview makes a done task whose merge was held for review
 // (MergeInfo.HeldForReview) incomplete: its work passed but is not where
 // it belongs until the user merged it, which its exit code and details say.
-func (r *TaskResult) HoldForReview() {
+func (r *Result) HoldForReview() {
 	if r.Status != engine.StatusDone || r.Git == nil || !r.Git.Merge.HeldForReview() {
 		return
 	}

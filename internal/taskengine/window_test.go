@@ -63,7 +63,7 @@ func TestTaskStopsWhenAWindowResetsBeyondMaxWait(t *testing.T) {
 	if !strings.Contains(r.Details, "tier t1: fake 5h window at 92% (--window-limit 80%), resets at 2026-01-02T15:00:00Z; waiting") {
 		t.Errorf("details: %s", r.Details)
 	}
-	j, err := ReplayTask(w.journal.all())
+	j, err := Replay(w.journal.all())
 	if err != nil || len(j.Resume.State.Windows) != 1 {
 		t.Errorf("replayed windows %+v (%v)", j.Resume.State.Windows, err)
 	}

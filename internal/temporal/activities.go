@@ -460,7 +460,7 @@ func (j *waits) Record(ev engine.Event) error {
 	if err := json.Unmarshal(ev.Data, &d); err != nil {
 		return nil // a heartbeat's detail: the attempt goes on without it
 	}
-	d.State = taskengine.TaskState{}
+	d.State = taskengine.State{}
 	j.mu.Lock()
 	j.wait = &d
 	j.mu.Unlock()
@@ -470,7 +470,7 @@ func (j *waits) Record(ev engine.Event) error {
 	return nil
 }
 
-func (j *waits) CheckpointTask(taskengine.TaskCheckpoint) error { return nil }
+func (j *waits) CheckpointTask(taskengine.Checkpoint) error { return nil }
 
 // Output keeps the end of the agent's output for the heartbeat.
 func (j *waits) Output(int) io.WriteCloser { return beatOutput{j} }
@@ -506,9 +506,9 @@ func (j *waits) AgentLine(line string) {
 	}
 }
 
-func (j *waits) AttemptStarted(taskengine.TaskProgress)                  {}
-func (j *waits) Phase(taskengine.TaskProgress, string)                   {}
-func (j *waits) AttemptDone(taskengine.TaskProgress, taskengine.Attempt) {}
+func (j *waits) AttemptStarted(taskengine.Progress)                  {}
+func (j *waits) Phase(taskengine.Progress, string)                   {}
+func (j *waits) AttemptDone(taskengine.Progress, taskengine.Attempt) {}
 
 // beat is the heartbeat's details of attempt n.
 func (j *waits) beat(n int) Beat {

@@ -131,16 +131,16 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	for id, t := range resume.Tasks {
 		prog[id] = t
 	}
-	results := map[string]taskengine.TaskResult{}
-	runs := map[string]taskengine.TaskResult{} // by run id
-	lastRun := func(t batch.TaskResult) (taskengine.TaskResult, error) {
+	results := map[string]taskengine.Result{}
+	runs := map[string]taskengine.Result{} // by run id
+	lastRun := func(t batch.TaskResult) (taskengine.Result, error) {
 		if r, ok := runs[t.RunID]; ok && t.RunID != "" {
 			return r, nil
 		}
 		if r, ok := results[t.ID]; ok {
 			return r, nil
 		}
-		return taskengine.TaskResult{}, errors.New("never ran")
+		return taskengine.Result{}, errors.New("never ran")
 	}
 	// summary is the batch's summary of r; a task kept from before a
 	// resume keeps what its run was.
@@ -209,7 +209,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	specs := map[string]local.TaskSpec{}
 	// windows are those the batch knows: its input's and its ended tasks'.
 	windows := in.Windows
-	child := func(id, runID, prompt, resumeRun string, prior *taskengine.Prior, done func(taskengine.TaskResult, error)) {
+	child := func(id, runID, prompt, resumeRun string, prior *taskengine.Prior, done func(taskengine.Result, error)) {
 		bt := byID[id]
 		tin := task
 		tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = runID, prompt, in.Repo, in.Branch, specs[id]
@@ -221,7 +221,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue,
 			WaitForCancellation: stoppable})
 		sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, TaskWorkflowName, tin), func(f workflow.Future) {
-			var res taskengine.TaskResult
+			var res taskengine.Result
 			err := f.Get(ctx, &res)
 			res.RunID = runID
 			if err == nil {
@@ -234,8 +234,8 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	// land lands the done run res of task id; first is nil for its first
 	// run, else the landing of the first run that was refused, whose
 	// branch was firstBranch.
-	var land func(id string, res taskengine.TaskResult, first *local.Landing, firstBranch string)
-	land = func(id string, res taskengine.TaskResult, first *local.Landing, firstBranch string) {
+	var land func(id string, res taskengine.Result, first *local.Landing, firstBranch string)
+	land = func(id string, res taskengine.Result, first *local.Landing, firstBranch string) {
 		li := LandInput{RunID: res.RunID, Repo: in.Repo, Branch: in.Branch, Spec: specs[id], Baseline: res.Baseline}
 		if g := res.Git; g != nil && g.Merge != nil {
 			li.Ready, li.SquashBase = ReadyBranch(g.Branch), g.Base
@@ -260,7 +260,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 				// the first run tried and why it did not land, and one
 				// more landing.
 				branch := local.BranchOf(res)
-				child(id, res.RunID+"-again", byID[id].Prompt, "", local.SecondRunPrior(res, nil, l), func(again taskengine.TaskResult, err error) {
+				child(id, res.RunID+"-again", byID[id].Prompt, "", local.SecondRunPrior(res, nil, l), func(again taskengine.Result, err error) {
 					switch {
 					case err != nil:
 						m.Merged(id, batch.MergeOutcome{Status: batch.MergeConflict, Details: fmt.Sprintf("%s; its second run %s could not run: %s; the work is kept on branch %s", l.Details, res.RunID+"-again", message(err), branch)})
@@ -285,7 +285,7 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			} else if anew, ok := resume.Anew[id]; ok {
 				runID = anew
 			}
-			child(id, runID, byID[id].Prompt, resumeRun, nil, func(res taskengine.TaskResult, err error) {
+			child(id, runID, byID[id].Prompt, resumeRun, nil, func(res taskengine.Result, err error) {
 				if err != nil {
 					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Error, RunID: res.RunID, Details: message(err)})
 					return

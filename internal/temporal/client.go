@@ -60,13 +60,13 @@ func await(ctx context.Context, c client.Client, what, runID string, out any, ev
 	}
 }
 
-// Waiter is a TaskObserver that is told of a task's waits for a rate limit
+// Waiter is a taskengine.Observer that is told of a task's waits for a rate limit
 // to reset, as the worker making its attempt heartbeats them (Beat).
 type Waiter interface {
 	Waiting(until time.Time, message string)
 }
 
-// OutputObserver is a TaskObserver that is given the agent's output of an
+// OutputObserver is a taskengine.Observer that is given the agent's output of an
 // attempt under way on its worker, as its heartbeats carry it (Beat): the
 // bytes of attempt n after those given before, in order; a gap (more
 // written between two beats than one carries) is given as a line that
@@ -75,7 +75,7 @@ type OutputObserver interface {
 	AttemptOutput(n int, p []byte)
 }
 
-// SandboxObserver is a TaskObserver told how the worker of the task's
+// SandboxObserver is a taskengine.Observer told how the worker of the task's
 // last attempt confined its agent and checks, once an attempt said it, and
 // again when another said otherwise.
 type SandboxObserver interface {
@@ -87,8 +87,8 @@ type SandboxObserver interface {
 // wait when it is a Waiter, of the agent's retry and error lines on its
 // worker when it is an engine.AgentObserver and of its output when it is
 // an OutputObserver, and returns its result.
-func Follow(ctx context.Context, c client.Client, runID string, tiers []taskengine.Tier, obs taskengine.TaskObserver, every time.Duration) (taskengine.TaskResult, error) {
-	var res taskengine.TaskResult
+func Follow(ctx context.Context, c client.Client, runID string, tiers []taskengine.Tier, obs taskengine.Observer, every time.Duration) (taskengine.Result, error) {
+	var res taskengine.Result
 	if obs == nil {
 		return res, await(ctx, c, "task", runID, &res, every, nil)
 	}
@@ -144,7 +144,7 @@ func Follow(ctx context.Context, c client.Client, runID string, tiers []taskengi
 		sandboxOf(p)
 		if p.Running != nil && p.Running.Number > started {
 			started = p.Running.Number
-			pr := taskengine.TaskProgress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
+			pr := taskengine.Progress{Step: max(1, p.Running.Step), Steps: max(1, len(p.History.Plan)),
 				TierIndex: p.Running.TierIndex, InTier: p.Running.InTier, Number: p.Running.Number,
 				CostUSD: p.History.State.Ledger.Spent(), Estimated: p.History.State.Ledger.Estimated(), CostKnown: costKnown(p.History)}
 			if i := p.Running.TierIndex; i < len(tiers) {
@@ -208,8 +208,8 @@ func Query(ctx context.Context, c client.Client, runID string) (Progress, error)
 	return p, v.Get(&p)
 }
 
-func progressOf(tiers []taskengine.Tier, a taskengine.Attempt) taskengine.TaskProgress {
-	p := taskengine.TaskProgress{Step: max(1, a.Step), Steps: 1, Tier: a.Tier, TierIndex: a.TierIndex, InTier: a.InTier,
+func progressOf(tiers []taskengine.Tier, a taskengine.Attempt) taskengine.Progress {
+	p := taskengine.Progress{Step: max(1, a.Step), Steps: 1, Tier: a.Tier, TierIndex: a.TierIndex, InTier: a.InTier,
 		Number: a.Number, CostUSD: a.CostUSD, Estimated: a.CostEstimated, CostKnown: a.CostKnown, LastGate: a.Gate.Status}
 	if a.TierIndex < len(tiers) {
 		p.Tiers, p.Attempts = len(tiers), tiers[a.TierIndex].Attempts

@@ -44,11 +44,11 @@ func TestReplayRecordedHistory(t *testing.T) {
 // TestReplayCatchesAChangedWorkflow: the replay test can fail: a workflow
 // that skips the preparation does not replay the recorded history.
 func TestReplayCatchesAChangedWorkflow(t *testing.T) {
-	changed := func(ctx workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
+	changed := func(ctx workflow.Context, in TaskInput) (taskengine.Result, error) {
 		ctx = workflow.WithActivityOptions(ctx, in.options(in.Queue, time.Hour))
 		var out taskengine.AttemptOutcome
 		err := workflow.ExecuteActivity(ctx, AttemptName, AttemptInput{RunID: in.RunID}).Get(ctx, &out)
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: TaskWorkflowName})

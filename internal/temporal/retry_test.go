@@ -35,7 +35,7 @@ func gitIn(t *testing.T, dir string, args ...string) {
 // prepareTries runs a task's workflow whose prepare activity is the
 // worker's own (acts'), on the remote url; after is called once its first
 // try ended. It returns the tries and the result.
-func prepareTries(t *testing.T, acts *Activities, url string, after func()) (int, taskengine.TaskResult) {
+func prepareTries(t *testing.T, acts *Activities, url string, after func()) (int, taskengine.Result) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
@@ -61,7 +61,7 @@ func prepareTries(t *testing.T, acts *Activities, url string, after func()) (int
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r1", Task: "t", Repo: url, BaseBranch: "main", Branch: "jlgcli/t-r1",
 		Spec: spec, Queue: "q"})
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestCancelledTaskEndsInterrupted(t *testing.T) {
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("the workflow did not complete")
 	}
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatalf("the cancelled workflow ended with an error: %v", err)
 	}

@@ -152,21 +152,21 @@ func AttemptQueue(queue, backend string) string { return queue + "@" + backend }
 
 // TaskWorkflow runs a task: the tree is prepared once, then each attempt is
 // an activity run by a worker that has the tier's backend, and what follows
-// it is decided here by taskengine.Policy, the same functions RunTask calls.
+// it is decided here by taskengine.Policy, the same functions taskengine.Run calls.
 //
 // A cancellation of the workflow (`jlgcli stop`) stops it as Ctrl-C stops a
 // local task: the activity under way is cancelled and waited for (its agent
 // stopped), and the task ends interrupted with the attempts made so far,
 // which a resume goes on from (ChangeTaskStop; before it, the activity's
 // error ended the task).
-func TaskWorkflow(ctx workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
+func TaskWorkflow(ctx workflow.Context, in TaskInput) (taskengine.Result, error) {
 	stoppable := workflow.GetVersion(ctx, ChangeTaskStop, workflow.DefaultVersion, 1) >= 1
 	roomy := workflow.GetVersion(ctx, ChangeTaskRoom, workflow.DefaultVersion, 1) >= 1
 	windowed := workflow.GetVersion(ctx, ChangeTaskWindows, workflow.DefaultVersion, 1) >= 1
 	policy := in.Spec.Policy(in.Task)
 	prog := &Progress{}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return *prog, nil }); err != nil {
-		return taskengine.TaskResult{}, err
+		return taskengine.Result{}, err
 	}
 	// opts are the options of an activity on queue: with a cancellation of
 	// the workflow, its end is waited for.
@@ -340,7 +340,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (taskengine.TaskResult, er
 		}
 		if len(c.History.Attempts)-started >= AttemptsPerRun || workflow.GetInfo(ctx).GetCurrentHistoryLength() >= MaxHistoryEvents {
 			in.Carry = c
-			return taskengine.TaskResult{}, workflow.NewContinueAsNewError(ctx, TaskWorkflowName, in)
+			return taskengine.Result{}, workflow.NewContinueAsNewError(ctx, TaskWorkflowName, in)
 		}
 	}
 	stop.DurationMs = c.History.State.ElapsedMs
@@ -378,7 +378,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (taskengine.TaskResult, er
 // active time, and held is true (the caller decides again); a reset beyond
 // --max-wait stops the task rate-limited, resumable. prog tells the wait
 // while it lasts.
-func windowHold(ctx workflow.Context, spec local.TaskSpec, tier taskengine.Tier, st *taskengine.TaskState, prog *Progress) (held bool, stop *engine.StopData) {
+func windowHold(ctx workflow.Context, spec local.TaskSpec, tier taskengine.Tier, st *taskengine.State, prog *Progress) (held bool, stop *engine.StopData) {
 	if len(spec.WindowLimits) == 0 {
 		return false, nil
 	}
@@ -402,7 +402,7 @@ func windowHold(ctx workflow.Context, spec local.TaskSpec, tier taskengine.Tier,
 }
 
 // prBody is the text of a task's pull request: its report.
-func prBody(res taskengine.TaskResult, pr bool) string {
+func prBody(res taskengine.Result, pr bool) string {
 	if !pr {
 		return ""
 	}

@@ -70,8 +70,8 @@ func newEnv(t *testing.T, attempt func(context.Context, AttemptInput) (taskengin
 
 var mockAny = mock.Anything
 
-// TestDecisionTableWorkflow runs the engine's decision table through the
-// workflow: the same cases, the same expectations as RunTask.
+// TestDecisionTableWorkflow runs the task engine's decision table through the
+// workflow: the same cases, the same expectations as taskengine.Run.
 func TestDecisionTableWorkflow(t *testing.T) {
 	cases, err := decisiontest.Cases()
 	if err != nil {
@@ -103,7 +103,7 @@ func TestDecisionTableWorkflow(t *testing.T) {
 			if !env.IsWorkflowCompleted() {
 				t.Fatal("the workflow did not complete")
 			}
-			var res taskengine.TaskResult
+			var res taskengine.Result
 			if err := env.GetWorkflowResult(&res); err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestWorkflowNoWorkerForBackend(t *testing.T) {
 	})
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "cheap", Backend: "nosuch", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", WorkerWaitMs: 3000, Branch: "jlgcli/t-r"})
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestWorkflowHandBack(t *testing.T) {
 	})
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestWorkflowWaitsForBusyWorkers(t *testing.T) {
 	})
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "t", Backend: "fake", Attempts: 3}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -289,17 +289,17 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 		mu      sync.Mutex
 		started []string
 	)
-	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
+	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.Result, error) {
 		mu.Lock()
 		started = append(started, in.RunID)
 		mu.Unlock()
 		if in.BaseBranch != "jlgcli/batch-b1" {
-			return taskengine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
+			return taskengine.Result{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
 		}
 		if strings.HasSuffix(in.RunID, "-a") {
-			return taskengine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, Details: "spent"}, nil
+			return taskengine.Result{Status: engine.StatusMaxIterations, ExitCode: 4, Details: "spent"}, nil
 		}
-		return taskengine.TaskResult{Status: engine.StatusDone, Git: &taskengine.GitInfo{Branch: in.Branch, Base: "base",
+		return taskengine.Result{Status: engine.StatusDone, Git: &taskengine.GitInfo{Branch: in.Branch, Base: "base",
 			Merge: &taskengine.MergeInfo{Commit: "squash"}}}, nil
 	})
 	spec := local.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []local.BatchTask{
@@ -340,7 +340,7 @@ func TestWorkflowPlanSpendsTheBudget(t *testing.T) {
 		Steps: []string{"one", "two"}}, nil)
 	spec := local.TaskSpec{Plan: true, BudgetUSD: 0.4, Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "r", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r"})
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -381,15 +381,15 @@ func TestBatchWorkflowRunsAgainWhenALandingIsRefused(t *testing.T) {
 			})
 			prompts := map[string]string{}
 			priors := map[string]*taskengine.Prior{}
-			env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
+			env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.Result, error) {
 				prompts[in.RunID], priors[in.RunID] = in.Task, in.Prior
 				if in.BaseBranch != "jlgcli/batch-b1" {
-					return taskengine.TaskResult{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
+					return taskengine.Result{}, fmt.Errorf("task %s starts from %s, not the batch's branch", in.RunID, in.BaseBranch)
 				}
 				if in.RunID == "b1-c-again" && !tc.againDone {
-					return taskengine.TaskResult{Status: engine.StatusMaxIterations, ExitCode: 4, CostUSD: 0.25, CostKnown: true, Git: &taskengine.GitInfo{Branch: in.Branch}}, nil
+					return taskengine.Result{Status: engine.StatusMaxIterations, ExitCode: 4, CostUSD: 0.25, CostKnown: true, Git: &taskengine.GitInfo{Branch: in.Branch}}, nil
 				}
-				return taskengine.TaskResult{Status: engine.StatusDone, CostUSD: 0.25, CostKnown: true, Git: &taskengine.GitInfo{Branch: in.Branch, Base: "base",
+				return taskengine.Result{Status: engine.StatusDone, CostUSD: 0.25, CostKnown: true, Git: &taskengine.GitInfo{Branch: in.Branch, Base: "base",
 					Merge: &taskengine.MergeInfo{Commit: "squash"}}, Baseline: &gate.Report{Status: gate.StatusFail}}, nil
 			})
 			spec := local.BatchSpec{BaseBranch: "main", Jobs: 1, Tasks: []local.BatchTask{
@@ -473,7 +473,7 @@ func TestWorkflowResumesAnEarlierRun(t *testing.T) {
 	})
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "a", Backend: "x", Attempts: 1}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "b1-fix", Task: "t", Spec: spec, Queue: "q", Branch: "jlgcli/t-r", ResumeRun: "earlier"})
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -517,9 +517,9 @@ func TestBatchWorkflowResumed(t *testing.T) {
 	env := newBatchEnv()
 	env.OnActivity(LandName, mockAny, mockAny).Return(local.Landing{Status: local.LandMerged, Commit: "landed"}, nil)
 	started := map[string]string{}
-	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.TaskResult, error) {
+	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.Result, error) {
 		started[in.RunID] = in.ResumeRun
-		return taskengine.TaskResult{Status: engine.StatusDone, Git: &taskengine.GitInfo{Branch: in.Branch, Base: "base", Merge: &taskengine.MergeInfo{Commit: "squash"}}}, nil
+		return taskengine.Result{Status: engine.StatusDone, Git: &taskengine.GitInfo{Branch: in.Branch, Base: "base", Merge: &taskengine.MergeInfo{Commit: "squash"}}}, nil
 	})
 	spec := local.BatchSpec{BaseBranch: "main", Jobs: 2, Tasks: []local.BatchTask{{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b"}, {ID: "c", Prompt: "task c"}}}
 	withTier(&spec)
@@ -582,7 +582,7 @@ func TestWorkflowSecondRunStartsAtThePassingTier(t *testing.T) {
 		{Number: 2, Tier: "strong", TierIndex: 1, Action: taskengine.ActionPass, Gate: gateOf(true, 2)}}}
 	spec := local.TaskSpec{Tiers: []local.TierSpec{{Name: "cheap", Backend: "x", Attempts: 2}, {Name: "strong", Backend: "x", Attempts: 2}}}
 	env.ExecuteWorkflow(TaskWorkflowName, TaskInput{RunID: "b1-c-again", Task: "task c", Spec: spec, Queue: "q", Branch: "jlgcli/c", Prior: prior})
-	var res taskengine.TaskResult
+	var res taskengine.Result
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -651,7 +651,7 @@ func TestWorkflowWindowLimit(t *testing.T) {
 				in.Windows = engine.Windows{{Backend: "fake", Kind: "5h", Used: 0.95, ResetsAt: reset, At: start}}
 			}
 			env.ExecuteWorkflow(TaskWorkflowName, in)
-			var res taskengine.TaskResult
+			var res taskengine.Result
 			if err := env.GetWorkflowResult(&res); err != nil {
 				t.Fatal(err)
 			}
