@@ -1,17 +1,16 @@
-// Package engine holds jlgcli's two engines, which do no I/O of their own
-// (the agent, the clock, the tester and the progress sink are given to
-// them):
+// Package engine is jlgcli's loop engine, behind `run` and `loop` (seed
+// 001; engine.go, state.go: Run, Replay, ResultOf): prompt → agent →
+// observe → decide, under the guards maxIterations, the global timeout and
+// noProgressLimit. It does no I/O of its own: the agent, the clock, the
+// journal and the progress sink are given to it.
 //
-//   - the loop (engine.go, state.go: Run, Resume): prompt → agent → observe
-//     → decide, under the guards maxIterations, the global timeout and
-//     noProgressLimit — the seed's run and loop;
-//   - the task (task.go, taskstate.go, taskprompt.go, decide.go, prior.go:
-//     RunTask, ResumeTask, RunAttempt): plan → develop → test → commit
-//     through tiers of agents, its decisions pure functions of its history
-//     (Policy) that a local run and a Temporal workflow both call.
-//
-// Both share the statuses of how a run ends (result.go, whose codes are
-// package exit's) and the subscription windows' decision (window.go).
+// It also holds what the task engine (package taskengine, behind `task`
+// and `batch`) shares with it; taskengine imports engine, never the other
+// way round. Shared are the statuses of how a run ends (result.go, whose
+// codes are package exit's), the journal's events and stop (state.go:
+// Event, EventStart, StopData…), the subscription windows and the window
+// limit's decision (window.go), the rate-limit wait, the heartbeat and the
+// sleep (wait.go), and the names of an environment (env.go).
 package engine
 
 import (

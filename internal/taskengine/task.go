@@ -1,3 +1,18 @@
+// Package taskengine is jlgcli's task engine, behind `task` and each task
+// of a `batch` (seed 003): plan → develop → test → commit through tiers of
+// agents (task.go: Run, RunAttempt; taskprompt.go: RunPlanner, the
+// prompts), its state and journal events (taskstate.go, taskreplay.go:
+// Replay, ResultOf), its decisions pure functions of its history
+// (decide.go: Policy) that a local run and a Temporal workflow both call,
+// the reviewer (review.go) and a task run again after an earlier run of it
+// (prior.go). Like the loop engine it does no I/O of its own: the agents,
+// the workspace, the tester, the clock, the journal and the progress sink
+// are given to it.
+//
+// The loop engine, behind `run` and `loop`, is package engine; this one
+// takes from it what the two share (the statuses, the journal's events and
+// stop, the subscription windows, the rate-limit wait), and engine never
+// imports it.
 package taskengine
 
 import (
