@@ -3,10 +3,13 @@ package giteatest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -107,6 +110,152 @@ func apiClient(t *testing.T, srv *Server, u User) *gitea.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// openPR makes branch from main with files, as the admin, and opens its
+// pull request; it returns the PR's number and head.
+func openPR(t *testing.T, r Repo, branch string, files map[string]string) (int, string) {
+	t.Helper()
+	sha, err := r.Commit(context.Background(), r.srv.Admin, Change{Branch: branch, From: "main", Message: "add " + branch, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := apiClient(t, r.srv, r.srv.Admin).CreatePullRequest(r.Owner, r.Name, gitea.CreatePullRequestOption{Head: branch, Base: "main", Title: branch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(p.Index), sha
+}
+
+// statuses are the latest state of each context at sha, as the API
+// combines them.
+func statuses(t *testing.T, r Repo, sha string) map[string]gitea.StatusState {
+	t.Helper()
+	cs, _, err := apiClient(t, r.srv, r.srv.Admin).GetCombinedStatus(r.Owner, r.Name, sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]gitea.StatusState{}
+	for _, s := range cs.Statuses {
+		out[s.Context] = s.State
+	}
+	return out
+}
+
+// greetCI is a CI whose ci/test passes only when greet.txt says hello
+// (a check that only the CI runs), and whose ci/lint always passes.
+func greetCI(h Head) Verdict {
+	v := Verdict{"ci/lint": {State: gitea.StatusSuccess, Description: "clean"}}
+	got, err := h.File("greet.txt")
+	switch {
+	case err != nil:
+		v["ci/test"] = Status{State: gitea.StatusError, Description: err.Error()}
+	case strings.Contains(got, "hello"):
+		v["ci/test"] = Status{State: gitea.StatusSuccess, Description: "1 test passed", TargetURL: "https://ci.example.com/" + h.SHA}
+	default:
+		v["ci/test"] = Status{State: gitea.StatusFailure, Description: "TestGreet: got " + strings.TrimSpace(got), TargetURL: "https://ci.example.com/" + h.SHA}
+	}
+	return v
+}
+
+// A step of the CI builds each new head once: pending statuses first,
+// then the verdict, which reads the head's files; a head pushed by
+// someone else is built as the PR's second, at its own commit.
+func TestCIStep(t *testing.T) {
+	srv := world.Get(t)
+	r := srv.NewRepo(t)
+	ctx := context.Background()
+	pr, head := openPR(t, r, "feature", map[string]string{"greet.txt": "helo\n"})
+	ci := r.CI(greetCI)
+	if err := ci.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hs := ci.Heads()
+	if len(hs) != 1 || hs[0].PR != pr || hs[0].SHA != head || hs[0].N != 1 || hs[0].Branch != "feature" {
+		t.Fatalf("heads after one step: %+v", hs)
+	}
+	var got []string
+	for _, p := range ci.Posted() {
+		if p.SHA != head || p.PR != pr || p.N != 1 {
+			t.Errorf("post %+v", p)
+		}
+		got = append(got, p.Context+" "+string(p.State)+" "+p.Description)
+	}
+	want := []string{"ci/lint pending running", "ci/test pending running", "ci/lint success clean", "ci/test failure TestGreet: got helo"}
+	if !slices.Equal(got, want) {
+		t.Errorf("posted %q, want %q", got, want)
+	}
+	if st := statuses(t, r, head); st["ci/test"] != gitea.StatusFailure || st["ci/lint"] != gitea.StatusSuccess || len(st) != 2 {
+		t.Errorf("statuses on the server: %v", st)
+	}
+	if _, err := hs[0].File("absent.txt"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("File of an absent file: %v", err)
+	}
+	if err := ci.Step(ctx); err != nil || len(ci.Posted()) != 4 || len(ci.Heads()) != 1 {
+		t.Errorf("a second step posted again: %d posts, %v", len(ci.Posted()), err)
+	}
+
+	fix, err := r.Commit(ctx, srv.Reviewer, Change{Branch: "feature", Message: "say hello", Files: map[string]string{"greet.txt": "hello\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the CI builds the second head", func() (bool, error) {
+		err := ci.Step(ctx)
+		return len(ci.Heads()) == 2, err
+	})
+	if h := ci.Heads()[1]; h.SHA != fix || h.N != 2 || h.PR != pr {
+		t.Errorf("second head %+v, want %s", h, fix)
+	}
+	if st := statuses(t, r, fix); st["ci/test"] != gitea.StatusSuccess || st["ci/lint"] != gitea.StatusSuccess {
+		t.Errorf("statuses at the fix: %v", st)
+	}
+	if st := statuses(t, r, head); st["ci/test"] != gitea.StatusFailure {
+		t.Errorf("statuses at the first head changed: %v", st)
+	}
+	c, _, err := apiClient(t, srv, srv.Admin).GetSingleCommit(r.Owner, r.Name, fix)
+	if err != nil || c.Author == nil || c.Author.UserName != ReviewerName || len(c.Parents) != 1 || c.Parents[0].SHA != head {
+		t.Errorf("the fix: %+v, %v", c, err)
+	}
+}
+
+// In the background the CI builds a PR opened after it started; a verdict
+// held back comes only after its delay, the pending status before it.
+func TestCIStartDelayed(t *testing.T) {
+	srv := world.Get(t)
+	r := srv.NewRepo(t)
+	const after = 1500 * time.Millisecond
+	ci := r.CI(func(h Head) Verdict {
+		return Verdict{"ci/slow": {State: gitea.StatusSuccess, Description: "done", After: after}}
+	})
+	ci.Interval = 100 * time.Millisecond
+	ci.Start(context.Background())
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = ci.Stop()
+		}
+	}()
+	_, head := openPR(t, r, "slow", map[string]string{"a.txt": "a\n"})
+	eventually(t, 30*time.Second, "a pending ci/slow", func() (bool, error) {
+		return statuses(t, r, head)["ci/slow"] != "", nil
+	})
+	eventually(t, 30*time.Second, "ci/slow's verdict", func() (bool, error) {
+		return statuses(t, r, head)["ci/slow"] == gitea.StatusSuccess, nil
+	})
+	stopped = true
+	if err := ci.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	ps := ci.Posted()
+	if len(ps) != 2 || ps[0].State != gitea.StatusPending || ps[1].State != gitea.StatusSuccess {
+		t.Fatalf("posted %+v", ps)
+	}
+	if d := ps[1].At.Sub(ps[0].At); d < after {
+		t.Errorf("verdict %s after pending, want at least %s", d, after)
+	}
+	if ci.Pending() != 0 {
+		t.Errorf("%d statuses still to post", ci.Pending())
+	}
 }
 
 // A clone over HTTP authenticates by GitEnv: its origin and its files
