@@ -3,18 +3,26 @@ package giteatest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"code.gitea.io/sdk/gitea"
+
+	"github.com/jlgcli/jlgcli/internal/forge"
 )
 
 // world is the server of this package's tests but TestStartStop's,
@@ -255,6 +263,187 @@ func TestCIStartDelayed(t *testing.T) {
 	}
 	if ci.Pending() != 0 {
 		t.Errorf("%d statuses still to post", ci.Pending())
+	}
+}
+
+// merge asks the API to merge pr at head as the admin (forcing it past
+// the protection when force), and returns the HTTP status and Gitea's
+// message (the SDK keeps only the status).
+func merge(t *testing.T, r Repo, pr int, head string, force bool) (int, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"Do": "merge", "head_commit_id": head, "force_merge": force})
+	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/v1/repos/%s/%s/pulls/%d/merge", r.srv.URL, r.Owner, r.Name, pr), bytes.NewReader(body))
+	req.Header.Set("Authorization", "token "+r.srv.Admin.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	msg, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(msg)
+}
+
+// A protected branch refuses, to the admin too, the merge of a PR whose
+// required check failed, and of one whose approval went stale with a new
+// head; it merges once the check passes at the head and a writer approved
+// it.
+func TestProtect(t *testing.T) {
+	srv := world.Get(t)
+	r := srv.NewRepo(t)
+	ctx := context.Background()
+	admin := apiClient(t, srv, srv.Admin)
+	if err := r.Protect(ctx, "main", ProtectOptions{RequiredContexts: []string{"ci/lint"}, RequiredApprovals: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Protect(ctx, "main", ProtectOptions{RequiredContexts: []string{"ci/test"}, RequiredApprovals: 1, DismissStaleApprovals: true}); err != nil {
+		t.Fatal(err)
+	}
+	bp, _, err := admin.GetBranchProtection(r.Owner, r.Name, "main")
+	if err != nil || !bp.EnableStatusCheck || !slices.Equal(bp.StatusCheckContexts, []string{"ci/test"}) || bp.RequiredApprovals != 1 || !bp.DismissStaleApprovals {
+		t.Fatalf("protection after the edit: %+v, %v", bp, err)
+	}
+
+	pr, head := openPR(t, r, "feature", map[string]string{"greet.txt": "helo\n"})
+	ci := r.CI(greetCI)
+	if err := ci.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rv := r.Reviewer(srv.Reviewer)
+	if _, err := rv.Approve(ctx, pr, "fine"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "Gitea finds the PR mergeable", func() (bool, error) {
+		p, _, err := admin.GetPullRequest(r.Owner, r.Name, int64(pr))
+		return err == nil && p.Mergeable, err
+	})
+	code, msg := merge(t, r, pr, head, false)
+	t.Logf("merge with ci/test failed: HTTP %d %s", code, msg)
+	if code != http.StatusMethodNotAllowed || !strings.Contains(msg, "status check") {
+		t.Errorf("merge with ci/test failed: HTTP %d %s", code, msg)
+	}
+	if code, msg := merge(t, r, pr, head, true); code != http.StatusMethodNotAllowed {
+		t.Fatalf("the admin's forced merge with ci/test failed: HTTP %d %s", code, msg)
+	}
+
+	fix, err := r.Commit(ctx, srv.CI, Change{Branch: "feature", Message: "say hello", Files: map[string]string{"greet.txt": "hello\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the CI builds the fix", func() (bool, error) {
+		err := ci.Step(ctx)
+		return len(ci.Heads()) == 2, err
+	})
+	if st := statuses(t, r, fix); st["ci/test"] != gitea.StatusSuccess {
+		t.Fatalf("statuses at the fix: %v", st)
+	}
+	eventually(t, 30*time.Second, "the approval dismissed by the new head", func() (bool, error) {
+		rs, _, err := admin.ListPullReviews(r.Owner, r.Name, int64(pr), gitea.ListPullReviewsOptions{})
+		return err == nil && len(rs) == 1 && rs[0].Dismissed, err
+	})
+	eventually(t, 30*time.Second, "Gitea finds the new head mergeable", func() (bool, error) {
+		p, _, err := admin.GetPullRequest(r.Owner, r.Name, int64(pr))
+		return err == nil && p.Mergeable && p.Head.Sha == fix, err
+	})
+	code, msg = merge(t, r, pr, fix, false)
+	t.Logf("merge with the approval dismissed: HTTP %d %s", code, msg)
+	if code != http.StatusMethodNotAllowed || !strings.Contains(msg, "approv") {
+		t.Errorf("merge with the approval dismissed: HTTP %d %s", code, msg)
+	}
+	if _, err := rv.Approve(ctx, pr, "fine again"); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := merge(t, r, pr, fix, false); code != http.StatusOK {
+		t.Fatalf("merge of a green, approved head: HTTP %d %s", code, msg)
+	}
+	if p, _, err := admin.GetPullRequest(r.Owner, r.Name, int64(pr)); err != nil || !p.HasMerged {
+		t.Errorf("after the merge: %+v, %v", p, err)
+	}
+}
+
+const greetGo = "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"helo\"\n}\n"
+
+// A reviewer's line comments, the replies on their lines and a resolution
+// read back as threads, the same that jlgcli's adapter reads; an approval
+// after a request for changes is the reviewer's decision.
+func TestReviewer(t *testing.T) {
+	srv := world.Get(t)
+	r := srv.NewRepo(t)
+	ctx := context.Background()
+	pr, head := openPR(t, r, "feature", map[string]string{"greet/greet.go": greetGo})
+	rv := r.Reviewer(srv.Reviewer)
+
+	th, err := rv.Comment(ctx, pr, gitea.ReviewStateRequestChanges, "greet/greet.go", 5, "This should say hello.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.Path != "greet/greet.go" || th.Line != 5 || th.CommitSHA != head || th.Resolved || len(th.Comments) != 1 ||
+		th.Comments[0].Reviewer.UserName != ReviewerName || th.Comments[0].Body != "This should say hello." {
+		t.Fatalf("thread: %+v", th)
+	}
+	th, err = r.Reviewer(srv.Admin).Reply(ctx, pr, th, "Fixed.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(th.Comments) != 2 || th.Comments[1].Reviewer.UserName != AdminName || th.Comments[1].Body != "Fixed." || th.Line != 5 {
+		t.Fatalf("thread after the reply: %+v", th)
+	}
+	th, err = rv.Reply(ctx, pr, th, "Not quite.")
+	if err != nil || len(th.Comments) != 3 || th.Comments[2].Reviewer.UserName != ReviewerName {
+		t.Fatalf("thread after the reviewer's answer: %+v, %v", th, err)
+	}
+	other, err := rv.Comment(ctx, pr, gitea.ReviewStateComment, "greet/greet.go", 3, "Nice comment.")
+	if err != nil || other.Line != 3 || len(other.Comments) != 1 {
+		t.Fatalf("second thread: %+v, %v", other, err)
+	}
+	if err := rv.Resolve(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := rv.Threads(ctx, pr)
+	if err != nil || len(ts) != 2 {
+		t.Fatalf("Threads: %+v, %v", ts, err)
+	}
+	if ts[0].ID() != th.ID() || ts[0].Resolved || len(ts[0].Comments) != 3 || ts[1].ID() != other.ID() || !ts[1].Resolved {
+		t.Errorf("threads read back: %+v", ts)
+	}
+
+	// jlgcli's adapter reads the same threads, with the same comments.
+	u, _ := url.Parse(r.URL)
+	fg, err := forge.Open(ctx, u.String(), forge.Settings{Kind: forge.Gitea, TokenEnv: "T"},
+		forge.Options{Getenv: func(string) string { return srv.Admin.Token }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fts, err := fg.Threads(ctx, pr)
+	if err != nil || len(fts) != len(ts) {
+		t.Fatalf("adapter's threads: %+v, %v", fts, err)
+	}
+	for i, ft := range fts {
+		w := ts[i]
+		if ft.ID != strconv.FormatInt(w.ID(), 10) || ft.Path != w.Path || ft.Line != w.Line || ft.Resolved != w.Resolved ||
+			ft.CommitSHA != w.CommitSHA || len(ft.Comments) != len(w.Comments) {
+			t.Errorf("thread %d: adapter %+v, here %+v", i, ft, w)
+			continue
+		}
+		for j, c := range ft.Comments {
+			if c.ID != w.Comments[j].ID || c.Author != w.Comments[j].Reviewer.UserName {
+				t.Errorf("thread %d comment %d: adapter %+v, here %+v", i, j, c, w.Comments[j])
+			}
+		}
+	}
+
+	if err := rv.Unresolve(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if ts, err := rv.Threads(ctx, pr); err != nil || len(ts) != 2 || ts[1].Resolved {
+		t.Errorf("after Unresolve: %+v, %v", ts, err)
+	}
+	if _, err := rv.Approve(ctx, pr, "Good now."); err != nil {
+		t.Fatal(err)
+	}
+	reviews, err := fg.Reviews(ctx, pr)
+	if err != nil || reviews.Decision != forge.DecisionApproved || !slices.Equal(reviews.Approvals, []string{ReviewerName}) {
+		t.Errorf("adapter's reviews after the approval: %+v, %v", reviews, err)
 	}
 }
 
