@@ -202,8 +202,8 @@ func openPRs(c *gitea.Client, r Repo) ([]*gitea.PullRequest, error) {
 
 // Start makes a pass every Interval in the background until Stop or ctx
 // ends; an error of a pass does not stop it (the next pass tries again),
-// the first is what Stop returns. Starting a CI already started does
-// nothing.
+// the first is what Stop returns. A CI starts once: Start after Start or
+// Stop does nothing.
 func (ci *CI) Start(ctx context.Context) {
 	ci.run.Lock()
 	defer ci.run.Unlock()
