@@ -294,13 +294,29 @@ func (s *Server) Client(u User) (*gitea.Client, error) {
 	return gitea.NewClient(s.URL, gitea.SetToken(u.Token), gitea.SetGiteaVersion(""))
 }
 
+// errNoServer is the error of a Repo that Server.NewRepo did not make.
+var errNoServer = errors.New("giteatest: not a repository Server.NewRepo made")
+
+// client is an API client acting as u whose requests carry ctx.
+func (s *Server) client(ctx context.Context, u User) (*gitea.Client, error) {
+	if s == nil {
+		return nil, errNoServer
+	}
+	return gitea.NewClient(s.URL, gitea.SetToken(u.Token), gitea.SetGiteaVersion(""), gitea.SetContext(ctx))
+}
+
 // Repo is a repository made for one test.
 type Repo struct {
 	Owner, Name string
 	// CloneURL is its http address with the admin's token in it, to push.
 	CloneURL string
+	// URL is its http address without credentials, the origin a
+	// checkout of jlgcli's has (Server.GitEnv authenticates to it).
+	URL string
 	// DefaultBranch is "main".
 	DefaultBranch string
+
+	srv *Server
 }
 
 // NewRepo makes a repository of the admin's for test t, named after it,
@@ -326,9 +342,10 @@ func (s *Server) NewRepo(t testing.TB) Repo {
 		}
 	}
 	u, _ := url.Parse(s.URL)
-	u.User = url.UserPassword(s.Admin.Name, s.Admin.Token)
 	u.Path = "/" + s.Admin.Name + "/" + name + ".git"
-	return Repo{Owner: s.Admin.Name, Name: name, CloneURL: u.String(), DefaultBranch: "main"}
+	plain := u.String()
+	u.User = url.UserPassword(s.Admin.Name, s.Admin.Token)
+	return Repo{Owner: s.Admin.Name, Name: name, CloneURL: u.String(), URL: plain, DefaultBranch: "main", srv: s}
 }
 
 func sanitize(s string) string {
