@@ -1,0 +1,222 @@
+package pull
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/forge"
+)
+
+var t0 = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+
+// look is an open, mergeable pull request at head with checks.
+func look(head string, at time.Duration, checks ...forge.Check) Observation {
+	return Observation{At: t0.Add(at),
+		PR:      forge.PR{Number: 7, State: forge.StateOpen, Head: "jlgcli/x", HeadSHA: head, Base: "main", BaseSHA: "b1", Mergeable: forge.Mergeable},
+		Checks:  forge.Checks{SHA: head, Checks: checks},
+		Reviews: forge.Reviews{Decision: forge.NoDecision}}
+}
+
+func check(name string, s forge.CheckState) forge.Check { return forge.Check{Name: name, State: s} }
+
+func writer(name string) forge.Comment {
+	return forge.Comment{ID: 1, Author: name, Permission: forge.PermWrite, Body: "rename this"}
+}
+
+func TestGreenNeedsEveryCheckAtTheHead(t *testing.T) {
+	p := Policy{Target: Green}
+	a, m := Decide(p, look("h1", 0), Memory{})
+	if a.Do != Wait || !strings.Contains(strings.Join(a.Waiting, ";"), "checks to appear") {
+		t.Fatalf("no check yet: %+v, want a wait for checks to appear", a)
+	}
+	a, _ = Decide(p, look("h1", DefaultGrace+time.Second), m)
+	if a.Do != GiveUp || !strings.Contains(a.Reason, "no check is not green") {
+		t.Fatalf("no check after the grace: %+v, want give up", a)
+	}
+	a, m = Decide(p, look("h1", time.Minute, check("ci/test", forge.Pending), check("lint", forge.Success)), m)
+	if a.Do != Wait {
+		t.Fatalf("a pending check: %+v, want wait", a)
+	}
+	// Checks read at another commit than the head are not the head's.
+	o := look("h2", 2*time.Minute, check("ci/test", forge.Success))
+	o.Checks.SHA = "h1"
+	if a, _ = Decide(p, o, m); a.Do != Wait {
+		t.Fatalf("checks of an older head: %+v, want wait", a)
+	}
+	a, _ = Decide(p, look("h2", 3*time.Minute, check("ci/test", forge.Success), check("lint", forge.Neutral)), m)
+	if a.Do != Done || a.Head != "h2" {
+		t.Fatalf("all checks passed at the head: %+v, want done at h2", a)
+	}
+}
+
+func TestRequiredChecksAloneDecide(t *testing.T) {
+	p := Policy{Target: Green}
+	o := look("h1", time.Minute, check("ci/test", forge.Success), check("optional", forge.Failed))
+	o.Checks.Required, o.Checks.RequiredKnown = []string{"ci/test", "ci/build"}, true
+	a, m := Decide(p, o, Memory{})
+	if a.Do != Wait || !strings.Contains(strings.Join(a.Waiting, ";"), `"ci/build"`) {
+		t.Fatalf("a required check not reported: %+v, want a wait naming it", a)
+	}
+	o.Checks.Checks = append(o.Checks.Checks, check("ci/build", forge.Success))
+	if a, _ = Decide(p, o, m); a.Do != Done {
+		t.Fatalf("every required check passed, an optional one failed: %+v, want done", a)
+	}
+}
+
+func TestAFailedCheckIsRerunOnceThenActedOnOncePerHead(t *testing.T) {
+	p := Policy{Target: Green}
+	fail := look("h1", time.Minute, check("ci/test", forge.Failed))
+	a, m := Decide(p, fail, Memory{})
+	if a.Do != Rerun || len(a.Checks) != 1 || a.Checks[0].Name != "ci/test" {
+		t.Fatalf("first failure: %+v, want a re-run of ci/test", a)
+	}
+	a, m = Decide(p, fail, m)
+	if a.Do != Attempt || len(a.Blockers) != 1 || a.Blockers[0].Kind != FailedCheck || m.Rounds != 1 {
+		t.Fatalf("failed again after its re-run: %+v (rounds %d), want an attempt", a, m.Rounds)
+	}
+	// The attempt pushed nothing: the same failure at the same head is not
+	// acted on again.
+	a, _ = Decide(p, fail, m)
+	if a.Do != GiveUp || !strings.Contains(a.Reason, "no new head") {
+		t.Fatalf("same head, same failure: %+v, want give up", a)
+	}
+	// A new head's failure is new: re-run first again.
+	m = m.PushedAt("h2", t0.Add(2*time.Minute))
+	a, m = Decide(p, look("h2", 3*time.Minute, check("ci/test", forge.Failed)), m)
+	if a.Do != Rerun {
+		t.Fatalf("failure at a new head: %+v, want a re-run", a)
+	}
+	if m.Pushed != "h2" {
+		t.Fatalf("lease %q, want h2", m.Pushed)
+	}
+}
+
+func TestThreadsOfWritersBlockAndTheLoopsOwnRepliesAreNoFeedback(t *testing.T) {
+	p := Policy{Target: Green, Self: "jlg"}
+	o := look("h1", time.Minute, check("ci/test", forge.Success))
+	reader := forge.Comment{ID: 2, Author: "passer-by", Permission: forge.PermRead, Body: "use tabs"}
+	o.Threads = []forge.Thread{
+		{ID: "10", Path: "a.go", Line: 3, Comments: []forge.Comment{writer("reviewer")}},
+		{ID: "11", Path: "b.go", Line: 4, Comments: []forge.Comment{reader}},
+		{ID: "12", Path: "c.go", Line: 5, Resolved: true, Comments: []forge.Comment{writer("reviewer")}},
+	}
+	a, m := Decide(p, o, Memory{})
+	if a.Do != Attempt || len(a.Blockers) != 1 || a.Blockers[0].Thread.ID != "10" {
+		t.Fatalf("one writer's open thread: %+v, want an attempt on thread 10 alone", a)
+	}
+	// The loop replied; the thread is still open (not resolved yet): it is
+	// the reviewer's turn, not a new attempt, even at a new head.
+	o.Threads[0].Comments = append(o.Threads[0].Comments, forge.Comment{ID: 5, Author: "jlg", Body: "done in h2"})
+	o.PR.HeadSHA, o.Checks.SHA = "h2", "h2"
+	a, m = Decide(p, o, m)
+	if a.Do != Wait || !strings.Contains(strings.Join(a.Waiting, ";"), "reviewer to answer on a.go:3") {
+		t.Fatalf("after the loop's reply: %+v, want a wait for the reviewer", a)
+	}
+	// The reviewer answers: that is new feedback.
+	o.Threads[0].Comments = append(o.Threads[0].Comments, forge.Comment{ID: 6, Author: "reviewer", Permission: forge.PermWrite, Body: "not quite"})
+	a, _ = Decide(p, o, m)
+	if a.Do != Attempt || len(a.Blockers[0].Thread.Comments) != 2 {
+		t.Fatalf("the reviewer answered: %+v, want an attempt with the reviewer's two comments and not the loop's", a)
+	}
+	// A listed author's thread blocks though they cannot push.
+	p.Trusted = []string{"passer-by"}
+	o.Threads = o.Threads[1:2]
+	if a, _ = Decide(p, o, Memory{}); a.Do != Attempt {
+		t.Fatalf("a trusted reader's thread: %+v, want an attempt", a)
+	}
+}
+
+func TestApprovedAndMerged(t *testing.T) {
+	o := look("h1", time.Minute, check("ci/test", forge.Success))
+	o.Reviews.Decision = forge.DecisionReviewRequired
+	if a, _ := Decide(Policy{Target: Green}, o, Memory{}); a.Do != Done {
+		t.Fatalf("green wants no review: %+v", a)
+	}
+	a, m := Decide(Policy{Target: Approved}, o, Memory{})
+	if a.Do != Wait || a.Waiting[0] != "an approving review" {
+		t.Fatalf("no approval yet: %+v, want a wait for one", a)
+	}
+	// Changes asked at the head are acted on once; at an older head they
+	// wait for the reviewer.
+	rv := forge.Review{ID: 40, Author: "reviewer", State: forge.ChangesRequested, CommitSHA: "h1", Body: "split it", Submitted: t0}
+	o.Reviews = forge.Reviews{Decision: forge.DecisionChangesRequested, Reviews: []forge.Review{rv}}
+	a, m = Decide(Policy{Target: Merged}, o, m)
+	if a.Do != Attempt || a.Blockers[0].Kind != ChangesRequested {
+		t.Fatalf("changes asked: %+v, want an attempt", a)
+	}
+	o.PR.HeadSHA, o.Checks.SHA = "h2", "h2"
+	if a, m = Decide(Policy{Target: Merged}, o, m); a.Do != Wait {
+		t.Fatalf("changes asked of an older head: %+v, want a wait", a)
+	}
+	o.Reviews = forge.Reviews{Decision: forge.DecisionApproved, Reviews: []forge.Review{rv, {ID: 41, Author: "reviewer", State: forge.Approved, CommitSHA: "h2", Submitted: t0.Add(time.Hour)}}}
+	if a, _ := Decide(Policy{Target: Approved}, o, m); a.Do != Done {
+		t.Fatalf("approved: %+v, want done", a)
+	}
+	for i := range MaxMergeTries {
+		if a, m = Decide(Policy{Target: Merged}, o, m); a.Do != Merge || a.Head != "h2" {
+			t.Fatalf("merge try %d: %+v, want merge at h2", i+1, a)
+		}
+	}
+	if a, _ = Decide(Policy{Target: Merged}, o, m); a.Do != GiveUp {
+		t.Fatalf("after %d refused merges: %+v, want give up", MaxMergeTries, a)
+	}
+	o.PR.State, o.PR.MergeSHA = forge.StateMerged, "m1"
+	if a, _ = Decide(Policy{Target: Merged}, o, m); a.Do != Done {
+		t.Fatalf("merged: %+v, want done", a)
+	}
+}
+
+func TestConflictsMaxRoundsAndBackOff(t *testing.T) {
+	p := Policy{Target: Green, MaxRounds: 1, Poll: time.Second, MaxPoll: 5 * time.Second}
+	o := look("h1", time.Minute, check("ci/test", forge.Success))
+	o.PR.Mergeable = forge.Conflicting
+	a, m := Decide(p, o, Memory{})
+	if a.Do != Attempt || a.Blockers[0].Kind != Conflict || a.Blockers[0].Base != "main" {
+		t.Fatalf("conflict: %+v, want an attempt with the base", a)
+	}
+	o.PR.HeadSHA, o.Checks.SHA = "h2", "h2"
+	if a, _ = Decide(p, o, m); a.Do != GiveUp || !strings.Contains(a.Reason, "1 rounds made") {
+		t.Fatalf("past MaxRounds: %+v, want give up", a)
+	}
+	o.PR.Mergeable = forge.MergeUnknown
+	var waits []time.Duration
+	m = Memory{}
+	for range 5 {
+		a, m = Decide(p, o, m)
+		waits = append(waits, a.After)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Fatalf("waits %v, want %v", waits, want)
+		}
+	}
+	o.PR.State = forge.StateClosed
+	if a, _ = Decide(p, o, m); a.Do != GiveUp {
+		t.Fatalf("closed: %+v, want give up", a)
+	}
+}
+
+func TestNeedsPrompt(t *testing.T) {
+	c := check("ci/test", forge.Failed)
+	c.Description = "2 tests failed"
+	th := forge.Thread{ID: "9", Path: "a.go", Line: 12, DiffHunk: "@@ -1,3 +1,4 @@\n+x := 1", Comments: []forge.Comment{writer("reviewer"), {Author: "jlg", Body: "my own reply"}}}
+	n := Needs{PR: forge.PR{Number: 7, URL: "http://forge/pr/7", Head: "jlgcli/x", Base: "main"}, Target: Merged, Self: "jlg",
+		Blockers: []Blocker{{Kind: FailedCheck, Check: &c}, {Kind: OpenThread, Thread: &th}, {Kind: Conflict, Base: "main", BaseSHA: "abc"}},
+		Failures: map[string]forge.Failure{"ci/test": {Step: "go test", LogTail: strings.Repeat("noise\n", 3000) + "--- FAIL: TestAdd (0.00s)\n"}},
+		Conflicted: []string{"a.go"}}
+	s := n.Prompt()
+	for _, want := range []string{"pull request #7", "Failing step: go test", "--- FAIL: TestAdd", "(earlier lines cut)",
+		"Review thread on a.go:12", "+x := 1", "rename this", "conflict markers", "in: a.go"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "my own reply") {
+		t.Errorf("the loop's own reply is quoted as feedback")
+	}
+	if len(s) > MaxFeedback+100 {
+		t.Errorf("the prompt is %d bytes, over its bound", len(s))
+	}
+}
