@@ -110,10 +110,10 @@ func (p Policy) WithDefaults() Policy {
 // Observation is what the forge says of the pull request at one look:
 // the pull request, the checks at its head, its reviews and its threads.
 type Observation struct {
-	At      time.Time     `json:"at"`
-	PR      forge.PR      `json:"pr"`
-	Checks  forge.Checks  `json:"checks"`
-	Reviews forge.Reviews `json:"reviews"`
+	At      time.Time      `json:"at"`
+	PR      forge.PR       `json:"pr"`
+	Checks  forge.Checks   `json:"checks"`
+	Reviews forge.Reviews  `json:"reviews"`
 	Threads []forge.Thread `json:"threads,omitempty"`
 }
 

@@ -203,8 +203,8 @@ func TestNeedsPrompt(t *testing.T) {
 	c.Description = "2 tests failed"
 	th := forge.Thread{ID: "9", Path: "a.go", Line: 12, DiffHunk: "@@ -1,3 +1,4 @@\n+x := 1", Comments: []forge.Comment{writer("reviewer"), {Author: "jlg", Body: "my own reply"}}}
 	n := Needs{PR: forge.PR{Number: 7, URL: "http://forge/pr/7", Head: "jlgcli/x", Base: "main"}, Target: Merged, Self: "jlg",
-		Blockers: []Blocker{{Kind: FailedCheck, Check: &c}, {Kind: OpenThread, Thread: &th}, {Kind: Conflict, Base: "main", BaseSHA: "abc"}},
-		Failures: map[string]forge.Failure{"ci/test": {Step: "go test", LogTail: strings.Repeat("noise\n", 3000) + "--- FAIL: TestAdd (0.00s)\n"}},
+		Blockers:   []Blocker{{Kind: FailedCheck, Check: &c}, {Kind: OpenThread, Thread: &th}, {Kind: Conflict, Base: "main", BaseSHA: "abc"}},
+		Failures:   map[string]forge.Failure{"ci/test": {Step: "go test", LogTail: strings.Repeat("noise\n", 3000) + "--- FAIL: TestAdd (0.00s)\n"}},
 		Conflicted: []string{"a.go"}}
 	s := n.Prompt()
 	for _, want := range []string{"pull request #7", "Failing step: go test", "--- FAIL: TestAdd", "(earlier lines cut)",
