@@ -57,6 +57,9 @@ type Forge interface {
 	// Kind and Repo say which forge and repository this is.
 	Kind() Kind
 	Repo() Repo
+	// Self is the login the token acts as: the pull-request loop's own
+	// comments are its.
+	Self(ctx context.Context) (string, error)
 	// FindPR is the open pull request whose head is branch head of this
 	// repository; nil when there is none.
 	FindPR(ctx context.Context, head string) (*PR, error)

@@ -52,6 +52,14 @@ func newGitea(ctx context.Context, t Target, tr *transport, o Options) (*giteaFo
 func (g *giteaForge) Kind() Kind { return Gitea }
 func (g *giteaForge) Repo() Repo { return g.t.Repo }
 
+func (g *giteaForge) Self(ctx context.Context) (string, error) {
+	u, resp, err := g.c(ctx).GetMyUserInfo()
+	if err != nil {
+		return "", giteaErr("read the token's user", resp, err)
+	}
+	return u.UserName, nil
+}
+
 // c is a client whose requests carry ctx.
 func (g *giteaForge) c(ctx context.Context) *gitea.Client {
 	// No request: the version is known (or "", no check), and only a

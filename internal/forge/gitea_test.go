@@ -117,6 +117,9 @@ func TestGiteaPullRequestLife(t *testing.T) {
 	if fg.Kind() != Gitea || fg.Repo() != (Repo{Host: strings.TrimPrefix(srv.URL, "http://"), Owner: r.Owner, Name: r.Name}) {
 		t.Errorf("forge %s %+v", fg.Kind(), fg.Repo())
 	}
+	if who, err := fg.Self(ctx); err != nil || who != giteatest.AdminName {
+		t.Errorf("Self: %q, %v; want %s, the token's user", who, err, giteatest.AdminName)
+	}
 	if pr, err := fg.FindPR(ctx, "jlgcli/fix-1"); err != nil || pr != nil {
 		t.Fatalf("FindPR before any: %v, %v", pr, err)
 	}
@@ -263,6 +266,9 @@ func TestGiteaPullRequestLife(t *testing.T) {
 	co.git("fetch", "-q", "origin", "main")
 	if subject := co.git("log", "-1", "--format=%s", "origin/main"); subject != "feat: greet (#1)" || co.git("rev-parse", "origin/main") != sha {
 		t.Errorf("main after the merge: %q", subject)
+	}
+	if who, err := fg.Self(ctx); err != nil || who != giteatest.AdminName {
+		t.Errorf("Self: %q, %v; want %s, the token's user", who, err, giteatest.AdminName)
 	}
 	if pr, err := fg.FindPR(ctx, "jlgcli/fix-1"); err != nil || pr != nil {
 		t.Errorf("FindPR after the merge: %+v, %v", pr, err)

@@ -45,6 +45,14 @@ func newGitHub(t Target, tr *transport) (*githubForge, error) {
 }
 
 func (g *githubForge) Kind() Kind { return GitHub }
+
+func (g *githubForge) Self(ctx context.Context) (string, error) {
+	u, resp, err := g.rest.Users.Get(ctx, "")
+	if err != nil {
+		return "", githubErr("read the token's user", resp, err)
+	}
+	return u.GetLogin(), nil
+}
 func (g *githubForge) Repo() Repo { return g.t.Repo }
 
 func (g *githubForge) owner() (string, string) { return g.t.Repo.Owner, g.t.Repo.Name }

@@ -542,3 +542,15 @@ func TestGitHubRateLimit(t *testing.T) {
 		t.Errorf("%d calls, waits %v; want 3 calls and one wait until the reset", calls, waits)
 	}
 }
+
+// Self is the token's login, from GET /user (GitHub's documented payload).
+func TestGitHubSelf(t *testing.T) {
+	f := newFakeGitHub(t)
+	fg := f.open(t)
+	f.onFunc("GET /user", func(w http.ResponseWriter, r *http.Request, body []byte) {
+		f.write(w, 200, `{"login":"jlg-bot","id":1,"type":"Bot"}`)
+	})
+	if who, err := fg.Self(context.Background()); err != nil || who != "jlg-bot" {
+		t.Errorf("Self: %q, %v", who, err)
+	}
+}
