@@ -1,0 +1,53 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// FetchBranch fetches branch of remote into refs/remotes/REMOTE/BRANCH
+// and returns the commit it is at: the head of a pull request, as the
+// forge's git has it now.
+func (r *Repo) FetchBranch(ctx context.Context, remote, branch string) (string, error) {
+	if err := checkRefName(branch); err != nil {
+		return "", err
+	}
+	g := r.git()
+	tracking := "refs/remotes/" + remote + "/" + branch
+	if _, _, err := g.run(ctx, call{args: []string{"fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--", remote, "+refs/heads/" + branch + ":" + tracking}, remote: true}); err != nil {
+		return "", fmt.Errorf("fetch %s from %s: %w", branch, remote, err)
+	}
+	return revCommit(ctx, g, tracking)
+}
+
+// PushLeased pushes commit sha to branch of remote only while that branch
+// is still at lease (git push --force-with-lease=BRANCH:LEASE): a push of
+// someone else's that came meanwhile is never overwritten; the push is
+// then refused (ErrPushRejected) and the caller fetches it and builds on
+// it.
+func (r *Repo) PushLeased(ctx context.Context, sha, remote, branch, lease string) error {
+	if err := checkRefName(branch); err != nil {
+		return err
+	}
+	ref := "refs/heads/" + branch
+	_, _, err := r.git().run(ctx, call{args: []string{"push", "--quiet", "--no-recurse-submodules",
+		"--force-with-lease=" + ref + ":" + lease, "--", remote, sha + ":" + ref}, remote: true})
+	return pushError(fmt.Sprintf("push %s to %s", shortRev(sha), branch), err)
+}
+
+// checkRefName refuses a branch name a forge could hand over that git
+// would read as an option or a pattern.
+func checkRefName(branch string) error {
+	if branch == "" || strings.HasPrefix(branch, "-") || strings.ContainsAny(branch, " ~^:?*[\\\x7f") || strings.Contains(branch, "..") {
+		return fmt.Errorf("branch name %q is not one jlgcli pushes to", branch)
+	}
+	return nil
+}
+
+func shortRev(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}
