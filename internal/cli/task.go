@@ -95,6 +95,13 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 	if g := out.Result.Git; out.Temporal && g != nil && g.Merge != nil && g.Merge.Commit != "" {
 		stdio.Reporter().Notice(fmt.Sprintf("squash commit %s on branch %s", plain.ShortSHA(g.Merge.Commit), temporal.ReadyBranch(g.Branch)))
 	}
+	if out.PR != nil {
+		// The task is done; what counts now is its pull request's end.
+		if err := plain.TaskResult(stdio.Out, stdio.Reporter(), out.JSON, *out.Result); err != nil {
+			return err
+		}
+		return withCode(plain.PRResult(stdio.Out, stdio.Reporter(), out.JSON, *out.PR), out.PR.ExitCode)
+	}
 	return reportTask(stdio, out.JSON, *out.Result)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/forge"
+	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
@@ -145,6 +146,11 @@ type Config struct {
 	Push bool
 	// PR opens a pull request for a task branch.
 	PR bool
+	// Until is the state the pull request is worked until ("": none, the
+	// pull request is left once opened); MergeMethod how the target
+	// merged merges it.
+	Until       pull.Target
+	MergeMethod forge.MergeMethod
 	// Jobs is how many tasks of a batch run at once.
 	Jobs int
 	// Temporal is the server tasks are submitted to and workers serve.

@@ -75,6 +75,8 @@ type Layer struct {
 	Merge         *string                       `toml:"merge"`
 	Push          *bool                         `toml:"push"`
 	PR            *bool                         `toml:"pr"`
+	Until         *string                       `toml:"until"`
+	MergeMethod   *string                       `toml:"mergeMethod"`
 	Jobs          *int                          `toml:"jobs"`
 	Temporal      *TemporalLayer                `toml:"temporal"`
 	Forge         *ForgeLayer                   `toml:"forge"`

@@ -22,6 +22,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/forge"
+	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
@@ -63,6 +64,9 @@ type FlagUse struct{ Usage, Default string }
 // The commands of the flags.
 const (
 	cmdRun, cmdLoop, cmdTask, cmdBatch, cmdConfig, cmdWorker = "run", "loop", "task", "batch", "config", "worker"
+	// cmdPR works a pull request as a task's rounds: the keys of how a
+	// task develops are its too.
+	cmdPR = "pr"
 	// The commands that act on a run kept here: those of a run on
 	// Temporal dial its server.
 	cmdShow, cmdResume, cmdReport = "show", "resume", "report"
@@ -86,9 +90,9 @@ func with(m map[string]FlagUse, use FlagUse, cmds ...string) map[string]FlagUse 
 }
 
 var (
-	everyCmd   = []string{cmdRun, cmdLoop, cmdTask, cmdBatch, cmdConfig}
+	everyCmd   = []string{cmdRun, cmdLoop, cmdTask, cmdBatch, cmdPR, cmdConfig}
 	loopCmds   = []string{cmdLoop, cmdConfig}
-	taskCmds   = []string{cmdTask, cmdBatch}
+	taskCmds   = []string{cmdTask, cmdBatch, cmdPR}
 	taskConfig = []string{cmdTask, cmdBatch, cmdConfig}
 )
 
@@ -409,6 +413,16 @@ var keyTable = []Key{
 		parse: text(func(l *Layer) **string { return &l.Merge }),
 		apply: enum(func(l *Layer) *string { return l.Merge }, func(c *Config) *git.MergeMode { return &c.Merge }, git.MergeModes),
 		print: func(c *Config) string { return string(c.Merge) }},
+	{Name: "until", Lined: true, Flag: "until", Env: "JLGCLI_UNTIL", Kind: "string", Commands: with(on(cmdTask), FlagUse{Usage: "work the pull request until it is green (its checks pass at its head, no open thread), approved, or merged (config: until)", Default: string(pull.Green)}, cmdPR),
+		Usage: "with --pr: work the pull request until it is green (its checks pass at its head, no open thread), approved, or merged by jlgcli (config: until)",
+		parse: text(func(l *Layer) **string { return &l.Until }),
+		apply: enum(func(l *Layer) *string { return l.Until }, func(c *Config) *pull.Target { return &c.Until }, pull.Targets),
+		print: func(c *Config) string { return string(c.Until) }},
+	{Name: "mergeMethod", Lined: true, Flag: "merge-method", Env: "JLGCLI_MERGE_METHOD", Kind: "string", Default: string(forge.MethodMerge), Commands: on(cmdTask, cmdPR),
+		Usage: "with --until merged: merge, squash or rebase, as the forge's branch protection allows (config: mergeMethod)",
+		parse: text(func(l *Layer) **string { return &l.MergeMethod }),
+		apply: enum(func(l *Layer) *string { return l.MergeMethod }, func(c *Config) *forge.MergeMethod { return &c.MergeMethod }, []forge.MergeMethod{forge.MethodMerge, forge.MethodSquash, forge.MethodRebase}),
+		print: func(c *Config) string { return string(cmp.Or(c.MergeMethod, forge.MethodMerge)) }},
 	{Name: "push", Lined: true, Flag: "push", Env: "JLGCLI_PUSH", Kind: "bool", Commands: on(cmdTask), Usage: "push the task branch to its remote, never with force (config: push)",
 		parse: boolean(func(l *Layer) **bool { return &l.Push }),
 		apply: scalar(func(l *Layer) *bool { return l.Push }, func(c *Config, v bool) error { c.Push = v; return nil }),

@@ -43,6 +43,10 @@ const (
 	// and any command that found a landing left half done by a stopped
 	// jlgcli in a checkout the user changed since (local.LandingError).
 	StatusIncomplete Status = "incomplete"
+	// StatusNeedsYou ends a pull-request loop that gave up: what blocks the
+	// pull request needs a person (its comment on the pull request and the
+	// run's result say what).
+	StatusNeedsYou Status = "needs-you"
 )
 
 // ExitCode is the fixed exit code of a status (exit.Table); StatusError has

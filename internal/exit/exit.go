@@ -25,6 +25,7 @@ const (
 	NoProgress      = 5
 	Unauthenticated = 6
 	BudgetExceeded  = 7
+	NeedsYou        = 8
 	Usage           = 64
 	InvalidJSON     = 65
 	Unreachable     = 68
@@ -53,6 +54,7 @@ var Table = []Row{
 	{NoProgress, "no-progress", []string{"no-progress"}, "identical consecutive replies (noProgressLimit)"},
 	{Unauthenticated, "backend-unauthenticated", []string{"backend-unauthenticated"}, "the agent CLI is not logged in / has no valid key"},
 	{BudgetExceeded, "budget-exceeded", []string{"budget-exceeded"}, "the cost budget was spent"},
+	{NeedsYou, "needs-you", []string{"needs-you"}, "pr, task --until: the pull-request loop gave up (a check that fails again at the same head, no check at all, rounds or merges spent, the PR closed); the PR's comment says why"},
 	{Usage, "usage", []string{"backend-unknown", "backend-unsupported"}, "bad flag, bad config, unknown or unsupported backend"},
 	{InvalidJSON, "invalid-json", []string{"invalid-json"}, "json completion and no valid status object"},
 	{Unreachable, "server-unreachable", nil, "no Temporal server answered at the address (--temporal)"},

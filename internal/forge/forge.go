@@ -132,6 +132,7 @@ type PR struct {
 	Number int
 	URL    string
 	Title  string
+	Body   string
 	Author string
 	State  PRState
 	Draft  bool

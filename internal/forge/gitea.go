@@ -175,7 +175,7 @@ const conflictReads = 3
 // toPR reads a pull request; a not mergeable one is MergeUnknown here (PR
 // reads it again to tell a conflict).
 func (g *giteaForge) toPR(p *gitea.PullRequest) PR {
-	pr := PR{Number: int(p.Index), URL: p.HTMLURL, Title: p.Title, State: PRState(p.State), Draft: p.Draft, Mergeable: MergeUnknown}
+	pr := PR{Number: int(p.Index), URL: p.HTMLURL, Title: p.Title, Body: p.Body, State: PRState(p.State), Draft: p.Draft, Mergeable: MergeUnknown}
 	if p.Poster != nil {
 		pr.Author = p.Poster.UserName
 	}

@@ -128,7 +128,7 @@ func (g *githubForge) PR(ctx context.Context, number int) (PR, error) {
 // toGitHubPR reads a pull request. GitHub computes mergeable in the
 // background: null until it has (MergeUnknown), false for a conflict.
 func toGitHubPR(p *github.PullRequest) PR {
-	pr := PR{Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Author: p.GetUser().GetLogin(),
+	pr := PR{Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(), Author: p.GetUser().GetLogin(),
 		State: PRState(p.GetState()), Draft: p.GetDraft(), Head: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(),
 		HeadRepo: p.GetHead().GetRepo().GetFullName(), Base: p.GetBase().GetRef(), BaseSHA: p.GetBase().GetSHA(),
 		Mergeable: MergeUnknown, MergeState: p.GetMergeableState()}

@@ -29,9 +29,9 @@ func (l Limits) Check(command, id string) error {
 			return &exit.UsageError{Err: fmt.Errorf("--max-iterations is a loop's limit; task %s has tiers with attempts", id),
 				Hint: "resuming a task stopped by its attempts already gives its current tier a new turn"}
 		}
-	case "batch":
+	case "batch", "pr":
 		for _, f := range l.set() {
-			return &exit.UsageError{Err: fmt.Errorf("--%s is a task's or a loop's; resume the batch without it, or resume one of its task runs", f)}
+			return &exit.UsageError{Err: fmt.Errorf("--%s is a task's or a loop's; resume the %s without it, or resume one of its task runs", f, command)}
 		}
 	default:
 		if l.BudgetUSD != nil {

@@ -22,6 +22,8 @@ func State(w io.Writer, st runs.State, asJSON, compact bool) error {
 		obj = *st.Task
 	case "batch":
 		obj = ShownBatch(st)
+	case "pr":
+		obj = *st.PR
 	default:
 		obj = *st.Loop
 	}
@@ -34,6 +36,12 @@ func State(w io.Writer, st runs.State, asJSON, compact bool) error {
 		return ShowTask(w, st)
 	case st.Meta.Command == "batch":
 		ShowBatch(w, st)
+		return nil
+	case st.Meta.Command == "pr":
+		PRSummary(w, *st.PR)
+		if st.Status == "running" && !st.Live {
+			fmt.Fprintln(w, killed(st.ID))
+		}
 		return nil
 	}
 	return ShowLoop(w, st)

@@ -203,6 +203,8 @@ func Resumed(w io.Writer, say Say, asJSON bool, out runs.Resumed) (code int, err
 		return out.Task.ExitCode, TaskResult(w, say, asJSON, out.Task)
 	case "batch":
 		return out.Batch.ExitCode, BatchResult(w, say, asJSON, out.Batch)
+	case "pr":
+		return out.PR.ExitCode, PRResult(w, say, asJSON, out.PR)
 	}
 	return out.Loop.ExitCode, LoopResult(w, say, asJSON, out.Loop)
 }
@@ -210,7 +212,7 @@ func Resumed(w io.Writer, say Say, asJSON bool, out runs.Resumed) (code int, err
 // NothingToResume is the line that says a run of kind (its command) has
 // ended done and that resume has nothing to do.
 func NothingToResume(kind, id string) string {
-	if kind != "task" && kind != "batch" {
+	if kind != "task" && kind != "batch" && kind != "pr" {
 		kind = "run"
 	}
 	return fmt.Sprintf("%s %s is already done; nothing to resume", kind, id)

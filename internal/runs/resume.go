@@ -125,6 +125,7 @@ type Resumed struct {
 	Loop  engine.Result
 	Task  taskengine.Result
 	Batch batch.Summary
+	PR    local.PRResult
 }
 
 // Resume continues run id (or a unique prefix of it) under the state root
@@ -173,6 +174,9 @@ func Resume(ctx context.Context, root, id string, limits local.Limits, rp Resume
 	switch run.Meta.Command {
 	case "task":
 		out.Task, out.Done, err = local.ResumeTask(ctx, root, run, evs, limits, rp.task(env))
+	case "pr":
+		p := rp.task(env)
+		out.PR, out.Done, err = local.ResumePR(ctx, root, run, evs, p)
 	case "batch":
 		var total int
 		var spec local.BatchSpec

@@ -33,6 +33,8 @@ type State struct {
 	Loop  *engine.Result
 	Task  *taskengine.Result
 	Batch *batch.Summary
+	// PR is a pull-request run's (jlgcli pr, task --until).
+	PR *local.PRResult
 	// Worktree is the worktree and branch a task made here was given.
 	Worktree git.Worktree
 	// Running are the tasks of a batch that runs (or was killed) here and
@@ -70,6 +72,16 @@ func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) 
 		var s local.TaskSpec
 		_ = json.Unmarshal(run.Meta.Options, &s)
 		st.Worktree = s.Worktree
+	case "pr":
+		evs, err := events(run, p, false)
+		if err != nil {
+			return st, err
+		}
+		res, err := local.PRResultOf(run, evs)
+		if err != nil {
+			return st, err
+		}
+		st.PR, st.Status = &res, string(res.Status)
 	case "batch":
 		sum, running, err := batchState(run)
 		if err != nil {

@@ -108,6 +108,10 @@ type TaskDone struct {
 	Temporal bool
 	// JSON: the result is printed as JSON.
 	JSON bool
+	// PR is what became of the pull request the task was worked on until
+	// --until's target; nil without --until, or when the task did not end
+	// done and pushed.
+	PR *local.PRResult
 }
 
 // BatchCommand is a batch to start (StartBatch).
@@ -220,6 +224,9 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 	}
 	cfg := lc.Config
 	out := TaskDone{JSON: cfg.JSON}
+	if cfg.Until != "" && cfg.Temporal.Address != "" {
+		return TaskDone{}, cfg.KeyError("until", "works a pull request here; on a Temporal server it is not done yet")
+	}
 	if cfg.Temporal.Address != "" {
 		p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 		defer endParts(p)
@@ -242,6 +249,14 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 		out.Result = failed
 		return out, nil
 	}
+	if cfg.Until != "" {
+		if !cfg.PR {
+			return TaskDone{}, cfg.KeyError("until", "works a pull request: add --pr (config: pr = true)")
+		}
+		// The pull request is the landing: the branch is pushed, the
+		// forge opens it, nothing merges here.
+		s.Merge, s.Push, s.PR = git.MergeNone, true, false
+	}
 	p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 	defer endParts(p)
 	res, err := local.StartTask(ctx, local.NewTask{Prompt: prompt, Spec: s, Repo: repo, Base: c.Base, IncludeDirty: c.IncludeDirty, StateDir: cfg.StateDir}, p)
@@ -249,6 +264,11 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 		return TaskDone{}, err
 	}
 	out.Result = &res
+	if cfg.Until != "" {
+		if out.PR, err = watchTaskPR(ctx, cfg, repo, s, prompt, res, p); err != nil {
+			return out, err
+		}
+	}
 	return out, nil
 }
 

@@ -1,0 +1,702 @@
+package local
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/forge"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/pull"
+	"github.com/jlgcli/jlgcli/internal/store"
+)
+
+// PRSpec is a pull request worked until a target (pull.Policy.Target):
+// what jlgcli pr and task --until record in the run's meta.json. It holds
+// no token: the forge's is read from the environment at each start and
+// resume (forge.Token).
+type PRSpec struct {
+	// Task says how each round's attempts are made (tiers, checks,
+	// sandbox, budget); its Worktree is unused.
+	Task TaskSpec `json:"task"`
+	// Number is the pull request's; Remote the git remote its branch is
+	// on; Forge the [forge] settings it was opened with.
+	Number int            `json:"number"`
+	Remote string         `json:"remote"`
+	Forge  forge.Settings `json:"forge"`
+	Policy pull.Policy    `json:"policy"`
+	// From is the task run that opened the pull request, "" for one taken
+	// over (jlgcli pr).
+	From string `json:"from,omitempty"`
+}
+
+// FillEnv gives the round's spec its environment's values again.
+func (s *PRSpec) FillEnv(value EnvValue) []string { return s.Task.FillEnv(value) }
+
+// The journal events of a pull-request run.
+const (
+	// EventPRStart opens the run's journal (PRStartData).
+	EventPRStart = "pr-start"
+	// EventPRLook is a look at the pull request and what was decided of
+	// it, with the loop's memory after it (PRLookData).
+	EventPRLook = "pr-look"
+	// EventPRRound is a round begun: journaled before its task run exists
+	// (PRRoundData); EventPRRoundEnd says how it ended.
+	EventPRRound    = "pr-round"
+	EventPRRoundEnd = "pr-round-end"
+	// EventPRMerge is a merge asked of the forge (PRMergeData).
+	EventPRMerge = "pr-merge"
+	// EventPREnd is the run's end (PREndData).
+	EventPREnd = "pr-end"
+)
+
+// PRStartData is the payload of pr-start.
+type PRStartData struct {
+	Number int         `json:"number"`
+	URL    string      `json:"url"`
+	Branch string      `json:"branch"`
+	Base   string      `json:"base"`
+	Forge  forge.Kind  `json:"forge"`
+	Repo   string      `json:"repo"`
+	Self   string      `json:"self"`
+	Target pull.Target `json:"target"`
+}
+
+// PRLookData is the payload of pr-look.
+type PRLookData struct {
+	Action pull.Action `json:"action"`
+	Memory pull.Memory `json:"memory"`
+	// Checks are the checks at the head, as seen, for show.
+	Checks   []forge.Check `json:"checks,omitempty"`
+	Decision forge.Decision `json:"decision,omitempty"`
+}
+
+// PRRoundData is the payload of pr-round.
+type PRRoundData struct {
+	Round    int      `json:"round"`
+	RunID    string   `json:"runId"`
+	Head     string   `json:"head"`
+	Blockers []string `json:"blockers"`
+}
+
+// PRRoundEndData is the payload of pr-round-end.
+type PRRoundEndData struct {
+	Round  int    `json:"round"`
+	RunID  string `json:"runId"`
+	Status string `json:"status"`
+	// Pushed is the head pushed ("" when none was); Rejected says the
+	// forge's branch had moved under the lease.
+	Pushed   string  `json:"pushed,omitempty"`
+	Rejected bool    `json:"rejected,omitempty"`
+	Replied  int     `json:"replied,omitempty"`
+	CostUSD  float64 `json:"costUsd"`
+	Details  string  `json:"details,omitempty"`
+}
+
+// PRMergeData is the payload of pr-merge.
+type PRMergeData struct {
+	Head   string `json:"head"`
+	Commit string `json:"commit,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// PREndData is the payload of pr-end.
+type PREndData struct {
+	Status   engine.Status `json:"status"`
+	ExitCode int           `json:"exitCode"`
+	Reason   string        `json:"reason,omitempty"`
+	// Comment is the address of the comment that told the pull request
+	// why the loop gave up.
+	Comment string `json:"comment,omitempty"`
+}
+
+// PRResult is what became of a pull-request run: its pull request, each
+// round, the last decision, and how it ended.
+type PRResult struct {
+	RunID    string        `json:"runId"`
+	Number   int           `json:"number"`
+	URL      string        `json:"url"`
+	Branch   string        `json:"branch"`
+	Target   pull.Target   `json:"target"`
+	Status   engine.Status `json:"status"`
+	ExitCode int           `json:"exitCode"`
+	Reason   string        `json:"reason,omitempty"`
+	Head     string        `json:"head,omitempty"`
+	Looks    int           `json:"looks"`
+	// Last is the last decision; Checks the checks it saw.
+	Last       *pull.Action     `json:"last,omitempty"`
+	Checks     []forge.Check    `json:"checks,omitempty"`
+	Rounds     []PRRoundEndData `json:"rounds,omitempty"`
+	Merged     string           `json:"merged,omitempty"`
+	CostUSD    float64          `json:"costUsd"`
+	DurationMs millis.Duration  `json:"durationMs"`
+	Comment    string           `json:"comment,omitempty"`
+}
+
+// prLog is a pull-request run's journal read back.
+type prLog struct {
+	start   *PRStartData
+	memory  pull.Memory
+	last    *PRLookData
+	looks   int
+	rounds  []PRRoundEndData
+	open    *PRRoundData // a round begun and not ended
+	merged  string
+	end     *PREndData
+	spent   float64
+	started time.Time
+	lastAt  time.Time
+}
+
+func readPRLog(events []engine.Event) (prLog, error) {
+	var l prLog
+	for _, ev := range events {
+		if l.started.IsZero() {
+			l.started = ev.Time
+		}
+		l.lastAt = ev.Time
+		var err error
+		switch ev.Type {
+		case EventPRStart:
+			l.start = &PRStartData{}
+			err = json.Unmarshal(ev.Data, l.start)
+		case EventPRLook:
+			var d PRLookData
+			if err = json.Unmarshal(ev.Data, &d); err == nil {
+				l.memory, l.last, l.looks = d.Memory, &d, l.looks+1
+			}
+		case EventPRRound:
+			var d PRRoundData
+			if err = json.Unmarshal(ev.Data, &d); err == nil {
+				l.open = &d
+			}
+		case EventPRRoundEnd:
+			var d PRRoundEndData
+			if err = json.Unmarshal(ev.Data, &d); err == nil {
+				l.rounds, l.open, l.spent = append(l.rounds, d), nil, l.spent+d.CostUSD
+				if d.Pushed != "" {
+					l.memory = l.memory.PushedAt(d.Pushed, ev.Time)
+				}
+			}
+		case EventPRMerge:
+			var d PRMergeData
+			if err = json.Unmarshal(ev.Data, &d); err == nil && d.Commit != "" {
+				l.merged = d.Commit
+			}
+		case EventPREnd:
+			l.end = &PREndData{}
+			err = json.Unmarshal(ev.Data, l.end)
+		}
+		if err != nil {
+			return l, fmt.Errorf("journal event %s: %w", ev.Type, err)
+		}
+	}
+	return l, nil
+}
+
+// PRResultOf is the result of the pull-request run whose journal is
+// events.
+func PRResultOf(run *store.Run, events []engine.Event) (PRResult, error) {
+	l, err := readPRLog(events)
+	if err != nil {
+		return PRResult{}, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	var s PRSpec
+	_ = json.Unmarshal(run.Meta.Options, &s)
+	r := PRResult{RunID: run.ID, Number: s.Number, Target: s.Policy.Target, Status: store.Running, Looks: l.looks,
+		Rounds: l.rounds, Merged: l.merged, CostUSD: l.spent, Head: l.memory.Head}
+	if l.start != nil {
+		r.URL, r.Branch = l.start.URL, l.start.Branch
+	}
+	if l.last != nil {
+		a := l.last.Action
+		r.Last, r.Checks = &a, l.last.Checks
+	}
+	if !l.started.IsZero() {
+		r.DurationMs = millis.Of(l.lastAt.Sub(l.started))
+	}
+	if l.end != nil {
+		r.Status, r.ExitCode, r.Reason, r.Comment = l.end.Status, l.end.ExitCode, l.end.Reason, l.end.Comment
+	} else if !run.Live() {
+		r.Status, r.ExitCode, r.Reason = engine.StatusInterrupted, engine.StatusInterrupted.ExitCode(), "stopped while it watched: jlgcli resume "+run.ID+" goes on"
+	}
+	return r, nil
+}
+
+// NewPR is a pull request to work: the number of one open on the forge of
+// Spec.Remote, and what its change is for (Prompt: the task that made it,
+// or the pull request's title and body).
+type NewPR struct {
+	Spec   PRSpec
+	Prompt string
+	Repo   *git.Repo
+	// ID is the run's id; "": a new one.
+	ID       string
+	StateDir string
+}
+
+// OpenForge opens the forge of spec's remote in repo, its token read
+// from p's environment.
+func OpenForge(ctx context.Context, repo *git.Repo, spec PRSpec, p Parts) (forge.Forge, error) {
+	url, err := repo.RemoteURL(ctx, spec.Remote)
+	if err != nil {
+		return nil, exit.Usagef("add a remote, or name one with --remote", "the pull request's remote %q: %v", spec.Remote, err)
+	}
+	f, err := forge.Open(ctx, url, spec.Forge, forge.Options{Getenv: p.getenv})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// StartPR creates a pull-request run and works the pull request until its
+// target, or until it gives up, is stopped or runs out of budget.
+func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, error) {
+	s := n.Spec
+	s.Policy = s.Policy.WithDefaults()
+	pr, err := f.PR(ctx, s.Number)
+	if err != nil {
+		return PRResult{}, fmt.Errorf("pull request #%d: %w", s.Number, err)
+	}
+	if pr.HeadRepo != "" && pr.HeadRepo != f.Repo().String() {
+		return PRResult{}, exit.Usagef("work it from its own repository", "pull request #%d comes from %s, a fork: jlgcli pushes only to %s", pr.Number, pr.HeadRepo, f.Repo())
+	}
+	if pr.State != forge.StateOpen {
+		return PRResult{}, exit.Usagef("", "pull request #%d is %s", pr.Number, pr.State)
+	}
+	self, err := f.Self(ctx)
+	if err != nil {
+		return PRResult{}, err
+	}
+	s.Policy.Self = self
+	root, err := StateRoot(p, n.Repo.Dir, n.StateDir)
+	if err != nil {
+		return PRResult{}, err
+	}
+	s.Task.Repo = n.Repo.Dir
+	id := cmp.Or(n.ID, store.NewRunID(time.Now()))
+	rec := s
+	rec.Task = s.Task.Recorded()
+	opts, _ := json.Marshal(rec)
+	run, err := store.Create(root, id, store.Meta{Command: "pr", Backend: s.Task.Tiers[0].Backend, Prompt: n.Prompt, Options: opts, Cwd: n.Repo.Dir, Parent: s.From})
+	if err != nil {
+		return PRResult{}, fmt.Errorf("create run: %w", err)
+	}
+	defer run.Close()
+	j := openJournal(p, root, run)
+	defer j.close()
+	w := &prWatch{spec: s, prompt: n.Prompt, repo: n.Repo, f: f, run: run, j: j, p: p, root: root}
+	if err := w.record(EventPRStart, PRStartData{Number: pr.Number, URL: pr.URL, Branch: pr.Head, Base: pr.Base, Forge: f.Kind(),
+		Repo: f.Repo().String(), Self: self, Target: s.Policy.Target}); err != nil {
+		return PRResult{}, err
+	}
+	j.hooks.recorded(engine.Event{Type: engine.EventStart})
+	p.progress("working pull request #%d (%s) until %s: run %s", pr.Number, pr.URL, s.Policy.Target, id)
+	return w.work(ctx, prLog{start: &PRStartData{Number: pr.Number, URL: pr.URL, Branch: pr.Head, Base: pr.Base}, started: time.Now()})
+}
+
+// ResumePR goes on working the pull request of run where its journal
+// stops: a round in flight is resumed (or made) first.
+func ResumePR(ctx context.Context, root string, run *store.Run, events []engine.Event, p Parts) (PRResult, bool, error) {
+	l, err := readPRLog(events)
+	if err != nil {
+		return PRResult{}, false, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	if l.end != nil || l.start == nil {
+		res, err := PRResultOf(run, events)
+		return res, true, err
+	}
+	var s PRSpec
+	if err := settings(run, &s, p); err != nil {
+		return PRResult{}, false, err
+	}
+	repo, err := OpenRepo(ctx, run.Meta.Cwd)
+	if err != nil {
+		return PRResult{}, false, err
+	}
+	f, err := OpenForge(ctx, repo, s, p)
+	if err != nil {
+		return PRResult{}, false, err
+	}
+	j := openJournal(p, root, run)
+	defer j.close()
+	w := &prWatch{spec: s, prompt: run.Meta.Prompt, repo: repo, f: f, run: run, j: j, p: p, root: root}
+	if err := w.record(engine.EventResume, nil); err != nil {
+		return PRResult{}, false, err
+	}
+	p.progress("resuming the work on pull request #%d (%s) until %s after %s", s.Number, l.start.URL, s.Policy.Target, plural.N(len(l.rounds), "round"))
+	res, err := w.work(ctx, l)
+	return res, false, err
+}
+
+// prWatch is one pull-request run at work.
+type prWatch struct {
+	spec   PRSpec
+	prompt string
+	repo   *git.Repo
+	f      forge.Forge
+	run    *store.Run
+	j      journal
+	p      Parts
+	root   string
+	// said is the last wait told to the user, not to repeat it.
+	said string
+}
+
+func (w *prWatch) record(typ string, data any) error {
+	ev := engine.Event{Type: typ, Time: time.Now().UTC()}
+	if data != nil {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return err
+		}
+		ev.Data = b
+	}
+	return w.j.Record(ev)
+}
+
+// maxForgeErrors is how many looks in a row may fail before the run stops
+// (resumable): a forge down for longer is not waited out.
+const maxForgeErrors = 8
+
+// work is the loop: look, decide, act, until an end.
+func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
+	ctx, unwatch := watchStop(ctx, w.run)
+	defer unwatch()
+	w.checkpoint(store.Running, l.spent)
+	m := l.memory
+	spent := l.spent
+	if l.open != nil {
+		// A round the killed jlgcli began: its task run goes on, or is made.
+		end, err := w.round(ctx, *l.open, nil, m)
+		if err != nil {
+			return w.end(ctx, engine.StatusError, err.Error(), nil)
+		}
+		spent += end.CostUSD
+		if end.Pushed != "" {
+			m = m.PushedAt(end.Pushed, time.Now())
+		}
+		if st := engine.Status(end.Status); st != engine.StatusDone {
+			return w.roundFailed(ctx, end)
+		}
+	}
+	failures := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return w.stopped(ctx)
+		}
+		o, err := w.look(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return w.stopped(ctx)
+			}
+			if failures++; failures >= maxForgeErrors {
+				return w.end(ctx, engine.StatusError, fmt.Sprintf("the forge did not answer %d times in a row: %v (jlgcli resume %s goes on)", failures, err, w.run.ID), nil)
+			}
+			w.p.warn("pull request #%d: %v (looking again)", w.spec.Number, err)
+			if sleep(ctx, w.spec.Policy.WithDefaults().Poll) != nil {
+				return w.stopped(ctx)
+			}
+			continue
+		}
+		failures = 0
+		act, next := pull.Decide(w.spec.Policy, o, m)
+		if act.Do == pull.Attempt {
+			// Built on the head as the forge's git has it: a push that came
+			// after the look is looked at first.
+			head, err := w.repo.FetchBranch(ctx, w.spec.Remote, o.PR.Head)
+			if err != nil {
+				return w.end(ctx, engine.StatusError, err.Error(), nil)
+			}
+			if head != o.PR.HeadSHA {
+				continue
+			}
+		}
+		if err := w.record(EventPRLook, PRLookData{Action: act, Memory: next, Checks: o.Checks.Checks, Decision: o.Reviews.Decision}); err != nil {
+			return PRResult{}, err
+		}
+		m = next
+		switch act.Do {
+		case pull.Done:
+			w.p.progress("pull request #%d: %s", w.spec.Number, act.Reason)
+			return w.end(ctx, engine.StatusDone, act.Reason, nil)
+		case pull.GiveUp:
+			return w.end(ctx, engine.StatusNeedsYou, act.Reason, act.Blockers)
+		case pull.Wait:
+			if say := strings.Join(act.Waiting, ", "); say != w.said {
+				w.said = say
+				w.p.progress("pull request #%d: waiting for %s", w.spec.Number, say)
+			}
+			if sleep(ctx, act.After) != nil {
+				return w.stopped(ctx)
+			}
+		case pull.Rerun:
+			for _, c := range act.Checks {
+				if err := w.f.Rerun(ctx, c); err == nil {
+					w.p.progress("pull request #%d: check %q failed; asked the forge to run it again", w.spec.Number, c.Name)
+				} else if !errors.Is(err, forge.ErrUnsupported) {
+					w.p.warn("pull request #%d: re-run %q: %v", w.spec.Number, c.Name, err)
+				}
+			}
+		case pull.Merge:
+			sha, err := w.f.Merge(ctx, w.spec.Number, forge.MergeOptions{Method: w.spec.Policy.WithDefaults().Method, SHA: act.Head})
+			d := PRMergeData{Head: act.Head, Commit: sha}
+			if err != nil {
+				d.Error = err.Error()
+				w.p.warn("pull request #%d: merge: %v", w.spec.Number, err)
+			} else {
+				w.p.progress("pull request #%d: merged", w.spec.Number)
+			}
+			if err := w.record(EventPRMerge, d); err != nil {
+				return PRResult{}, err
+			}
+			if err != nil && sleep(ctx, w.spec.Policy.WithDefaults().Poll) != nil {
+				return w.stopped(ctx)
+			}
+		case pull.Attempt:
+			for _, b := range act.Blockers {
+				if b.Kind == pull.Conflict {
+					return w.end(ctx, engine.StatusNeedsYou, fmt.Sprintf("the branch conflicts with %s: merge or rebase it by hand (jlgcli does not resolve a pull request's conflict with its base yet)", b.Base), act.Blockers)
+				}
+			}
+			if b := w.spec.Task.BudgetUSD; b > 0 && spent >= b {
+				return w.end(ctx, engine.StatusBudgetExceeded, fmt.Sprintf("the budget ($%.2f) is spent: $%.4f in %s", b, spent, plural.N(len(l.rounds), "round")), act.Blockers)
+			}
+			rd := PRRoundData{Round: m.Rounds, RunID: store.NewRunID(time.Now()), Head: act.Head}
+			for _, b := range act.Blockers {
+				rd.Blockers = append(rd.Blockers, b.String())
+			}
+			if err := w.record(EventPRRound, rd); err != nil {
+				return PRResult{}, err
+			}
+			end, err := w.round(ctx, rd, &roundInput{obs: o, act: act}, m)
+			if err != nil {
+				return w.end(ctx, engine.StatusError, err.Error(), nil)
+			}
+			spent += end.CostUSD
+			w.checkpoint(store.Running, spent)
+			if end.Pushed != "" {
+				m = m.PushedAt(end.Pushed, time.Now())
+			}
+			if engine.Status(end.Status) != engine.StatusDone {
+				return w.roundFailed(ctx, end)
+			}
+		}
+	}
+}
+
+// roundInput is what a round is made of when it is begun here (nil when a
+// resume goes on with one the journal holds).
+type roundInput struct {
+	obs pull.Observation
+	act pull.Action
+}
+
+// look reads the pull request, the checks at its head, its reviews and
+// threads.
+func (w *prWatch) look(ctx context.Context) (pull.Observation, error) {
+	o := pull.Observation{At: time.Now()}
+	var err error
+	if o.PR, err = w.f.PR(ctx, w.spec.Number); err != nil {
+		return o, err
+	}
+	if o.PR.State != forge.StateOpen {
+		return o, nil
+	}
+	if o.Checks, err = w.f.Checks(ctx, o.PR.HeadSHA, o.PR.Base); err != nil {
+		return o, err
+	}
+	if o.Reviews, err = w.f.Reviews(ctx, w.spec.Number); err != nil {
+		return o, err
+	}
+	o.Threads, err = w.f.Threads(ctx, w.spec.Number)
+	return o, err
+}
+
+// round makes round rd: a task run on the pull request's head told what
+// the pull request needs, then its commits pushed to the same branch on
+// the lease of that head, then a reply on each thread it addressed. in is
+// nil when a resume goes on with a round the journal holds: its task run
+// is resumed, or made anew when it was never created.
+func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m pull.Memory) (PRRoundEndData, error) {
+	end := PRRoundEndData{Round: rd.Round, RunID: rd.RunID}
+	var res engine.TaskResult
+	child, err := store.Open(w.root, rd.RunID)
+	switch {
+	case err == nil:
+		// Made by the killed jlgcli: resumed to its end.
+		evs, err := lockedEvents(child)
+		if err != nil {
+			child.Close()
+			return end, err
+		}
+		res, _, err = ResumeTask(ctx, w.root, child, evs, Limits{}, w.p)
+		child.Close()
+		if err != nil {
+			return end, err
+		}
+	default:
+		if in == nil {
+			// Journaled, never made: look again (the memory says nothing
+			// was done of it).
+			end.Status, end.Details = string(engine.StatusDone), "not made before the stop; looked at again"
+			return end, w.record(EventPRRoundEnd, end)
+		}
+		needs := pull.Needs{PR: in.obs.PR, Target: w.spec.Policy.Target, Self: w.spec.Policy.Self, Blockers: in.act.Blockers, Failures: map[string]forge.Failure{}}
+		for _, b := range in.act.Blockers {
+			if b.Check != nil {
+				if f, err := w.f.Failure(ctx, *b.Check); err == nil {
+					needs.Failures[b.Check.Name] = f
+				}
+			}
+		}
+		spec := w.spec.Task
+		spec.Merge, spec.Push, spec.PR, spec.Commit = git.MergeNone, false, false, git.CommitBranch
+		w.p.progress("pull request #%d: round %d on %s: %s", w.spec.Number, rd.Round, shortSHA(rd.Head), strings.Join(rd.Blockers, "; "))
+		res, err = StartTask(ctx, NewTask{Prompt: w.prompt + "\n" + needs.Prompt(), Spec: spec, Repo: w.repo, Base: rd.Head, ID: rd.RunID, Parent: w.run.ID}, w.p)
+		if err != nil {
+			return end, err
+		}
+	}
+	end.Status, end.CostUSD, end.Details = string(res.Status), res.CostUSD, res.Details
+	if res.Status != engine.StatusDone {
+		return end, w.record(EventPRRoundEnd, end)
+	}
+	tip := ""
+	if res.Git != nil && res.Git.Branch != "" {
+		tip, _ = w.repo.ResolveCommit(ctx, "refs/heads/"+res.Git.Branch)
+	}
+	if tip == "" || tip == rd.Head {
+		end.Details = "the attempt changed nothing"
+		return end, w.record(EventPRRoundEnd, end)
+	}
+	branch := ""
+	if in != nil {
+		branch = in.obs.PR.Head
+	} else if pr, err := w.f.PR(ctx, w.spec.Number); err == nil {
+		branch = pr.Head
+	}
+	err = w.repo.PushLeased(ctx, tip, w.spec.Remote, branch, rd.Head)
+	switch {
+	case errors.Is(err, git.ErrPushRejected):
+		end.Rejected, end.Details = true, "the branch moved on the forge meanwhile: the next look builds on it"
+		w.p.warn("pull request #%d: %s", w.spec.Number, end.Details)
+	case err != nil:
+		return end, err
+	default:
+		end.Pushed = tip
+		w.p.progress("pull request #%d: pushed %s to %s", w.spec.Number, shortSHA(tip), branch)
+		if in != nil {
+			for _, b := range in.act.Blockers {
+				if b.Thread == nil {
+					continue
+				}
+				body := fmt.Sprintf("Addressed in %s (jlgcli run %s, round %d).", tip, rd.RunID, rd.Round)
+				if _, err := w.f.Reply(ctx, w.spec.Number, *b.Thread, body); err != nil {
+					w.p.warn("pull request #%d: reply on %s: %v", w.spec.Number, b.Thread.Path, err)
+					continue
+				}
+				if err := w.f.Resolve(ctx, w.spec.Number, *b.Thread); err != nil {
+					w.p.warn("pull request #%d: resolve the thread on %s: %v", w.spec.Number, b.Thread.Path, err)
+				}
+				end.Replied++
+			}
+		}
+	}
+	return end, w.record(EventPRRoundEnd, end)
+}
+
+// roundFailed ends the run after a round whose task did not end done.
+func (w *prWatch) roundFailed(ctx context.Context, end PRRoundEndData) (PRResult, error) {
+	st := engine.Status(end.Status)
+	if Resumable(st) && st != engine.StatusMaxIterations && st != engine.StatusNoProgress {
+		return w.end(ctx, st, fmt.Sprintf("round %d (task %s) stopped: %s", end.Round, end.RunID, end.Details), nil)
+	}
+	if st == engine.StatusBudgetExceeded {
+		return w.end(ctx, st, fmt.Sprintf("round %d (task %s) spent the budget", end.Round, end.RunID), nil)
+	}
+	return w.end(ctx, engine.StatusNeedsYou, fmt.Sprintf("round %d (task %s) ended %s: %s", end.Round, end.RunID, st, oneLine(end.Details)), nil)
+}
+
+// stopped ends a run stopped by Ctrl-C or jlgcli stop: resumable.
+func (w *prWatch) stopped(ctx context.Context) (PRResult, error) {
+	return w.end(context.WithoutCancel(ctx), engine.StatusInterrupted, "stopped while it worked the pull request: jlgcli resume "+w.run.ID+" goes on", nil)
+}
+
+// end ends the run with status: a loop that gave up tells the pull
+// request why, once, and the hooks that it needs a person.
+func (w *prWatch) end(ctx context.Context, status engine.Status, reason string, blockers []pull.Blocker) (PRResult, error) {
+	ctx = context.WithoutCancel(ctx)
+	d := PREndData{Status: status, ExitCode: status.ExitCode(), Reason: reason}
+	if status == engine.StatusNeedsYou || status == engine.StatusBudgetExceeded {
+		var b strings.Builder
+		fmt.Fprintf(&b, "jlgcli stopped working on this pull request (run `%s`): %s.\n", w.run.ID, strings.TrimSuffix(reason, "."))
+		if len(blockers) > 0 {
+			b.WriteString("\nStill in the way:\n")
+			for _, bl := range blockers {
+				fmt.Fprintf(&b, "- %s\n", bl.String())
+			}
+		}
+		fmt.Fprintf(&b, "\nOnce a person has seen to it, `jlgcli pr %d --until %s` takes it up again.\n", w.spec.Number, w.spec.Policy.Target)
+		if c, err := w.f.Comment(ctx, w.spec.Number, b.String()); err != nil {
+			w.p.warn("pull request #%d: comment: %v", w.spec.Number, err)
+		} else {
+			d.Comment = c.URL
+		}
+	}
+	if err := w.record(EventPREnd, d); err != nil {
+		return PRResult{}, err
+	}
+	evs, _, err := Events(w.run)
+	if err != nil {
+		return PRResult{}, err
+	}
+	res, err := PRResultOf(w.run, evs)
+	if err != nil {
+		return PRResult{}, err
+	}
+	w.checkpoint(string(status), res.CostUSD)
+	if status == engine.StatusInterrupted || status == engine.StatusError {
+		w.p.notice("pull request #%d: %s", w.spec.Number, reason)
+	}
+	needs := ""
+	if status == engine.StatusNeedsYou {
+		needs = fmt.Sprintf("pull request #%d: %s", w.spec.Number, reason)
+	}
+	e := hooks.Event{Status: string(status), ExitCode: hooks.Int(d.ExitCode), Details: reason, DurationMs: hooks.Millis(res.DurationMs)}
+	w.j.hooks.ended(e, needs)
+	return res, nil
+}
+
+// checkpoint writes the run's progress, for runs and the index.
+func (w *prWatch) checkpoint(status string, spent float64) {
+	p := store.Progress{Status: status, CostUSD: spent, CostKnown: spent > 0, Heartbeat: time.Now().UTC()}
+	if err := w.j.checkpoint(struct {
+		store.Progress
+	}{p}, p); err != nil {
+		w.p.warn("checkpoint: %v", err)
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+

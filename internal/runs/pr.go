@@ -1,0 +1,140 @@
+package runs
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/forge"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/pull"
+)
+
+// PRCommand is `jlgcli pr`: a pull request to work until a target.
+type PRCommand struct {
+	// Ref is the pull request: its number, or its address on the forge.
+	Ref string
+	// Flags is the configuration layer of the command's flags.
+	Flags *config.Layer
+	// Remote is the git remote its branch is on ("": origin).
+	Remote string
+	// Watch are the loop's own settings (its target and merge method come
+	// from the configuration: until, mergeMethod).
+	Watch Watch
+}
+
+// Watch are the settings of the pull-request loop that are no
+// configuration keys: how often it looks, how long checks have to appear,
+// how many rounds it makes, whose threads count beside the writers'.
+type Watch struct {
+	Poll, Grace time.Duration
+	MaxRounds   int
+	Trusted     []string
+}
+
+// PRDone is what StartPR (or a task with --until) did.
+type PRDone struct {
+	Result *local.PRResult
+	JSON   bool
+}
+
+// prRef reads a pull request's number from its number or address
+// (…/pull/7 on GitHub, …/pulls/7 on Gitea).
+var prURL = regexp.MustCompile(`/pulls?/(\d+)/?(?:[#?].*)?$`)
+
+func prNumber(ref string) (int, error) {
+	ref = strings.TrimPrefix(strings.TrimSpace(ref), "#")
+	if m := prURL.FindStringSubmatch(ref); m != nil {
+		ref = m[1]
+	}
+	n, err := strconv.Atoi(ref)
+	if err != nil || n <= 0 {
+		return 0, exit.Usagef("give its number (7) or its address (https://github.com/OWNER/REPO/pull/7)", "%q is not a pull request", ref)
+	}
+	return n, nil
+}
+
+// policyOf is the loop's policy under cfg and w.
+func policyOf(cfg *config.Config, w Watch, def pull.Target) pull.Policy {
+	return pull.Policy{Target: cmp.Or(cfg.Until, def), Method: cfg.MergeMethod, Poll: w.Poll, Grace: w.Grace, MaxRounds: w.MaxRounds, Trusted: w.Trusted}
+}
+
+// StartPR works the pull request of the command until its target
+// (default green), its rounds made as tasks of the configuration in the
+// repository of its directory. It runs here only.
+func StartPR(ctx context.Context, f Front, c PRCommand) (PRDone, error) {
+	n, err := prNumber(c.Ref)
+	if err != nil {
+		return PRDone{}, err
+	}
+	lc, err := f.LoadLayers(c.Flags)
+	if err != nil {
+		return PRDone{}, err
+	}
+	cfg := lc.Config
+	if cfg.Temporal.Address != "" {
+		return PRDone{}, usagef("jlgcli pr works a pull request here; on a Temporal server it is not done yet")
+	}
+	repo, err := local.OpenRepo(ctx, cfg.Cwd)
+	if err != nil {
+		return PRDone{}, err
+	}
+	s, failed := taskSpec(cfg, repo, false, f.Base())
+	if failed != nil {
+		return PRDone{}, fmt.Errorf("%s", failed.Details)
+	}
+	spec := local.PRSpec{Task: s, Number: n, Remote: cmp.Or(c.Remote, "origin"), Forge: cfg.Forge, Policy: policyOf(cfg, c.Watch, pull.Green)}
+	p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
+	defer endParts(p)
+	fg, err := local.OpenForge(ctx, repo, spec, p)
+	if err != nil {
+		return PRDone{}, err
+	}
+	pr, err := fg.PR(ctx, n)
+	if err != nil {
+		return PRDone{}, fmt.Errorf("pull request #%d: %w", n, err)
+	}
+	prompt := strings.TrimSpace(pr.Title + "\n\n" + pr.Body)
+	res, err := local.StartPR(ctx, local.NewPR{Spec: spec, Prompt: prompt, Repo: repo, StateDir: cfg.StateDir}, fg, p)
+	if err != nil {
+		return PRDone{}, err
+	}
+	return PRDone{Result: &res, JSON: cfg.JSON}, nil
+}
+
+// watchTaskPR opens (or finds) the pull request of the done task res,
+// pushed to its remote, and works it until cfg's target: the loop a
+// task with --until goes on with.
+func watchTaskPR(ctx context.Context, cfg *config.Config, repo *git.Repo, s local.TaskSpec, prompt string, res engine.TaskResult, p local.Parts) (*local.PRResult, error) {
+	g := res.Git
+	if res.Status != engine.StatusDone || g == nil || !g.Pushed {
+		return nil, nil
+	}
+	spec := local.PRSpec{Task: s, Remote: g.Remote, Forge: cfg.Forge, Policy: policyOf(cfg, Watch{}, ""), From: res.RunID}
+	fg, err := local.OpenForge(ctx, repo, spec, p)
+	if err != nil {
+		return nil, err
+	}
+	body := fmt.Sprintf("%s\n\nMade by jlgcli task %s; jlgcli works this pull request until it is %s.", res.Summary, res.RunID, spec.Policy.Target)
+	pr, created, err := fg.OpenPR(ctx, forge.NewPR{Head: g.Branch, Base: s.Worktree.BaseBranch, Title: local.SquashSubject(res.Task), Body: body})
+	if err != nil {
+		return nil, fmt.Errorf("open the pull request of %s: %w", g.Branch, err)
+	}
+	if created {
+		say(p).Progress(fmt.Sprintf("opened pull request #%d: %s", pr.Number, pr.URL))
+	}
+	spec.Number = pr.Number
+	out, err := local.StartPR(ctx, local.NewPR{Spec: spec, Prompt: prompt, Repo: repo, StateDir: cfg.StateDir}, fg, p)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
