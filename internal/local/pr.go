@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // PRSpec is a pull request worked until a target (pull.Policy.Target):
@@ -529,7 +530,7 @@ func (w *prWatch) look(ctx context.Context) (pull.Observation, error) {
 // is resumed, or made anew when it was never created.
 func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m pull.Memory) (PRRoundEndData, error) {
 	end := PRRoundEndData{Round: rd.Round, RunID: rd.RunID}
-	var res engine.TaskResult
+	var res taskengine.Result
 	child, err := store.Open(w.root, rd.RunID)
 	switch {
 	case err == nil:

@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/pull"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // PRCommand is `jlgcli pr`: a pull request to work until a target.
@@ -113,7 +114,7 @@ func StartPR(ctx context.Context, f Front, c PRCommand) (PRDone, error) {
 // watchTaskPR opens (or finds) the pull request of the done task res,
 // pushed to its remote, and works it until cfg's target: the loop a
 // task with --until goes on with.
-func watchTaskPR(ctx context.Context, cfg *config.Config, repo *git.Repo, s local.TaskSpec, prompt string, res engine.TaskResult, p local.Parts) (*local.PRResult, error) {
+func watchTaskPR(ctx context.Context, cfg *config.Config, repo *git.Repo, s local.TaskSpec, prompt string, res taskengine.Result, p local.Parts) (*local.PRResult, error) {
 	g := res.Git
 	if res.Status != engine.StatusDone || g == nil || !g.Pushed {
 		return nil, nil
