@@ -196,6 +196,8 @@ func readPRLog(events []engine.Event) (prLog, error) {
 		case EventPREnd:
 			l.end = &PREndData{}
 			err = json.Unmarshal(ev.Data, l.end)
+		case engine.EventResume:
+			l.end = nil // a stop it went on from
 		}
 		if err != nil {
 			return l, fmt.Errorf("journal event %s: %w", ev.Type, err)
@@ -312,7 +314,7 @@ func ResumePR(ctx context.Context, root string, run *store.Run, events []engine.
 	if err != nil {
 		return PRResult{}, false, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	if l.end != nil || l.start == nil {
+	if l.start == nil || (l.end != nil && !prResumable(l.end.Status)) {
 		res, err := PRResultOf(run, events)
 		return res, true, err
 	}
@@ -330,13 +332,21 @@ func ResumePR(ctx context.Context, root string, run *store.Run, events []engine.
 	}
 	j := openJournal(p, root, run)
 	defer j.close()
-	w := &prWatch{spec: s, prompt: run.Meta.Prompt, repo: repo, f: f, run: run, j: j, p: p, root: root}
+	w := &prWatch{spec: s, prompt: run.Meta.Prompt, repo: repo, f: f, run: run, j: j, p: p, root: root, rounds: l.rounds}
 	if err := w.record(engine.EventResume, nil); err != nil {
 		return PRResult{}, false, err
 	}
 	p.progress("resuming the work on pull request #%d (%s) until %s after %s", s.Number, l.start.URL, s.Policy.Target, plural.N(len(l.rounds), "round"))
 	res, err := w.work(ctx, l)
 	return res, false, err
+}
+
+// prResumable tells whether a pull-request run that ended with status goes
+// on when resumed: one stopped (Ctrl-C, jlgcli stop, a round's time
+// limit or rate limit) or ended by an error (the forge unreachable, a push
+// that failed); one done, that gave up or spent its budget is told again.
+func prResumable(status engine.Status) bool {
+	return status == engine.StatusError || Resumable(status)
 }
 
 // prWatch is one pull-request run at work.
@@ -351,6 +361,47 @@ type prWatch struct {
 	root   string
 	// said is the last wait told to the user, not to repeat it.
 	said string
+	// rounds are the rounds ended so far.
+	rounds []PRRoundEndData
+}
+
+// prior is what a round follows: the runs that made the pull request's
+// change so far (the task that opened it, the rounds before), their
+// attempts told as its history and counted in its budget, and what the
+// pull request needs now.
+func (w *prWatch) prior(needs string) *taskengine.Prior {
+	p := &taskengine.Prior{RunID: w.spec.From, Needs: needs, Attempts: []taskengine.Attempt{}}
+	ids := []string{w.spec.From}
+	for _, r := range w.rounds {
+		ids = append(ids, r.RunID)
+	}
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		run, err := store.Open(w.root, id)
+		if err != nil {
+			continue // a round never made
+		}
+		evs, _, err := Events(run)
+		var res taskengine.Result
+		if err == nil {
+			res, err = TaskResultOf(run, evs, w.p)
+		}
+		run.Close()
+		if err != nil {
+			w.p.warn("pull request #%d: the history of run %s: %v", w.spec.Number, id, err)
+			continue
+		}
+		before := taskengine.PriorOf(res, "", nil)
+		p.RunID = id
+		p.Attempts = append(p.Attempts, before.Attempts...)
+		p.CostUSD += res.CostUSD
+		p.CostKnown = p.CostKnown || res.CostKnown
+		p.CostEstimated = p.CostEstimated || res.CostEstimated
+		p.DurationMs += res.DurationMs
+	}
+	return p
 }
 
 func (w *prWatch) record(typ string, data any) error {
@@ -469,9 +520,9 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 					return w.end(ctx, engine.StatusNeedsYou, fmt.Sprintf("the branch conflicts with %s: merge or rebase it by hand (jlgcli does not resolve a pull request's conflict with its base yet)", b.Base), act.Blockers)
 				}
 			}
-			if b := w.spec.Task.BudgetUSD; b > 0 && spent >= b {
-				return w.end(ctx, engine.StatusBudgetExceeded, fmt.Sprintf("the budget ($%.2f) is spent: $%.4f in %s", b, spent, plural.N(len(l.rounds), "round")), act.Blockers)
-			}
+			// The task's budget holds across rounds: each round's task counts
+			// the runs before it (prior), and stops before an attempt it
+			// cannot pay for.
 			rd := PRRoundData{Round: m.Rounds, RunID: store.NewRunID(time.Now()), Head: act.Head}
 			for _, b := range act.Blockers {
 				rd.Blockers = append(rd.Blockers, b.String())
@@ -563,12 +614,13 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 		spec := w.spec.Task
 		spec.Merge, spec.Push, spec.PR, spec.Commit = git.MergeNone, false, false, git.CommitBranch
 		w.p.progress("pull request #%d: round %d on %s: %s", w.spec.Number, rd.Round, shortSHA(rd.Head), strings.Join(rd.Blockers, "; "))
-		res, err = StartTask(ctx, NewTask{Prompt: w.prompt + "\n" + needs.Prompt(), Spec: spec, Repo: w.repo, Base: rd.Head, ID: rd.RunID, Parent: w.run.ID}, w.p)
+		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: rd.Head, ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
 		if err != nil {
 			return end, err
 		}
 	}
 	end.Status, end.CostUSD, end.Details = string(res.Status), res.CostUSD, res.Details
+	defer func() { w.rounds = append(w.rounds, end) }()
 	if res.Status != engine.StatusDone {
 		return end, w.record(EventPRRoundEnd, end)
 	}

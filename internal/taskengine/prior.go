@@ -38,6 +38,12 @@ type Prior struct {
 	// Attempts are the earlier run's attempts, without their prompts
 	// (PriorOf): what the new run's prompts tell.
 	Attempts []Attempt `json:"attempts"`
+	// Needs, for a round of a pull request's loop (jlgcli pr, task
+	// --until), is what the pull request needs, as its prompt section
+	// (pull.Needs.Prompt). That run starts from the pull request's head,
+	// which holds the earlier runs' change: Attempts are theirs, told as
+	// this pull request's history, not as a change to make again.
+	Needs string `json:"needs,omitempty"`
 }
 
 // PriorOf is the Prior of the ended task run res, which could not land
@@ -108,6 +114,9 @@ const MaxPriorDetail = 12 << 10
 // why its change is not in the tree, a line per attempt, and the attempts in
 // detail, the most recent (the one that passed) first.
 func priorSection(p *Prior) string {
+	if p != nil && p.Needs != "" {
+		return pullSection(p)
+	}
 	if p == nil || len(p.Attempts) == 0 {
 		return ""
 	}
@@ -142,5 +151,29 @@ func priorSection(p *Prior) string {
 			fenced(headLines(a.Change.Diff, -1, 2*MaxAttemptDiff), "diff"))
 	}
 	b.WriteString(attemptsDetailOf(p.Attempts, "\n## That run's attempts in detail (most recent first)\n", MaxPriorDetail, false))
+	return b.String()
+}
+
+// pullSection tells the developer of a pull request's round what the pull
+// request needs, then the attempts that made its change so far (their
+// lines, the latest in detail): its history, in the tree already.
+func pullSection(p *Prior) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(p.Needs, "\n"))
+	b.WriteString("\n")
+	if len(p.Attempts) == 0 {
+		return b.String()
+	}
+	b.WriteString("\n## How the pull request's change was made so far\n\n")
+	from := max(0, len(p.Attempts)-MaxHistory)
+	if from > 0 {
+		fmt.Fprintf(&b, "(%d earlier attempts not shown)\n", from)
+	}
+	for _, x := range p.Attempts[from:] {
+		b.WriteString("- ")
+		b.WriteString(attemptLine(x))
+		b.WriteString("\n")
+	}
+	b.WriteString(attemptsDetailOf(p.Attempts, "\n## Those attempts in detail (most recent first)\n", MaxPriorDetail, false))
 	return b.String()
 }

@@ -150,3 +150,35 @@ func TestPriorRunBudget(t *testing.T) {
 		t.Errorf("with $0.60 left: %s: %s", res.Status, res.Details)
 	}
 }
+
+// TestPullRequestRound: a round of a pull request's loop follows the runs
+// that made its change (Prior with Needs): its developer is told what the
+// pull request needs first, then those attempts as the pull request's
+// history, and that the tree is the pull request's head (not "that change
+// is not in your tree"); it starts at the tier that passed.
+func TestPullRequestRound(t *testing.T) {
+	prior := PriorOf(firstRun(t), "", nil)
+	prior.Needs = "\n## What pull request #7 needs\n\nCheck \"ci/test\" failed: TestAnswer: got 41, want 42\n"
+	w := newWorld("Make the answer 42", []tierSpec{
+		{name: "cheap", attempts: 2, replies: []reply{costly("a.go", "41", 0.10)}},
+		{name: "strong", attempts: 2, replies: []reply{costly("a.go", "42", 0.50)}},
+	}, answer("42", nil))
+	w.opts.RunID, w.opts.Prior = "round-1", prior
+	res := w.run(context.Background())
+	if res.Status != engine.StatusDone || len(w.agents["cheap"].reqs) != 0 {
+		t.Fatalf("the round: %s (cheap tier called %d times): %s", res.Status, len(w.agents["cheap"].reqs), res.Details)
+	}
+	prompt := w.agents["strong"].prompts()[0]
+	mustContain(t, "the round's prompt", prompt,
+		"## What pull request #7 needs", `Check "ci/test" failed: TestAnswer: got 41, want 42`,
+		"## How the pull request's change was made so far", "attempt 3 (tier strong)",
+		"The working tree is the pull request's head")
+	for _, not := range []string{"could not be merged", "without that run's changes", "## An earlier run of this task"} {
+		if strings.Contains(prompt, not) {
+			t.Errorf("the round's prompt says %q:\n%s", not, prompt)
+		}
+	}
+	if i, j := strings.Index(prompt, "## What pull request #7 needs"), strings.Index(prompt, "## How the pull request's change"); i < 0 || j < i {
+		t.Errorf("what the pull request needs is not told before its history")
+	}
+}

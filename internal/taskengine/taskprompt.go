@@ -71,7 +71,9 @@ func developerPrompt(task string, h History, a Next) string {
 	}
 	b.WriteString(priorSection(h.Prior))
 	b.WriteString("\n## Starting point\n\n")
-	if len(h.Attempts) == 0 && h.Prior != nil && len(h.Prior.Attempts) > 0 {
+	if len(h.Attempts) == 0 && h.Prior != nil && h.Prior.Needs != "" {
+		b.WriteString("The working tree is the pull request's head: its change so far, with whatever else was pushed to its branch.\n")
+	} else if len(h.Attempts) == 0 && h.Prior != nil && len(h.Prior.Attempts) > 0 {
 		b.WriteString("The working tree is the repository as this run started, with the work merged since the earlier run " +
 			"started and without that run's changes.\n")
 	} else {
