@@ -21,10 +21,10 @@ import (
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/forge"
-	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
+	"github.com/jlgcli/jlgcli/internal/pull"
 )
 
 // ProjectFile is the name of the project configuration file.

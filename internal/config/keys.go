@@ -22,11 +22,11 @@ import (
 	"github.com/jlgcli/jlgcli/internal/completion"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/forge"
-	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/pull"
 )
 
 // Key is one configuration key, described once: its name in files, its

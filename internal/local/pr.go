@@ -77,7 +77,7 @@ type PRLookData struct {
 	Action pull.Action `json:"action"`
 	Memory pull.Memory `json:"memory"`
 	// Checks are the checks at the head, as seen, for show.
-	Checks   []forge.Check `json:"checks,omitempty"`
+	Checks   []forge.Check  `json:"checks,omitempty"`
 	Decision forge.Decision `json:"decision,omitempty"`
 }
 
@@ -751,5 +751,3 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
-
-
