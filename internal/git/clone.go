@@ -178,13 +178,24 @@ func (c *Clone) ReadFile(ctx context.Context, rev, name string) ([]byte, error) 
 // merge-tree --write-tree, their merge base found by git) and returns the
 // merged tree, or the conflicting files.
 func (c *Clone) MergeTree(ctx context.Context, ours, theirs string) (tree string, conflicts []string, err error) {
-	out, code, err := c.git().run(ctx, call{args: []string{"merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs}, ok: []int{1}})
+	tree, conflicts, err = mergeTree(ctx, c.git(), ours, theirs)
+	if len(conflicts) > 0 {
+		tree = ""
+	}
+	return tree, conflicts, err
+}
+
+// mergeTree merges theirs into ours without a working tree (git
+// merge-tree --write-tree) and returns the merged tree and the files that
+// conflict: with conflicts, the tree holds them with their markers.
+func mergeTree(ctx context.Context, g runner, ours, theirs string) (tree string, conflicts []string, err error) {
+	out, code, err := g.run(ctx, call{args: []string{"merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs}, ok: []int{1}})
 	if err != nil {
 		return "", nil, err
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code == 1 {
-		return "", lines[1:], nil
+		return lines[0], lines[1:], nil
 	}
 	return lines[0], nil, nil
 }

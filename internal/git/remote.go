@@ -36,6 +36,33 @@ func (r *Repo) PushLeased(ctx context.Context, sha, remote, branch, lease string
 	return pushError(fmt.Sprintf("push %s to %s", shortRev(sha), branch), err)
 }
 
+// MergeBase merges base into head without touching any working tree (git
+// merge-tree): a merge commit of both made when they merge cleanly
+// (conflicts nil); else a commit of the merge with its conflict markers
+// in the files that conflict (named in conflicts), for an agent to resolve
+// (MergeOf then makes the merge of what it left).
+func (r *Repo) MergeBase(ctx context.Context, head, base, message string) (commit string, conflicts []string, err error) {
+	g := r.git()
+	tree, conflicts, err := mergeTree(ctx, g, head, base)
+	if err != nil {
+		return "", nil, fmt.Errorf("merge %s into %s: %w", shortRev(base), shortRev(head), err)
+	}
+	commit, err = commitTree(ctx, g, tree, message, false, head, base)
+	return commit, conflicts, err
+}
+
+// MergeOf is a merge commit of head and base whose tree is tip's: the
+// resolution an agent made of a merge MergeBase left with conflicts,
+// recorded as the merge itself.
+func (r *Repo) MergeOf(ctx context.Context, tip, head, base, message string) (string, error) {
+	g := r.git()
+	tree, err := g.line(ctx, "rev-parse", "--verify", "--end-of-options", tip+"^{tree}")
+	if err != nil {
+		return "", err
+	}
+	return commitTree(ctx, g, tree, message, false, head, base)
+}
+
 // checkRefName refuses a branch name a forge could hand over that git
 // would read as an option or a pattern.
 func checkRefName(branch string) error {

@@ -83,10 +83,53 @@ type PRLookData struct {
 
 // PRRoundData is the payload of pr-round.
 type PRRoundData struct {
-	Round    int      `json:"round"`
-	RunID    string   `json:"runId"`
+	Round int `json:"round"`
+	// RunID is the round's task run; "" for a round that only merges the
+	// base, which merged cleanly.
+	RunID string `json:"runId"`
+	// Head is the pull request's head the round starts from, the lease of
+	// its push.
 	Head     string   `json:"head"`
 	Blockers []string `json:"blockers"`
+	// Start, for a conflict with the base, is the merge of the base into
+	// Head the round starts from instead (with its conflict markers in
+	// Conflicts when it did not merge cleanly); MergedBase the base's
+	// commit merged.
+	Start      string   `json:"start,omitempty"`
+	MergedBase string   `json:"mergedBase,omitempty"`
+	Conflicts  []string `json:"conflicts,omitempty"`
+}
+
+// mergeMessage is the message of the merge of a pull request's base into
+// its branch.
+func mergeMessage(pr forge.PR) string {
+	return fmt.Sprintf("Merge %s into %s\n\nMade by jlgcli: the pull request #%d conflicted with its base.", pr.Base, pr.Head, pr.Number)
+}
+
+// mergeBase prepares round rd for the conflict b with the pull request's
+// base: the base, fetched, is merged into the head without a working tree;
+// the round starts from that merge (its conflict markers for the agent to
+// resolve). A merge that is clean and the only blocker needs no agent: the
+// round pushes it as it is (alone).
+func (w *prWatch) mergeBase(ctx context.Context, rd *PRRoundData, pr forge.PR, b pull.Blocker, alone bool) error {
+	base, err := w.repo.FetchBranch(ctx, w.spec.Remote, b.Base)
+	if err != nil {
+		return err
+	}
+	start, conflicts, err := w.repo.MergeBase(ctx, rd.Head, base, mergeMessage(pr))
+	if err != nil {
+		return err
+	}
+	rd.Start, rd.MergedBase, rd.Conflicts = start, base, conflicts
+	if len(conflicts) == 0 && alone {
+		rd.RunID = ""
+	}
+	if len(conflicts) > 0 {
+		w.p.progress("pull request #%d: merged %s (%s) into its head: conflicts in %s", w.spec.Number, b.Base, shortSHA(base), strings.Join(conflicts, ", "))
+	} else {
+		w.p.progress("pull request #%d: merged %s (%s) into its head cleanly", w.spec.Number, b.Base, shortSHA(base))
+	}
+	return nil
 }
 
 // PRRoundEndData is the payload of pr-round-end.
@@ -515,17 +558,17 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 				return w.stopped(ctx)
 			}
 		case pull.Attempt:
-			for _, b := range act.Blockers {
-				if b.Kind == pull.Conflict {
-					return w.end(ctx, engine.StatusNeedsYou, fmt.Sprintf("the branch conflicts with %s: merge or rebase it by hand (jlgcli does not resolve a pull request's conflict with its base yet)", b.Base), act.Blockers)
-				}
-			}
 			// The task's budget holds across rounds: each round's task counts
 			// the runs before it (prior), and stops before an attempt it
 			// cannot pay for.
 			rd := PRRoundData{Round: m.Rounds, RunID: store.NewRunID(time.Now()), Head: act.Head}
 			for _, b := range act.Blockers {
 				rd.Blockers = append(rd.Blockers, b.String())
+				if b.Kind == pull.Conflict {
+					if err := w.mergeBase(ctx, &rd, o.PR, b, len(act.Blockers) == 1); err != nil {
+						return w.end(ctx, engine.StatusError, err.Error(), nil)
+					}
+				}
 			}
 			if err := w.record(EventPRRound, rd); err != nil {
 				return PRResult{}, err
@@ -582,6 +625,11 @@ func (w *prWatch) look(ctx context.Context) (pull.Observation, error) {
 func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m pull.Memory) (PRRoundEndData, error) {
 	end := PRRoundEndData{Round: rd.Round, RunID: rd.RunID}
 	var res taskengine.Result
+	if rd.RunID == "" {
+		// The base merged cleanly and nothing else blocks: the merge is
+		// the round.
+		return w.push(ctx, rd, in, rd.Start, end, "merged "+shortSHA(rd.MergedBase)+" of the base cleanly")
+	}
 	child, err := store.Open(w.root, rd.RunID)
 	switch {
 	case err == nil:
@@ -601,6 +649,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 			// Journaled, never made: look again (the memory says nothing
 			// was done of it).
 			end.Status, end.Details = string(engine.StatusDone), "not made before the stop; looked at again"
+			w.rounds = append(w.rounds, end)
 			return end, w.record(EventPRRoundEnd, end)
 		}
 		needs := pull.Needs{PR: in.obs.PR, Target: w.spec.Policy.Target, Self: w.spec.Policy.Self, Blockers: in.act.Blockers, Failures: map[string]forge.Failure{}}
@@ -614,31 +663,48 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 		spec := w.spec.Task
 		spec.Merge, spec.Push, spec.PR, spec.Commit = git.MergeNone, false, false, git.CommitBranch
 		w.p.progress("pull request #%d: round %d on %s: %s", w.spec.Number, rd.Round, shortSHA(rd.Head), strings.Join(rd.Blockers, "; "))
-		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: rd.Head, ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
+		needs.Conflicted = rd.Conflicts
+		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: cmp.Or(rd.Start, rd.Head), ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
 		if err != nil {
 			return end, err
 		}
 	}
 	end.Status, end.CostUSD, end.Details = string(res.Status), res.CostUSD, res.Details
-	defer func() { w.rounds = append(w.rounds, end) }()
 	if res.Status != engine.StatusDone {
+		w.rounds = append(w.rounds, end)
 		return end, w.record(EventPRRoundEnd, end)
 	}
 	tip := ""
 	if res.Git != nil && res.Git.Branch != "" {
 		tip, _ = w.repo.ResolveCommit(ctx, "refs/heads/"+res.Git.Branch)
 	}
-	if tip == "" || tip == rd.Head {
+	start := cmp.Or(rd.Start, rd.Head)
+	switch {
+	case tip != "" && tip != start && rd.MergedBase != "":
+		// The round's commits on the merge, as one merge of the base.
+		if tip, err = w.repo.MergeOf(ctx, tip, rd.Head, rd.MergedBase, mergeMessage(w.prOf(ctx, in))); err != nil {
+			return end, err
+		}
+	case tip == start && rd.Start != "" && len(rd.Conflicts) == 0:
+		tip = rd.Start // nothing else to change: the clean merge is the round's
+	case tip == "" || tip == start:
 		end.Details = "the attempt changed nothing"
+		w.rounds = append(w.rounds, end)
 		return end, w.record(EventPRRoundEnd, end)
 	}
-	branch := ""
-	if in != nil {
-		branch = in.obs.PR.Head
-	} else if pr, err := w.f.PR(ctx, w.spec.Number); err == nil {
-		branch = pr.Head
+	return w.push(ctx, rd, in, tip, end, "")
+}
+
+// push pushes tip, a round's result, to the pull request's branch on the
+// lease of the head the round started from, then answers and resolves each
+// thread it addressed; details says what the round did when no task did.
+func (w *prWatch) push(ctx context.Context, rd PRRoundData, in *roundInput, tip string, end PRRoundEndData, details string) (PRRoundEndData, error) {
+	if details != "" {
+		end.Status, end.Details = string(engine.StatusDone), details
 	}
-	err = w.repo.PushLeased(ctx, tip, w.spec.Remote, branch, rd.Head)
+	defer func() { w.rounds = append(w.rounds, end) }()
+	branch := w.prOf(ctx, in).Head
+	err := w.repo.PushLeased(ctx, tip, w.spec.Remote, branch, rd.Head)
 	switch {
 	case errors.Is(err, git.ErrPushRejected):
 		end.Rejected, end.Details = true, "the branch moved on the forge meanwhile: the next look builds on it"
@@ -666,6 +732,19 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 		}
 	}
 	return end, w.record(EventPRRoundEnd, end)
+}
+
+// prOf is the pull request as the round's look saw it; read again for a
+// round a resume goes on with.
+func (w *prWatch) prOf(ctx context.Context, in *roundInput) forge.PR {
+	if in != nil {
+		return in.obs.PR
+	}
+	pr, err := w.f.PR(ctx, w.spec.Number)
+	if err != nil {
+		w.p.warn("pull request #%d: %v", w.spec.Number, err)
+	}
+	return pr
 }
 
 // roundFailed ends the run after a round whose task did not end done.

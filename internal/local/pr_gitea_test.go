@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 
 // prWorld is a pull request on a real Gitea, opened from a checkout of
 // the admin's (jlgcli), with a CI that fails ci/test until answer.txt says
-// 42.
+// 42 (or decides as decide says); main is protected (ci/test and an
+// approval required) for the targets past green.
 type prWorld struct {
 	srv    *giteatest.Server
 	repo   giteatest.Repo
@@ -76,8 +77,11 @@ func newPRWorld(t *testing.T, target pull.Target, ciAfter time.Duration, decide 
 	g("commit", "-q", "-m", "start the fix")
 	g("push", "-q", "origin", "fix-answer")
 	g("checkout", "-q", "main")
-	if err := w.repo.Protect(ctx, "main", giteatest.ProtectOptions{RequiredContexts: []string{"ci/test"}, RequiredApprovals: 1}); err != nil {
-		t.Fatal(err)
+	if target != pull.Green {
+		// Merged through the branch protection: ci/test and an approval.
+		if err := w.repo.Protect(ctx, "main", giteatest.ProtectOptions{RequiredContexts: []string{"ci/test"}, RequiredApprovals: 1}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if decide == nil {
 		decide = func(h giteatest.Head) giteatest.Verdict {
@@ -347,4 +351,47 @@ func (s *said) snapshot() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.lines...)
+}
+
+// A pull request that conflicts with its base: the base is merged into its
+// head without a working tree, the round's agent resolves the markers, and
+// what it made is pushed as one merge of the base (two parents: the PR's
+// head and the base), on the lease; the pull request is green after.
+func TestPRConflictWithBaseOnGitea(t *testing.T) {
+	w := newPRWorld(t, pull.Green, 0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The PR's branch and main both change answer.txt's line.
+	if _, err := w.repo.Commit(ctx, w.srv.Admin, giteatest.Change{Branch: "fix-answer", Message: "answer 42 on the branch", Files: map[string]string{"answer.txt": "42\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	base, err := w.repo.Commit(ctx, w.srv.Admin, giteatest.Change{Branch: "main", Message: "answer 43 on main", Files: map[string]string{"answer.txt": "43\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.start(ctx, t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(w.said.snapshot(), "\n")
+	if res.Status != engine.StatusDone || len(res.Rounds) != 1 || res.Rounds[0].Pushed == "" {
+		t.Fatalf("%s after %+v: %s\n%s", res.Status, res.Rounds, res.Reason, said)
+	}
+	if !strings.Contains(said, "conflicts in answer.txt") {
+		t.Errorf("the run did not say the base conflicted:\n%s", said)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if err := w.repo.Clone(ctx, w.srv.Admin, out); err != nil {
+		t.Fatal(err)
+	}
+	parents, err := w.srv.Git(ctx, w.srv.Admin, out, "log", "-1", "--format=%P", "origin/fix-answer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := strings.Fields(parents); len(ps) != 2 || ps[1] != base {
+		t.Errorf("the pushed head's parents are %v, want the PR's head and main's %s", ps, base)
+	}
+	if body, err := w.srv.Git(ctx, w.srv.Admin, out, "show", "origin/fix-answer:answer.txt"); err != nil || body != "42" {
+		t.Errorf("the branch's answer.txt: %q (%v)", body, err)
+	}
 }
