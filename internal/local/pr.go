@@ -498,7 +498,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 				return w.end(ctx, engine.StatusError, fmt.Sprintf("the forge did not answer %d times in a row: %v (jlgcli resume %s goes on)", failures, err, w.run.ID), nil)
 			}
 			w.p.warn("pull request #%d: %v (looking again)", w.spec.Number, err)
-			if sleep(ctx, w.spec.Policy.WithDefaults().Poll) != nil {
+			if sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration()) != nil {
 				return w.stopped(ctx)
 			}
 			continue
@@ -531,7 +531,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 				w.said = say
 				w.p.progress("pull request #%d: waiting for %s", w.spec.Number, say)
 			}
-			if sleep(ctx, act.After) != nil {
+			if sleep(ctx, act.After.Duration()) != nil {
 				return w.stopped(ctx)
 			}
 		case pull.Rerun:
@@ -554,7 +554,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 			if err := w.record(EventPRMerge, d); err != nil {
 				return PRResult{}, err
 			}
-			if err != nil && sleep(ctx, w.spec.Policy.WithDefaults().Poll) != nil {
+			if err != nil && sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration()) != nil {
 				return w.stopped(ctx)
 			}
 		case pull.Attempt:

@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/forge/giteatest"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/store"
 )
@@ -120,7 +121,7 @@ func newPRWorld(t *testing.T, target pull.Target, ciAfter time.Duration, decide 
 		},
 		Remote: "origin",
 		Forge:  forge.Settings{Kind: forge.Gitea, URL: srv.URL, TokenEnv: tokenVar},
-		Policy: pull.Policy{Target: target, Poll: 300 * time.Millisecond, MaxPoll: 2 * time.Second, Grace: time.Minute},
+		Policy: pull.Policy{Target: target, Poll: millis.Of(300 * time.Millisecond), MaxPoll: millis.Of(2 * time.Second), Grace: millis.Of(time.Minute)},
 	}
 	if w.fg, err = OpenForge(ctx, repo, w.spec, w.parts); err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/forge"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 // Target is the state a pull request is worked until.
@@ -76,11 +77,11 @@ type Policy struct {
 	Trusted []string `json:"trusted,omitempty"`
 	// Grace is how long checks have to appear at a new head before their
 	// absence gives up.
-	Grace time.Duration `json:"grace,omitempty"`
+	Grace millis.Duration `json:"graceMs,omitempty"`
 	// Poll is the first wait between two looks; each look that finds
 	// nothing changed doubles it, up to MaxPoll.
-	Poll    time.Duration `json:"poll,omitempty"`
-	MaxPoll time.Duration `json:"maxPoll,omitempty"`
+	Poll    millis.Duration `json:"pollMs,omitempty"`
+	MaxPoll millis.Duration `json:"maxPollMs,omitempty"`
 	// MaxRounds bounds the attempts made for the pull request.
 	MaxRounds int `json:"maxRounds,omitempty"`
 	// Method is how the target merged merges ("": the forge's merge).
@@ -90,13 +91,13 @@ type Policy struct {
 // WithDefaults is p with its zero fields set to the defaults.
 func (p Policy) WithDefaults() Policy {
 	if p.Grace <= 0 {
-		p.Grace = DefaultGrace
+		p.Grace = millis.Of(DefaultGrace)
 	}
 	if p.Poll <= 0 {
-		p.Poll = DefaultPoll
+		p.Poll = millis.Of(DefaultPoll)
 	}
 	if p.MaxPoll < p.Poll {
-		p.MaxPoll = max(DefaultMaxPoll, p.Poll)
+		p.MaxPoll = max(millis.Of(DefaultMaxPoll), p.Poll)
 	}
 	if p.MaxRounds <= 0 {
 		p.MaxRounds = DefaultMaxRounds
@@ -176,7 +177,7 @@ type Action struct {
 	// Head is the pull request's head the decision was made at.
 	Head string `json:"head,omitempty"`
 	// After is how long to wait (Wait).
-	After time.Duration `json:"after,omitempty"`
+	After millis.Duration `json:"afterMs,omitempty"`
 	// Checks are the failed checks to re-run (Rerun).
 	Checks []forge.Check `json:"checks,omitempty"`
 	// Blockers are what the attempt is to address (Attempt), or what is
@@ -311,18 +312,18 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 	switch {
 	case o.Checks.SHA != "" && o.Checks.SHA != head:
 		waiting = append(waiting, "the checks of the new head "+short(head))
-	case len(names) == 0 && age < p.Grace:
+	case len(names) == 0 && age < p.Grace.Duration():
 		waiting = append(waiting, "checks to appear at "+short(head))
 	case len(names) == 0:
-		lost = fmt.Sprintf("no check reported at %s within %s (no check is not green)", short(head), p.Grace)
+		lost = fmt.Sprintf("no check reported at %s within %s (no check is not green)", short(head), p.Grace.Duration())
 	}
 	for _, name := range names {
 		c, ok := byName[name]
 		switch {
-		case !ok && age < p.Grace:
+		case !ok && age < p.Grace.Duration():
 			waiting = append(waiting, fmt.Sprintf("required check %q to report", name))
 		case !ok:
-			lost = fmt.Sprintf("required check %q did not report at %s within %s", name, short(head), p.Grace)
+			lost = fmt.Sprintf("required check %q did not report at %s within %s", name, short(head), p.Grace.Duration())
 		case c.State == forge.Pending:
 			waiting = append(waiting, fmt.Sprintf("check %q", name))
 		case c.State == forge.Failed:
@@ -526,7 +527,7 @@ func (m Memory) look(seen string) Memory {
 
 // wait is how long to wait after a look: Poll, doubled for each look in a
 // row that found nothing new, at most MaxPoll.
-func (m Memory) wait(p Policy) time.Duration {
+func (m Memory) wait(p Policy) millis.Duration {
 	d := p.Poll
 	for i := 0; i < m.Quiet && d < p.MaxPoll; i++ {
 		d *= 2

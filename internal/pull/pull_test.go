@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/forge"
+	"github.com/jlgcli/jlgcli/internal/millis"
 )
 
 var t0 = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
@@ -168,7 +169,7 @@ func TestApprovedAndMerged(t *testing.T) {
 }
 
 func TestConflictsMaxRoundsAndBackOff(t *testing.T) {
-	p := Policy{Target: Green, MaxRounds: 1, Poll: time.Second, MaxPoll: 5 * time.Second}
+	p := Policy{Target: Green, MaxRounds: 1, Poll: millis.Of(time.Second), MaxPoll: millis.Of(5 * time.Second)}
 	o := look("h1", time.Minute, check("ci/test", forge.Success))
 	o.PR.Mergeable = forge.Conflicting
 	a, m := Decide(p, o, Memory{})
@@ -184,7 +185,7 @@ func TestConflictsMaxRoundsAndBackOff(t *testing.T) {
 	m = Memory{}
 	for range 5 {
 		a, m = Decide(p, o, m)
-		waits = append(waits, a.After)
+		waits = append(waits, a.After.Duration())
 	}
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
 	for i := range want {

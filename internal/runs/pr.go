@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
@@ -65,7 +66,7 @@ func prNumber(ref string) (int, error) {
 
 // policyOf is the loop's policy under cfg and w.
 func policyOf(cfg *config.Config, w Watch, def pull.Target) pull.Policy {
-	return pull.Policy{Target: cmp.Or(cfg.Until, def), Method: cfg.MergeMethod, Poll: w.Poll, Grace: w.Grace, MaxRounds: w.MaxRounds, Trusted: w.Trusted}
+	return pull.Policy{Target: cmp.Or(cfg.Until, def), Method: cfg.MergeMethod, Poll: millis.Of(w.Poll), Grace: millis.Of(w.Grace), MaxRounds: w.MaxRounds, Trusted: w.Trusted}
 }
 
 // StartPR works the pull request of the command until its target
