@@ -129,25 +129,28 @@ const (
 
 // PR is a pull request as read.
 type PR struct {
-	Number int
-	URL    string
-	Title  string
-	Body   string
-	Author string
-	State  PRState
-	Draft  bool
+	Number int     `json:"number,omitempty"`
+	URL    string  `json:"url,omitempty"`
+	Title  string  `json:"title,omitempty"`
+	Body   string  `json:"body,omitempty"`
+	Author string  `json:"author,omitempty"`
+	State  PRState `json:"state,omitempty"`
+	Draft  bool    `json:"draft,omitempty"`
 	// Head is the branch and the commit the pull request proposes;
 	// HeadRepo its repository ("owner/name"), another for a fork.
-	Head, HeadSHA, HeadRepo string
+	Head     string `json:"head,omitempty"`
+	HeadSHA  string `json:"headSha,omitempty"`
+	HeadRepo string `json:"headRepo,omitempty"`
 	// Base is the branch it merges into; BaseSHA that branch's commit as
 	// the forge last saw it.
-	Base, BaseSHA string
-	Mergeable     Mergeability
+	Base      string       `json:"base,omitempty"`
+	BaseSHA   string       `json:"baseSha,omitempty"`
+	Mergeable Mergeability `json:"mergeable,omitempty"`
 	// MergeState is the forge's own word on it, where it has one
 	// (GitHub's mergeable_state: clean, dirty, blocked, behind…).
-	MergeState string
+	MergeState string `json:"mergeState,omitempty"`
 	// MergeSHA is the merge commit of a merged pull request.
-	MergeSHA string
+	MergeSHA string `json:"mergeSha,omitempty"`
 }
 
 // CheckState is the state of one check.
@@ -165,24 +168,24 @@ const (
 // Check is one check run or commit status at a commit.
 type Check struct {
 	// Name is the check run's name or the status's context.
-	Name  string
-	State CheckState
+	Name  string     `json:"name,omitempty"`
+	State CheckState `json:"state,omitempty"`
 	// Conclusion is the forge's own word for the state (GitHub's
 	// conclusion or status, Gitea's status: error, cancelled,
 	// timed_out, action_required…).
-	Conclusion string
+	Conclusion string `json:"conclusion,omitempty"`
 	// URL is where the check's page or the CI's build is.
-	URL         string
-	Description string
+	URL         string `json:"url,omitempty"`
+	Description string `json:"description,omitempty"`
 	// Required: the base branch's protection requires it; known only when
 	// RequiredKnown (of Checks) is true.
-	Required bool
+	Required bool `json:"required,omitempty"`
 	// Source is "check-run" or "status"; ID the check run's id (0 for a
 	// status); App the slug of the app that made a check run
 	// ("github-actions" for GitHub Actions).
-	Source string
-	ID     int64
-	App    string
+	Source string `json:"source,omitempty"`
+	ID     int64  `json:"id,omitempty"`
+	App    string `json:"app,omitempty"`
 }
 
 // The sources of a check.
@@ -193,36 +196,40 @@ const (
 
 // Checks are the checks at one commit.
 type Checks struct {
-	SHA    string
-	Checks []Check
+	SHA    string  `json:"sha,omitempty"`
+	Checks []Check `json:"checks,omitempty"`
 	// Required are the names the base branch's protection requires, and
 	// RequiredKnown whether the forge told them (false: not asked, or not
 	// readable with this token). A required name no check reports yet is
 	// one that has not appeared.
-	Required      []string
-	RequiredKnown bool
+	Required      []string `json:"required,omitempty"`
+	RequiredKnown bool     `json:"requiredKnown,omitempty"`
 }
 
 // Failure is what a forge tells of a failed check.
 type Failure struct {
-	Check Check
+	Check Check `json:"check,omitempty"`
 	// Title, Summary and Text are a check run's output.
-	Title, Summary, Text string
+	Title   string `json:"title,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	Text    string `json:"text,omitempty"`
 	// Step is the first failed step of a GitHub Actions job; LogTail the
 	// last lines of its log.
-	Step    string
-	LogTail string
+	Step    string `json:"step,omitempty"`
+	LogTail string `json:"logTail,omitempty"`
 	// Annotations are a check run's annotations (the failures' file and
 	// line, as the CI reported them).
-	Annotations []Annotation
+	Annotations []Annotation `json:"annotations,omitempty"`
 }
 
 // Annotation is one annotation of a check run.
 type Annotation struct {
-	Path               string
-	StartLine, EndLine int
-	Level              string
-	Title, Message     string
+	Path      string `json:"path,omitempty"`
+	StartLine int    `json:"startLine,omitempty"`
+	EndLine   int    `json:"endLine,omitempty"`
+	Level     string `json:"level,omitempty"`
+	Title     string `json:"title,omitempty"`
+	Message   string `json:"message,omitempty"`
 }
 
 // ReviewState is a review's verdict.
@@ -251,29 +258,30 @@ const (
 
 // Review is one review of a pull request.
 type Review struct {
-	ID     int64
-	Author string
-	State  ReviewState
-	Body   string
+	ID     int64       `json:"id,omitempty"`
+	Author string      `json:"author,omitempty"`
+	State  ReviewState `json:"state,omitempty"`
+	Body   string      `json:"body,omitempty"`
 	// CommitSHA is the head the review was given at.
-	CommitSHA string
+	CommitSHA string `json:"commitSha,omitempty"`
 	// Stale: the head has moved since (Gitea says it; on GitHub it is
 	// CommitSHA != the head).
-	Stale     bool
-	Submitted time.Time
-	URL       string
+	Stale     bool      `json:"stale,omitempty"`
+	Submitted time.Time `json:"submitted,omitempty"`
+	URL       string    `json:"url,omitempty"`
 }
 
 // Reviews are a pull request's reviews and where they leave it.
 type Reviews struct {
-	Decision Decision
+	Decision Decision `json:"decision,omitempty"`
 	// Approvals and ChangesRequested are the authors whose latest verdict
 	// is that, sorted.
-	Approvals, ChangesRequested []string
+	Approvals        []string `json:"approvals,omitempty"`
+	ChangesRequested []string `json:"changesRequested,omitempty"`
 	// Required is how many approvals the base branch's protection asks
 	// for, where the forge says it (Gitea); -1 when unknown.
-	Required int
-	Reviews  []Review
+	Required int      `json:"required,omitempty"`
+	Reviews  []Review `json:"reviews,omitempty"`
 }
 
 // Permission is what an author may do in the repository.
@@ -295,31 +303,32 @@ func (p Permission) CanWrite() bool { return p == PermAdmin || p == PermWrite }
 type Thread struct {
 	// ID is the forge's id of the thread (GitHub's node id; on Gitea the id
 	// of its first comment, as a decimal).
-	ID string
+	ID string `json:"id,omitempty"`
 	// Path and Line are the file and line of the new side the thread is
 	// on; Line 0 with OldLine set is a line of the old side. DiffHunk is
 	// the hunk around it, as the forge gives it.
-	Path          string
-	Line, OldLine int
-	DiffHunk      string
+	Path     string `json:"path,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	OldLine  int    `json:"oldLine,omitempty"`
+	DiffHunk string `json:"diffHunk,omitempty"`
 	// CommitSHA is the commit the thread was begun on.
-	CommitSHA string
-	Resolved  bool
+	CommitSHA string `json:"commitSha,omitempty"`
+	Resolved  bool   `json:"resolved,omitempty"`
 	// Outdated: the line has changed since the thread began.
-	Outdated bool
-	Comments []Comment
+	Outdated bool      `json:"outdated,omitempty"`
+	Comments []Comment `json:"comments,omitempty"`
 }
 
 // Comment is a comment of a thread, or of a pull request.
 type Comment struct {
-	ID     int64
-	Author string
+	ID     int64  `json:"id,omitempty"`
+	Author string `json:"author,omitempty"`
 	// Permission is the author's in the repository (PermNone for a
 	// deleted user).
-	Permission Permission
-	Body       string
-	Created    time.Time
-	URL        string
+	Permission Permission `json:"permission,omitempty"`
+	Body       string     `json:"body,omitempty"`
+	Created    time.Time  `json:"created,omitempty"`
+	URL        string     `json:"url,omitempty"`
 }
 
 // MergeMethod is how a pull request is merged.

@@ -162,7 +162,7 @@ func TestGitHubPullRequests(t *testing.T) {
 	if err != nil || pr == nil {
 		t.Fatalf("FindPR: %v, %v", pr, err)
 	}
-	want := PR{Number: 1347, URL: "https://github.com/octo/hello/pull/1347", Title: "feat: add the greeting", Author: "jlg-bot",
+	want := PR{Number: 1347, URL: "https://github.com/octo/hello/pull/1347", Title: "feat: add the greeting", Body: "Made by jlgcli.", Author: "jlg-bot",
 		State: StateOpen, Head: "jlgcli/fix-1", HeadSHA: headSHA, HeadRepo: "octo/hello", Base: "main", BaseSHA: baseSHA,
 		Mergeable: Mergeable, MergeState: "clean"}
 	if diff := cmp.Diff(want, *pr); diff != "" {
