@@ -369,6 +369,9 @@ var (
 	// ErrHeadMoved is a merge refused because the head is no longer the
 	// one given.
 	ErrHeadMoved = errors.New("the pull request's head has moved")
+	// ErrUnauthorized is a token the forge refused (HTTP 401): expired,
+	// revoked, or of another server.
+	ErrUnauthorized = errors.New("the forge refused the token")
 	// ErrNotMergeable is a merge the forge refused: conflicts, checks or
 	// reviews that branch protection requires, or a merge method the
 	// repository does not allow.

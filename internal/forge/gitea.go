@@ -76,6 +76,9 @@ func giteaErr(what string, resp *gitea.Response, err error) error {
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return fmt.Errorf("%s: %w (%v)", what, ErrNotFound, err)
 	}
+	if resp != nil && resp.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("%s: %w (%v)", what, ErrUnauthorized, err)
+	}
 	return fmt.Errorf("%s: %w", what, err)
 }
 

@@ -98,6 +98,10 @@ type PRRoundData struct {
 	Start      string   `json:"start,omitempty"`
 	MergedBase string   `json:"mergedBase,omitempty"`
 	Conflicts  []string `json:"conflicts,omitempty"`
+	// Before is the loop's memory before the look that began the round:
+	// a round a kill kept from being made was not acted on, and its
+	// blockers are looked at again.
+	Before pull.Memory `json:"memoryBefore"`
 }
 
 // mergeMessage is the message of the merge of a pull request's base into
@@ -144,6 +148,9 @@ type PRRoundEndData struct {
 	Replied  int     `json:"replied,omitempty"`
 	CostUSD  float64 `json:"costUsd"`
 	Details  string  `json:"details,omitempty"`
+	// Made is false for a round a stop kept from being made: what it was
+	// to act on is looked at again.
+	Made bool `json:"made"`
 }
 
 // PRMergeData is the payload of pr-merge.
@@ -226,6 +233,9 @@ func readPRLog(events []engine.Event) (prLog, error) {
 		case EventPRRoundEnd:
 			var d PRRoundEndData
 			if err = json.Unmarshal(ev.Data, &d); err == nil {
+				if !d.Made && l.open != nil {
+					l.memory = l.open.Before
+				}
 				l.rounds, l.open, l.spent = append(l.rounds, d), nil, l.spent+d.CostUSD
 				if d.Pushed != "" {
 					l.memory = l.memory.PushedAt(d.Pushed, ev.Time)
@@ -279,8 +289,8 @@ func PRResultOf(run *store.Run, events []engine.Event) (PRResult, error) {
 }
 
 // NewPR is a pull request to work: the number of one open on the forge of
-// Spec.Remote, and what its change is for (Prompt: the task that made it,
-// or the pull request's title and body).
+// Spec.Remote, and what its change is for (Prompt: the task that made it;
+// "": the pull request's title and body).
 type NewPR struct {
 	Spec   PRSpec
 	Prompt string
@@ -311,7 +321,7 @@ func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, er
 	s.Policy = s.Policy.WithDefaults()
 	pr, err := f.PR(ctx, s.Number)
 	if err != nil {
-		return PRResult{}, fmt.Errorf("pull request #%d: %w", s.Number, err)
+		return PRResult{}, prError(s, err)
 	}
 	if pr.HeadRepo != "" && pr.HeadRepo != f.Repo().String() {
 		return PRResult{}, exit.Usagef("work it from its own repository", "pull request #%d comes from %s, a fork: jlgcli pushes only to %s", pr.Number, pr.HeadRepo, f.Repo())
@@ -321,9 +331,12 @@ func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, er
 	}
 	self, err := f.Self(ctx)
 	if err != nil {
-		return PRResult{}, err
+		return PRResult{}, prError(s, err)
 	}
 	s.Policy.Self = self
+	if n.Prompt == "" {
+		n.Prompt = strings.TrimSpace(pr.Title + "\n\n" + pr.Body)
+	}
 	root, err := StateRoot(p, n.Repo.Dir, n.StateDir)
 	if err != nil {
 		return PRResult{}, err
@@ -348,6 +361,24 @@ func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, er
 	j.hooks.recorded(engine.Event{Type: engine.EventStart})
 	p.progress("working pull request #%d (%s) until %s: run %s", pr.Number, pr.URL, s.Policy.Target, id)
 	return w.work(ctx, prLog{start: &PRStartData{Number: pr.Number, URL: pr.URL, Branch: pr.Head, Base: pr.Base}, started: time.Now()})
+}
+
+// prError is err of a first read of spec's pull request, as the user is
+// told it: a token refused or a pull request the forge does not know are
+// the user's to fix (exit 64), nothing made.
+func prError(spec PRSpec, err error) error {
+	err = fmt.Errorf("pull request #%d: %w", spec.Number, err)
+	switch {
+	case errors.Is(err, forge.ErrUnauthorized):
+		where := "the token's variable (forge.tokenEnv)"
+		if spec.Forge.TokenEnv != "" {
+			where = spec.Forge.TokenEnv
+		}
+		return exit.NewUsage(err, "check the token in "+where+": it must be valid for this forge")
+	case errors.Is(err, forge.ErrNotFound):
+		return exit.NewUsage(err, "give the number of an open pull request of this repository (git remote "+spec.Remote+")")
+	}
+	return err
 }
 
 // ResumePR goes on working the pull request of run where its journal
@@ -476,6 +507,9 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 		if err != nil {
 			return w.end(ctx, engine.StatusError, err.Error(), nil)
 		}
+		if !end.Made {
+			m = l.open.Before
+		}
 		spent += end.CostUSD
 		if end.Pushed != "" {
 			m = m.PushedAt(end.Pushed, time.Now())
@@ -494,11 +528,17 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 			if ctx.Err() != nil {
 				return w.stopped(ctx)
 			}
+			if errors.Is(err, forge.ErrUnauthorized) {
+				return w.end(ctx, engine.StatusError, fmt.Sprintf("%v: renew it, then jlgcli resume %s goes on", err, w.run.ID), nil)
+			}
 			if failures++; failures >= maxForgeErrors {
 				return w.end(ctx, engine.StatusError, fmt.Sprintf("the forge did not answer %d times in a row: %v (jlgcli resume %s goes on)", failures, err, w.run.ID), nil)
 			}
-			w.p.warn("pull request #%d: %v (looking again)", w.spec.Number, err)
-			if sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration()) != nil {
+			// Backed off: a forge down for a while is not hammered.
+			pol := w.spec.Policy.WithDefaults()
+			wait := min(pol.Poll.Duration()<<failures, pol.MaxPoll.Duration())
+			w.p.warn("pull request #%d: %v (looking again in %s)", w.spec.Number, err, wait)
+			if sleep(ctx, wait) != nil {
 				return w.stopped(ctx)
 			}
 			continue
@@ -519,6 +559,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 		if err := w.record(EventPRLook, PRLookData{Action: act, Memory: next, Checks: o.Checks.Checks, Decision: o.Reviews.Decision}); err != nil {
 			return PRResult{}, err
 		}
+		before := m
 		m = next
 		switch act.Do {
 		case pull.Done:
@@ -561,7 +602,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 			// The task's budget holds across rounds: each round's task counts
 			// the runs before it (prior), and stops before an attempt it
 			// cannot pay for.
-			rd := PRRoundData{Round: m.Rounds, RunID: store.NewRunID(time.Now()), Head: act.Head}
+			rd := PRRoundData{Round: m.Rounds, RunID: store.NewRunID(time.Now()), Head: act.Head, Before: before}
 			for _, b := range act.Blockers {
 				rd.Blockers = append(rd.Blockers, b.String())
 				if b.Kind == pull.Conflict {
@@ -623,7 +664,7 @@ func (w *prWatch) look(ctx context.Context) (pull.Observation, error) {
 // nil when a resume goes on with a round the journal holds: its task run
 // is resumed, or made anew when it was never created.
 func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m pull.Memory) (PRRoundEndData, error) {
-	end := PRRoundEndData{Round: rd.Round, RunID: rd.RunID}
+	end := PRRoundEndData{Round: rd.Round, RunID: rd.RunID, Made: true}
 	var res taskengine.Result
 	if rd.RunID == "" {
 		// The base merged cleanly and nothing else blocks: the merge is
@@ -648,7 +689,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 		if in == nil {
 			// Journaled, never made: look again (the memory says nothing
 			// was done of it).
-			end.Status, end.Details = string(engine.StatusDone), "not made before the stop; looked at again"
+			end.Status, end.Details, end.Made = string(engine.StatusDone), "not made before the stop; looked at again", false
 			w.rounds = append(w.rounds, end)
 			return end, w.record(EventPRRoundEnd, end)
 		}
@@ -704,7 +745,10 @@ func (w *prWatch) push(ctx context.Context, rd PRRoundData, in *roundInput, tip 
 	}
 	defer func() { w.rounds = append(w.rounds, end) }()
 	branch := w.prOf(ctx, in).Head
-	err := w.repo.PushLeased(ctx, tip, w.spec.Remote, branch, rd.Head)
+	var err error
+	if at, ferr := w.repo.FetchBranch(ctx, w.spec.Remote, branch); ferr != nil || at != tip {
+		err = w.repo.PushLeased(ctx, tip, w.spec.Remote, branch, rd.Head)
+	} // else: pushed before a kill, its end not journaled: not again
 	switch {
 	case errors.Is(err, git.ErrPushRejected):
 		end.Rejected, end.Details = true, "the branch moved on the forge meanwhile: the next look builds on it"

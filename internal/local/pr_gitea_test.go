@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -394,5 +395,64 @@ func TestPRConflictWithBaseOnGitea(t *testing.T) {
 	}
 	if body, err := w.srv.Git(ctx, w.srv.Admin, out, "show", "origin/fix-answer:answer.txt"); err != nil || body != "42" {
 		t.Errorf("the branch's answer.txt: %q (%v)", body, err)
+	}
+}
+
+// A kill between the journal's round and its task run's creation leaves a
+// round that was never made: resume looks again with the memory of before
+// that round (its blockers not acted on), makes the round and reaches the
+// target, where counting it as made would give up ("no new head").
+func TestPRRoundNeverMadeIsMadeOnResume(t *testing.T) {
+	w := newPRWorld(t, pull.Green, 0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pr, err := w.fg.PR(ctx, w.number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The journal a kill leaves: the start, a look that decided a round
+	// (its memory: the failed check acted on at the head), the round begun.
+	w.spec.Policy.Self = w.srv.Admin.Name
+	rec := w.spec
+	rec.Task = w.spec.Task.Recorded()
+	opts, _ := json.Marshal(rec)
+	id := store.NewRunID(time.Now())
+	run, err := store.Create(w.state, id, store.Meta{Command: "pr", Backend: "fake", Prompt: "Make the answer 42", Options: opts, Cwd: w.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := pull.Memory{Head: pr.HeadSHA, HeadSince: time.Now(), Done: []string{pr.HeadSHA + " rerun:ci/test"}}
+	after := before
+	after.Done = append(after.Done, pr.HeadSHA+" check:ci/test")
+	after.Rounds = 1
+	for _, e := range []struct {
+		typ  string
+		data any
+	}{
+		{EventPRStart, PRStartData{Number: w.number, URL: pr.URL, Branch: pr.Head, Base: pr.Base, Target: pull.Green}},
+		{EventPRLook, PRLookData{Action: pull.Action{Do: pull.Attempt, Head: pr.HeadSHA}, Memory: after}},
+		{EventPRRound, PRRoundData{Round: 1, RunID: store.NewRunID(time.Now()), Head: pr.HeadSHA, Blockers: []string{`check "ci/test" failed`}, Before: before}},
+	} {
+		data, _ := json.Marshal(e.data)
+		if err := run.Append(engine.Event{Type: e.typ, Time: time.Now().UTC(), Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run.Close()
+	run, err = store.Open(w.state, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	evs, err := lockedEvents(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := ResumePR(ctx, w.state, run, evs, w.parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != engine.StatusDone || len(res.Rounds) != 2 || res.Rounds[0].Made || res.Rounds[1].Pushed == "" {
+		t.Fatalf("resumed: %s after %+v: %s\n%s", res.Status, res.Rounds, res.Reason, strings.Join(w.said.snapshot(), "\n"))
 	}
 }

@@ -100,12 +100,7 @@ func StartPR(ctx context.Context, f Front, c PRCommand) (PRDone, error) {
 	if err != nil {
 		return PRDone{}, err
 	}
-	pr, err := fg.PR(ctx, n)
-	if err != nil {
-		return PRDone{}, fmt.Errorf("pull request #%d: %w", n, err)
-	}
-	prompt := strings.TrimSpace(pr.Title + "\n\n" + pr.Body)
-	res, err := local.StartPR(ctx, local.NewPR{Spec: spec, Prompt: prompt, Repo: repo, StateDir: cfg.StateDir}, fg, p)
+	res, err := local.StartPR(ctx, local.NewPR{Spec: spec, Repo: repo, StateDir: cfg.StateDir}, fg, p)
 	if err != nil {
 		return PRDone{}, err
 	}
