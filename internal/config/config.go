@@ -151,6 +151,14 @@ type Config struct {
 	// merged merges it.
 	Until       pull.Target
 	MergeMethod forge.MergeMethod
+	// Poll, ChecksGrace, MaxRounds and Trust are the pull-request loop's
+	// first wait between looks, the time checks have to appear at a head,
+	// its most rounds, and the logins whose threads count though they
+	// cannot push (pull.Policy); zero: its defaults.
+	Poll        time.Duration
+	ChecksGrace time.Duration
+	MaxRounds   int
+	Trust       []string
 	// Jobs is how many tasks of a batch run at once.
 	Jobs int
 	// Temporal is the server tasks are submitted to and workers serve.

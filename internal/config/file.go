@@ -77,6 +77,10 @@ type Layer struct {
 	PR            *bool                         `toml:"pr"`
 	Until         *string                       `toml:"until"`
 	MergeMethod   *string                       `toml:"mergeMethod"`
+	Poll          *string                       `toml:"poll"`
+	ChecksGrace   *string                       `toml:"checksGrace"`
+	MaxRounds     *int                          `toml:"maxRounds"`
+	Trust         []string                      `toml:"trust"`
 	Jobs          *int                          `toml:"jobs"`
 	Temporal      *TemporalLayer                `toml:"temporal"`
 	Forge         *ForgeLayer                   `toml:"forge"`

@@ -423,11 +423,49 @@ var keyTable = []Key{
 		parse: text(func(l *Layer) **string { return &l.MergeMethod }),
 		apply: enum(func(l *Layer) *string { return l.MergeMethod }, func(c *Config) *forge.MergeMethod { return &c.MergeMethod }, []forge.MergeMethod{forge.MethodMerge, forge.MethodSquash, forge.MethodRebase}),
 		print: func(c *Config) string { return string(cmp.Or(c.MergeMethod, forge.MethodMerge)) }},
+	{Name: "poll", Lined: true, Flag: "poll", Kind: "duration", Default: pull.DefaultPoll.String(), Commands: on(cmdTask, cmdPR),
+		Usage: "with --until: the first wait between two looks at the pull request; it doubles while nothing changes, up to 5m (config: poll)",
+		parse: duration(func(l *Layer) **string { return &l.Poll }),
+		apply: durationKey(func(l *Layer) *string { return l.Poll }, func(c *Config) *time.Duration { return &c.Poll }),
+		print: func(c *Config) string { return cmp.Or(c.Poll, pull.DefaultPoll).String() }},
+	{Name: "checksGrace", Lined: true, Flag: "checks-grace", Kind: "duration", Default: pull.DefaultGrace.String(), Commands: on(cmdTask, cmdPR),
+		Usage: "with --until: how long checks have to appear at a new head; no check is not green (config: checksGrace)",
+		parse: duration(func(l *Layer) **string { return &l.ChecksGrace }),
+		apply: durationKey(func(l *Layer) *string { return l.ChecksGrace }, func(c *Config) *time.Duration { return &c.ChecksGrace }),
+		print: func(c *Config) string { return cmp.Or(c.ChecksGrace, pull.DefaultGrace).String() }},
+	{Name: "maxRounds", Lined: true, Flag: "max-rounds", Kind: "int", Default: strconv.Itoa(pull.DefaultMaxRounds), Commands: on(cmdTask, cmdPR),
+		Usage: "with --until: the most rounds (attempts on the pull request) before it gives up (config: maxRounds)",
+		parse: integer(func(l *Layer) **int { return &l.MaxRounds }),
+		apply: scalar(func(l *Layer) *int { return l.MaxRounds }, func(c *Config, v int) error {
+			if v < 1 {
+				return fmt.Errorf("must be at least 1, not %d", v)
+			}
+			c.MaxRounds = v
+			return nil
+		}),
+		print: func(c *Config) string { return strconv.Itoa(cmp.Or(c.MaxRounds, pull.DefaultMaxRounds)) }},
+	{Name: "trust", Lined: true, Flag: "trust", Kind: "stringArray", Commands: on(cmdTask, cmdPR),
+		Usage: "with --until: a login whose review threads count though it cannot push, repeatable (config: trust = [...])",
+		parse: func(l *Layer, s string) error {
+			if s = strings.TrimSpace(s); s == "" || strings.ContainsAny(s, " ,\t") {
+				return fmt.Errorf("%q: want a login", s)
+			}
+			l.Trust = append(l.Trust, s)
+			return nil
+		},
+		apply: func(c *Config, l *Layer) (bool, error) {
+			if l.Trust == nil {
+				return false, nil
+			}
+			c.Trust = append(c.Trust, l.Trust...)
+			return true, nil
+		},
+		print: func(c *Config) string { return strings.Join(c.Trust, ", ") }},
 	{Name: "push", Lined: true, Flag: "push", Env: "JLGCLI_PUSH", Kind: "bool", Commands: on(cmdTask), Usage: "push the task branch to its remote, never with force (config: push)",
 		parse: boolean(func(l *Layer) **bool { return &l.Push }),
 		apply: scalar(func(l *Layer) *bool { return l.Push }, func(c *Config, v bool) error { c.Push = v; return nil }),
 		print: func(c *Config) string { return strconv.FormatBool(c.Push) }},
-	{Name: "pr", Lined: true, Flag: "pr", Env: "JLGCLI_PR", Kind: "bool", Commands: on(cmdTask), Usage: "open a pull request with gh, the report as its body (config: pr)",
+	{Name: "pr", Lined: true, Flag: "pr", Env: "JLGCLI_PR", Kind: "bool", Commands: on(cmdTask), Usage: "open a pull request of the pushed branch: with gh, the report as its body; with --until through the forge's API, then work it (config: pr)",
 		parse: boolean(func(l *Layer) **bool { return &l.PR }),
 		apply: scalar(func(l *Layer) *bool { return l.PR }, func(c *Config, v bool) error { c.PR = v; return nil }),
 		print: func(c *Config) string { return strconv.FormatBool(c.PR) }},

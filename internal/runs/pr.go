@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -28,18 +27,6 @@ type PRCommand struct {
 	Flags *config.Layer
 	// Remote is the git remote its branch is on ("": origin).
 	Remote string
-	// Watch are the loop's own settings (its target and merge method come
-	// from the configuration: until, mergeMethod).
-	Watch Watch
-}
-
-// Watch are the settings of the pull-request loop that are no
-// configuration keys: how often it looks, how long checks have to appear,
-// how many rounds it makes, whose threads count beside the writers'.
-type Watch struct {
-	Poll, Grace time.Duration
-	MaxRounds   int
-	Trusted     []string
 }
 
 // PRDone is what StartPR (or a task with --until) did.
@@ -64,9 +51,11 @@ func prNumber(ref string) (int, error) {
 	return n, nil
 }
 
-// policyOf is the loop's policy under cfg and w.
-func policyOf(cfg *config.Config, w Watch, def pull.Target) pull.Policy {
-	return pull.Policy{Target: cmp.Or(cfg.Until, def), Method: cfg.MergeMethod, Poll: millis.Of(w.Poll), Grace: millis.Of(w.Grace), MaxRounds: w.MaxRounds, Trusted: w.Trusted}
+// policyOf is the loop's policy under cfg, its target def when cfg names
+// none.
+func policyOf(cfg *config.Config, def pull.Target) pull.Policy {
+	return pull.Policy{Target: cmp.Or(cfg.Until, def), Method: cfg.MergeMethod, Poll: millis.Of(cfg.Poll), Grace: millis.Of(cfg.ChecksGrace),
+		MaxRounds: cfg.MaxRounds, Trusted: cfg.Trust}
 }
 
 // StartPR works the pull request of the command until its target
@@ -93,7 +82,7 @@ func StartPR(ctx context.Context, f Front, c PRCommand) (PRDone, error) {
 	if failed != nil {
 		return PRDone{}, fmt.Errorf("%s", failed.Details)
 	}
-	spec := local.PRSpec{Task: s, Number: n, Remote: cmp.Or(c.Remote, "origin"), Forge: cfg.Forge, Policy: policyOf(cfg, c.Watch, pull.Green)}
+	spec := local.PRSpec{Task: s, Number: n, Remote: cmp.Or(c.Remote, "origin"), Forge: cfg.Forge, Policy: policyOf(cfg, pull.Green)}
 	p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 	defer endParts(p)
 	fg, err := local.OpenForge(ctx, repo, spec, p)
@@ -115,7 +104,7 @@ func watchTaskPR(ctx context.Context, cfg *config.Config, repo *git.Repo, s loca
 	if res.Status != engine.StatusDone || g == nil || !g.Pushed {
 		return nil, nil
 	}
-	spec := local.PRSpec{Task: s, Remote: g.Remote, Forge: cfg.Forge, Policy: policyOf(cfg, Watch{}, ""), From: res.RunID}
+	spec := local.PRSpec{Task: s, Remote: g.Remote, Forge: cfg.Forge, Policy: policyOf(cfg, ""), From: res.RunID}
 	fg, err := local.OpenForge(ctx, repo, spec, p)
 	if err != nil {
 		return nil, err
