@@ -165,6 +165,10 @@ func (s TaskSpec) merge(ctx context.Context, repo func() *git.Repo, res *taskeng
 	m := &taskengine.MergeInfo{Into: wt.BaseBranch}
 	if s.Merge == git.MergeNone {
 		m.Status = git.MergeSkipped
+		if s.ViaPR {
+			m.Reason = "it lands through its pull request"
+			return m
+		}
 		m.Command = squashByHand(wt.Branch, res.Task)
 		return m
 	}

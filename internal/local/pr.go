@@ -147,7 +147,9 @@ type PRRoundEndData struct {
 	Rejected bool    `json:"rejected,omitempty"`
 	Replied  int     `json:"replied,omitempty"`
 	CostUSD  float64 `json:"costUsd"`
-	Details  string  `json:"details,omitempty"`
+	// CostKnown: the round's agents reported what they cost.
+	CostKnown bool   `json:"costKnown,omitempty"`
+	Details   string `json:"details,omitempty"`
 	// Made is false for a round a stop kept from being made: what it was
 	// to act on is looked at again.
 	Made bool `json:"made"`
@@ -184,13 +186,16 @@ type PRResult struct {
 	Head     string        `json:"head,omitempty"`
 	Looks    int           `json:"looks"`
 	// Last is the last decision; Checks the checks it saw.
-	Last       *pull.Action     `json:"last,omitempty"`
-	Checks     []forge.Check    `json:"checks,omitempty"`
-	Rounds     []PRRoundEndData `json:"rounds,omitempty"`
-	Merged     string           `json:"merged,omitempty"`
-	CostUSD    float64          `json:"costUsd"`
-	DurationMs millis.Duration  `json:"durationMs"`
-	Comment    string           `json:"comment,omitempty"`
+	Last   *pull.Action     `json:"last,omitempty"`
+	Checks []forge.Check    `json:"checks,omitempty"`
+	Rounds []PRRoundEndData `json:"rounds,omitempty"`
+	Merged string           `json:"merged,omitempty"`
+	// CostUSD is what the rounds cost (the task that opened the pull
+	// request counts its own); CostKnown whether any round's agents said.
+	CostUSD    float64         `json:"costUsd"`
+	CostKnown  bool            `json:"costKnown"`
+	DurationMs millis.Duration `json:"durationMs"`
+	Comment    string          `json:"comment,omitempty"`
 }
 
 // prLog is a pull-request run's journal read back.
@@ -270,6 +275,9 @@ func PRResultOf(run *store.Run, events []engine.Event) (PRResult, error) {
 	_ = json.Unmarshal(run.Meta.Options, &s)
 	r := PRResult{RunID: run.ID, Number: s.Number, Target: s.Policy.Target, Status: store.Running, Looks: l.looks,
 		Rounds: l.rounds, Merged: l.merged, CostUSD: l.spent, Head: l.memory.Head}
+	for _, rd := range l.rounds {
+		r.CostKnown = r.CostKnown || rd.CostKnown
+	}
 	if l.start != nil {
 		r.URL, r.Branch = l.start.URL, l.start.Branch
 	}
@@ -702,7 +710,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 			}
 		}
 		spec := w.spec.Task
-		spec.Merge, spec.Push, spec.PR, spec.Commit = git.MergeNone, false, false, git.CommitBranch
+		spec.Merge, spec.Push, spec.PR, spec.Commit, spec.ViaPR = git.MergeNone, false, false, git.CommitBranch, true
 		w.p.progress("pull request #%d: round %d on %s: %s", w.spec.Number, rd.Round, shortSHA(rd.Head), strings.Join(rd.Blockers, "; "))
 		needs.Conflicted = rd.Conflicts
 		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: cmp.Or(rd.Start, rd.Head), ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
@@ -710,7 +718,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 			return end, err
 		}
 	}
-	end.Status, end.CostUSD, end.Details = string(res.Status), res.CostUSD, res.Details
+	end.Status, end.CostUSD, end.CostKnown, end.Details = string(res.Status), res.CostUSD, res.CostKnown, res.Details
 	if res.Status != engine.StatusDone {
 		w.rounds = append(w.rounds, end)
 		return end, w.record(EventPRRoundEnd, end)

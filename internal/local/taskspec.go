@@ -48,6 +48,9 @@ type TaskSpec struct {
 	Merge      git.MergeMode      `json:"merge"`
 	Push       bool               `json:"push,omitempty"`
 	PR         bool               `json:"pr,omitempty"`
+	// ViaPR: the branch lands through its pull request, worked until a
+	// target (task --until): nothing merges here, and the result says so.
+	ViaPR bool `json:"viaPr,omitempty"`
 	// Worktree and DirtyLeftOut are set when the task starts.
 	Worktree     git.Worktree `json:"worktree"`
 	DirtyLeftOut bool         `json:"dirtyLeftOut,omitempty"`

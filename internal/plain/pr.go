@@ -5,8 +5,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -37,7 +39,8 @@ func PRSummary(w io.Writer, res local.PRResult) {
 	}
 	fmt.Fprintln(w)
 	if res.Head != "" {
-		fmt.Fprintf(w, "  head %s, %d looks, cost $%.4f\n", ShortSHA(res.Head), res.Looks, res.CostUSD)
+		fmt.Fprintf(w, "  head %s, %s, %s, rounds %s\n", ShortSHA(res.Head), plural.N(res.Looks, "look"), plural.N(len(res.Rounds), "round"),
+			cost.Phrase(res.CostUSD, res.CostKnown, false))
 	}
 	for _, r := range res.Rounds {
 		line := fmt.Sprintf("  round %d (task %s): %s", r.Round, r.RunID, r.Status)

@@ -61,6 +61,8 @@ func TaskSummary(w io.Writer, res taskengine.Result) {
 		fmt.Fprintf(w, "committed on %s, fast-forwarded to %s\n", g.Merge.Into, ShortSHA(g.Merge.Commit))
 	case g.Merge != nil && g.Merge.Status == git.MergeMerged:
 		fmt.Fprintf(w, "merged into %s as %s (branch %s keeps the attempts)\n", g.Merge.Into, ShortSHA(g.Merge.Commit), g.Branch)
+	case g.Merge != nil && g.Merge.Status == git.MergeSkipped && g.Merge.Command == "" && g.Merge.Reason != "":
+		fmt.Fprintf(w, "branch %s passed the checks; not merged here: %s\n", g.Branch, g.Merge.Reason)
 	case g.Merge != nil && g.Merge.Command != "":
 		fmt.Fprintf(w, "branch %s passed the checks; not merged (%s). To merge:\n  %s\n", g.Branch, orText(g.Merge.Reason, string(g.Merge.Status)), g.Merge.Command)
 	case g.Discarded:

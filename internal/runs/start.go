@@ -255,7 +255,7 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 		}
 		// The pull request is the landing: the branch is pushed, the
 		// forge opens it, nothing merges here.
-		s.Merge, s.Push, s.PR = git.MergeNone, true, false
+		s.Merge, s.Push, s.PR, s.ViaPR = git.MergeNone, true, false, true
 	}
 	p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 	defer endParts(p)

@@ -1,0 +1,34 @@
+package plain
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/forge"
+	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/pull"
+)
+
+// A pull-request run in a few lines: its end and why, each round, the
+// checks at its head; what the forge wrote (a check's name, the reason
+// quoting a reviewer) cannot move the cursor or colour the terminal, and
+// a cost no agent reported is unknown, not $0.
+func TestPRSummary(t *testing.T) {
+	res := local.PRResult{RunID: "r1", Number: 7, URL: "http://forge/pulls/7", Target: pull.Merged, Status: engine.StatusNeedsYou,
+		Reason: "review thread by \x1b[2J\x1b[31mevil\x1b[0m", Head: "0123456789abcdef", Looks: 3,
+		Rounds: []local.PRRoundEndData{{Round: 1, RunID: "t1", Status: "done", Pushed: "abcdef0123456789", Replied: 1, Made: true}},
+		Checks: []forge.Check{{Name: "ci/\x1b]8;;http://x\x07test", State: forge.Failed}}}
+	var out bytes.Buffer
+	PRSummary(&out, res)
+	s := out.String()
+	if strings.ContainsRune(s, '\x1b') || strings.ContainsRune(s, '\x07') {
+		t.Errorf("forge text reached the terminal raw:\n%q", s)
+	}
+	for _, want := range []string{"pull request #7", "until merged: needs-you", "round 1 (task t1): done, pushed abcdef0123, 1 threads answered", "cost unknown", "1 round"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, s)
+		}
+	}
+}
