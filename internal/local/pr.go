@@ -290,9 +290,7 @@ func PRResultOf(run *store.Run, events []engine.Event) (PRResult, error) {
 	}
 	if l.end != nil {
 		r.Status, r.ExitCode, r.Reason, r.Comment = l.end.Status, l.end.ExitCode, l.end.Reason, l.end.Comment
-	} else if !run.Live() {
-		r.Status, r.ExitCode, r.Reason = engine.StatusInterrupted, engine.StatusInterrupted.ExitCode(), "stopped while it watched: jlgcli resume "+run.ID+" goes on"
-	}
+	} // else running, or killed: show says which (its lock)
 	return r, nil
 }
 
@@ -863,7 +861,14 @@ func (w *prWatch) end(ctx context.Context, status engine.Status, reason string, 
 
 // checkpoint writes the run's progress, for runs and the index.
 func (w *prWatch) checkpoint(status string, spent float64) {
-	p := store.Progress{Status: status, CostUSD: spent, CostKnown: spent > 0, Heartbeat: time.Now().UTC()}
+	known := spent > 0
+	for _, r := range w.rounds {
+		known = known || r.CostKnown
+	}
+	p := store.Progress{Status: status, CostUSD: spent, CostKnown: known, Heartbeat: time.Now().UTC(), Iterations: len(w.rounds)}
+	if !w.run.Meta.StartedAt.IsZero() {
+		p.DurationMs = millis.Of(time.Since(w.run.Meta.StartedAt))
+	}
 	if err := w.j.checkpoint(struct {
 		store.Progress
 	}{p}, p); err != nil {

@@ -121,8 +121,8 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (taskengine.Result, erro
 	s.DirtyLeftOut = dirty && !wt.DirtyIncluded
 	opts, _ := json.Marshal(s.Recorded())
 	meta := store.Meta{Command: "task", Backend: s.Tiers[0].Backend, Prompt: t.Prompt, Options: opts, Cwd: repo.Dir, Parent: t.Parent, Sandbox: &confined}
-	if t.Prior != nil {
-		meta.RerunOf = t.Prior.RunID
+	if t.Prior != nil && t.Prior.Needs == "" {
+		meta.RerunOf = t.Prior.RunID // a round of a pull request is no re-run: its parent is the pull request's run
 	}
 	run, err := store.Create(root, id, meta)
 	if err != nil {
