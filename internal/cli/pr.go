@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/pull"
@@ -39,15 +40,26 @@ forge.tokenEnv). Ctrl-C or 'jlgcli stop' stops it; 'jlgcli resume ID' goes on.`)
 	c.Flags = flagLayer()
 	bindKeys(fs, "pr", c.Flags)
 	fs.StringVar(&c.Remote, "remote", "origin", "the git remote the pull request's branch is on")
-	durationVar(fs, &c.Watch.Poll, "poll", pull.DefaultPoll, "the first wait between two looks at the pull request; it doubles while nothing changes, up to 5m")
-	durationVar(fs, &c.Watch.Grace, "checks-grace", pull.DefaultGrace, "how long checks have to appear at a new head (no check is not green)")
-	fs.IntVar(&c.Watch.MaxRounds, "max-rounds", pull.DefaultMaxRounds, "the most rounds (attempts on the pull request) before it gives up")
-	fs.StringArrayVar(&c.Watch.Trusted, "trust", nil, "a login whose review threads count though it cannot push (repeatable)")
+	registerWatch(fs, &c.Watch, "")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c.Ref = args[0]
 		return runPRCmd(cmd.Context(), stdio, c)
 	}
 	return cmd
+}
+
+// watchFlags are the flags of the pull-request loop's own settings
+// (registerWatch).
+var watchFlags = []string{"poll", "checks-grace", "max-rounds", "trust"}
+
+// registerWatch adds the flags of the pull-request loop's own settings
+// (runs.Watch), which pr and task --until share; with prefixes their help
+// ("with --until: ").
+func registerWatch(fs *pflag.FlagSet, w *runs.Watch, with string) {
+	durationVar(fs, &w.Poll, "poll", pull.DefaultPoll, with+"the first wait between two looks at the pull request; it doubles while nothing changes, up to 5m")
+	durationVar(fs, &w.Grace, "checks-grace", pull.DefaultGrace, with+"how long checks have to appear at a new head (no check is not green)")
+	fs.IntVar(&w.MaxRounds, "max-rounds", pull.DefaultMaxRounds, with+"the most rounds (attempts on the pull request) before it gives up")
+	fs.StringArrayVar(&w.Trusted, "trust", nil, with+"a login whose review threads count though it cannot push (repeatable)")
 }
 
 func runPRCmd(ctx context.Context, stdio *Stdio, c runs.PRCommand) error {

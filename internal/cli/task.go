@@ -29,6 +29,10 @@ type taskFlags struct {
 	heartbeat    time.Duration
 	// heartbeatSet: --heartbeat-timeout was given.
 	heartbeatSet bool
+	// watch are the settings of the pull-request loop of --until, and
+	// watchSet the flags of them that were given.
+	watch    runs.Watch
+	watchSet []string
 }
 
 func newTaskCmd(stdio *Stdio) *cobra.Command {
@@ -59,8 +63,14 @@ The task is a run: Ctrl-C stops it (130) and 'jlgcli resume ID' continues.`),
 	fs.StringVar(&o.base, "base", "", "start the task branch from REF instead of HEAD")
 	fs.BoolVar(&o.includeDirty, "include-dirty", false, "bring the uncommitted changes of your tree in as the branch's first commit")
 	o.registerTemporal(fs, "task")
+	registerWatch(fs, &o.watch, "with --until: ")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o.heartbeatSet = cmd.Flags().Changed("heartbeat-timeout")
+		for _, f := range watchFlags {
+			if cmd.Flags().Changed(f) {
+				o.watchSet = append(o.watchSet, f)
+			}
+		}
 		return runTaskCmd(cmd.Context(), stdio, o, args)
 	}
 	return cmd
@@ -84,7 +94,7 @@ func (o *taskFlags) registerDeveloper(fs *pflag.FlagSet, command string) {
 
 func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) error {
 	out, err := runs.StartTask(ctx, stdio, runs.TaskCommand{Prompt: o.prompt(stdio, args), Flags: o.flags,
-		Submission: o.submission(o.base), HeartbeatGiven: o.heartbeatSet})
+		Submission: o.submission(o.base), HeartbeatGiven: o.heartbeatSet, Watch: o.watch, WatchGiven: o.watchSet})
 	if err != nil {
 		return err
 	}

@@ -112,14 +112,14 @@ func StartPR(ctx context.Context, f Front, c PRCommand) (PRDone, error) {
 }
 
 // watchTaskPR opens (or finds) the pull request of the done task res,
-// pushed to its remote, and works it until cfg's target: the loop a
-// task with --until goes on with.
-func watchTaskPR(ctx context.Context, cfg *config.Config, repo *git.Repo, s local.TaskSpec, prompt string, res taskengine.Result, p local.Parts) (*local.PRResult, error) {
+// pushed to its remote, and works it until cfg's target, as w says: the
+// loop a task with --until goes on with.
+func watchTaskPR(ctx context.Context, cfg *config.Config, w Watch, repo *git.Repo, s local.TaskSpec, prompt string, res taskengine.Result, p local.Parts) (*local.PRResult, error) {
 	g := res.Git
 	if res.Status != engine.StatusDone || g == nil || !g.Pushed {
 		return nil, nil
 	}
-	spec := local.PRSpec{Task: s, Remote: g.Remote, Forge: cfg.Forge, Policy: policyOf(cfg, Watch{}, ""), From: res.RunID}
+	spec := local.PRSpec{Task: s, Remote: g.Remote, Forge: cfg.Forge, Policy: policyOf(cfg, w, ""), From: res.RunID}
 	fg, err := local.OpenForge(ctx, repo, spec, p)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -95,6 +96,11 @@ type TaskCommand struct {
 	Submission
 	// HeartbeatGiven: Submission.Heartbeat was given, not defaulted.
 	HeartbeatGiven bool
+	// Watch are the settings of the pull-request loop of --until;
+	// WatchGiven names the flags of them that were given, which a task
+	// without --until refuses.
+	Watch      Watch
+	WatchGiven []string
 }
 
 // TaskDone is what StartTask did.
@@ -227,6 +233,9 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 	if cfg.Until != "" && cfg.Temporal.Address != "" {
 		return TaskDone{}, cfg.KeyError("until", "works a pull request here; on a Temporal server it is not done yet")
 	}
+	if cfg.Until == "" && len(c.WatchGiven) > 0 {
+		return TaskDone{}, exit.Usagef("add --pr --until green|approved|merged", "--%s: only a pull request worked --until takes it", c.WatchGiven[0])
+	}
 	if cfg.Temporal.Address != "" {
 		p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 		defer endParts(p)
@@ -265,7 +274,7 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 	}
 	out.Result = &res
 	if cfg.Until != "" {
-		if out.PR, err = watchTaskPR(ctx, cfg, repo, s, prompt, res, p); err != nil {
+		if out.PR, err = watchTaskPR(ctx, cfg, c.Watch, repo, s, prompt, res, p); err != nil {
 			return out, err
 		}
 	}
