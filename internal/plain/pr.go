@@ -7,6 +7,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -48,7 +49,7 @@ func PRSummary(w io.Writer, res local.PRResult) {
 			line += ", push refused (the branch had moved)"
 		}
 		if r.Replied > 0 {
-			line += fmt.Sprintf(", %d threads answered", r.Replied)
+			line += ", " + plural.N(r.Replied, "thread") + " answered"
 		}
 		if r.Details != "" && r.Pushed == "" {
 			line += ": " + r.Details
