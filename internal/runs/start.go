@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -268,13 +269,21 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 	}
 	p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 	defer endParts(p)
+	var fg forge.Forge
+	if cfg.Until != "" {
+		// The forge, its token and the remote are known before the task
+		// spends anything: a missing one is said now, not after the work.
+		if fg, err = taskForge(ctx, cfg, repo, p); err != nil {
+			return TaskDone{}, err
+		}
+	}
 	res, err := local.StartTask(ctx, local.NewTask{Prompt: prompt, Spec: s, Repo: repo, Base: c.Base, IncludeDirty: c.IncludeDirty, StateDir: cfg.StateDir}, p)
 	if err != nil {
 		return TaskDone{}, err
 	}
 	out.Result = &res
 	if cfg.Until != "" {
-		if out.PR, err = watchTaskPR(ctx, cfg, c.Watch, repo, s, prompt, res, p); err != nil {
+		if out.PR, err = watchTaskPR(ctx, cfg, c.Watch, fg, repo, s, prompt, res, p); err != nil {
 			return out, err
 		}
 	}
