@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/forge"
+	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
 // Target is the state a pull request is worked until.
@@ -389,7 +390,7 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 	switch {
 	case len(fresh) > 0 && m.Rounds >= p.MaxRounds:
 		act.Do, act.Blockers = GiveUp, blockers
-		act.Reason = fmt.Sprintf("%d rounds made and the pull request is still blocked: %s", m.Rounds, listed(blockers))
+		act.Reason = fmt.Sprintf("%s made and the pull request is still blocked: %s", plural.N(m.Rounds, "round"), listed(blockers))
 	case len(fresh) > 0:
 		act.Do, act.Blockers = Attempt, fresh
 		for _, b := range fresh {
