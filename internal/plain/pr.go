@@ -51,7 +51,7 @@ func PRSummary(w io.Writer, res local.PRResult) {
 		if r.Replied > 0 {
 			line += ", " + plural.N(r.Replied, "thread") + " answered"
 		}
-		if r.Details != "" && r.Pushed == "" {
+		if r.Details != "" && r.Pushed == "" && !r.Rejected {
 			line += ": " + r.Details
 		}
 		fmt.Fprintln(w, termsafe.Line(line))
