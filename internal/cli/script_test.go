@@ -37,7 +37,8 @@ import (
 const hangGuard = 60 * time.Second
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	// stopGitea stops the Gitea server of the pr_* scripts after the run.
+	testscript.Main(stopGitea{m}, map[string]func(){
 		"jlgcli":    func() { armLandKill(); os.Exit(cli.Run()) },
 		"fakeagent": func() { os.Exit(fakeAgent(os.Args[1:])) },
 		"memcheck":  func() { os.Exit(memcheck(os.Args[1:])) },
@@ -73,6 +74,8 @@ func setupScript(env *testscript.Env) error {
 		}
 	}
 	env.Setenv("PATH", path)
+	// The forge's scripts make their repository with the script's T.
+	env.Values[scriptTB{}] = env.T()
 	// TESTBIN holds the registered programs only: a PATH of it alone has
 	// no bubblewrap (sandbox_missing.txtar).
 	env.Setenv("TESTBIN", filepath.Dir(fake))
@@ -105,7 +108,8 @@ func setupScript(env *testscript.Env) error {
 
 // scriptCondition adds the conditions [root], true when the tests run as
 // root (a container, CI), [pidslimit], true when the sandbox limits each
-// call's processes with a pids cgroup, and [knownbugs], true when
+// call's processes with a pids cgroup, [forge], true when a Gitea server
+// can be started (forge_script_test.go), and [knownbugs], true when
 // JLGCLI_TEST_KNOWN_BUGS=1: a script that shows a known bug starts with
 //
 //	[!knownbugs] skip 'KNOWN BUG: ...'
@@ -126,6 +130,9 @@ func scriptCondition(cond string) (bool, error) {
 			return false, fmt.Errorf("JLGCLI_REQUIRE_SANDBOX=1 but %s", why)
 		}
 		return why == "", nil
+	}
+	if cond == "forge" {
+		return forgeCondition()
 	}
 	if cond == "pidslimit" {
 		// A process limit the kernel enforces per call (a pids cgroup).

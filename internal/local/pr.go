@@ -327,7 +327,7 @@ func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, er
 	s.Policy = s.Policy.WithDefaults()
 	pr, err := f.PR(ctx, s.Number)
 	if err != nil {
-		return PRResult{}, prError(s, err)
+		return PRResult{}, prError(s, f, err)
 	}
 	if pr.HeadRepo != "" && pr.HeadRepo != f.Repo().String() {
 		return PRResult{}, exit.Usagef("work it from its own repository", "pull request #%d comes from %s, a fork: jlgcli pushes only to %s", pr.Number, pr.HeadRepo, f.Repo())
@@ -337,7 +337,7 @@ func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, er
 	}
 	self, err := f.Self(ctx)
 	if err != nil {
-		return PRResult{}, prError(s, err)
+		return PRResult{}, prError(s, f, err)
 	}
 	s.Policy.Self = self
 	if n.Prompt == "" {
@@ -372,7 +372,7 @@ func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, er
 // prError is err of a first read of spec's pull request, as the user is
 // told it: a token refused or a pull request the forge does not know are
 // the user's to fix (exit 64), nothing made.
-func prError(spec PRSpec, err error) error {
+func prError(spec PRSpec, f forge.Forge, err error) error {
 	err = fmt.Errorf("pull request #%d: %w", spec.Number, err)
 	switch {
 	case errors.Is(err, forge.ErrUnauthorized):
@@ -382,7 +382,7 @@ func prError(spec PRSpec, err error) error {
 		}
 		return exit.NewUsage(err, "check the token in "+where+": it must be valid for this forge")
 	case errors.Is(err, forge.ErrNotFound):
-		return exit.NewUsage(err, "give the number of an open pull request of this repository (git remote "+spec.Remote+")")
+		return exit.Usagef("give the number of one of its pull requests (git remote "+spec.Remote+")", "%s has no pull request #%d (or the token cannot see it)", f.Repo(), spec.Number)
 	}
 	return err
 }

@@ -51,9 +51,9 @@ func PRSummary(w io.Writer, res local.PRResult) {
 			line += ", push refused (the branch had moved)"
 		}
 		if r.Replied > 0 {
-			line += fmt.Sprintf(", %d threads answered", r.Replied)
+			line += ", " + plural.N(r.Replied, "thread") + " answered"
 		}
-		if r.Details != "" && r.Pushed == "" {
+		if r.Details != "" && r.Pushed == "" && !r.Rejected {
 			line += ": " + r.Details
 		}
 		fmt.Fprintln(w, termsafe.Line(line))

@@ -31,6 +31,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/plural"
 )
 
 // Target is the state a pull request is worked until.
@@ -390,7 +391,7 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 	switch {
 	case len(fresh) > 0 && m.Rounds >= p.MaxRounds:
 		act.Do, act.Blockers = GiveUp, blockers
-		act.Reason = fmt.Sprintf("%d rounds made and the pull request is still blocked: %s", m.Rounds, listed(blockers))
+		act.Reason = fmt.Sprintf("%s made and the pull request is still blocked: %s", plural.N(m.Rounds, "round"), listed(blockers))
 	case len(fresh) > 0:
 		act.Do, act.Blockers = Attempt, fresh
 		for _, b := range fresh {

@@ -177,7 +177,7 @@ func TestConflictsMaxRoundsAndBackOff(t *testing.T) {
 		t.Fatalf("conflict: %+v, want an attempt with the base", a)
 	}
 	o.PR.HeadSHA, o.Checks.SHA = "h2", "h2"
-	if a, _ = Decide(p, o, m); a.Do != GiveUp || !strings.Contains(a.Reason, "1 rounds made") {
+	if a, _ = Decide(p, o, m); a.Do != GiveUp || !strings.Contains(a.Reason, "1 round made and") {
 		t.Fatalf("past MaxRounds: %+v, want give up", a)
 	}
 	o.PR.Mergeable = forge.MergeUnknown

@@ -96,19 +96,46 @@ func StartPR(ctx context.Context, f Front, c PRCommand) (PRDone, error) {
 	return PRDone{Result: &res, JSON: cfg.JSON}, nil
 }
 
+// watchFlag is the first flag of the pull-request loop's settings given
+// on the command line (flags), "" for none: a task without --until
+// refuses them rather than ignore them.
+func watchFlag(flags *config.Layer) string {
+	switch {
+	case flags == nil:
+	case flags.Poll != nil:
+		return "poll"
+	case flags.ChecksGrace != nil:
+		return "checks-grace"
+	case flags.MaxRounds != nil:
+		return "max-rounds"
+	case flags.Trust != nil:
+		return "trust"
+	case flags.MergeMethod != nil:
+		return "merge-method"
+	}
+	return ""
+}
+
+// taskForge is the forge a task with --until pushes its branch to and
+// opens its pull request on: that of the remote a new branch is pushed to
+// (remote.pushDefault, else origin, else the only one), its token read.
+func taskForge(ctx context.Context, cfg *config.Config, repo *git.Repo, p local.Parts) (forge.Forge, error) {
+	rm, err := repo.Remote(ctx, "jlgcli/new")
+	if err != nil {
+		return nil, cfg.KeyError("until", fmt.Sprintf("works a pull request of the task's branch, which it cannot push: %v", err))
+	}
+	return local.OpenForge(ctx, repo, local.PRSpec{Remote: rm, Forge: cfg.Forge}, p)
+}
+
 // watchTaskPR opens (or finds) the pull request of the done task res,
-// pushed to its remote, and works it until cfg's target: the loop a
-// task with --until goes on with.
-func watchTaskPR(ctx context.Context, cfg *config.Config, repo *git.Repo, s local.TaskSpec, prompt string, res taskengine.Result, p local.Parts) (*local.PRResult, error) {
+// pushed to its remote, on fg (taskForge's), and works it until cfg's
+// target: the loop a task with --until goes on with.
+func watchTaskPR(ctx context.Context, cfg *config.Config, fg forge.Forge, repo *git.Repo, s local.TaskSpec, prompt string, res taskengine.Result, p local.Parts) (*local.PRResult, error) {
 	g := res.Git
 	if res.Status != engine.StatusDone || g == nil || !g.Pushed {
 		return nil, nil
 	}
 	spec := local.PRSpec{Task: s, Remote: g.Remote, Forge: cfg.Forge, Policy: policyOf(cfg, ""), From: res.RunID}
-	fg, err := local.OpenForge(ctx, repo, spec, p)
-	if err != nil {
-		return nil, err
-	}
 	body := fmt.Sprintf("%s\n\nMade by jlgcli task %s; jlgcli works this pull request until it is %s.", res.Summary, res.RunID, spec.Policy.Target)
 	pr, created, err := fg.OpenPR(ctx, forge.NewPR{Head: g.Branch, Base: s.Worktree.BaseBranch, Title: local.SquashSubject(res.Task), Body: body})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -227,6 +229,9 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 	if cfg.Until != "" && cfg.Temporal.Address != "" {
 		return TaskDone{}, cfg.KeyError("until", "works a pull request here; on a Temporal server it is not done yet")
 	}
+	if f := watchFlag(c.Flags); cfg.Until == "" && f != "" {
+		return TaskDone{}, exit.Usagef("add --pr --until green|approved|merged", "--%s: only a pull request worked --until takes it", f)
+	}
 	if cfg.Temporal.Address != "" {
 		p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 		defer endParts(p)
@@ -259,13 +264,21 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 	}
 	p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 	defer endParts(p)
+	var fg forge.Forge
+	if cfg.Until != "" {
+		// The forge, its token and the remote are known before the task
+		// spends anything: a missing one is said now, not after the work.
+		if fg, err = taskForge(ctx, cfg, repo, p); err != nil {
+			return TaskDone{}, err
+		}
+	}
 	res, err := local.StartTask(ctx, local.NewTask{Prompt: prompt, Spec: s, Repo: repo, Base: c.Base, IncludeDirty: c.IncludeDirty, StateDir: cfg.StateDir}, p)
 	if err != nil {
 		return TaskDone{}, err
 	}
 	out.Result = &res
 	if cfg.Until != "" {
-		if out.PR, err = watchTaskPR(ctx, cfg, repo, s, prompt, res, p); err != nil {
+		if out.PR, err = watchTaskPR(ctx, cfg, fg, repo, s, prompt, res, p); err != nil {
 			return out, err
 		}
 	}
