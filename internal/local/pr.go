@@ -776,7 +776,8 @@ func (w *prWatch) end(ctx context.Context, status engine.Status, reason string, 
 
 // checkpoint writes the run's progress, for runs and the index.
 func (w *prWatch) checkpoint(status string, spent float64) {
-	p := store.Progress{Status: status, CostUSD: spent, CostKnown: spent > 0, Heartbeat: time.Now().UTC()}
+	p := store.Progress{Status: status, CostUSD: spent, CostKnown: spent > 0, Heartbeat: time.Now().UTC(),
+		DurationMs: millis.Of(time.Since(w.run.Meta.StartedAt))}
 	if err := w.j.checkpoint(struct {
 		store.Progress
 	}{p}, p); err != nil {
