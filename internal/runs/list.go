@@ -136,12 +136,17 @@ func List(root string, f store.Filter) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := lister{root: root, batches: map[string]batchRuns{}, prs: map[string]*local.PRResult{}, kinds: map[string]string{}}
+	l := newLister(root)
 	out := make([]Listed, 0, len(rows))
 	for _, row := range rows {
 		out = append(out, l.run(row))
 	}
 	return out, nil
+}
+
+// newLister is the lister of the runs under root.
+func newLister(root string) *lister {
+	return &lister{root: root, batches: map[string]batchRuns{}, prs: map[string]*local.PRResult{}, kinds: map[string]string{}}
 }
 
 // lister fills the runs of one List.
