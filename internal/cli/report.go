@@ -32,7 +32,12 @@ attempts. -o writes it to a file instead of stdout; without --format its extensi
 .json, .html) chooses the format.
 
 The report is made from the result the task wrote when it stopped, or, for a run still going
-or killed, from its journal.`,
+or killed, from its journal.
+
+A batch's report tells its tasks; a pull-request run's (jlgcli pr, task --until) tells its pull
+request, how it ended and why, each round (its task run, what it was for, what it pushed, the
+threads it answered, its cost), the checks last seen, the merge and the comment it left; its
+JSON is the object of show --json.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeRuns(stdio),
 	}
@@ -78,7 +83,8 @@ one): how many succeeded, the success rate of each tier (of the tasks in which a
 attempts, how many it finished), the mean number of attempts before success, the cost per
 successful task (the cost of all the task runs divided by the successes: failures are paid for
 too) and the mean cost of a success, and the mean duration. Runs still running are not
-counted. --since DATE counts only the runs started at or after DATE (2006-01-02, local time,
+counted. The pull-request runs (jlgcli pr, task --until) are counted by status, with their
+rounds: each round is a task run, counted above once, its cost with it. --since DATE counts only the runs started at or after DATE (2006-01-02, local time,
 or an RFC 3339 time).`,
 		Args: cobra.NoArgs,
 	}

@@ -62,8 +62,11 @@ const (
 
 // PRStartData is the payload of pr-start.
 type PRStartData struct {
-	Number int         `json:"number"`
-	URL    string      `json:"url"`
+	Number int    `json:"number"`
+	URL    string `json:"url"`
+	// Title is the pull request's title as the forge gave it when the run
+	// began (anyone who can edit the pull request wrote it).
+	Title  string      `json:"title,omitempty"`
 	Branch string      `json:"branch"`
 	Base   string      `json:"base"`
 	Forge  forge.Kind  `json:"forge"`
@@ -175,27 +178,53 @@ type PREndData struct {
 // PRResult is what became of a pull-request run: its pull request, each
 // round, the last decision, and how it ended.
 type PRResult struct {
-	RunID    string        `json:"runId"`
-	Number   int           `json:"number"`
-	URL      string        `json:"url"`
-	Branch   string        `json:"branch"`
-	Target   pull.Target   `json:"target"`
+	RunID  string `json:"runId"`
+	Number int    `json:"number"`
+	URL    string `json:"url"`
+	// Title is the pull request's title when the run began; Branch its
+	// head branch, Base the branch it merges into.
+	Title  string      `json:"title,omitempty"`
+	Branch string      `json:"branch"`
+	Base   string      `json:"base,omitempty"`
+	Target pull.Target `json:"target"`
+	// From is the task run that opened the pull request ("" for one
+	// taken over with jlgcli pr).
+	From     string        `json:"from,omitempty"`
 	Status   engine.Status `json:"status"`
 	ExitCode int           `json:"exitCode"`
 	Reason   string        `json:"reason,omitempty"`
 	Head     string        `json:"head,omitempty"`
 	Looks    int           `json:"looks"`
 	// Last is the last decision; Checks the checks it saw.
-	Last   *pull.Action     `json:"last,omitempty"`
-	Checks []forge.Check    `json:"checks,omitempty"`
-	Rounds []PRRoundEndData `json:"rounds,omitempty"`
-	Merged string           `json:"merged,omitempty"`
+	Last   *pull.Action  `json:"last,omitempty"`
+	Checks []forge.Check `json:"checks,omitempty"`
+	// Rounds are the rounds that ended; Current the round begun and not
+	// ended (its task run under way, or cut by a kill).
+	Rounds     []PRRound       `json:"rounds,omitempty"`
+	Current    *PRRoundData    `json:"current,omitempty"`
+	Merged string `json:"merged,omitempty"`
 	// CostUSD is what the rounds cost (the task that opened the pull
 	// request counts its own); CostKnown whether any round's agents said.
 	CostUSD    float64         `json:"costUsd"`
 	CostKnown  bool            `json:"costKnown"`
 	DurationMs millis.Duration `json:"durationMs"`
 	Comment    string          `json:"comment,omitempty"`
+}
+
+// PRRound is a round that ended: how (its pr-round-end), and what it was
+// begun for (its pr-round's head and blockers).
+type PRRound struct {
+	PRRoundEndData
+	Head     string   `json:"head,omitempty"`
+	Blockers []string `json:"blockers,omitempty"`
+}
+
+// Resumable tells whether resume goes on with the run: one running (its
+// process killed), stopped or ended by an error; one done, that gave up
+// (needs-you) or spent its budget is told again, and only jlgcli pr takes
+// its pull request up again.
+func (r PRResult) Resumable() bool {
+	return r.Status == store.Running || prResumable(r.Status)
 }
 
 // prLog is a pull-request run's journal read back.
@@ -205,7 +234,8 @@ type prLog struct {
 	last    *PRLookData
 	looks   int
 	rounds  []PRRoundEndData
-	open    *PRRoundData // a round begun and not ended
+	begun   map[int]PRRoundData // each round begun, by number
+	open    *PRRoundData        // a round begun and not ended
 	merged  string
 	end     *PREndData
 	spent   float64
@@ -234,6 +264,10 @@ func readPRLog(events []engine.Event) (prLog, error) {
 			var d PRRoundData
 			if err = json.Unmarshal(ev.Data, &d); err == nil {
 				l.open = &d
+				if l.begun == nil {
+					l.begun = map[int]PRRoundData{}
+				}
+				l.begun[d.Round] = d
 			}
 		case EventPRRoundEnd:
 			var d PRRoundEndData
@@ -273,13 +307,21 @@ func PRResultOf(run *store.Run, events []engine.Event) (PRResult, error) {
 	}
 	var s PRSpec
 	_ = json.Unmarshal(run.Meta.Options, &s)
-	r := PRResult{RunID: run.ID, Number: s.Number, Target: s.Policy.Target, Status: store.Running, Looks: l.looks,
-		Rounds: l.rounds, Merged: l.merged, CostUSD: l.spent, Head: l.memory.Head}
-	for _, rd := range l.rounds {
-		r.CostKnown = r.CostKnown || rd.CostKnown
+	r := PRResult{RunID: run.ID, Number: s.Number, Target: s.Policy.Target, From: s.From, Status: store.Running, Looks: l.looks,
+		Current: l.open, Merged: l.merged, CostUSD: l.spent, Head: l.memory.Head}
+	for _, e := range l.rounds {
+		b := l.begun[e.Round]
+		r.Rounds = append(r.Rounds, PRRound{PRRoundEndData: e, Head: b.Head, Blockers: b.Blockers})
+		r.CostKnown = r.CostKnown || e.CostKnown
 	}
 	if l.start != nil {
-		r.URL, r.Branch = l.start.URL, l.start.Branch
+		r.URL, r.Branch, r.Base, r.Title = l.start.URL, l.start.Branch, l.start.Base, l.start.Title
+		if r.Number == 0 {
+			r.Number = l.start.Number
+		}
+		if r.Target == "" {
+			r.Target = l.start.Target
+		}
 	}
 	if l.last != nil {
 		a := l.last.Action
@@ -360,7 +402,7 @@ func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, er
 	j := openJournal(p, root, run)
 	defer j.close()
 	w := &prWatch{spec: s, prompt: n.Prompt, repo: n.Repo, f: f, run: run, j: j, p: p, root: root}
-	if err := w.record(EventPRStart, PRStartData{Number: pr.Number, URL: pr.URL, Branch: pr.Head, Base: pr.Base, Forge: f.Kind(),
+	if err := w.record(EventPRStart, PRStartData{Number: pr.Number, URL: pr.URL, Title: pr.Title, Branch: pr.Head, Base: pr.Base, Forge: f.Kind(),
 		Repo: f.Repo().String(), Self: self, Target: s.Policy.Target}); err != nil {
 		return PRResult{}, err
 	}

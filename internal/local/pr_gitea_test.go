@@ -231,6 +231,9 @@ func TestPRUntilMergedOnGitea(t *testing.T) {
 	if res.Merged == "" || len(res.Rounds) != 2 {
 		t.Errorf("merged %q after %d rounds, want merged after 2: %+v", res.Merged, len(res.Rounds), res.Rounds)
 	}
+	if res.Title != "Make the answer 42" || res.Base != "main" || res.Current != nil || len(res.Rounds[0].Blockers) == 0 || res.Rounds[0].Head == "" {
+		t.Errorf("the result tells title %q, base %q, current %v, round 1 on %q for %q", res.Title, res.Base, res.Current, res.Rounds[0].Head, res.Rounds[0].Blockers)
+	}
 	// What landed on main: jlgcli's fix, the other's commit it built on,
 	// and the note the reviewer asked for.
 	out := filepath.Join(t.TempDir(), "out")

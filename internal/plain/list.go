@@ -1,6 +1,7 @@
 package plain
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,8 +26,10 @@ import (
 const titleWidth = 24
 
 // Runs writes the runs as `jlgcli runs` lists them, one row each: a task
-// of a batch reads task<XXXXXXXX (the end of the batch's id), the title is
-// cut to its column. When a run listed has subscription windows, a WINDOWS
+// of a batch reads task<XXXXXXXX (the end of the batch's id), as do a
+// pull-request run's rounds (of the pr run's id) and a pull-request run
+// that a task opened (pr<, the task's); the title is cut to its column,
+// after a pull request's number and target, or a round's number. When a run listed has subscription windows, a WINDOWS
 // column before the title gives the use of each ("5h 92%, weekly 50%").
 // Each cell is safe for a terminal (termsafe.Line): a title is a prompt's,
 // a task sheet's.
@@ -59,9 +62,22 @@ func Runs(w io.Writer, list []runs.Listed) (err error) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s%s\n", r.ID, command, r.Status, termsafe.Line(r.Backend), r.Iterations,
 			cost.Amount(r.CostUSD, r.CostKnown, false),
 			r.DurationMs.Duration().Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live),
-			windows, Cut(termsafe.Line(r.Title), titleWidth))
+			windows, Cut(termsafe.Line(titleOf(r)), titleWidth))
 	}
 	return tw.Flush()
+}
+
+// titleOf is the title of a listed run: a pull-request run's is its pull
+// request's, after its number and target ("#42 until merged: …"), a
+// round's begins with its number ("round 2: …").
+func titleOf(r runs.Listed) string {
+	switch {
+	case r.PR != nil:
+		return fmt.Sprintf("#%d until %s: %s", r.PR.Number, r.PR.Target, cmp.Or(r.PR.Title, r.Title))
+	case r.Round > 0:
+		return fmt.Sprintf("round %d: %s", r.Round, r.Title)
+	}
+	return r.Title
 }
 
 // rerunCell says, for a task run its batch ran again after a conflict,

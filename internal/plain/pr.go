@@ -33,6 +33,12 @@ func PRResult(w io.Writer, say Say, asJSON bool, res local.PRResult) error {
 // and its target, how it ended, each round, the checks last seen.
 func PRSummary(w io.Writer, res local.PRResult) {
 	fmt.Fprintf(w, "pull request #%d %s\n", res.Number, termsafe.Line(res.URL))
+	if res.Title != "" {
+		fmt.Fprintf(w, "  title: %s\n", termsafe.Line(res.Title))
+	}
+	if res.Branch != "" {
+		fmt.Fprintf(w, "  branch %s into %s\n", termsafe.Line(res.Branch), termsafe.Line(res.Base))
+	}
 	fmt.Fprintf(w, "  run %s, until %s: %s", res.RunID, res.Target, res.Status)
 	if res.Reason != "" {
 		fmt.Fprintf(w, " (%s)", termsafe.Line(res.Reason))
@@ -57,6 +63,9 @@ func PRSummary(w io.Writer, res local.PRResult) {
 			line += ": " + r.Details
 		}
 		fmt.Fprintln(w, termsafe.Line(line))
+	}
+	if c := res.Current; c != nil {
+		fmt.Fprintln(w, termsafe.Line(fmt.Sprintf("  round %d (task %s) begun on %s: %s", c.Round, c.RunID, ShortSHA(c.Head), strings.Join(c.Blockers, "; "))))
 	}
 	if len(res.Checks) > 0 {
 		var cs []string

@@ -18,7 +18,7 @@ import (
 func TestPRSummary(t *testing.T) {
 	res := local.PRResult{RunID: "r1", Number: 7, URL: "http://forge/pulls/7", Target: pull.Merged, Status: engine.StatusNeedsYou,
 		Reason: "review thread by \x1b[2J\x1b[31mevil\x1b[0m", Head: "0123456789abcdef", Looks: 3,
-		Rounds: []local.PRRoundEndData{{Round: 1, RunID: "t1", Status: "done", Pushed: "abcdef0123456789", Replied: 1, Made: true}},
+		Rounds: []local.PRRound{{PRRoundEndData: local.PRRoundEndData{Round: 1, RunID: "t1", Status: "done", Pushed: "abcdef0123456789", Replied: 1, Made: true}}},
 		Checks: []forge.Check{{Name: "ci/\x1b]8;;http://x\x07test", State: forge.Failed}}}
 	var out bytes.Buffer
 	PRSummary(&out, res)
@@ -26,7 +26,7 @@ func TestPRSummary(t *testing.T) {
 	if strings.ContainsRune(s, '\x1b') || strings.ContainsRune(s, '\x07') {
 		t.Errorf("forge text reached the terminal raw:\n%q", s)
 	}
-	for _, want := range []string{"pull request #7", "until merged: needs-you", "round 1 (task t1): done, pushed abcdef0123, 1 threads answered", "cost unknown", "1 round"} {
+	for _, want := range []string{"pull request #7", "until merged: needs-you", "round 1 (task t1): done, pushed abcdef0123, 1 thread answered", "cost unknown", "1 round"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, s)
 		}

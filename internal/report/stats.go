@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -29,6 +30,62 @@ type TaskRow struct {
 	// batch's second run after the first run's change could not land):
 	// the two are one task.
 	RerunOf string `json:"rerunOf,omitempty"`
+	// PR is the pull-request run this run is a round of ("" for none).
+	PR string `json:"pr,omitempty"`
+}
+
+// PRRow is a pull-request run as the run index holds it.
+type PRRow struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+// PRFigures are the figures of the pull-request runs (jlgcli pr, task
+// --until). Their rounds are task runs, counted with the others in every
+// figure of Summary, costs included: these figures count them, they do
+// not add them again.
+type PRFigures struct {
+	// Runs counts the pull-request runs that ended, Running those still
+	// running; Statuses the ended ones by status (done: the target was
+	// reached).
+	Runs     int            `json:"runs"`
+	Running  int            `json:"running"`
+	Statuses map[string]int `json:"statuses"`
+	// Rounds counts their rounds among the task runs counted, and CostUSD
+	// what those cost: a part of Summary.CostUSD.
+	Rounds    int     `json:"rounds"`
+	CostUSD   float64 `json:"costUsd"`
+	CostKnown bool    `json:"costKnown"`
+}
+
+// PRStats are the figures of the pull-request runs prs whose rounds are
+// among the task runs rows (each round once: its own run's cost; the
+// pull-request run's own total, the same money, is not added); nil when
+// there is none.
+func PRStats(prs []PRRow, rows []TaskRow) *PRFigures {
+	if len(prs) == 0 {
+		return nil
+	}
+	f := &PRFigures{Statuses: map[string]int{}}
+	ids := map[string]bool{}
+	for _, p := range prs {
+		ids[p.ID] = true
+		if p.Status == "running" || p.Status == "" {
+			f.Running++
+			continue
+		}
+		f.Runs++
+		f.Statuses[p.Status]++
+	}
+	for _, r := range rows {
+		if r.PR == "" || !ids[r.PR] || r.Status == "running" || r.Status == "" {
+			continue
+		}
+		f.Rounds++
+		f.CostUSD += r.CostUSD
+		f.CostKnown = f.CostKnown || r.CostKnown
+	}
+	return f
 }
 
 // Summary is what the seed asks to track across task runs: the success
@@ -75,6 +132,9 @@ type Summary struct {
 	// FirstStartedAt and LastStartedAt bound the runs counted.
 	FirstStartedAt time.Time `json:"firstStartedAt,omitzero"`
 	LastStartedAt  time.Time `json:"lastStartedAt,omitzero"`
+	// PullRequests are the pull-request runs' figures (PRStats); nil when
+	// there is none.
+	PullRequests *PRFigures `json:"pullRequests,omitempty"`
 }
 
 // TierFigures are one tier's figures.
@@ -223,6 +283,24 @@ func foldReruns(rows []TaskRow) ([]TaskRow, int) {
 	return kept, folded
 }
 
+// countsText is counts by status, the largest first: "done 3, failed 1".
+func countsText(counts map[string]int) string {
+	statuses := make([]string, 0, len(counts))
+	for k := range counts {
+		statuses = append(statuses, k)
+	}
+	slices.SortFunc(statuses, func(a, b string) int {
+		if c := counts[b] - counts[a]; c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for i, k := range statuses {
+		statuses[i] = fmt.Sprintf("%s %d", k, counts[k])
+	}
+	return strings.Join(statuses, ", ")
+}
+
 // ratio is a / b, nil when b is 0.
 func ratio(a float64, b int) *float64 {
 	if b == 0 {
@@ -246,6 +324,7 @@ func (s Summary) Text() string {
 	}
 	fmt.Fprintf(tw, "task runs\t%s\n", runs)
 	if s.Runs == 0 {
+		s.prLine(tw)
 		tw.Flush()
 		return b.String()
 	}
@@ -253,20 +332,7 @@ func (s Summary) Text() string {
 		fmt.Fprintf(tw, "started\t%s to %s\n", s.FirstStartedAt.UTC().Format("2006-01-02"), s.LastStartedAt.UTC().Format("2006-01-02"))
 	}
 	fmt.Fprintf(tw, "succeeded\t%d (%s)\n", s.Succeeded, percent(s.SuccessRate))
-	statuses := make([]string, 0, len(s.Statuses))
-	for k := range s.Statuses {
-		statuses = append(statuses, k)
-	}
-	slices.SortFunc(statuses, func(a, b string) int {
-		if c := s.Statuses[b] - s.Statuses[a]; c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	for i, k := range statuses {
-		statuses[i] = fmt.Sprintf("%s %d", k, s.Statuses[k])
-	}
-	fmt.Fprintf(tw, "statuses\t%s\n", strings.Join(statuses, ", "))
+	fmt.Fprintf(tw, "statuses\t%s\n", countsText(s.Statuses))
 	fmt.Fprintf(tw, "attempts\t%d (mean before success: %s)\n", s.Attempts, decimal(s.MeanAttemptsToSuccess))
 	spent := s.dollars(&s.CostUSD)
 	if s.CostKnown && s.CostUnknown > 0 {
@@ -280,6 +346,7 @@ func (s Summary) Text() string {
 		md = duration(millis.Duration(*s.MeanDurationMs + 0.5))
 	}
 	fmt.Fprintf(tw, "mean duration\t%s\n", md)
+	s.prLine(tw)
 	tw.Flush()
 	if len(s.Tiers) == 0 {
 		return b.String()
@@ -293,6 +360,24 @@ func (s Summary) Text() string {
 	}
 	tw.Flush()
 	return b.String()
+}
+
+// prLine writes the pull-request runs' line, when there is one: how many
+// ended and how, their rounds and what those cost (counted above already).
+func (s Summary) prLine(w io.Writer) {
+	p := s.PullRequests
+	if p == nil {
+		return
+	}
+	line := fmt.Sprint(p.Runs)
+	if len(p.Statuses) > 0 {
+		line += " (" + countsText(p.Statuses) + ")"
+	}
+	if p.Running > 0 {
+		line += fmt.Sprintf(" and %d running", p.Running)
+	}
+	line += fmt.Sprintf("; %s, %s, counted in the task runs above", plural.N(p.Rounds, "round"), money(p.CostUSD, p.CostKnown, false))
+	fmt.Fprintf(w, "pull requests\t%s\n", line)
 }
 
 func percent(v *float64) string {

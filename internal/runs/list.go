@@ -10,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
@@ -44,6 +45,26 @@ type Listed struct {
 	// others). A running run that is not Live was killed: Current is where
 	// it was cut, and `jlgcli resume` goes on from there.
 	Current *Current `json:"current,omitempty"`
+	// PR is, for a pull-request run (jlgcli pr, task --until), its pull
+	// request and how far its work went; nil for the other runs.
+	PR *PRRef `json:"pr,omitempty"`
+	// Round is, for a task run that a pull-request run made (its Parent),
+	// the round it is, from 1; 0 otherwise.
+	Round int `json:"round,omitempty"`
+}
+
+// PRRef is the pull request of a pull-request run, as a board lists it.
+// Its title and its reason come from the forge and the loop's words on
+// what the forge holds: anyone who can write there wrote them.
+type PRRef struct {
+	Number int         `json:"number"`
+	URL    string      `json:"url,omitempty"`
+	Title  string      `json:"title,omitempty"`
+	Target pull.Target `json:"target,omitempty"`
+	// Rounds counts the rounds ended; Reason says why the run ended as it
+	// did ("" while it runs).
+	Rounds int    `json:"rounds"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Current is where a running run stands, from its checkpoint.
@@ -58,6 +79,11 @@ type Current struct {
 	Step    int    `json:"step,omitempty"`
 	// Tasks are a batch's running tasks, in the batch's order.
 	Tasks []RunningTask `json:"tasks,omitempty"`
+	// Round is a pull-request run's round under way, from 1, and RoundRun
+	// its task run; Waiting what the run waits for, when it waits.
+	Round    int      `json:"round,omitempty"`
+	RoundRun string   `json:"roundRun,omitempty"`
+	Waiting  []string `json:"waiting,omitempty"`
 }
 
 // RunningTask is a running task of a batch.
@@ -110,7 +136,7 @@ func List(root string, f store.Filter) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := lister{root: root, batches: map[string]batchRuns{}}
+	l := newLister(root)
 	out := make([]Listed, 0, len(rows))
 	for _, row := range rows {
 		out = append(out, l.run(row))
@@ -118,11 +144,20 @@ func List(root string, f store.Filter) ([]Listed, error) {
 	return out, nil
 }
 
+// newLister is the lister of the runs under root.
+func newLister(root string) *lister {
+	return &lister{root: root, batches: map[string]batchRuns{}, prs: map[string]*local.PRResult{}, kinds: map[string]string{}}
+}
+
 // lister fills the runs of one List.
 type lister struct {
 	root string
-	// batches are the runs of the batches read so far, by batch id.
+	// batches are the runs of the batches read so far, by batch id; prs
+	// the pull-request runs read so far (nil: not readable), by run id;
+	// kinds the command of each parent run opened, by run id.
 	batches map[string]batchRuns
+	prs     map[string]*local.PRResult
+	kinds   map[string]string
 }
 
 // run is row with what the run's files add. A file that cannot be read
@@ -135,7 +170,16 @@ func (l *lister) run(row store.RunRow) Listed {
 	}
 	defer run.Close()
 	r.Temporal = run.Meta.Temporal
-	if row.Parent != "" {
+	if row.Command == "pr" {
+		l.prAt(run, &r)
+	}
+	switch {
+	case row.Parent == "":
+	case l.kind(row.Parent) == "pr":
+		if pr := l.pr(row.Parent, nil); pr != nil {
+			r.Round = roundOf(*pr, row.ID)
+		}
+	case l.kind(row.Parent) == "batch":
 		b := l.batch(row.Parent)
 		r.Sheet = b.task[row.ID]
 		r.RerunAs = b.rerunAs[row.ID]
@@ -153,6 +197,15 @@ func (l *lister) run(row store.RunRow) Listed {
 		r.Current.Attempt, r.Current.Tier, r.Current.Step = taskAt(run)
 	case "batch":
 		l.batchAt(run, &r)
+	case "pr":
+		r.Current = &Current{}
+		if pr := l.pr(run.ID, run); pr != nil {
+			if c := pr.Current; c != nil {
+				r.Current.Round, r.Current.RoundRun = c.Round, c.RunID
+			} else if a := pr.Last; a != nil && a.Do == pull.Wait {
+				r.Current.Waiting = a.Waiting
+			}
+		}
 	default:
 		var cp engine.Checkpoint
 		_ = run.ReadCheckpoint(&cp) // none yet: its first iteration
@@ -215,6 +268,80 @@ func (l *lister) batchAt(run *store.Run, r *Listed) {
 		}
 		r.Current.Tasks = append(r.Current.Tasks, rt)
 	}
+}
+
+// kind is the command of run id ("" when it cannot be read), opened once
+// per List.
+func (l *lister) kind(id string) string {
+	k, ok := l.kinds[id]
+	if !ok {
+		if run, err := store.Open(l.root, id); err == nil {
+			k = run.Meta.Command
+			run.Close()
+		}
+		l.kinds[id] = k
+	}
+	return k
+}
+
+// pr is the result of pull-request run id, read from its journal once per
+// List (run: the run opened, nil to open it); nil when it cannot be read.
+func (l *lister) pr(id string, run *store.Run) *local.PRResult {
+	if pr, ok := l.prs[id]; ok {
+		return pr
+	}
+	l.prs[id] = nil
+	if run == nil {
+		var err error
+		if run, err = store.Open(l.root, id); err != nil {
+			return nil
+		}
+		defer run.Close()
+	}
+	if res, err := prResult(run); err == nil {
+		l.prs[id] = &res
+	}
+	return l.prs[id]
+}
+
+// prAt fills r, a pull-request run, with its pull request.
+func (l *lister) prAt(run *store.Run, r *Listed) {
+	pr := l.pr(run.ID, run)
+	if pr == nil {
+		return
+	}
+	r.PR = &PRRef{Number: pr.Number, URL: pr.URL, Title: pr.Title, Target: pr.Target, Rounds: len(pr.Rounds)}
+	if r.Status != store.Running {
+		r.PR.Reason = pr.Reason
+	}
+}
+
+// prResult is the result of pull-request run as its journal holds it,
+// read without repairing it (a line being written is left out).
+func prResult(run *store.Run) (local.PRResult, error) {
+	lines, _, err := readLines(run.EventsPath(), 0)
+	if err != nil {
+		return local.PRResult{}, err
+	}
+	evs := make([]engine.Event, len(lines))
+	for i, ln := range lines {
+		evs[i] = ln.Event
+	}
+	return local.PRResultOf(run, evs)
+}
+
+// roundOf is the round of pull-request run pr that task run id is (ended
+// or under way), 0 for none.
+func roundOf(pr local.PRResult, id string) int {
+	for _, r := range pr.Rounds {
+		if r.RunID == id {
+			return r.Round
+		}
+	}
+	if c := pr.Current; c != nil && c.RunID == id {
+		return c.Round
+	}
+	return 0
 }
 
 // batchRuns are the runs a batch started, from its journal.

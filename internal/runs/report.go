@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
@@ -31,7 +32,9 @@ func (e *NoReportError) Error() string {
 // result it wrote when it stopped, or, for a task still going or killed,
 // from its journal (TaskResult, saying on p.Say what it repaired); a
 // batch's from the summary it wrote when it stopped (else a
-// *NoReportError). A run of another kind has none: a *exit.UsageError.
+// *NoReportError); a pull-request run's from its journal, as it stands
+// (local.PRResultOf, its JSON; report.PRMarkdown, report.PRHTML). A run of
+// another kind has none: a *exit.UsageError.
 // A run on Temporal is brought up to date first, reached through connect.
 func Report(ctx context.Context, root, id, format string, p local.Parts, connect Connect) ([]byte, error) {
 	run, err := Open(root, id)
@@ -76,13 +79,51 @@ func Report(ctx context.Context, root, id, format string, p local.Parts, connect
 			return []byte(report.BatchHTML(res)), nil
 		}
 		return []byte(report.BatchMarkdown(res)), nil
+	case "pr":
+		evs, err := events(run, p, false)
+		if err != nil {
+			return nil, err
+		}
+		res, err := local.PRResultOf(run, evs)
+		if err != nil {
+			return nil, err
+		}
+		switch format {
+		case "json":
+			data, err := json.MarshalIndent(res, "", "  ")
+			return append(termsafe.JSON(data), '\n'), err
+		case "html":
+			return []byte(report.PRHTML(PRReport(res))), nil
+		}
+		return []byte(report.PRMarkdown(PRReport(res))), nil
 	}
 	command := run.Meta.Command
 	if command == "" {
 		command = "unknown"
 	}
-	return nil, &exit.UsageError{Err: fmt.Errorf("run %s is a %s run, not a task: it has no task report", run.ID, command),
+	return nil, &exit.UsageError{Err: fmt.Errorf("run %s is a %s run, not a task, a batch or a pull request: it has no report", run.ID, command),
 		Hint: "'jlgcli show " + run.ID + "' prints it"}
+}
+
+// PRReport is what the report of pull-request run res tells.
+func PRReport(res local.PRResult) report.PR {
+	r := report.PR{RunID: res.RunID, Number: res.Number, URL: res.URL, Title: res.Title, Branch: res.Branch, Base: res.Base,
+		Target: string(res.Target), From: res.From, Status: string(res.Status), ExitCode: res.ExitCode, Reason: res.Reason, Head: res.Head,
+		Looks: res.Looks, Merged: res.Merged, CostUSD: res.CostUSD, DurationMs: res.DurationMs, Comment: res.Comment, Resumable: res.Resumable()}
+	if a := res.Last; a != nil && a.Do == pull.Wait && res.Status == store.Running {
+		r.Waiting = a.Waiting
+	}
+	for _, c := range res.Checks {
+		r.Checks = append(r.Checks, report.PRCheck{Name: c.Name, State: string(c.State), URL: c.URL})
+	}
+	for _, x := range res.Rounds {
+		r.Rounds = append(r.Rounds, report.PRRound{Round: x.Round, RunID: x.RunID, Blockers: x.Blockers, Status: x.Status, Pushed: x.Pushed,
+			Rejected: x.Rejected, Replied: x.Replied, CostUSD: x.CostUSD, Details: x.Details})
+	}
+	if c := res.Current; c != nil {
+		r.Current = &report.PRRound{Round: c.Round, RunID: c.RunID, Blockers: c.Blockers}
+	}
+	return r
 }
 
 // ReportFormats are the formats of a report (Report).
@@ -162,7 +203,9 @@ func ParseSince(s string) (time.Time, error) {
 }
 
 // TaskStats are the metrics across the task runs under root started at or
-// after since (zero: all), those still running left out (report.Stats).
+// after since (zero: all), those still running left out (report.Stats),
+// with the pull-request runs' (report.PRStats): their rounds are task runs,
+// each counted once.
 func TaskStats(root string, since time.Time) (report.Summary, error) {
 	idx, err := store.OpenIndex(root)
 	if err != nil {
@@ -173,14 +216,28 @@ func TaskStats(root string, since time.Time) (report.Summary, error) {
 	if err != nil {
 		return report.Summary{}, err
 	}
+	prRows, err := idx.List(store.Filter{Command: "pr", Since: since})
+	if err != nil {
+		return report.Summary{}, err
+	}
+	prs := make([]report.PRRow, len(prRows))
+	isPR := map[string]bool{}
+	for i, r := range prRows {
+		prs[i], isPR[r.ID] = report.PRRow{ID: r.ID, Status: r.Status}, true
+	}
 	out := make([]report.TaskRow, len(rows))
 	for i, r := range rows {
 		tr := report.TaskRow{ID: r.ID, Status: r.Status, Iterations: r.Iterations, CostUSD: r.CostUSD,
 			CostKnown: r.CostKnown, DurationMs: r.DurationMs, StartedAt: r.StartedAt, RerunOf: r.RerunOf}
+		if isPR[r.Parent] {
+			tr.PR = r.Parent
+		}
 		for _, t := range r.Tiers {
 			tr.Tiers = append(tr.Tiers, taskengine.TierStat{Name: t.Name, Attempts: t.Attempts, CostUSD: t.CostUSD, CostKnown: t.CostKnown || t.CostUSD != 0, Passed: t.Passed})
 		}
 		out[i] = tr
 	}
-	return report.Stats(out), nil
+	s := report.Stats(out)
+	s.PullRequests = report.PRStats(prs, out)
+	return s, nil
 }

@@ -40,6 +40,13 @@ type State struct {
 	// Running are the tasks of a batch that runs (or was killed) here and
 	// that were running, each read from its own run.
 	Running []RunningTask
+	// ParentCommand is the kind of the run that started this one
+	// (Meta.Parent): "batch" for a batch's task, "pr" for a pull-request
+	// run's round, "task" for a pull-request run that a task opened; ""
+	// without one (or when it cannot be read). Round is, for a round, its
+	// number, from 1.
+	ParentCommand string
+	Round         int
 }
 
 // OutputPath is the file that holds the raw output of an iteration of the
@@ -98,6 +105,17 @@ func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) 
 			return st, fmt.Errorf("run %s: %w", run.ID, err)
 		}
 		st.Loop, st.Status = &res, string(res.Status)
+	}
+	if id := run.Meta.Parent; id != "" {
+		if parent, err := store.Open(root, id); err == nil {
+			st.ParentCommand = parent.Meta.Command
+			if st.ParentCommand == "pr" {
+				if pr, err := prResult(parent); err == nil {
+					st.Round = roundOf(pr, run.ID)
+				}
+			}
+			parent.Close()
+		}
 	}
 	if run.Meta.Temporal != nil {
 		st.Live = st.Status == store.Running

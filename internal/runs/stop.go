@@ -172,6 +172,6 @@ func get(root, id string) (Listed, error) {
 	if err != nil {
 		return Listed{}, err
 	}
-	l := lister{root: root, batches: map[string]batchRuns{}}
+	l := newLister(root)
 	return l.run(row), nil
 }

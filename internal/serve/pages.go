@@ -13,9 +13,12 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/cost"
+	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
@@ -104,14 +107,16 @@ type loginData struct {
 func statusClass(s string) string {
 	s, _, _ = strings.Cut(s, " ")
 	switch s {
-	case "done", "pass", "passed":
+	case "done", "pass", "passed", "success":
 		return "ok"
 	case "running":
 		return "run"
-	case "pending", "waiting", "blocked", "unmerged":
+	case "pending", "waiting", "blocked", "unmerged", "neutral", "under":
 		return "wait"
 	case "interrupted", "timeout", "rate-limited", "incomplete", "re-run":
 		return "stop"
+	case "needs-you":
+		return "you"
 	}
 	return "bad"
 }
@@ -143,16 +148,22 @@ type runsData struct {
 	Kinds        []string
 	Total        int
 	Error        string
+	// NeedYou are the runs that gave up and wait for a person (needs-you),
+	// whatever the filter.
+	NeedYou []runs.Listed
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	rows, err := s.src.List(r.Context())
-	d := runsData{Status: r.URL.Query().Get("status"), Kind: r.URL.Query().Get("kind"), Kinds: []string{"loop", "task", "batch", "run"}}
+	d := runsData{Status: r.URL.Query().Get("status"), Kind: r.URL.Query().Get("kind"), Kinds: []string{"loop", "task", "batch", "pr", "run"}}
 	if err != nil {
 		d.Error = err.Error()
 	}
 	seen := map[string]bool{}
 	for _, row := range rows {
+		if row.Status == string(engine.StatusNeedsYou) {
+			d.NeedYou = append(d.NeedYou, row)
+		}
 		if !seen[row.Status] {
 			seen[row.Status] = true
 			d.Statuses = append(d.Statuses, row.Status)
@@ -178,6 +189,8 @@ type runData struct {
 	Columns []column
 	Graph   *graph
 	Chart   *chart
+	// Waiting is what a running pull-request run waits for.
+	Waiting []string
 }
 
 type column struct {
@@ -208,10 +221,21 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	case run.Loop != nil:
 		l := run.Loop
 		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = string(l.Status), l.Details, l.CostUSD, l.CostKnown, l.DurationMs
+	case run.PR != nil:
+		p := run.PR
+		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = string(p.Status), p.Reason, p.CostUSD, p.CostUSD != 0, p.DurationMs
+		if a := p.Last; a != nil && a.Do == pull.Wait && p.Status == store.Running {
+			d.Waiting = a.Waiting
+		}
 	}
 	running := strings.HasPrefix(d.Status, "running")
 	d.CanStop = running && run.Live
 	d.CanResume = !run.Live && d.Status != "done"
+	if run.PR != nil {
+		// One that gave up or spent its budget is taken up again by
+		// jlgcli pr, not resumed.
+		d.CanResume = !run.Live && run.PR.Resumable()
+	}
 	s.pages.serve(w, r, "run", d)
 }
 

@@ -102,7 +102,7 @@ func (r *Runtime) Show(ctx context.Context, id string) (Shown, error) {
 		return Shown{}, httpError(err)
 	}
 	out := Shown{ID: st.ID, Command: st.Meta.Command, Title: st.Meta.Prompt, Parent: st.Meta.Parent, Live: st.Live,
-		StartedAt: st.Meta.StartedAt, Loop: st.Loop, Task: st.Task, Batch: st.Batch}
+		StartedAt: st.Meta.StartedAt, Loop: st.Loop, Task: st.Task, Batch: st.Batch, PR: st.PR, ParentCommand: st.ParentCommand, Round: st.Round}
 	if t := st.Meta.Temporal; t != nil {
 		out.Temporal = t.Address
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
@@ -48,9 +49,16 @@ type Shown struct {
 	// made here).
 	Temporal string
 
+	// ParentCommand is the kind of Parent ("batch", "pr", "task"), Round
+	// the round a pull-request run's task run is (runs.State).
+	ParentCommand string
+	Round         int
+
 	Loop  *engine.Result
 	Task  *taskengine.Result
 	Batch *batch.Summary
+	// PR is a pull-request run's result.
+	PR *local.PRResult
 	// Tasks are a batch's task runs that have one, by task id: their
 	// attempts are drawn in the batch's chart.
 	Tasks map[string]*taskengine.Result
@@ -65,6 +73,8 @@ func (r Shown) Object() any {
 		return r.Batch
 	case r.Loop != nil:
 		return r.Loop
+	case r.PR != nil:
+		return r.PR
 	}
 	return struct{}{}
 }
