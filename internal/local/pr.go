@@ -153,9 +153,9 @@ type PRRoundEndData struct {
 	// CostKnown: the round's agents reported what they cost.
 	CostKnown bool   `json:"costKnown,omitempty"`
 	Details   string `json:"details,omitempty"`
-	// Made is false for a round a stop kept from being made: what it was
-	// to act on is looked at again.
-	Made bool `json:"made"`
+	// NotMade is a round a stop kept from being made: what it was to act
+	// on is looked at again.
+	NotMade bool `json:"notMade,omitempty"`
 }
 
 // PRMergeData is the payload of pr-merge.
@@ -272,7 +272,7 @@ func readPRLog(events []engine.Event) (prLog, error) {
 		case EventPRRoundEnd:
 			var d PRRoundEndData
 			if err = json.Unmarshal(ev.Data, &d); err == nil {
-				if !d.Made && l.open != nil {
+				if d.NotMade && l.open != nil {
 					l.memory = l.open.Before
 				}
 				l.rounds, l.open, l.spent = append(l.rounds, d), nil, l.spent+d.CostUSD
@@ -555,7 +555,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 		if err != nil {
 			return w.end(ctx, engine.StatusError, err.Error(), nil)
 		}
-		if !end.Made {
+		if end.NotMade {
 			m = l.open.Before
 		}
 		spent += end.CostUSD
@@ -712,7 +712,7 @@ func (w *prWatch) look(ctx context.Context) (pull.Observation, error) {
 // nil when a resume goes on with a round the journal holds: its task run
 // is resumed, or made anew when it was never created.
 func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m pull.Memory) (PRRoundEndData, error) {
-	end := PRRoundEndData{Round: rd.Round, RunID: rd.RunID, Made: true}
+	end := PRRoundEndData{Round: rd.Round, RunID: rd.RunID}
 	var res taskengine.Result
 	if rd.RunID == "" {
 		// The base merged cleanly and nothing else blocks: the merge is
@@ -737,7 +737,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 		if in == nil {
 			// Journaled, never made: look again (the memory says nothing
 			// was done of it).
-			end.Status, end.Details, end.Made = string(engine.StatusDone), "not made before the stop; looked at again", false
+			end.Status, end.Details, end.NotMade = string(engine.StatusDone), "not made before the stop; looked at again", true
 			w.rounds = append(w.rounds, end)
 			return end, w.record(EventPRRoundEnd, end)
 		}

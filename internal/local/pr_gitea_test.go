@@ -455,7 +455,7 @@ func TestPRRoundNeverMadeIsMadeOnResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != engine.StatusDone || len(res.Rounds) != 2 || res.Rounds[0].Made || res.Rounds[1].Pushed == "" {
+	if res.Status != engine.StatusDone || len(res.Rounds) != 2 || !res.Rounds[0].NotMade || res.Rounds[1].Pushed == "" {
 		t.Fatalf("resumed: %s after %+v: %s\n%s", res.Status, res.Rounds, res.Reason, strings.Join(w.said.snapshot(), "\n"))
 	}
 }

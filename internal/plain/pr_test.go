@@ -18,7 +18,7 @@ import (
 func TestPRSummary(t *testing.T) {
 	res := local.PRResult{RunID: "r1", Number: 7, URL: "http://forge/pulls/7", Target: pull.Merged, Status: engine.StatusNeedsYou,
 		Reason: "review thread by \x1b[2J\x1b[31mevil\x1b[0m", Head: "0123456789abcdef", Looks: 3,
-		Rounds: []local.PRRound{{PRRoundEndData: local.PRRoundEndData{Round: 1, RunID: "t1", Status: "done", Pushed: "abcdef0123456789", Replied: 1, Made: true}}},
+		Rounds: []local.PRRound{{PRRoundEndData: local.PRRoundEndData{Round: 1, RunID: "t1", Status: "done", Pushed: "abcdef0123456789", Replied: 1}}},
 		Checks: []forge.Check{{Name: "ci/\x1b]8;;http://x\x07test", State: forge.Failed}}}
 	var out bytes.Buffer
 	PRSummary(&out, res)
