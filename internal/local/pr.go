@@ -768,13 +768,20 @@ func (w *prWatch) end(ctx context.Context, status engine.Status, reason string, 
 	if status == engine.StatusInterrupted || status == engine.StatusError {
 		w.p.notice("pull request #%d: %s", w.spec.Number, reason)
 	}
-	needs := ""
-	if status == engine.StatusNeedsYou {
-		needs = fmt.Sprintf("pull request #%d: %s", w.spec.Number, reason)
-	}
-	e := hooks.Event{Status: string(status), ExitCode: hooks.Int(d.ExitCode), Details: reason, DurationMs: hooks.Millis(res.DurationMs)}
-	w.j.hooks.ended(e, needs)
+	w.j.hooks.prEnded(res)
 	return res, nil
+}
+
+// prEnded tells the hooks that a pull-request run ended with res
+// (run.ended), and that it needs a person when it gave up
+// (run.needs_attention).
+func (h hookRun) prEnded(res PRResult) {
+	needs := ""
+	if res.Status == engine.StatusNeedsYou {
+		needs = fmt.Sprintf("pull request #%d: %s", res.Number, res.Reason)
+	}
+	e := hooks.Event{Status: string(res.Status), ExitCode: hooks.Int(res.ExitCode), Details: res.Reason, DurationMs: hooks.Millis(res.DurationMs)}
+	h.ended(e, needs)
 }
 
 // checkpoint writes the run's progress, for runs and the index.

@@ -73,11 +73,7 @@ func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) 
 		_ = json.Unmarshal(run.Meta.Options, &s)
 		st.Worktree = s.Worktree
 	case "pr":
-		evs, err := events(run, p, false)
-		if err != nil {
-			return st, err
-		}
-		res, err := local.PRResultOf(run, evs)
+		res, err := prResult(run, p)
 		if err != nil {
 			return st, err
 		}
@@ -105,6 +101,19 @@ func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) 
 		st.Live = run.Live()
 	}
 	return st, nil
+}
+
+// prResult is the result of a pull-request run: from its journal when it
+// runs here, from its record (Refresh) when on Temporal.
+func prResult(run *store.Run, p local.Parts) (local.PRResult, error) {
+	if run.Meta.Temporal != nil {
+		return temporalPR(run)
+	}
+	evs, err := events(run, p, false)
+	if err != nil {
+		return local.PRResult{}, err
+	}
+	return local.PRResultOf(run, evs)
 }
 
 // TaskResult is the result of a task run (local.TaskResultOf); a journal
