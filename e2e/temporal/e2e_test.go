@@ -51,6 +51,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	giteaSrv.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -101,7 +101,7 @@ var (
 // act on a run kept here, which by default connect as the run was
 // submitted (their usage says so).
 func dialing(key, usage string) map[string]FlagUse {
-	return with(on(cmdTask, cmdBatch, cmdWorker, cmdConfig),
+	return with(on(cmdTask, cmdBatch, cmdPR, cmdWorker, cmdConfig),
 		FlagUse{Usage: usage + " (default: as the run was submitted; config: " + key + ")"}, cmdShow, cmdResume, cmdReport)
 }
 
@@ -480,12 +480,13 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return strconv.Itoa(c.Jobs) }},
-	{Name: "temporal.address", Flag: "temporal", Env: "JLGCLI_TEMPORAL", Kind: "string", Commands: with(on(cmdTask, cmdBatch, cmdConfig), FlagUse{Usage: "HOST:PORT of the Temporal server whose tasks this worker runs (config: temporal.address)"}, cmdWorker),
+	{Name: "temporal.address", Flag: "temporal", Env: "JLGCLI_TEMPORAL", Kind: "string", Commands: with(with(on(cmdTask, cmdBatch, cmdConfig), FlagUse{Usage: "HOST:PORT of the Temporal server whose tasks this worker runs (config: temporal.address)"}, cmdWorker),
+		FlagUse{Usage: "HOST:PORT of a Temporal server: the workers there work the pull request, each with its own token (config: temporal.address)"}, cmdPR),
 		Usage: "HOST:PORT of a Temporal server: submit the task there instead of running it here (config: temporal.address)",
 		parse: func(l *Layer, s string) error { l.temporal().Address = &s; return nil },
 		apply: scalar(func(l *Layer) *string { return temporalOf(l).Address }, func(c *Config, v string) error { c.Temporal.Address = strings.TrimSpace(v); return nil }),
 		print: func(c *Config) string { return c.Temporal.Address }},
-	{Name: "temporal.namespace", Flag: "temporal-namespace", Kind: "string", Default: DefaultTemporalNamespace, Commands: on(cmdTask, cmdBatch, cmdWorker, cmdConfig),
+	{Name: "temporal.namespace", Flag: "temporal-namespace", Kind: "string", Default: DefaultTemporalNamespace, Commands: on(cmdTask, cmdBatch, cmdPR, cmdWorker, cmdConfig),
 		Usage: "the Temporal namespace (config: temporal.namespace)",
 		parse: func(l *Layer, s string) error { l.temporal().Namespace = &s; return nil },
 		apply: scalar(func(l *Layer) *string { return temporalOf(l).Namespace }, func(c *Config, v string) error {
@@ -496,7 +497,7 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return c.Temporal.Namespace }},
-	{Name: "temporal.taskQueue", Flag: "task-queue", Kind: "string", Default: DefaultTaskQueue, Commands: on(cmdTask, cmdBatch, cmdWorker, cmdConfig),
+	{Name: "temporal.taskQueue", Flag: "task-queue", Kind: "string", Default: DefaultTaskQueue, Commands: on(cmdTask, cmdBatch, cmdPR, cmdWorker, cmdConfig),
 		Usage: "the Temporal task queue; attempts of backend B go to QUEUE@B (config: temporal.taskQueue)",
 		parse: func(l *Layer, s string) error { l.temporal().TaskQueue = &s; return nil },
 		apply: scalar(func(l *Layer) *string { return temporalOf(l).TaskQueue }, func(c *Config, v string) error {
@@ -507,7 +508,7 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return c.Temporal.TaskQueue }},
-	{Name: "temporal.workerWait", Flag: "worker-wait", Kind: "duration", Default: DefaultWorkerWait.String(), Commands: on(cmdTask, cmdBatch, cmdConfig),
+	{Name: "temporal.workerWait", Flag: "worker-wait", Kind: "duration", Default: DefaultWorkerWait.String(), Commands: on(cmdTask, cmdBatch, cmdPR, cmdConfig),
 		Usage: "how long an attempt waits for a worker that has its backend before the task fails, exit 2 (config: temporal.workerWait)",
 		parse: duration(func(l *Layer) **string { return &l.temporal().WorkerWait }),
 		apply: durationKey(func(l *Layer) *string { return temporalOf(l).WorkerWait }, func(c *Config) *time.Duration { return &c.Temporal.WorkerWait }),

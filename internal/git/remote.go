@@ -27,11 +27,22 @@ func (r *Repo) FetchBranch(ctx context.Context, remote, branch string) (string, 
 // then refused (ErrPushRejected) and the caller fetches it and builds on
 // it.
 func (r *Repo) PushLeased(ctx context.Context, sha, remote, branch, lease string) error {
+	return pushLeased(ctx, r.git(), sha, remote, branch, lease)
+}
+
+// PushLeased pushes commit sha to branch of the clone's remote only while
+// that branch is still at lease, as Repo.PushLeased does: a worker pushes a
+// round of the pull-request loop so.
+func (c *Clone) PushLeased(ctx context.Context, sha, branch, lease string) error {
+	return pushLeased(ctx, c.git(), sha, "origin", branch, lease)
+}
+
+func pushLeased(ctx context.Context, g runner, sha, remote, branch, lease string) error {
 	if err := checkRefName(branch); err != nil {
 		return err
 	}
 	ref := "refs/heads/" + branch
-	_, _, err := r.git().run(ctx, call{args: []string{"push", "--quiet", "--no-recurse-submodules",
+	_, _, err := g.run(ctx, call{args: []string{"push", "--quiet", "--no-recurse-submodules",
 		"--force-with-lease=" + ref + ":" + lease, "--", remote, sha + ":" + ref}, remote: true})
 	return pushError(fmt.Sprintf("push %s to %s", shortRev(sha), branch), err)
 }

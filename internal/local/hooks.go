@@ -319,6 +319,13 @@ func (r RunHooks) TaskEnded(res taskengine.Result) {
 	}
 }
 
+// PREnded says that the pull-request run ended with res.
+func (r RunHooks) PREnded(res PRResult) {
+	if r.h.run != nil {
+		r.h.prEnded(res)
+	}
+}
+
 func (r RunHooks) BatchEnded(s batch.Summary) {
 	if r.h.run != nil {
 		r.h.batchEnded(s)

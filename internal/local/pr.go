@@ -40,6 +40,14 @@ type PRSpec struct {
 	From string `json:"from,omitempty"`
 }
 
+// Round is the spec of a round of the pull-request loop made with s: its
+// commits stay on its task branch, which the loop pushes onto the pull
+// request's own; nothing is merged, pushed or opened by the task itself.
+func (s TaskSpec) Round() TaskSpec {
+	s.Merge, s.Push, s.PR, s.Commit, s.ViaPR = git.MergeNone, false, false, git.CommitBranch, true
+	return s
+}
+
 // FillEnv gives the round's spec its environment's values again.
 func (s *PRSpec) FillEnv(value EnvValue) []string { return s.Task.FillEnv(value) }
 
@@ -200,9 +208,9 @@ type PRResult struct {
 	Checks []forge.Check `json:"checks,omitempty"`
 	// Rounds are the rounds that ended; Current the round begun and not
 	// ended (its task run under way, or cut by a kill).
-	Rounds     []PRRound       `json:"rounds,omitempty"`
-	Current    *PRRoundData    `json:"current,omitempty"`
-	Merged string `json:"merged,omitempty"`
+	Rounds  []PRRound    `json:"rounds,omitempty"`
+	Current *PRRoundData `json:"current,omitempty"`
+	Merged  string       `json:"merged,omitempty"`
 	// CostUSD is what the rounds cost (the task that opened the pull
 	// request counts its own); CostKnown whether any round's agents said.
 	CostUSD    float64         `json:"costUsd"`
@@ -688,21 +696,27 @@ type roundInput struct {
 // look reads the pull request, the checks at its head, its reviews and
 // threads.
 func (w *prWatch) look(ctx context.Context) (pull.Observation, error) {
+	return Look(ctx, w.f, w.spec.Number)
+}
+
+// Look reads pull request number of f, the checks at its head, its
+// reviews and threads, as seen now: what pull.Decide decides on.
+func Look(ctx context.Context, f forge.Forge, number int) (pull.Observation, error) {
 	o := pull.Observation{At: time.Now()}
 	var err error
-	if o.PR, err = w.f.PR(ctx, w.spec.Number); err != nil {
+	if o.PR, err = f.PR(ctx, number); err != nil {
 		return o, err
 	}
 	if o.PR.State != forge.StateOpen {
 		return o, nil
 	}
-	if o.Checks, err = w.f.Checks(ctx, o.PR.HeadSHA, o.PR.Base); err != nil {
+	if o.Checks, err = f.Checks(ctx, o.PR.HeadSHA, o.PR.Base); err != nil {
 		return o, err
 	}
-	if o.Reviews, err = w.f.Reviews(ctx, w.spec.Number); err != nil {
+	if o.Reviews, err = f.Reviews(ctx, number); err != nil {
 		return o, err
 	}
-	o.Threads, err = w.f.Threads(ctx, w.spec.Number)
+	o.Threads, err = f.Threads(ctx, number)
 	return o, err
 }
 
@@ -749,8 +763,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 				}
 			}
 		}
-		spec := w.spec.Task
-		spec.Merge, spec.Push, spec.PR, spec.Commit, spec.ViaPR = git.MergeNone, false, false, git.CommitBranch, true
+		spec := w.spec.Task.Round()
 		w.p.progress("pull request #%d: round %d on %s: %s", w.spec.Number, rd.Round, shortSHA(rd.Head), strings.Join(rd.Blockers, "; "))
 		needs.Conflicted = rd.Conflicts
 		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: cmp.Or(rd.Start, rd.Head), ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
@@ -841,14 +854,55 @@ func (w *prWatch) prOf(ctx context.Context, in *roundInput) forge.PR {
 
 // roundFailed ends the run after a round whose task did not end done.
 func (w *prWatch) roundFailed(ctx context.Context, end PRRoundEndData) (PRResult, error) {
+	st, reason := RoundFailed(end)
+	return w.end(ctx, st, reason, nil)
+}
+
+// RoundFailed is how a pull-request run ends after round end, whose task
+// did not end done, and why: stopped (resumable) when the task was, out of
+// budget when it spent it, else needs-you.
+func RoundFailed(end PRRoundEndData) (engine.Status, string) {
 	st := engine.Status(end.Status)
 	if Resumable(st) && st != engine.StatusMaxIterations && st != engine.StatusNoProgress {
-		return w.end(ctx, st, fmt.Sprintf("round %d (task %s) stopped: %s", end.Round, end.RunID, end.Details), nil)
+		return st, fmt.Sprintf("round %d (task %s) stopped: %s", end.Round, end.RunID, end.Details)
 	}
 	if st == engine.StatusBudgetExceeded {
-		return w.end(ctx, st, fmt.Sprintf("round %d (task %s) spent the budget", end.Round, end.RunID), nil)
+		return st, fmt.Sprintf("round %d (task %s) spent the budget", end.Round, end.RunID)
 	}
-	return w.end(ctx, engine.StatusNeedsYou, fmt.Sprintf("round %d (task %s) ended %s: %s", end.Round, end.RunID, st, oneLine(end.Details)), nil)
+	return engine.StatusNeedsYou, fmt.Sprintf("round %d (task %s) ended %s: %s", end.Round, end.RunID, st, oneLine(end.Details))
+}
+
+// ConflictReason is why a round for blockers is not made on Temporal
+// workers, when one of them is a conflict with the base ("" when none
+// is): the workflow does not merge the base yet (here, mergeBase does).
+func ConflictReason(blockers []pull.Blocker) string {
+	for _, b := range blockers {
+		if b.Kind == pull.Conflict {
+			return fmt.Sprintf("the branch conflicts with %s: merge or rebase it by hand (jlgcli does not resolve a pull request's conflict with its base yet)", b.Base)
+		}
+	}
+	return ""
+}
+
+// TellsPR reports whether a pull-request run that ends with status tells
+// the pull request why, in one comment (GiveUpComment).
+func TellsPR(status engine.Status) bool {
+	return status == engine.StatusNeedsYou || status == engine.StatusBudgetExceeded
+}
+
+// GiveUpComment is the one comment that tells pull request number why run
+// runID stopped working on it (reason) and what is still in the way.
+func GiveUpComment(runID string, number int, target pull.Target, reason string, blockers []pull.Blocker) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "jlgcli stopped working on this pull request (run `%s`): %s.\n", runID, strings.TrimSuffix(reason, "."))
+	if len(blockers) > 0 {
+		b.WriteString("\nStill in the way:\n")
+		for _, bl := range blockers {
+			fmt.Fprintf(&b, "- %s\n", bl.String())
+		}
+	}
+	fmt.Fprintf(&b, "\nOnce a person has seen to it, `jlgcli pr %d --until %s` takes it up again.\n", number, target)
+	return b.String()
 }
 
 // stopped ends a run stopped by Ctrl-C or jlgcli stop: resumable.
@@ -861,17 +915,9 @@ func (w *prWatch) stopped(ctx context.Context) (PRResult, error) {
 func (w *prWatch) end(ctx context.Context, status engine.Status, reason string, blockers []pull.Blocker) (PRResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	d := PREndData{Status: status, ExitCode: status.ExitCode(), Reason: reason}
-	if status == engine.StatusNeedsYou || status == engine.StatusBudgetExceeded {
-		var b strings.Builder
-		fmt.Fprintf(&b, "jlgcli stopped working on this pull request (run `%s`): %s.\n", w.run.ID, strings.TrimSuffix(reason, "."))
-		if len(blockers) > 0 {
-			b.WriteString("\nStill in the way:\n")
-			for _, bl := range blockers {
-				fmt.Fprintf(&b, "- %s\n", bl.String())
-			}
-		}
-		fmt.Fprintf(&b, "\nOnce a person has seen to it, `jlgcli pr %d --until %s` takes it up again.\n", w.spec.Number, w.spec.Policy.Target)
-		if c, err := w.f.Comment(ctx, w.spec.Number, b.String()); err != nil {
+	if TellsPR(status) {
+		body := GiveUpComment(w.run.ID, w.spec.Number, w.spec.Policy.Target, reason, blockers)
+		if c, err := w.f.Comment(ctx, w.spec.Number, body); err != nil {
 			w.p.warn("pull request #%d: comment: %v", w.spec.Number, err)
 		} else {
 			d.Comment = c.URL
@@ -892,13 +938,20 @@ func (w *prWatch) end(ctx context.Context, status engine.Status, reason string, 
 	if status == engine.StatusInterrupted || status == engine.StatusError {
 		w.p.notice("pull request #%d: %s", w.spec.Number, reason)
 	}
-	needs := ""
-	if status == engine.StatusNeedsYou {
-		needs = fmt.Sprintf("pull request #%d: %s", w.spec.Number, reason)
-	}
-	e := hooks.Event{Status: string(status), ExitCode: hooks.Int(d.ExitCode), Details: reason, DurationMs: hooks.Millis(res.DurationMs)}
-	w.j.hooks.ended(e, needs)
+	w.j.hooks.prEnded(res)
 	return res, nil
+}
+
+// prEnded tells the hooks that a pull-request run ended with res
+// (run.ended), and that it needs a person when it gave up
+// (run.needs_attention).
+func (h hookRun) prEnded(res PRResult) {
+	needs := ""
+	if res.Status == engine.StatusNeedsYou {
+		needs = fmt.Sprintf("pull request #%d: %s", res.Number, res.Reason)
+	}
+	e := hooks.Event{Status: string(res.Status), ExitCode: hooks.Int(res.ExitCode), Details: res.Reason, DurationMs: hooks.Millis(res.DurationMs)}
+	h.ended(e, needs)
 }
 
 // checkpoint writes the run's progress, for runs and the index.

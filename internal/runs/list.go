@@ -317,8 +317,12 @@ func (l *lister) prAt(run *store.Run, r *Listed) {
 }
 
 // prResult is the result of pull-request run as its journal holds it,
-// read without repairing it (a line being written is left out).
+// read without repairing it (a line being written is left out); from its
+// record when it runs on Temporal.
 func prResult(run *store.Run) (local.PRResult, error) {
+	if run.Meta.Temporal != nil {
+		return temporalPR(run)
+	}
 	lines, _, err := readLines(run.EventsPath(), 0)
 	if err != nil {
 		return local.PRResult{}, err

@@ -17,6 +17,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 )
 
 // PRCommand is `jlgcli pr`: a pull request to work until a target.
@@ -60,7 +61,8 @@ func policyOf(cfg *config.Config, def pull.Target) pull.Policy {
 
 // StartPR works the pull request of the command until its target
 // (default green), its rounds made as tasks of the configuration in the
-// repository of its directory. It runs here only.
+// repository of its directory: here, or on the Temporal server cfg names
+// (SubmitPR), where the workers do it all with their own token.
 func StartPR(ctx context.Context, f Front, c PRCommand) (PRDone, error) {
 	n, err := prNumber(c.Ref)
 	if err != nil {
@@ -72,7 +74,17 @@ func StartPR(ctx context.Context, f Front, c PRCommand) (PRDone, error) {
 	}
 	cfg := lc.Config
 	if cfg.Temporal.Address != "" {
-		return PRDone{}, usagef("jlgcli pr works a pull request here; on a Temporal server it is not done yet")
+		in, err := prSubmission(ctx, cfg, c, n)
+		if err != nil {
+			return PRDone{}, err
+		}
+		p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
+		defer endParts(p)
+		res, _, err := SubmitPR(ctx, cfg, in, temporal.DefaultHeartbeat, p)
+		if err != nil {
+			return PRDone{}, err
+		}
+		return PRDone{Result: &res, JSON: cfg.JSON}, nil
 	}
 	repo, err := local.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {

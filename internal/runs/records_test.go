@@ -73,6 +73,8 @@ func records() map[string]any {
 		"temporal.LandInput":     &temporal.LandInput{},
 		"temporal.Progress":      &temporal.Progress{},
 		"temporal.PreviousInput": &temporal.PreviousInput{},
+		"temporal.PRInput":       &temporal.PRInput{},
+		"temporal.PRState":       &temporal.PRState{},
 	}
 }
 

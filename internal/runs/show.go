@@ -80,11 +80,7 @@ func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) 
 		_ = json.Unmarshal(run.Meta.Options, &s)
 		st.Worktree = s.Worktree
 	case "pr":
-		evs, err := events(run, p, false)
-		if err != nil {
-			return st, err
-		}
-		res, err := local.PRResultOf(run, evs)
+		res, err := showPR(run, p)
 		if err != nil {
 			return st, err
 		}
@@ -123,6 +119,20 @@ func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) 
 		st.Live = run.Live()
 	}
 	return st, nil
+}
+
+// showPR is the result of a pull-request run as show gives it: from its
+// journal (repaired, as p notices) when it runs here, from its record
+// (Refresh) when on Temporal.
+func showPR(run *store.Run, p local.Parts) (local.PRResult, error) {
+	if run.Meta.Temporal != nil {
+		return temporalPR(run)
+	}
+	evs, err := events(run, p, false)
+	if err != nil {
+		return local.PRResult{}, err
+	}
+	return local.PRResultOf(run, evs)
 }
 
 // TaskResult is the result of a task run (local.TaskResultOf); a journal

@@ -227,7 +227,31 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 	cfg := lc.Config
 	out := TaskDone{JSON: cfg.JSON}
 	if cfg.Until != "" && cfg.Temporal.Address != "" {
-		return TaskDone{}, cfg.KeyError("until", "works a pull request here; on a Temporal server it is not done yet")
+		if !cfg.PR {
+			return TaskDone{}, cfg.KeyError("until", "works a pull request: add --pr (config: pr = true)")
+		}
+		if c.Detach {
+			return TaskDone{}, errNoDetach
+		}
+		p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
+		defer endParts(p)
+		in, err := taskPRSubmission(ctx, cfg, c.Submission, prompt, p)
+		if err != nil {
+			return TaskDone{}, err
+		}
+		res, first, err := SubmitPR(ctx, cfg, in, c.Heartbeat, p)
+		if err != nil {
+			return TaskDone{}, err
+		}
+		out.Temporal, out.Result = true, first
+		if first == nil || res.Number > 0 {
+			out.PR = &res
+		}
+		if out.Result == nil {
+			// The task did not run: what became of the run says why.
+			out.Result = &taskengine.Result{RunID: res.RunID, Status: res.Status, ExitCode: res.ExitCode, Details: res.Reason}
+		}
+		return out, nil
 	}
 	if f := watchFlag(c.Flags); cfg.Until == "" && f != "" {
 		return TaskDone{}, exit.Usagef("add --pr --until green|approved|merged", "--%s: only a pull request worked --until takes it", f)

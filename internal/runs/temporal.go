@@ -88,39 +88,16 @@ func getenv(p local.Parts) func(string) string {
 // and push their work there. p says the messages; its TaskObserver follows
 // the attempts (closed, when it has a Close method, once following ends).
 func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt string, p local.Parts) (string, *taskengine.Result, error) {
-	if sub.IncludeDirty {
-		return "", nil, &exit.UsageError{Err: errors.New("--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first")}
-	}
-	if err := checkTemporal(cfg, sub); err != nil {
-		return "", nil, err
-	}
-	s := local.TaskSpecOf(cfg, "")
-	s.Plan = sub.Plan
-	for _, t := range s.Tiers {
-		if t.Backend == "" {
-			return "", nil, &exit.UsageError{Err: errors.New("a task sent to Temporal names its backend (-b BACKEND, --tier or [[tiers]]): the workers' machines decide which are installed")}
-		}
-	}
-	url, base, checkout, err := remoteOf(ctx, cfg, sub.RepoURL, sub.Base)
+	in, err := submittedTask(ctx, cfg, sub, prompt, p)
 	if err != nil {
 		return "", nil, err
 	}
-	if s.Checks, err = submittedChecks(s.Checks, checkout, url, "", local.TaskChecksHint); err != nil {
-		return "", nil, err
-	}
-	t := cfg.Temporal
+	id, s, t := in.RunID, in.Spec, cfg.Temporal
 	c, err := Dial(ctx, temporal.ConnectionOf(cfg, getenv(p)))
 	if err != nil {
 		return "", nil, err
 	}
 	defer c.Close()
-	id := store.NewRunID(time.Now())
-	in := temporal.TaskInput{RunID: id, Task: prompt, Repo: url, BaseBranch: base, Branch: git.BranchName(id, prompt),
-		MergePush: cfg.Merge == git.MergePush, Spec: s, Queue: t.TaskQueue, WorkerWaitMs: millis.Of(t.WorkerWait),
-		HeartbeatMs: millis.Of(sub.Heartbeat)}
-	if len(s.WindowLimits) > 0 {
-		in.Windows = knownWindows(p, cfg) // as a local task with a window limit starts
-	}
 	if err := temporal.Submit(ctx, c, in); err != nil {
 		return "", nil, err
 	}
@@ -133,7 +110,7 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	if sub.Detach {
 		return id, nil, nil
 	}
-	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, url, in.Branch))
+	say(p).Notice(fmt.Sprintf("task %s submitted to %s (queue %s); its branch on %s: %s", id, t.Address, t.TaskQueue, in.Repo, in.Branch))
 	hooks := local.HooksOf(p, run) // they fire here, on the side that follows the run
 	hooks.Started()
 	obs := following(ctx, c, p.TaskObserver, hooks, 0, run)
@@ -145,6 +122,51 @@ func SubmitTask(ctx context.Context, cfg *config.Config, sub Submission, prompt 
 	taskStopped(p, id, res.Status)
 	hooks.TaskEnded(res)
 	return id, &res, nil
+}
+
+// submittedTask is the input of the workflow of a task of prompt sent to
+// the Temporal server of cfg, with a new run id: what a submission cannot
+// do refused, its backends named, its checks detected when none is
+// configured.
+func submittedTask(ctx context.Context, cfg *config.Config, sub Submission, prompt string, p local.Parts) (temporal.TaskInput, error) {
+	if sub.IncludeDirty {
+		return temporal.TaskInput{}, &exit.UsageError{Err: errors.New("--include-dirty cannot reach Temporal workers: they clone the remote; commit and push your changes first")}
+	}
+	if err := checkTemporal(cfg, sub); err != nil {
+		return temporal.TaskInput{}, err
+	}
+	s := local.TaskSpecOf(cfg, "")
+	s.Plan = sub.Plan
+	if err := namedBackends(s); err != nil {
+		return temporal.TaskInput{}, err
+	}
+	url, base, checkout, err := remoteOf(ctx, cfg, sub.RepoURL, sub.Base)
+	if err != nil {
+		return temporal.TaskInput{}, err
+	}
+	if s.Checks, err = submittedChecks(s.Checks, checkout, url, "", local.TaskChecksHint); err != nil {
+		return temporal.TaskInput{}, err
+	}
+	t := cfg.Temporal
+	id := store.NewRunID(time.Now())
+	in := temporal.TaskInput{RunID: id, Task: prompt, Repo: url, BaseBranch: base, Branch: git.BranchName(id, prompt),
+		MergePush: cfg.Merge == git.MergePush, Spec: s, Queue: t.TaskQueue, WorkerWaitMs: millis.Of(t.WorkerWait),
+		HeartbeatMs: millis.Of(sub.Heartbeat)}
+	if len(s.WindowLimits) > 0 {
+		in.Windows = knownWindows(p, cfg) // as a local task with a window limit starts
+	}
+	return in, nil
+}
+
+// namedBackends refuses a spec sent to Temporal whose tier names no
+// backend: the workers' machines decide which are installed.
+func namedBackends(s local.TaskSpec) error {
+	for _, t := range s.Tiers {
+		if t.Backend == "" {
+			return &exit.UsageError{Err: errors.New("a task sent to Temporal names its backend (-b BACKEND, --tier or [[tiers]]): the workers' machines decide which are installed")}
+		}
+	}
+	return nil
 }
 
 // CheckLocal refuses, for a task or batch (kind) that runs here because
@@ -694,6 +716,8 @@ func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 	}
 	defer c.Close()
 	switch run.Meta.Command {
+	case "pr":
+		return refreshPR(ctx, c, run)
 	case "batch":
 		var sum batch.Summary
 		closed, err := temporal.Outcome(ctx, c, run.ID, &sum)
@@ -764,6 +788,13 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp
 		return out, err
 	}
 	defer c.Close()
+	if run.Meta.Command == "pr" {
+		if limits.Any() {
+			return out, &exit.UsageError{Err: errors.New("a pull request's loop takes no new limits")}
+		}
+		out.PR, err = resumePR(ctx, c, run, rp, env)
+		return out, err
+	}
 	say := say(rp.Parts)
 	hooks := local.HooksOf(rp.Parts, run) // as those of a resume here: started again, attempts, end
 	if run.Meta.Command == "batch" {

@@ -23,6 +23,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/cost"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
@@ -127,6 +128,10 @@ type Activities struct {
 	// HeartbeatEvery is how often a running activity heartbeats; 0: every
 	// 5 seconds.
 	HeartbeatEvery time.Duration
+	// OpenForge opens the forge of a repository's URL for the pull-request
+	// loop's activities; nil: forge.Open, the token read from Parts'
+	// environment.
+	OpenForge func(ctx context.Context, repo string, s forge.Settings) (forge.Forge, error)
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex

@@ -1,7 +1,9 @@
 package temporal
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -355,4 +357,44 @@ func nextRun(id string) string {
 		}
 	}
 	return id + "-r2"
+}
+
+// SubmitPR starts the workflow of a pull request; its workflow id is the
+// run id.
+func SubmitPR(ctx context.Context, c client.Client, in PRInput) error {
+	return start(ctx, c, "pull request", in.RunID, in.Queue, PullRequestWorkflowName, in)
+}
+
+// QueryPRState asks a pull request's workflow where it stands (also one
+// that ended: the server replays its history on a worker).
+func QueryPRState(ctx context.Context, c client.Client, runID string) (PRState, error) {
+	var st PRState
+	v, err := c.QueryWorkflow(ctx, runID, "", QueryPR)
+	if err != nil {
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+// FollowPR follows the pull request's run runID until it ends, telling
+// changed (may be nil) where it stands each time that changes, and returns
+// its result.
+func FollowPR(ctx context.Context, c client.Client, runID string, changed func(PRState), every time.Duration) (local.PRResult, error) {
+	var res local.PRResult
+	if changed == nil {
+		return res, await(ctx, c, "pull request", runID, &res, every, nil)
+	}
+	var last []byte
+	return res, await(ctx, c, "pull request", runID, &res, every, func() {
+		st, err := QueryPRState(ctx, c, runID)
+		if err != nil {
+			return // between two runs of a workflow that continues as new
+		}
+		st.Result.DurationMs = 0 // not a change
+		b, _ := json.Marshal(st)
+		if !bytes.Equal(b, last) {
+			last = b
+			changed(st)
+		}
+	})
 }

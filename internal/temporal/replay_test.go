@@ -8,6 +8,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
@@ -124,5 +126,44 @@ func TestReplayWindowsHistory(t *testing.T) {
 	r.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, windowsHistory); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// prHistory is a pull request's workflow history recorded from a real
+// Temporal server and a real Gitea by cd e2e/temporal && go test -count=1
+// -run 'TestPRUntilMergedOnWorkers$' -update .: a check failed at the pull
+// request's head, was re-run, then became a round (a child task workflow)
+// pushed onto the branch; the worker that ran it all was killed while the
+// workflow waited for CI on a timer, and another worker replayed this
+// history up to the wait and went on: looks, the wait for an approval, the
+// merge.
+const prHistory = "testdata/pr-history.json"
+
+// TestReplayPRHistory: the pull request's workflow, as it is now, replays
+// the recorded history, as the worker that took over after the kill did.
+func TestReplayPRHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(PullRequestWorkflow, workflow.RegisterOptions{Name: PullRequestWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, prHistory); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplayCatchesAChangedPRWorkflow: the replay can fail: a workflow that
+// waits with an activity instead of a timer does not replay the history.
+func TestReplayCatchesAChangedPRWorkflow(t *testing.T) {
+	changed := func(ctx workflow.Context, in PRInput) (local.PRResult, error) {
+		ctx = in.forgeOptions(ctx)
+		for {
+			var o pull.Observation
+			if err := workflow.ExecuteActivity(ctx, PRLookName, PRForge{Repo: in.Repo, Number: in.Number}).Get(ctx, &o); err != nil {
+				return local.PRResult{}, err
+			}
+		}
+	}
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: PullRequestWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, prHistory); err == nil {
+		t.Fatal("a pull request's workflow that schedules other commands replayed the history")
 	}
 }

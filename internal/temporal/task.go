@@ -120,6 +120,10 @@ type TaskInput struct {
 	// could not land, is that run: this one starts at the tier that passed
 	// there and is told its attempts, as a local batch's second run is.
 	Prior *taskengine.Prior `json:"prior,omitempty"`
+	// Round: the task is a round of a pull request's workflow, which
+	// pushes its task branch onto the pull request's own: no squash
+	// commit is made of it (no finish).
+	Round bool `json:"round,omitempty"`
 }
 
 // Carry is what a task's workflow hands to the run that continues it.
@@ -349,7 +353,7 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (taskengine.Result, error)
 	res.Baseline = c.Baseline
 	res.Git = &taskengine.GitInfo{Mode: string(git.CommitBranch), Repo: in.Repo, Branch: in.Branch, Base: c.Base,
 		BaseBranch: in.BaseBranch, Refs: git.RefPrefix + in.RunID + "/", Remote: in.Repo, Pushed: c.Base != ""}
-	if stop.Status == engine.StatusDone {
+	if stop.Status == engine.StatusDone && !in.Round {
 		fctx := ctx
 		if stoppable { // a task done is finished, even when it is stopped now
 			fctx, _ = workflow.NewDisconnectedContext(ctx)

@@ -33,7 +33,7 @@ type WorkerOptions struct {
 // most of the heartbeat timeout, a minute by default).
 const heartbeatThrottle = 5 * time.Second
 
-// Register registers the task and batch workflows and acts' activities on
+// Register registers the task, batch and pull-request workflows and acts' activities on
 // w.
 func Register(w worker.Registry, acts *Activities) {
 	w.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
@@ -47,6 +47,15 @@ func Register(w worker.Registry, acts *Activities) {
 	w.RegisterActivityWithOptions(acts.Land, activity.RegisterOptions{Name: LandName})
 	w.RegisterActivityWithOptions(acts.PushBase, activity.RegisterOptions{Name: PushBaseName})
 	w.RegisterActivityWithOptions(acts.Workers, activity.RegisterOptions{Name: WorkersName})
+	w.RegisterWorkflowWithOptions(PullRequestWorkflow, workflow.RegisterOptions{Name: PullRequestWorkflowName})
+	w.RegisterActivityWithOptions(acts.PRBegin, activity.RegisterOptions{Name: PRBeginName})
+	w.RegisterActivityWithOptions(acts.PRLook, activity.RegisterOptions{Name: PRLookName})
+	w.RegisterActivityWithOptions(acts.PRRound, activity.RegisterOptions{Name: PRRoundName})
+	w.RegisterActivityWithOptions(acts.PRPush, activity.RegisterOptions{Name: PRPushName})
+	w.RegisterActivityWithOptions(acts.PRRerun, activity.RegisterOptions{Name: PRRerunName})
+	w.RegisterActivityWithOptions(acts.PRMerge, activity.RegisterOptions{Name: PRMergeName})
+	w.RegisterActivityWithOptions(acts.PRComment, activity.RegisterOptions{Name: PRCommentName})
+	w.RegisterActivityWithOptions(acts.PROpen, activity.RegisterOptions{Name: PROpenName})
 }
 
 // Identity is the identity of a worker that takes the attempts of
