@@ -42,7 +42,7 @@ forge.tokenEnv). Ctrl-C or 'jlgcli stop' stops it; 'jlgcli resume ID' goes on.`)
 	durationVar(fs, &c.Watch.Poll, "poll", pull.DefaultPoll, "the first wait between two looks at the pull request; it doubles while nothing changes, up to 5m")
 	durationVar(fs, &c.Watch.Grace, "checks-grace", pull.DefaultGrace, "how long checks have to appear at a new head (no check is not green)")
 	fs.IntVar(&c.Watch.MaxRounds, "max-rounds", pull.DefaultMaxRounds, "the most rounds (attempts on the pull request) before it gives up")
-	fs.StringArrayVar(&c.Watch.Trusted, "trust", nil, "a login whose review threads count though it cannot push (repeatable)")
+	fs.StringArrayVar(&c.Watch.Trusted, "trust", nil, "a login whose review threads and requests for changes count though it cannot push (repeatable)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c.Ref = args[0]
 		return runPRCmd(cmd.Context(), stdio, c)
