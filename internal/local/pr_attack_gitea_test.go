@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/pull"
 )
@@ -120,5 +122,46 @@ func TestPRAttackOutsiderApprovalOnGitea(t *testing.T) {
 	}
 	if _, err := w.fg.Merge(context.Background(), w.number, forge.MergeOptions{Method: forge.MethodMerge, SHA: pr.HeadSHA}); err == nil {
 		t.Errorf("Gitea merged on the outsider's approval alone: the attack's premise is wrong")
+	}
+}
+
+// Two jlgcli working one pull request (a second terminal, a cron job that
+// starts one every hour) would each pay for a round at the same head, and
+// each answer the same threads: the second is refused while the first
+// works it, naming it.
+func TestPRAttackTwoRunsOnOnePullRequestOnGitea(t *testing.T) {
+	w := newPRWorld(t, pull.Green, 0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		res  [2]PRResult
+		errs [2]error
+	)
+	for i := range res {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i], errs[i] = w.start(ctx, t)
+		}()
+	}
+	wg.Wait()
+	said := strings.Join(w.said.snapshot(), "\n")
+	made, refused, done := 0, 0, 0
+	for i := range res {
+		switch {
+		case errs[i] != nil && exit.IsUsage(errs[i]) && strings.Contains(errs[i].Error(), "already"):
+			refused++
+		case errs[i] != nil:
+			t.Errorf("run %d: %v", i, errs[i])
+		case res[i].Status == engine.StatusDone:
+			done++
+		}
+	}
+	// Every round made says so as it begins, whichever run made it and
+	// however it ended.
+	made = strings.Count(said, ": round ")
+	if made != 1 || refused != 1 || done != 1 {
+		t.Errorf("%d rounds made for one failed check, %d runs refused, %d done; want one round, one refused, one done: %v\n%s", made, refused, done, errs, said)
 	}
 }
