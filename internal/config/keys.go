@@ -445,7 +445,7 @@ var keyTable = []Key{
 		}),
 		print: func(c *Config) string { return strconv.Itoa(cmp.Or(c.MaxRounds, pull.DefaultMaxRounds)) }},
 	{Name: "trust", Lined: true, Flag: "trust", Kind: "stringArray", Commands: on(cmdTask, cmdPR),
-		Usage: "with --until: a login whose review threads count though it cannot push, repeatable (config: trust = [...])",
+		Usage: "with --until: a login whose review threads and requests for changes count though it cannot push, repeatable (config: trust = [...])",
 		parse: func(l *Layer, s string) error {
 			if s = strings.TrimSpace(s); s == "" || strings.ContainsAny(s, " ,\t") {
 				return fmt.Errorf("%q: want a login", s)

@@ -258,10 +258,15 @@ const (
 
 // Review is one review of a pull request.
 type Review struct {
-	ID     int64       `json:"id,omitempty"`
-	Author string      `json:"author,omitempty"`
-	State  ReviewState `json:"state,omitempty"`
-	Body   string      `json:"body,omitempty"`
+	ID     int64  `json:"id,omitempty"`
+	Author string `json:"author,omitempty"`
+	// Permission is the author's in the repository, asked for the
+	// verdicts (approved, changes requested, dismissed): only a writer's
+	// counts (as for the forge's branch protection), and only a writer's
+	// (or a trusted author's) request for changes is feedback.
+	Permission Permission  `json:"permission,omitempty"`
+	State      ReviewState `json:"state,omitempty"`
+	Body       string      `json:"body,omitempty"`
 	// CommitSHA is the head the review was given at.
 	CommitSHA string `json:"commitSha,omitempty"`
 	// Stale: the head has moved since (Gitea says it; on GitHub it is
@@ -274,8 +279,10 @@ type Review struct {
 // Reviews are a pull request's reviews and where they leave it.
 type Reviews struct {
 	Decision Decision `json:"decision,omitempty"`
-	// Approvals and ChangesRequested are the authors whose latest verdict
-	// is that, sorted.
+	// Approvals and ChangesRequested are the authors with write access
+	// whose latest verdict is that, sorted: anyone may review a public
+	// repository's pull request, and a passer-by's verdict counts for no
+	// forge.
 	Approvals        []string `json:"approvals,omitempty"`
 	ChangesRequested []string `json:"changesRequested,omitempty"`
 	// Required is how many approvals the base branch's protection asks

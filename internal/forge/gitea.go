@@ -313,6 +313,11 @@ func (g *giteaForge) Reviews(ctx context.Context, number int) (Reviews, error) {
 		if rv.Reviewer != nil {
 			review.Author = rv.Reviewer.UserName
 		}
+		if verdict(st) {
+			if review.Permission, err = g.permission(ctx, c, review.Author); err != nil {
+				return Reviews{}, err
+			}
+		}
 		out.Reviews = append(out.Reviews, review)
 	}
 	decide(&out)
@@ -337,15 +342,23 @@ func giteaReviewState(rv *gitea.PullReview) (ReviewState, bool) {
 	return "", false
 }
 
+// verdict tells whether a review of state s approves, asks for changes or
+// takes back its author's verdict: the reviews whose author's permission
+// matters.
+func verdict(s ReviewState) bool {
+	return s == Approved || s == ChangesRequested || s == Dismissed
+}
+
 // decide fills the approvals, the changes asked and the decision from the
 // reviews, oldest first, and the approvals required (-1: unknown): each
-// author's latest approval or request for changes counts (a dismissal
-// takes theirs back); a request for changes outweighs approvals.
+// writer's latest approval or request for changes counts (a dismissal
+// takes theirs back); a request for changes outweighs approvals. The
+// verdict of an author who cannot push counts for no forge (Gitea's
+// official reviews, GitHub's branch protection) and not here.
 func decide(rs *Reviews) {
 	latest := map[string]ReviewState{}
 	for _, r := range rs.Reviews {
-		switch r.State {
-		case Approved, ChangesRequested, Dismissed:
+		if verdict(r.State) && r.Permission.CanWrite() {
 			latest[r.Author] = r.State
 		}
 	}

@@ -229,6 +229,17 @@ func TestGiteaPullRequestLife(t *testing.T) {
 		t.Errorf("resolved thread: %+v", th)
 	}
 
+	// A passer-by (no collaborator) approves: it counts for nothing.
+	if _, _, err := client(t, srv, srv.Outsider).CreatePullReview(r.Owner, r.Name, int64(pr.Number), gitea.CreatePullReviewOptions{State: gitea.ReviewStateApproved, Body: "LGTM"}); err != nil {
+		t.Fatal(err)
+	}
+	rv, err = fg.Reviews(ctx, pr.Number)
+	if last := len(rv.Reviews) - 1; err != nil || rv.Decision != DecisionChangesRequested || rv.Approvals != nil || last < 1 ||
+		rv.Reviews[last].Author != giteatest.OutsiderName || rv.Reviews[last].State != Approved || rv.Reviews[last].Permission.CanWrite() ||
+		rv.Reviews[0].Permission != PermWrite {
+		t.Errorf("a passer-by's approval: %+v, %v", rv, err)
+	}
+
 	// The reviewer approves.
 	if _, _, err := reviewer.CreatePullReview(r.Owner, r.Name, int64(pr.Number), gitea.CreatePullReviewOptions{State: gitea.ReviewStateApproved}); err != nil {
 		t.Fatal(err)

@@ -408,8 +408,14 @@ func (g *githubForge) Reviews(ctx context.Context, number int) (Reviews, error) 
 			if st == "" {
 				continue
 			}
-			out.Reviews = append(out.Reviews, Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), State: st, Body: rv.GetBody(),
-				CommitSHA: rv.GetCommitID(), Stale: head != "" && rv.GetCommitID() != head, Submitted: rv.GetSubmittedAt().Time, URL: rv.GetHTMLURL()})
+			review := Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), State: st, Body: rv.GetBody(),
+				CommitSHA: rv.GetCommitID(), Stale: head != "" && rv.GetCommitID() != head, Submitted: rv.GetSubmittedAt().Time, URL: rv.GetHTMLURL()}
+			if verdict(st) {
+				if review.Permission, err = g.permission(ctx, review.Author); err != nil {
+					return Reviews{}, err
+				}
+			}
+			out.Reviews = append(out.Reviews, review)
 		}
 		if resp.NextPage == 0 {
 			break

@@ -34,6 +34,7 @@ func TestErrorClassification(t *testing.T) {
 		{"timeout", "", true, true, false},
 
 		{"not a fast-forward", "To /srv/r.git\n ! [rejected]        main -> main (non-fast-forward)\nerror: failed to push some refs to '/srv/r.git'\nhint: Updates were rejected because the tip of your current branch is behind\n", false, false, true},
+		{"remote ref moved under the push", "remote: error: cannot lock ref 'refs/heads/fix-answer': is at f0db723fe20881d0e18d8748fc2056f2f2e95a71 but expected 0ea275933f525052142e688aac61f6b7b31f9b59        \nTo http://127.0.0.1:45343/jlg/r.git\n ! [remote rejected] f0db723fe20881d0e18d8748fc2056f2f2e95a71 -> fix-answer (failed to update ref)\nerror: failed to push some refs to 'http://127.0.0.1:45343/jlg/r.git'\n", false, false, true},
 		{"fetch first", "To /srv/r.git\n ! [rejected]        main -> main (fetch first)\nerror: failed to push some refs to '/srv/r.git'\n", false, false, true},
 		{"ref in the way", "fatal: cannot lock ref 'refs/heads/a/b': 'refs/heads/a' exists; cannot create 'refs/heads/a/b'\n", false, false, false},
 		{"no repository", "fatal: '/nonexistent/x' does not appear to be a git repository\n" + noAccess, false, false, false},

@@ -155,18 +155,27 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrPushRejected:
-		return e.Err == nil && containsAny(e.Stderr, "[rejected]", "non-fast-forward", "fetch first")
+		return e.Err == nil && (containsAny(e.Stderr, "[rejected]", "non-fast-forward", "fetch first") || remoteRefMoved(e.Stderr))
 	case ErrTransient:
 		if e.TimedOut {
 			return true
 		}
-		if containsAny(e.Stderr, finalFailures...) {
+		if containsAny(e.Stderr, finalFailures...) || remoteRefMoved(e.Stderr) {
 			return false
 		}
 		return containsAny(e.Stderr, transientFailures...) ||
 			strings.Contains(e.Stderr, "cannot lock ref") && containsAny(e.Stderr, "File exists", "but expected")
 	}
 	return false
+}
+
+// remoteRefMoved tells a push the remote refused because the ref moved
+// between the push's check and its update (another push landed meanwhile:
+// "cannot lock ref 'refs/heads/x': is at A but expected B", "[remote
+// rejected] (failed to update ref)"): refused as a push that is not a
+// fast-forward or has lost its lease is, never better when made again.
+func remoteRefMoved(stderr string) bool {
+	return strings.Contains(stderr, "[remote rejected]") && strings.Contains(stderr, "but expected")
 }
 
 // transientFailures are what git prints for a failure that may pass when

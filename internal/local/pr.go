@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -399,6 +400,11 @@ func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, er
 	}
 	s.Task.Repo = n.Repo.Dir
 	id := cmp.Or(n.ID, store.NewRunID(time.Now()))
+	release, err := claimPR(root, f.Repo(), pr.Number, id)
+	if err != nil {
+		return PRResult{}, err
+	}
+	defer release()
 	rec := s
 	rec.Task = s.Task.Recorded()
 	opts, _ := json.Marshal(rec)
@@ -417,6 +423,22 @@ func StartPR(ctx context.Context, n NewPR, f forge.Forge, p Parts) (PRResult, er
 	j.hooks.recorded(engine.Event{Type: engine.EventStart})
 	p.progress("working pull request #%d (%s) until %s: run %s", pr.Number, pr.URL, s.Policy.Target, id)
 	return w.work(ctx, prLog{start: &PRStartData{Number: pr.Number, URL: pr.URL, Branch: pr.Head, Base: pr.Base}, started: time.Now()})
+}
+
+// claimPR claims pull request number of repo for run id among the
+// jlgcli of state root root: two runs working one pull request would each
+// pay for a round at the same head and answer the same threads. The claim
+// is a locked file, lost with the process that holds it.
+func claimPR(root string, repo forge.Repo, number int, id string) (release func(), err error) {
+	name := strings.NewReplacer("/", "_", ":", "_").Replace(fmt.Sprintf("%s_%s_%s_%d", repo.Host, repo.Owner, repo.Name, number))
+	release, other, err := store.Claim(filepath.Join(root, "claims", "pr-"+name), id)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("claim pull request #%d: %w", number, err)
+	case release == nil:
+		return nil, exit.Usagef("wait for it to end, or stop it: jlgcli stop "+other, "pull request #%d of %s is already worked by run %s", number, repo, other)
+	}
+	return release, nil
 }
 
 // prError is err of a first read of spec's pull request, as the user is
@@ -460,6 +482,11 @@ func ResumePR(ctx context.Context, root string, run *store.Run, events []engine.
 	if err != nil {
 		return PRResult{}, false, err
 	}
+	release, err := claimPR(root, f.Repo(), s.Number, run.ID)
+	if err != nil {
+		return PRResult{}, false, err
+	}
+	defer release()
 	j := openJournal(p, root, run)
 	defer j.close()
 	w := &prWatch{spec: s, prompt: run.Meta.Prompt, repo: repo, f: f, run: run, j: j, p: p, root: root, rounds: l.rounds}

@@ -14,7 +14,9 @@
 //     having had Policy.Grace to appear (no check is not green); no
 //     unresolved review thread begun by an author with write access (or
 //     listed in Policy.Trusted); not conflicting with its base.
-//   - approved: green, and the review decision approved or none required.
+//   - approved: green, and the review decision approved or none required
+//     (only writers' verdicts count); a request for changes is feedback
+//     when its author may push or is trusted, as a thread's.
 //   - merged: approved, then merged by Policy.Method.
 //   - A condition that blocks the target is acted on once per head commit;
 //     a failed check is re-run once per head before an agent is woken; the
@@ -362,7 +364,8 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 	// Its reviews, for the targets past green.
 	if p.Target != Green {
 		for _, r := range latestReviews(o.Reviews, p.Self) {
-			if r.State != forge.ChangesRequested {
+			if r.State != forge.ChangesRequested || !p.trusted(forge.Comment{Author: r.Author, Permission: r.Permission}) {
+				// A passer-by's words are no feedback, as their threads.
 				continue
 			}
 			if r.Stale || (r.CommitSHA != "" && r.CommitSHA != head) {

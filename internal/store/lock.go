@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -61,4 +63,28 @@ func probeLocked(path string) bool {
 	defer f.Close()
 	ok, err := flockTry(f, lockSh)
 	return err == nil && !ok
+}
+
+// Claim takes the exclusive flock of the file at path (made, with its
+// directory, when missing) for holder, and writes holder in it: release
+// lets it go. When another open file holds it, release is nil and other is
+// the holder it names. A killed holder loses its claim with its files.
+func Claim(path, holder string) (release func(), other string, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, "", err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, "", err
+	}
+	ok, err := flockTry(f, lockEx)
+	if err != nil || !ok {
+		b, _ := os.ReadFile(path)
+		f.Close()
+		return nil, strings.TrimSpace(string(b)), err
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(holder+"\n"), 0)
+	}
+	return func() { f.Close() }, "", nil
 }

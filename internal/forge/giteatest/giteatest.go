@@ -51,18 +51,21 @@ type User struct {
 // The users every server has: Admin (a site admin, who owns the test
 // repositories and acts as jlgcli), CI (posts commit statuses) and
 // Reviewer (reviews); the last two are collaborators with write access on
-// each repository NewRepo makes.
+// each repository NewRepo makes. Outsider is none of its collaborators:
+// anyone with an account, who may read, comment and review a public
+// repository's pull requests but not push.
 const (
 	AdminName    = "jlg"
 	CIName       = "ci"
 	ReviewerName = "reviewer"
+	OutsiderName = "passerby"
 )
 
 // Server is a running Gitea.
 type Server struct {
 	// URL is its address (http://127.0.0.1:PORT); Dir its work directory.
-	URL, Dir            string
-	Admin, CI, Reviewer User
+	URL, Dir                      string
+	Admin, CI, Reviewer, Outsider User
 	// Started is how long it took from nothing to an API that answers.
 	Started time.Duration
 
@@ -192,7 +195,7 @@ func Start(ctx context.Context, bin string) (*Server, error) {
 		user  *User
 		name  string
 		admin bool
-	}{{&s.Admin, AdminName, true}, {&s.CI, CIName, false}, {&s.Reviewer, ReviewerName, false}} {
+	}{{&s.Admin, AdminName, true}, {&s.CI, CIName, false}, {&s.Reviewer, ReviewerName, false}, {&s.Outsider, OutsiderName, false}} {
 		*u.user = User{Name: u.name, Password: "pw-" + secret(8), Email: u.name + "@example.com"}
 		args := []string{"admin", "user", "create", "--username", u.name, "--password", u.user.Password, "--email", u.user.Email, "--must-change-password=false"}
 		if u.admin {

@@ -42,7 +42,7 @@ func TestStartStop(t *testing.T) {
 	var shared Shared
 	srv := shared.Get(t)
 	t.Logf("gitea started in %s", srv.Started)
-	for _, u := range []User{srv.Admin, srv.CI, srv.Reviewer} {
+	for _, u := range []User{srv.Admin, srv.CI, srv.Reviewer, srv.Outsider} {
 		c, err := srv.Client(u)
 		if err != nil {
 			t.Fatal(err)
@@ -57,6 +57,9 @@ func TestStartStop(t *testing.T) {
 	perm, _, err := c.CollaboratorPermission(r.Owner, r.Name, ReviewerName)
 	if err != nil || perm.Permission != "write" {
 		t.Errorf("reviewer on %s: %+v, %v", r.Name, perm, err)
+	}
+	if perm, _, err := c.CollaboratorPermission(r.Owner, r.Name, OutsiderName); err == nil && perm.Permission != "read" && perm.Permission != "none" {
+		t.Errorf("the outsider on %s: %+v, want no more than read", r.Name, perm)
 	}
 	if r.DefaultBranch != "main" {
 		t.Errorf("default branch %q", r.DefaultBranch)
