@@ -126,6 +126,9 @@ func worldOf(ts *testscript.TestScript) *forgeWorld {
 //	heads N COUNT
 //	    fails unless the (first) CI built exactly COUNT heads of pull
 //	    request N: one for its opening, one for each push.
+//	wait-threads N COUNT
+//	    waits until pull request N has COUNT review threads (a reviewer's
+//	    comment made before jlgcli looks).
 //	wait-heads N COUNT
 //	    waits, up to the hang guard, until the CI built COUNT heads of
 //	    pull request N.
@@ -134,7 +137,7 @@ func cmdForge(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("unsupported: ! forge")
 	}
 	if len(args) == 0 {
-		ts.Fatalf("usage: forge repo|ci|reviewer|pr|push-other|state|comments|threads|heads|wait-heads ...")
+		ts.Fatalf("usage: forge repo|ci|reviewer|pr|push-other|state|comments|threads|heads|wait-heads|wait-threads ...")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -156,6 +159,8 @@ func cmdForge(ts *testscript.TestScript, neg bool, args []string) {
 		forgeThreads(ts, args)
 	case "heads", "wait-heads":
 		forgeHeads(ts, sub == "wait-heads", args)
+	case "wait-threads":
+		forgeWaitThreads(ts, args)
 	default:
 		ts.Fatalf("unknown forge subcommand %q", sub)
 	}
@@ -529,4 +534,27 @@ func goUnescape(ts *testscript.TestScript, s string) string {
 		ts.Fatalf("%q: %v", s, err)
 	}
 	return u
+}
+
+func forgeWaitThreads(ts *testscript.TestScript, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: forge wait-threads N COUNT")
+	}
+	n := int(prArg(ts, args[0]))
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	w := worldOf(ts)
+	rv := w.repo.Reviewer(w.srv.Reviewer)
+	deadline := time.Now().Add(hangGuard)
+	for {
+		got, err := rv.Threads(w.ctx, n)
+		if err == nil && len(got) >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.Fatalf("pull request #%d never had %d review threads", n, want)
 }

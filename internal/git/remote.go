@@ -62,6 +62,14 @@ func (r *Repo) MergeBase(ctx context.Context, head, base, message string) (commi
 	return commit, conflicts, err
 }
 
+// Conflicts are the files that conflict when base is merged into head
+// (git merge-tree, no working tree touched); none when they merge
+// cleanly.
+func (r *Repo) Conflicts(ctx context.Context, head, base string) ([]string, error) {
+	_, conflicts, err := mergeTree(ctx, r.git(), head, base)
+	return conflicts, err
+}
+
 // MergeOf is a merge commit of head and base whose tree is tip's: the
 // resolution an agent made of a merge MergeBase left with conflicts,
 // recorded as the merge itself.

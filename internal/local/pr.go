@@ -110,6 +110,9 @@ type PRRoundData struct {
 	Start      string   `json:"start,omitempty"`
 	MergedBase string   `json:"mergedBase,omitempty"`
 	Conflicts  []string `json:"conflicts,omitempty"`
+	// Threads are the review threads the round addresses (without their
+	// comments): answered and resolved once it is pushed, by a resume too.
+	Threads []forge.Thread `json:"threads,omitempty"`
 	// Before is the loop's memory before the look that began the round:
 	// a round a kill kept from being made was not acted on, and its
 	// blockers are looked at again.
@@ -636,6 +639,11 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 				return w.end(ctx, engine.StatusError, err.Error(), nil)
 			}
 			if head != o.PR.HeadSHA {
+				// The forge's word lags its git (a push it has not
+				// processed yet): looked at again after a wait, not at once.
+				if sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration()) != nil {
+					return w.stopped(ctx)
+				}
 				continue
 			}
 		}
@@ -688,6 +696,11 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 			rd := PRRoundData{Round: m.Rounds, RunID: store.NewRunID(time.Now()), Head: act.Head, Before: before}
 			for _, b := range act.Blockers {
 				rd.Blockers = append(rd.Blockers, b.String())
+				if b.Thread != nil {
+					t := *b.Thread
+					t.Comments, t.DiffHunk = nil, ""
+					rd.Threads = append(rd.Threads, t)
+				}
 				if b.Kind == pull.Conflict {
 					if err := w.mergeBase(ctx, &rd, o.PR, b, len(act.Blockers) == 1); err != nil {
 						return w.end(ctx, engine.StatusError, err.Error(), nil)
@@ -723,7 +736,33 @@ type roundInput struct {
 // look reads the pull request, the checks at its head, its reviews and
 // threads.
 func (w *prWatch) look(ctx context.Context) (pull.Observation, error) {
-	return Look(ctx, w.f, w.spec.Number)
+	o, err := Look(ctx, w.f, w.spec.Number)
+	if err == nil && o.PR.State == forge.StateOpen && o.PR.Mergeable == forge.Mergeable {
+		w.checkMerge(ctx, &o)
+	}
+	return o, err
+}
+
+// checkMerge checks, with git, a forge's word that the pull request of o
+// merges into its base: a forge answers from what it computed when it
+// last looked (Gitea says "mergeable" for a while after the base moved
+// under it), and a conflict it has not seen yet is no green. The base and
+// head are fetched and merged without a working tree; a conflict makes
+// the pull request conflicting with the base as fetched, and a head the
+// forge's git does not hold yet leaves its word in doubt (unknown).
+func (w *prWatch) checkMerge(ctx context.Context, o *pull.Observation) {
+	base, err := w.repo.FetchBranch(ctx, w.spec.Remote, o.PR.Base)
+	if err != nil {
+		return // the forge's word, then: a fetch that fails is no conflict
+	}
+	head, err := w.repo.FetchBranch(ctx, w.spec.Remote, o.PR.Head)
+	if err != nil || head != o.PR.HeadSHA {
+		o.PR.Mergeable = forge.MergeUnknown
+		return
+	}
+	if conflicts, err := w.repo.Conflicts(ctx, head, base); err == nil && len(conflicts) > 0 {
+		o.PR.Mergeable, o.PR.BaseSHA = forge.Conflicting, base
+	}
 }
 
 // Look reads pull request number of f, the checks at its head, its
@@ -846,24 +885,44 @@ func (w *prWatch) push(ctx context.Context, rd PRRoundData, in *roundInput, tip 
 	default:
 		end.Pushed = tip
 		w.p.progress("pull request #%d: pushed %s to %s", w.spec.Number, shortSHA(tip), branch)
-		if in != nil {
-			for _, b := range in.act.Blockers {
-				if b.Thread == nil {
-					continue
+		end.Replied = w.answer(ctx, rd, tip)
+	}
+	return end, w.record(EventPRRoundEnd, end)
+}
+
+// answer replies on each thread round rd addressed, naming tip, the
+// commit it pushed, and resolves it; a thread that has the loop's reply
+// naming tip already (a resume after a kill in between) is not answered
+// twice. It returns how many threads are answered.
+func (w *prWatch) answer(ctx context.Context, rd PRRoundData, tip string) int {
+	if len(rd.Threads) == 0 {
+		return 0
+	}
+	answered := map[string]bool{}
+	if now, err := w.f.Threads(ctx, w.spec.Number); err == nil {
+		for _, t := range now {
+			for _, c := range t.Comments {
+				if c.Author == w.spec.Policy.Self && strings.Contains(c.Body, tip) {
+					answered[t.ID] = true
 				}
-				body := fmt.Sprintf("Addressed in %s (jlgcli run %s, round %d).", tip, rd.RunID, rd.Round)
-				if _, err := w.f.Reply(ctx, w.spec.Number, *b.Thread, body); err != nil {
-					w.p.warn("pull request #%d: reply on %s: %v", w.spec.Number, b.Thread.Path, err)
-					continue
-				}
-				if err := w.f.Resolve(ctx, w.spec.Number, *b.Thread); err != nil {
-					w.p.warn("pull request #%d: resolve the thread on %s: %v", w.spec.Number, b.Thread.Path, err)
-				}
-				end.Replied++
 			}
 		}
 	}
-	return end, w.record(EventPRRoundEnd, end)
+	n := 0
+	for _, t := range rd.Threads {
+		if !answered[t.ID] {
+			body := fmt.Sprintf("Addressed in %s (jlgcli run %s, round %d).", tip, rd.RunID, rd.Round)
+			if _, err := w.f.Reply(ctx, w.spec.Number, t, body); err != nil {
+				w.p.warn("pull request #%d: reply on %s: %v", w.spec.Number, t.Path, err)
+				continue
+			}
+		}
+		if err := w.f.Resolve(ctx, w.spec.Number, t); err != nil {
+			w.p.warn("pull request #%d: resolve the thread on %s: %v", w.spec.Number, t.Path, err)
+		}
+		n++
+	}
+	return n
 }
 
 // prOf is the pull request as the round's look saw it; read again for a
