@@ -70,6 +70,23 @@ func (r *Repo) Conflicts(ctx context.Context, head, base string) ([]string, erro
 	return conflicts, err
 }
 
+// TestsWeakened measures what the change from the merge base of base and
+// head to head does to the tests of base: the test files it deletes and
+// those it removes or alters lines of (as a task's gate reads them): a
+// pull request's whole change, whoever made it.
+func (r *Repo) TestsWeakened(ctx context.Context, base, head string) (Change, error) {
+	g := r.git()
+	mb, err := g.line(ctx, "merge-base", "--end-of-options", base, head)
+	if err != nil {
+		return Change{}, fmt.Errorf("the merge base of %s and %s: %w", shortRev(base), shortRev(head), err)
+	}
+	tree, err := revTree(ctx, g, head)
+	if err != nil {
+		return Change{}, err
+	}
+	return diffTrees(ctx, g, strings.TrimSpace(mb), tree)
+}
+
 // MergeOf is a merge commit of head and base whose tree is tip's: the
 // resolution an agent made of a merge MergeBase left with conflicts,
 // recorded as the merge itself.

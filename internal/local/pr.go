@@ -654,6 +654,11 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 		m = next
 		switch act.Do {
 		case pull.Done:
+			if o.PR.State == forge.StateOpen {
+				if why := w.weakensTests(ctx, o.PR); why != "" {
+					return w.end(ctx, engine.StatusNeedsYou, why, nil)
+				}
+			}
 			w.p.progress("pull request #%d: %s", w.spec.Number, act.Reason)
 			return w.end(ctx, engine.StatusDone, act.Reason, nil)
 		case pull.GiveUp:
@@ -675,6 +680,9 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 				}
 			}
 		case pull.Merge:
+			if why := w.weakensTests(ctx, o.PR); why != "" {
+				return w.end(ctx, engine.StatusNeedsYou, why, nil)
+			}
 			sha, err := w.f.Merge(ctx, w.spec.Number, forge.MergeOptions{Method: w.spec.Policy.WithDefaults().Method, SHA: act.Head})
 			d := PRMergeData{Head: act.Head, Commit: sha}
 			if err != nil {
@@ -888,6 +896,42 @@ func (w *prWatch) push(ctx context.Context, rd PRRoundData, in *roundInput, tip 
 		end.Replied = w.answer(ctx, rd, tip)
 	}
 	return end, w.record(EventPRRoundEnd, end)
+}
+
+// weakensTests is why the pull request's whole change may not be called
+// green, approved or merged by jlgcli ("" when it may): it deletes test
+// files of its base, or removes or alters lines of them (what a task's
+// gate refuses), whoever made it — the task, a round, a collaborator's
+// push, or the pull request taken over as it was. Each round is judged
+// against its start; this judges the pull request against its base. A
+// task meant to change tests (--edit-tests) is not held to it.
+func (w *prWatch) weakensTests(ctx context.Context, pr forge.PR) string {
+	if w.spec.Task.EditTests {
+		return ""
+	}
+	base, err := w.repo.FetchBranch(ctx, w.spec.Remote, pr.Base)
+	if err != nil {
+		return fmt.Sprintf("its tests could not be judged against %s: %v", pr.Base, err)
+	}
+	head, err := w.repo.FetchBranch(ctx, w.spec.Remote, pr.Head)
+	if err != nil {
+		return fmt.Sprintf("its tests could not be judged: %v", err)
+	}
+	c, err := w.repo.TestsWeakened(ctx, base, head)
+	if err != nil {
+		return fmt.Sprintf("its tests could not be judged against %s: %v", pr.Base, err)
+	}
+	var what []string
+	if len(c.DeletedTests) > 0 {
+		what = append(what, "deletes "+strings.Join(c.DeletedTests, ", "))
+	}
+	for _, t := range c.WeakenedTests {
+		what = append(what, fmt.Sprintf("removes or alters %s of %s", plural.N(t.Count, "line"), t.Path))
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the pull request %s against %s: a change that weakens tests is not called done by jlgcli (a person decides; --edit-tests when the task is meant to change tests)", strings.Join(what, "; "), pr.Base)
 }
 
 // answer replies on each thread round rd addressed, naming tip, the

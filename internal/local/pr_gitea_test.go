@@ -459,3 +459,43 @@ func TestPRRoundNeverMadeIsMadeOnResume(t *testing.T) {
 		t.Fatalf("resumed: %s after %+v: %s\n%s", res.Status, res.Rounds, res.Reason, strings.Join(w.said.snapshot(), "\n"))
 	}
 }
+
+// A pull request whose whole change deletes or weakens its base's tests is
+// not called green by jlgcli, whoever weakened them (here a collaborator,
+// before jlgcli took it over): it ends needs-you naming the file. With
+// --edit-tests (a task meant to change tests) the same pull request is green.
+func TestPRThatWeakensTestsIsNotGreenOnGitea(t *testing.T) {
+	for _, edit := range []bool{false, true} {
+		w := newPRWorld(t, pull.Green, 0, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if _, err := w.repo.Commit(ctx, w.srv.Admin, giteatest.Change{Branch: "main", Message: "a test", Files: map[string]string{"answer_test.go": "package answer\n"}}); err != nil {
+			t.Fatal(err)
+		}
+		g := func(args ...string) {
+			t.Helper()
+			if _, err := w.srv.Git(ctx, w.srv.Admin, w.dir, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g("fetch", "-q", "origin")
+		g("checkout", "-q", "-B", "fix-answer", "origin/fix-answer")
+		g("merge", "-q", "--no-edit", "origin/main")
+		g("rm", "-q", "answer_test.go")
+		writeFile(t, w.dir, "answer.txt", "42\n")
+		g("commit", "-q", "-am", "the answer, and no test")
+		g("push", "-q", "origin", "fix-answer")
+		g("checkout", "-q", "main")
+		w.spec.Task.EditTests = edit
+		res, err := w.start(ctx, t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case !edit && (res.Status != engine.StatusNeedsYou || !strings.Contains(res.Reason, "deletes answer_test.go")):
+			t.Errorf("a pull request that deletes a test: %s: %s", res.Status, res.Reason)
+		case edit && res.Status != engine.StatusDone:
+			t.Errorf("with --edit-tests: %s: %s", res.Status, res.Reason)
+		}
+	}
+}
