@@ -97,10 +97,7 @@ func runTaskCmd(ctx context.Context, stdio *Stdio, o *taskFlags, args []string) 
 	}
 	if out.PR != nil {
 		// The task is done; what counts now is its pull request's end.
-		if err := plain.TaskResult(stdio.Out, stdio.Reporter(), out.JSON, *out.Result); err != nil {
-			return err
-		}
-		return withCode(plain.PRResult(stdio.Out, stdio.Reporter(), out.JSON, *out.PR), out.PR.ExitCode)
+		return withCode(plain.TaskPRResult(stdio.Out, stdio.Reporter(), out.JSON, *out.Result, *out.PR), out.PR.ExitCode)
 	}
 	return reportTask(stdio, out.JSON, *out.Result)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/plural"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 )
 
@@ -27,6 +28,27 @@ func PRResult(w io.Writer, say Say, asJSON bool, res local.PRResult) error {
 		say.Notice(fmt.Sprintf("%s: %s", res.Status, termsafe.Line(res.Reason)))
 	}
 	return nil
+}
+
+// TaskPRResult writes what became of a task worked until its pull
+// request's target (task --pr --until): with asJSON one object, the
+// task's result under "task" and the pull request's under "pullRequest";
+// else the task's summary, then the pull request's. The error is w's.
+func TaskPRResult(w io.Writer, say Say, asJSON bool, task taskengine.Result, pr local.PRResult) error {
+	if asJSON {
+		err := JSON(w, struct {
+			Task        taskengine.Result `json:"task"`
+			PullRequest local.PRResult    `json:"pullRequest"`
+		}{task, pr})
+		if err == nil && pr.Status != engine.StatusDone {
+			say.Notice(fmt.Sprintf("%s: %s", pr.Status, termsafe.Line(pr.Reason)))
+		}
+		return err
+	}
+	if err := TaskResult(w, say, false, task); err != nil {
+		return err
+	}
+	return PRResult(w, say, false, pr)
 }
 
 // PRSummary writes a pull-request run in a few lines: the pull request
