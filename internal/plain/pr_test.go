@@ -2,6 +2,7 @@ package plain
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/pull"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
 // A pull-request run in a few lines: its end and why, each round, the
@@ -32,3 +34,40 @@ func TestPRSummary(t *testing.T) {
 		}
 	}
 }
+
+// task --json --pr --until is one JSON document: the task's result and the
+// pull request's, where a reader of stdout would find two.
+func TestTaskPRResultIsOneJSONObject(t *testing.T) {
+	var out bytes.Buffer
+	task := taskengine.Result{RunID: "t1", Status: engine.StatusDone}
+	pr := local.PRResult{RunID: "p1", Number: 7, Status: engine.StatusNeedsYou, ExitCode: 8, Reason: "no check"}
+	if err := TaskPRResult(&out, nopSay{}, true, task, pr); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Task struct {
+			RunID string `json:"runId"`
+		} `json:"task"`
+		PullRequest struct {
+			Number   int    `json:"number"`
+			Status   string `json:"status"`
+			ExitCode int    `json:"exitCode"`
+		} `json:"pullRequest"`
+	}
+	dec := json.NewDecoder(&out)
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if dec.More() {
+		t.Errorf("more than one JSON document on stdout")
+	}
+	if got.Task.RunID != "t1" || got.PullRequest.Number != 7 || got.PullRequest.Status != "needs-you" || got.PullRequest.ExitCode != 8 {
+		t.Errorf("decoded %+v", got)
+	}
+}
+
+type nopSay struct{}
+
+func (nopSay) Progress(string) {}
+func (nopSay) Notice(string)   {}
+func (nopSay) Hint(string)     {}
