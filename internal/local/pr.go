@@ -523,6 +523,8 @@ type prWatch struct {
 	said string
 	// rounds are the rounds ended so far.
 	rounds []PRRoundEndData
+	// fetchFails counts the fetches that failed in a row (retry).
+	fetchFails int
 }
 
 // prior is what a round follows: the runs that made the pull request's
@@ -636,8 +638,12 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 			// after the look is looked at first.
 			head, err := w.repo.FetchBranch(ctx, w.spec.Remote, o.PR.Head)
 			if err != nil {
-				return w.end(ctx, engine.StatusError, err.Error(), nil)
+				if err := w.retry(ctx, err); err != nil {
+					return w.retried(ctx, err)
+				}
+				continue
 			}
+			w.fetchFails = 0
 			if head != o.PR.HeadSHA {
 				// The forge's word lags its git (a push it has not
 				// processed yet): looked at again after a wait, not at once.
@@ -655,7 +661,14 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 		switch act.Do {
 		case pull.Done:
 			if o.PR.State == forge.StateOpen {
-				if why := w.weakensTests(ctx, o.PR); why != "" {
+				why, err := w.weakensTests(ctx, o.PR)
+				if err != nil {
+					if w.retry(ctx, err) != nil {
+						return w.stopped(ctx)
+					}
+					continue
+				}
+				if why != "" {
 					return w.end(ctx, engine.StatusNeedsYou, why, nil)
 				}
 			}
@@ -680,7 +693,14 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 				}
 			}
 		case pull.Merge:
-			if why := w.weakensTests(ctx, o.PR); why != "" {
+			why, err := w.weakensTests(ctx, o.PR)
+			if err != nil {
+				if err := w.retry(ctx, err); err != nil {
+					return w.retried(ctx, err)
+				}
+				continue
+			}
+			if why != "" {
 				return w.end(ctx, engine.StatusNeedsYou, why, nil)
 			}
 			sha, err := w.f.Merge(ctx, w.spec.Number, forge.MergeOptions{Method: w.spec.Policy.WithDefaults().Method, SHA: act.Head})
@@ -905,22 +925,23 @@ func (w *prWatch) push(ctx context.Context, rd PRRoundData, in *roundInput, tip 
 // push, or the pull request taken over as it was. Each round is judged
 // against its start; this judges the pull request against its base. A
 // task meant to change tests (--edit-tests) is not held to it.
-func (w *prWatch) weakensTests(ctx context.Context, pr forge.PR) string {
+func (w *prWatch) weakensTests(ctx context.Context, pr forge.PR) (string, error) {
 	if w.spec.Task.EditTests {
-		return ""
+		return "", nil
 	}
 	base, err := w.repo.FetchBranch(ctx, w.spec.Remote, pr.Base)
 	if err != nil {
-		return fmt.Sprintf("its tests could not be judged against %s: %v", pr.Base, err)
+		return "", err
 	}
 	head, err := w.repo.FetchBranch(ctx, w.spec.Remote, pr.Head)
 	if err != nil {
-		return fmt.Sprintf("its tests could not be judged: %v", err)
+		return "", err
 	}
 	c, err := w.repo.TestsWeakened(ctx, base, head)
 	if err != nil {
-		return fmt.Sprintf("its tests could not be judged against %s: %v", pr.Base, err)
+		return "", fmt.Errorf("judge its tests against %s: %w", pr.Base, err)
 	}
+	w.fetchFails = 0
 	var what []string
 	if len(c.DeletedTests) > 0 {
 		what = append(what, "deletes "+strings.Join(c.DeletedTests, ", "))
@@ -929,9 +950,32 @@ func (w *prWatch) weakensTests(ctx context.Context, pr forge.PR) string {
 		what = append(what, fmt.Sprintf("removes or alters %s of %s", plural.N(t.Count, "line"), t.Path))
 	}
 	if len(what) == 0 {
-		return ""
+		return "", nil
 	}
-	return fmt.Sprintf("the pull request %s against %s: a change that weakens tests is not called done by jlgcli (a person decides; --edit-tests when the task is meant to change tests)", strings.Join(what, "; "), pr.Base)
+	return fmt.Sprintf("the pull request %s against %s: a change that weakens tests is not called done by jlgcli (a person decides; --edit-tests when the task is meant to change tests)", strings.Join(what, "; "), pr.Base), nil
+}
+
+// errRetriesSpent is a step that failed maxForgeErrors times in a row.
+var errRetriesSpent = errors.New("failed again and again")
+
+// retry says why the step failed (a fetch that did not go through) and
+// waits a poll before the next look: ctx's error when it ends meanwhile,
+// errRetriesSpent (wrapping err) after maxForgeErrors failures in a row.
+func (w *prWatch) retry(ctx context.Context, err error) error {
+	if w.fetchFails++; w.fetchFails >= maxForgeErrors {
+		return fmt.Errorf("%w (%d times): %v; jlgcli resume %s goes on", errRetriesSpent, w.fetchFails, err, w.run.ID)
+	}
+	w.p.warn("pull request #%d: %v (looking again)", w.spec.Number, err)
+	return sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration())
+}
+
+// retried ends the run after a retry that did not wait: retries spent (an
+// error, resumable) or stopped.
+func (w *prWatch) retried(ctx context.Context, err error) (PRResult, error) {
+	if errors.Is(err, errRetriesSpent) {
+		return w.end(ctx, engine.StatusError, err.Error(), nil)
+	}
+	return w.stopped(ctx)
 }
 
 // answer replies on each thread round rd addressed, naming tip, the

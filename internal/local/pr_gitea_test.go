@@ -499,3 +499,41 @@ func TestPRThatWeakensTestsIsNotGreenOnGitea(t *testing.T) {
 		}
 	}
 }
+
+// A remote that cannot be fetched from (the network, a credential gone)
+// is tried again with waits, then ends the run error, resumable, having
+// made no round; once it can be reached, resume goes on to the target.
+func TestPRRemoteUnreachableThenResumedOnGitea(t *testing.T) {
+	w := newPRWorld(t, pull.Green, 0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	g := func(args ...string) {
+		t.Helper()
+		if _, err := w.srv.Git(ctx, w.srv.Admin, w.dir, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := w.repo.URL
+	g("remote", "set-url", "origin", "http://127.0.0.1:9/nowhere.git")
+	res, err := w.start(ctx, t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != engine.StatusError || len(res.Rounds) != 0 || !strings.Contains(res.Reason, "failed again and again") {
+		t.Fatalf("unreachable remote: %s after %d rounds: %s", res.Status, len(res.Rounds), res.Reason)
+	}
+	g("remote", "set-url", "origin", good)
+	run, err := store.Open(w.state, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	evs, err := lockedEvents(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := ResumePR(ctx, w.state, run, evs, w.parts)
+	if err != nil || back.Status != engine.StatusDone || len(back.Rounds) != 1 {
+		t.Fatalf("resumed: %s (%v) after %d rounds: %s", back.Status, err, len(back.Rounds), back.Reason)
+	}
+}
