@@ -84,7 +84,39 @@ func (w *Activities) PRLook(ctx context.Context, in PRForge) (pull.Observation, 
 		return pull.Observation{}, err
 	}
 	defer end()
-	return local.Look(ctx, fg, in.Number)
+	o, err := local.Look(ctx, fg, in.Number)
+	if err == nil && o.PR.State == forge.StateOpen && o.PR.Mergeable == forge.Mergeable {
+		w.checkMerge(ctx, in.Repo, &o)
+	}
+	return o, err
+}
+
+// checkMerge checks, with git on the worker's clone, a forge's word that
+// the pull request of o merges into its base, as the loop run here does
+// (local's checkMerge): a conflict the forge has not computed yet is no
+// green; a head the forge's git does not hold yet leaves its word in
+// doubt. A fetch that fails leaves the forge's word.
+func (w *Activities) checkMerge(ctx context.Context, repo string, o *pull.Observation) {
+	c, unlock, err := w.fetched(ctx, repo, o.PR.Base)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if err := c.Fetch(ctx, "+refs/heads/"+o.PR.Head+":refs/remotes/origin/"+o.PR.Head); err != nil {
+		return
+	}
+	base, err := c.Rev(ctx, "refs/remotes/origin/"+o.PR.Base)
+	if err != nil {
+		return
+	}
+	head, err := c.Rev(ctx, "refs/remotes/origin/"+o.PR.Head)
+	if err != nil || head != o.PR.HeadSHA {
+		o.PR.Mergeable = forge.MergeUnknown
+		return
+	}
+	if _, conflicts, err := c.MergeTree(ctx, head, base); err == nil && len(conflicts) > 0 {
+		o.PR.Mergeable, o.PR.BaseSHA = forge.Conflicting, base
+	}
 }
 
 // PRRound prepares a round decided at the head in.Action.Head: the
