@@ -75,7 +75,15 @@ func (r *Repo) Conflicts(ctx context.Context, head, base string) ([]string, erro
 // those it removes or alters lines of (as a task's gate reads them): a
 // pull request's whole change, whoever made it.
 func (r *Repo) TestsWeakened(ctx context.Context, base, head string) (Change, error) {
-	g := r.git()
+	return testsWeakened(ctx, r.git(), base, head)
+}
+
+// TestsWeakened is Repo.TestsWeakened in a worker's clone.
+func (c *Clone) TestsWeakened(ctx context.Context, base, head string) (Change, error) {
+	return testsWeakened(ctx, c.git(), base, head)
+}
+
+func testsWeakened(ctx context.Context, g runner, base, head string) (Change, error) {
 	mb, err := g.line(ctx, "merge-base", "--end-of-options", base, head)
 	if err != nil {
 		return Change{}, fmt.Errorf("the merge base of %s and %s: %w", shortRev(base), shortRev(head), err)

@@ -942,6 +942,13 @@ func (w *prWatch) weakensTests(ctx context.Context, pr forge.PR) (string, error)
 		return "", fmt.Errorf("judge its tests against %s: %w", pr.Base, err)
 	}
 	w.fetchFails = 0
+	return TestsWeakenedReason(c, pr.Base), nil
+}
+
+// TestsWeakenedReason is why a pull request whose whole change against
+// base is c may not be called done ("" when it may): the test files it
+// deletes, those it removes or alters lines of.
+func TestsWeakenedReason(c git.Change, base string) string {
 	var what []string
 	if len(c.DeletedTests) > 0 {
 		what = append(what, "deletes "+strings.Join(c.DeletedTests, ", "))
@@ -950,9 +957,9 @@ func (w *prWatch) weakensTests(ctx context.Context, pr forge.PR) (string, error)
 		what = append(what, fmt.Sprintf("removes or alters %s of %s", plural.N(t.Count, "line"), t.Path))
 	}
 	if len(what) == 0 {
-		return "", nil
+		return ""
 	}
-	return fmt.Sprintf("the pull request %s against %s: a change that weakens tests is not called done by jlgcli (a person decides; --edit-tests when the task is meant to change tests)", strings.Join(what, "; "), pr.Base), nil
+	return fmt.Sprintf("the pull request %s against %s: a change that weakens tests is not called done by jlgcli (a person decides; --edit-tests when the task is meant to change tests)", strings.Join(what, "; "), base)
 }
 
 // errRetriesSpent is a step that failed maxForgeErrors times in a row.

@@ -29,6 +29,11 @@ const (
 	PRMergeName             = "jlgcli.pr-merge"
 	PRCommentName           = "jlgcli.pr-comment"
 	PROpenName              = "jlgcli.pr-open"
+	PRJudgeName             = "jlgcli.pr-judge"
+	// judgeTestsChange versions the judgement of a pull request's whole
+	// change against its base's tests before it is called done or merged
+	// (histories made before it replay without it).
+	judgeTestsChange = "pr-judge-tests"
 	QueryPR                 = "pr"
 )
 
@@ -303,6 +308,11 @@ func (w *prFlow) run() (local.PRResult, error) {
 		st.Waiting, st.Until = nil, time.Time{}
 		switch act.Do {
 		case pull.Done:
+			if o.PR.State == forge.StateOpen {
+				if out, ended := w.judge(o.PR, act.Head); ended {
+					return out, nil
+				}
+			}
 			return w.end(engine.StatusDone, act.Reason, nil)
 		case pull.GiveUp:
 			return w.end(engine.StatusNeedsYou, act.Reason, act.Blockers)
@@ -318,6 +328,9 @@ func (w *prFlow) run() (local.PRResult, error) {
 				return w.failed(err, "re-run a check")
 			}
 		case pull.Merge:
+			if out, ended := w.judge(o.PR, act.Head); ended {
+				return out, nil
+			}
 			var d local.PRMergeData
 			err := workflow.ExecuteActivity(in.forgeOptions(ctx), PRMergeName, PRMergeInput{PRForge: in.forgeOf(st), Method: w.policy.Method, Head: act.Head}).Get(ctx, &d)
 			if err != nil {
@@ -579,4 +592,26 @@ func ResumedPR(st PRState) *PRState {
 // ended is round r as it ended (end), with what it was begun for.
 func (r *PRRound) ended(end local.PRRoundEndData) local.PRRound {
 	return local.PRRound{PRRoundEndData: end, Head: r.Data.Head, Blockers: r.Data.Blockers}
+}
+
+// judge judges the pull request's whole change against its base's tests
+// (PRJudge) before it is called done or merged, as the loop run here does;
+// ended when the run ends there (needs-you, or the activity failed). A
+// task meant to change tests (--edit-tests) is not judged.
+func (w *prFlow) judge(pr forge.PR, head string) (local.PRResult, bool) {
+	ctx, in, st := w.ctx, w.in, w.st
+	if workflow.GetVersion(ctx, judgeTestsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion || in.Spec.EditTests {
+		return local.PRResult{}, false
+	}
+	var why string
+	err := workflow.ExecuteActivity(in.forgeOptions(ctx), PRJudgeName, PRJudgeInput{PRForge: in.forgeOf(st), Base: pr.Base, Head: pr.Head, SHA: head}).Get(ctx, &why)
+	if err != nil {
+		out, _ := w.failed(err, "judge the tests of the pull request")
+		return out, true
+	}
+	if why != "" {
+		out, _ := w.end(engine.StatusNeedsYou, why, nil)
+		return out, true
+	}
+	return local.PRResult{}, false
 }

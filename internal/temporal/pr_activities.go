@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -317,4 +318,37 @@ func shortSHA(sha string) string {
 		return sha[:10]
 	}
 	return sha
+}
+
+// PRJudgeInput names the pull request whose whole change PRJudge judges:
+// its base and head branches, and the head the workflow decided at.
+type PRJudgeInput struct {
+	PRForge
+	Base string `json:"base"`
+	Head string `json:"head"`
+	SHA  string `json:"sha"`
+}
+
+// PRJudge judges the pull request's whole change against its base's tests
+// on the worker's clone, as the loop run here does before it calls a pull
+// request done or merges it: why it may not (local.TestsWeakenedReason),
+// "" when it may.
+func (w *Activities) PRJudge(ctx context.Context, in PRJudgeInput) (string, error) {
+	c, unlock, err := w.fetched(ctx, in.Repo, in.Base)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if err := c.Fetch(ctx, "+refs/heads/"+in.Head+":refs/remotes/origin/"+in.Head); err != nil {
+		return "", gitError(ctx, err)
+	}
+	base, err := c.Rev(ctx, "refs/remotes/origin/"+in.Base)
+	if err != nil {
+		return "", gitError(ctx, err)
+	}
+	ch, err := c.TestsWeakened(ctx, base, cmp.Or(in.SHA, "refs/remotes/origin/"+in.Head))
+	if err != nil {
+		return "", gitError(ctx, err)
+	}
+	return local.TestsWeakenedReason(ch, in.Base), nil
 }

@@ -36,6 +36,9 @@ type prWorld struct {
 	comments []string
 	pushed   []PRPushInput
 	moved    bool
+	// weakened is what the judgement of the whole change says ("": it
+	// weakens no test).
+	weakened string
 }
 
 func (w *prWorld) call(name string) {
@@ -64,7 +67,7 @@ func newPREnv(t *testing.T, w *prWorld) *testsuite.TestWorkflowEnvironment {
 	env.RegisterWorkflowWithOptions(PullRequestWorkflow, workflow.RegisterOptions{Name: PullRequestWorkflowName})
 	env.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
 	for name, fn := range map[string]any{PRBeginName: acts.PRBegin, PRLookName: acts.PRLook, PRRoundName: acts.PRRound, PRPushName: acts.PRPush,
-		PRRerunName: acts.PRRerun, PRMergeName: acts.PRMerge, PRCommentName: acts.PRComment, PROpenName: acts.PROpen} {
+		PRRerunName: acts.PRRerun, PRMergeName: acts.PRMerge, PRCommentName: acts.PRComment, PROpenName: acts.PROpen, PRJudgeName: acts.PRJudge} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 	env.OnActivity(PRBeginName, mockAny, mockAny).Return(func(_ context.Context, in PRForge) (PRBegun, error) {
@@ -98,6 +101,12 @@ func newPREnv(t *testing.T, w *prWorld) *testsuite.TestWorkflowEnvironment {
 		return PRPushed{End: local.PRRoundEndData{Round: in.Round, RunID: in.RunID, Pushed: "tip-of-" + in.From, Replied: len(in.Threads)}, At: env.Now()}, nil
 	})
 	env.OnActivity(PRRerunName, mockAny, mockAny).Return(func(context.Context, PRRerunInput) error { w.call("rerun"); return nil })
+	env.OnActivity(PRJudgeName, mockAny, mockAny).Return(func(_ context.Context, in PRJudgeInput) (string, error) {
+		w.call("judge " + in.SHA)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.weakened, nil
+	})
 	env.OnActivity(PRMergeName, mockAny, mockAny).Return(func(_ context.Context, in PRMergeInput) (local.PRMergeData, error) {
 		w.call("merge")
 		return local.PRMergeData{Head: in.Head, Commit: "merge-of-" + in.Head}, nil
@@ -183,8 +192,8 @@ func TestPRWaitIsATimer(t *testing.T) {
 	if got := env.Now().Sub(start); got < 105*time.Second {
 		t.Errorf("the workflow's clock moved %s, want the waits' 1m45s", got)
 	}
-	if got := strings.Join(w.calls, ","); got != "begin,look,look,look,look" {
-		t.Errorf("activities %s, want begin and 4 looks only", got)
+	if got := strings.Join(w.calls, ","); got != "begin,look,look,look,look,judge h1" {
+		t.Errorf("activities %s, want begin, 4 looks and the judgement of the whole change only", got)
 	}
 }
 
@@ -202,7 +211,7 @@ func TestPRRoundIsAChildTask(t *testing.T) {
 	if res.Status != engine.StatusDone || len(res.Rounds) != 1 || res.Rounds[0].Pushed == "" || res.CostUSD != 0.5 {
 		t.Fatalf("result %+v, want done after one pushed round costing 0.5", res)
 	}
-	if got := strings.Join(w.calls, ","); got != "begin,look,rerun,look,prepare,look,prepare,task pr-1-r1,push,look" {
+	if got := strings.Join(w.calls, ","); got != "begin,look,rerun,look,prepare,look,prepare,task pr-1-r1,push,look,judge tip-of-r1" {
 		t.Errorf("calls %s", got)
 	}
 	r := w.rounds[0]
@@ -302,7 +311,7 @@ func TestPRRoundStoppedIsResumed(t *testing.T) {
 	if res.Status != engine.StatusDone || len(res.Rounds) != 1 || res.Rounds[0].Pushed == "" {
 		t.Fatalf("resumed: %+v, want done after the round pushed", res)
 	}
-	if got := strings.Join(w2.calls, ","); got != "task pr-1-r1,push,look" {
+	if got := strings.Join(w2.calls, ","); got != "task pr-1-r1,push,look,judge tip-of-jlgcli/fix-it-it-is-broken-70eb5572" {
 		t.Errorf("resumed calls %s, want the round's task continued, pushed, then a look", got)
 	}
 	if r := w2.rounds[0]; r.ResumeRun == "" || r.RunID != "pr-1-r1" {
@@ -337,5 +346,22 @@ func TestPRFirstTaskOpensIt(t *testing.T) {
 	}
 	if p := w.rounds[1].Prior; p == nil || len(p.Attempts) != 1 || p.Attempts[0].Response != "fixed pr-1-task" || w.rounds[1].Task != "Make it so" {
 		t.Errorf("the round's prior %+v, want the task's attempt", p)
+	}
+}
+
+// A pull request whose whole change weakens its base's tests is not
+// called green or merged on the workers either: the judgement (an
+// activity, versioned) ends it needs-you, with its one comment, and
+// nothing is merged.
+func TestPRWeakenedTestsNeedYou(t *testing.T) {
+	w := &prWorld{looks: []pull.Observation{obs("h1", forge.Success)}, weakened: "the pull request deletes a_test.go against main"}
+	env := newPREnv(t, w)
+	env.ExecuteWorkflow(PullRequestWorkflowName, prInput(pull.Merged))
+	res := prResult(t, env)
+	if res.Status != engine.StatusNeedsYou || !strings.Contains(res.Reason, "deletes a_test.go") || res.Merged != "" {
+		t.Fatalf("result %+v, want needs-you naming the test, not merged", res)
+	}
+	if got := strings.Join(w.calls, ","); got != "begin,look,judge h1,comment" || len(w.comments) != 1 {
+		t.Errorf("calls %s (%d comments), want the judgement then one comment, no merge", got, len(w.comments))
 	}
 }

@@ -54,6 +54,7 @@ func Register(w worker.Registry, acts *Activities) {
 	w.RegisterActivityWithOptions(acts.PRPush, activity.RegisterOptions{Name: PRPushName})
 	w.RegisterActivityWithOptions(acts.PRRerun, activity.RegisterOptions{Name: PRRerunName})
 	w.RegisterActivityWithOptions(acts.PRMerge, activity.RegisterOptions{Name: PRMergeName})
+	w.RegisterActivityWithOptions(acts.PRJudge, activity.RegisterOptions{Name: PRJudgeName})
 	w.RegisterActivityWithOptions(acts.PRComment, activity.RegisterOptions{Name: PRCommentName})
 	w.RegisterActivityWithOptions(acts.PROpen, activity.RegisterOptions{Name: PROpenName})
 }
