@@ -34,7 +34,7 @@ const (
 	// change against its base's tests before it is called done or merged
 	// (histories made before it replay without it).
 	judgeTestsChange = "pr-judge-tests"
-	QueryPR                 = "pr"
+	QueryPR          = "pr"
 )
 
 // ErrPRRefused is the type of the error of PRBegin for a pull request the
