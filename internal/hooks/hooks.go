@@ -42,10 +42,12 @@ const (
 	// RunNeedsAttention: a run stopped where a person must act: a refused
 	// landing, a conflict, a budget spent, an agent not logged in.
 	RunNeedsAttention = "run.needs-attention"
+	// PRRound: a round of a pull-request run ended (pushed, or not).
+	PRRound = "pr.round"
 )
 
 // Events are the events a hook can take, "*" taking them all.
-var Events = []string{RunStarted, RunEnded, TaskAttempt, TaskEscalated, BatchTaskEnded, RunWaiting, RunNeedsAttention}
+var Events = []string{RunStarted, RunEnded, TaskAttempt, TaskEscalated, BatchTaskEnded, RunWaiting, RunNeedsAttention, PRRound}
 
 // Known tells whether name is an event a hook can take ("*" included).
 func Known(name string) bool { return name == "*" || slices.Contains(Events, name) }

@@ -87,6 +87,23 @@ func (h hookRun) recorded(ev engine.Event) {
 		}
 		h.notify(hooks.Event{Event: hooks.RunWaiting, Status: store.Running, ResetAt: hooks.Time(d.Until.UTC()), Details: d.Message,
 			Text: fmt.Sprintf("%s %s waits until %s for %s to reset: %s", kind, h.run.ID, d.Until.UTC().Format(time.RFC3339), what, oneLine(d.Message))})
+	case EventPRRoundEnd:
+		var d PRRoundEndData
+		if json.Unmarshal(ev.Data, &d) != nil {
+			return
+		}
+		text := fmt.Sprintf("pr %s: round %d (task %s) ended %s", h.run.ID, d.Round, d.RunID, d.Status)
+		switch {
+		case d.Pushed != "":
+			text += ", pushed " + shortSHA(d.Pushed)
+		case d.Rejected:
+			text += ", its push refused (the branch had moved)"
+		}
+		e := hooks.Event{Event: hooks.PRRound, Status: store.Running, Attempt: d.Round, Action: d.Status, Commit: d.Pushed, Details: d.Details, Text: text}
+		if d.CostKnown {
+			e.CostUSD = hooks.Float(d.CostUSD)
+		}
+		h.notify(e)
 	case taskengine.EventAttempt:
 		var d taskengine.AttemptData
 		if json.Unmarshal(ev.Data, &d) != nil {

@@ -1125,7 +1125,7 @@ func (w *prWatch) end(ctx context.Context, status engine.Status, reason string, 
 
 // prEnded tells the hooks that a pull-request run ended with res
 // (run.ended), and that it needs a person when it gave up
-// (run.needs_attention).
+// (run.needs-attention).
 func (h hookRun) prEnded(res PRResult) {
 	needs := ""
 	if res.Status == engine.StatusNeedsYou {

@@ -18,6 +18,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/forge/giteatest"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -326,6 +327,10 @@ func TestPRStopResumeAndGiveUpOnGitea(t *testing.T) {
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel2()
 	w2.spec.Policy.MaxRounds = 1
+	// The user's hooks are told of the run: its round, its end, and that
+	// it needs them.
+	told := filepath.Join(t.TempDir(), "events")
+	w2.parts.Hooks = &hooks.Dispatcher{Hooks: []hooks.Hook{{On: []string{"*"}, Command: []string{"sh", "-c", "cat >> " + told + "; echo >> " + told}}}}
 	res2, err := w2.start(ctx2, t)
 	if err != nil {
 		t.Fatal(err)
@@ -341,14 +346,32 @@ func TestPRStopResumeAndGiveUpOnGitea(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	told := 0
+	n := 0
 	for _, cm := range cs {
 		if strings.Contains(cm.Body, "jlgcli stopped working on this pull request") && strings.Contains(cm.Body, "lint: line too long") {
-			told++
+			n++
 		}
 	}
-	if told != 1 {
-		t.Errorf("the pull request was told %d times why jlgcli gave up, want once", told)
+	if n != 1 {
+		t.Errorf("the pull request was told %d times why jlgcli gave up, want once", n)
+	}
+	data, err := os.ReadFile(told)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e hooks.Event
+		if line == "" || json.Unmarshal([]byte(line), &e) != nil || e.Command != "pr" || e.RunID != res2.RunID {
+			continue
+		}
+		kinds = append(kinds, e.Event)
+		if e.Event == hooks.PRRound && (e.Attempt != 1 || e.Commit == "") {
+			t.Errorf("the round's hook event: %+v", e)
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "run.started,pr.round,run.ended,run.needs-attention" {
+		t.Errorf("the hooks were told %s", got)
 	}
 }
 
