@@ -626,7 +626,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 			pol := w.spec.Policy.WithDefaults()
 			wait := min(pol.Poll.Duration()<<failures, pol.MaxPoll.Duration())
 			w.p.warn("pull request #%d: %v (looking again in %s)", w.spec.Number, err, wait)
-			if sleep(ctx, wait) != nil {
+			if engine.Sleep(ctx, wait) != nil {
 				return w.stopped(ctx)
 			}
 			continue
@@ -647,7 +647,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 			if head != o.PR.HeadSHA {
 				// The forge's word lags its git (a push it has not
 				// processed yet): looked at again after a wait, not at once.
-				if sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration()) != nil {
+				if engine.Sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration()) != nil {
 					return w.stopped(ctx)
 				}
 				continue
@@ -681,7 +681,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 				w.said = say
 				w.p.progress("pull request #%d: waiting for %s", w.spec.Number, say)
 			}
-			if sleep(ctx, act.After.Duration()) != nil {
+			if engine.Sleep(ctx, act.After.Duration()) != nil {
 				return w.stopped(ctx)
 			}
 		case pull.Rerun:
@@ -714,7 +714,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 			if err := w.record(EventPRMerge, d); err != nil {
 				return PRResult{}, err
 			}
-			if err != nil && sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration()) != nil {
+			if err != nil && engine.Sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration()) != nil {
 				return w.stopped(ctx)
 			}
 		case pull.Attempt:
@@ -973,7 +973,7 @@ func (w *prWatch) retry(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%d times): %v; jlgcli resume %s goes on", errRetriesSpent, w.fetchFails, err, w.run.ID)
 	}
 	w.p.warn("pull request #%d: %v (looking again)", w.spec.Number, err)
-	return sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration())
+	return engine.Sleep(ctx, w.spec.Policy.WithDefaults().Poll.Duration())
 }
 
 // retried ends the run after a retry that did not wait: retries spent (an
@@ -1149,17 +1149,5 @@ func (w *prWatch) checkpoint(status string, spent float64) {
 		store.Progress
 	}{p}, p); err != nil {
 		w.p.warn("checkpoint: %v", err)
-	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
