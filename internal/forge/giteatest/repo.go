@@ -129,8 +129,14 @@ func (s *Server) GitEnv(u User) []string {
 // name and email as author and committer, no configuration of the
 // machine's or the user's (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null).
 // It returns git's output, trimmed.
+//
+// It is the git of someone else than jlgcli (a collaborator, the test
+// itself), with that user's credentials, so not internal/git's (which is
+// jlgcli's, pinned to its records); like it, it runs no hook and no
+// fsmonitor of the repository's, whatever a checkout holds.
 func (s *Server) Git(ctx context.Context, u User, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	safe := []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.ext.allow=never"}
+	cmd := exec.CommandContext(ctx, "git", append(safe, args...)...)
 	cmd.Dir = dir
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "GIT_") {
