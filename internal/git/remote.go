@@ -44,7 +44,7 @@ func pushLeased(ctx context.Context, g runner, sha, remote, branch, lease string
 	ref := "refs/heads/" + branch
 	_, _, err := g.run(ctx, call{args: []string{"push", "--quiet", "--no-recurse-submodules",
 		"--force-with-lease=" + ref + ":" + lease, "--", remote, sha + ":" + ref}, remote: true})
-	return pushError(fmt.Sprintf("push %s to %s", shortRev(sha), branch), err)
+	return pushError(fmt.Sprintf("push %s to %s", ShortSHA(sha), branch), err)
 }
 
 // MergeBase merges base into head without touching any working tree (git
@@ -56,7 +56,7 @@ func (r *Repo) MergeBase(ctx context.Context, head, base, message string) (commi
 	g := r.git()
 	tree, conflicts, err := mergeTree(ctx, g, head, base)
 	if err != nil {
-		return "", nil, fmt.Errorf("merge %s into %s: %w", shortRev(base), shortRev(head), err)
+		return "", nil, fmt.Errorf("merge %s into %s: %w", ShortSHA(base), ShortSHA(head), err)
 	}
 	commit, err = commitTree(ctx, g, tree, message, false, head, base)
 	return commit, conflicts, err
@@ -86,7 +86,7 @@ func (c *Clone) TestsWeakened(ctx context.Context, base, head string) (Change, e
 func testsWeakened(ctx context.Context, g runner, base, head string) (Change, error) {
 	mb, err := g.line(ctx, "merge-base", "--end-of-options", base, head)
 	if err != nil {
-		return Change{}, fmt.Errorf("the merge base of %s and %s: %w", shortRev(base), shortRev(head), err)
+		return Change{}, fmt.Errorf("the merge base of %s and %s: %w", ShortSHA(base), ShortSHA(head), err)
 	}
 	tree, err := revTree(ctx, g, head)
 	if err != nil {
@@ -116,7 +116,9 @@ func checkRefName(branch string) error {
 	return nil
 }
 
-func shortRev(sha string) string {
+// ShortSHA is a commit's id cut to its first 10 hex digits, as jlgcli
+// prints one.
+func ShortSHA(sha string) string {
 	if len(sha) > 10 {
 		return sha[:10]
 	}

@@ -205,13 +205,6 @@ func mergeOutcome(m *taskengine.MergeInfo, done git.MergeStatus, sha string, err
 	return m
 }
 
-func shortSHA(s string) string {
-	if len(s) > 10 {
-		return s[:10]
-	}
-	return s
-}
-
 // relTo is p relative to dir when it is inside it.
 func relTo(dir, p string) string {
 	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {

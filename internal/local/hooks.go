@@ -95,7 +95,7 @@ func (h hookRun) recorded(ev engine.Event) {
 		text := fmt.Sprintf("pr %s: round %d (task %s) ended %s", h.run.ID, d.Round, d.RunID, d.Status)
 		switch {
 		case d.Pushed != "":
-			text += ", pushed " + shortSHA(d.Pushed)
+			text += ", pushed " + git.ShortSHA(d.Pushed)
 		case d.Rejected:
 			text += ", its push refused (the branch had moved)"
 		}

@@ -155,7 +155,7 @@ func LandTask(ctx context.Context, site LandSite, runID, into string, s TaskSpec
 		l.Gate = &rep
 		if !rep.OK() {
 			l.Status = LandGateFailed
-			l.Details = fmt.Sprintf("the checks fail on the change laid on %s as it is now (%s): %s", into, shortSHA(laid.Head), rep.Summary())
+			l.Details = fmt.Sprintf("the checks fail on the change laid on %s as it is now (%s): %s", into, git.ShortSHA(laid.Head), rep.Summary())
 			return l, nil
 		}
 	}
@@ -194,7 +194,7 @@ func land(ctx context.Context, repo *git.Repo, root string, res taskengine.Resul
 	}
 	site := &checkoutSite{repo: repo, run: run, spec: s, res: res, into: into, p: p}
 	return LandTask(ctx, site, run.ID, into, s, func(head string) {
-		p.progress("%s moved since task %s branched: running its checks on its change laid on %s", into, run.ID, shortSHA(head))
+		p.progress("%s moved since task %s branched: running its checks on its change laid on %s", into, run.ID, git.ShortSHA(head))
 	})
 }
 

@@ -144,9 +144,9 @@ func (w *prWatch) mergeBase(ctx context.Context, rd *PRRoundData, pr forge.PR, b
 		rd.RunID = ""
 	}
 	if len(conflicts) > 0 {
-		w.p.progress("pull request #%d: merged %s (%s) into its head: conflicts in %s", w.spec.Number, b.Base, shortSHA(base), strings.Join(conflicts, ", "))
+		w.p.progress("pull request #%d: merged %s (%s) into its head: conflicts in %s", w.spec.Number, b.Base, git.ShortSHA(base), strings.Join(conflicts, ", "))
 	} else {
-		w.p.progress("pull request #%d: merged %s (%s) into its head cleanly", w.spec.Number, b.Base, shortSHA(base))
+		w.p.progress("pull request #%d: merged %s (%s) into its head cleanly", w.spec.Number, b.Base, git.ShortSHA(base))
 	}
 	return nil
 }
@@ -825,7 +825,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 	if rd.RunID == "" {
 		// The base merged cleanly and nothing else blocks: the merge is
 		// the round.
-		return w.push(ctx, rd, in, rd.Start, end, "merged "+shortSHA(rd.MergedBase)+" of the base cleanly")
+		return w.push(ctx, rd, in, rd.Start, end, "merged "+git.ShortSHA(rd.MergedBase)+" of the base cleanly")
 	}
 	child, err := store.Open(w.root, rd.RunID)
 	switch {
@@ -858,7 +858,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 			}
 		}
 		spec := w.spec.Task.Round()
-		w.p.progress("pull request #%d: round %d on %s: %s", w.spec.Number, rd.Round, shortSHA(rd.Head), strings.Join(rd.Blockers, "; "))
+		w.p.progress("pull request #%d: round %d on %s: %s", w.spec.Number, rd.Round, git.ShortSHA(rd.Head), strings.Join(rd.Blockers, "; "))
 		needs.Conflicted = rd.Conflicts
 		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: cmp.Or(rd.Start, rd.Head), ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
 		if err != nil {
@@ -912,7 +912,7 @@ func (w *prWatch) push(ctx context.Context, rd PRRoundData, in *roundInput, tip 
 		return end, err
 	default:
 		end.Pushed = tip
-		w.p.progress("pull request #%d: pushed %s to %s", w.spec.Number, shortSHA(tip), branch)
+		w.p.progress("pull request #%d: pushed %s to %s", w.spec.Number, git.ShortSHA(tip), branch)
 		end.Replied = w.answer(ctx, rd, tip)
 	}
 	return end, w.record(EventPRRoundEnd, end)

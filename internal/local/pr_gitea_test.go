@@ -257,7 +257,7 @@ func TestPRUntilMergedOnGitea(t *testing.T) {
 		t.Errorf("thread resolved %v, last comment %q by %v; want jlgcli's reply naming %s", ts[0].Resolved, last.Body, last.Reviewer, res.Rounds[1].Pushed)
 	}
 	// Round 2 was made on the other's head: it holds the other's commit.
-	if r := res.Rounds[1]; r.Pushed == "" || !strings.Contains(strings.Join(w.said.lines, "\n"), "round 2 on "+shortSHA(pushed)) {
+	if r := res.Rounds[1]; r.Pushed == "" || !strings.Contains(strings.Join(w.said.lines, "\n"), "round 2 on "+git.ShortSHA(pushed)) {
 		t.Errorf("round 2 %+v was not made on the head %s someone else pushed:\n%s", r, pushed, strings.Join(w.said.lines, "\n"))
 	}
 	// Every head CI built was one of the four: the PR's, jlgcli's fix, the

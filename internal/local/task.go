@@ -152,7 +152,7 @@ func StartTask(ctx context.Context, t NewTask, p Parts) (taskengine.Result, erro
 		if changed, err := repo.Changed(ctx); err == nil && !changed {
 			what = "untracked files" // and no change to a tracked file
 		}
-		p.progress("your working tree has %s; the task starts from %s without them (--include-dirty brings them in)", what, shortSHA(wt.Base))
+		p.progress("your working tree has %s; the task starts from %s without them (--include-dirty brings them in)", what, git.ShortSHA(wt.Base))
 	}
 	j := openJournal(p, root, run)
 	defer j.close()

@@ -221,12 +221,7 @@ func NothingToResume(kind, id string) string {
 }
 
 // ShortSHA is a commit's id cut to 10 hex digits.
-func ShortSHA(s string) string {
-	if len(s) > 10 {
-		return s[:10]
-	}
-	return s
-}
+func ShortSHA(s string) string { return git.ShortSHA(s) }
 
 func orText(s, alt string) string {
 	if s == "" {

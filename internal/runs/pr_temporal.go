@@ -13,6 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/config"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
@@ -104,12 +105,12 @@ func prTeller(p local.Parts, run *store.Run) func(temporal.PRState) {
 		}
 		if r := st.Round; r != nil && r.Data.RunID != begun {
 			begun = r.Data.RunID
-			say(p).Progress(fmt.Sprintf("pull request #%d: round %d on %s: %s", n, r.Data.Round, shortSHA(r.Data.Head), strings.Join(r.Data.Blockers, "; ")))
+			say(p).Progress(fmt.Sprintf("pull request #%d: round %d on %s: %s", n, r.Data.Round, git.ShortSHA(r.Data.Head), strings.Join(r.Data.Blockers, "; ")))
 		}
 		for _, r := range st.Result.Rounds[min(rounds, len(st.Result.Rounds)):] {
 			switch {
 			case r.Pushed != "":
-				say(p).Progress(fmt.Sprintf("pull request #%d: round %d pushed %s", n, r.Round, shortSHA(r.Pushed)))
+				say(p).Progress(fmt.Sprintf("pull request #%d: round %d pushed %s", n, r.Round, git.ShortSHA(r.Pushed)))
 			default:
 				say(p).Progress(fmt.Sprintf("pull request #%d: round %d ended %s: %s", n, r.Round, r.Status, r.Details))
 			}
@@ -119,13 +120,6 @@ func prTeller(p local.Parts, run *store.Run) func(temporal.PRState) {
 			_ = savePR(run, st.Result) // where it stands, until its end is saved
 		}
 	}
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }
 
 // prStopped tells of a pull-request run that ended to be resumed.

@@ -198,7 +198,7 @@ func (w *Activities) PRPush(ctx context.Context, in PRPushInput) (PRPushed, erro
 		return out, gitError(ctx, err)
 	}
 	out.End.Pushed = tip
-	w.say("pull request #%d: pushed %s to %s", in.Number, shortSHA(tip), in.Branch)
+	w.say("pull request #%d: pushed %s to %s", in.Number, git.ShortSHA(tip), in.Branch)
 	if len(in.Threads) == 0 {
 		return out, nil
 	}
@@ -311,13 +311,6 @@ func (w *Activities) PROpen(ctx context.Context, in PROpenInput) (forge.PR, erro
 		w.say("opened pull request #%d: %s", pr.Number, pr.URL)
 	}
 	return pr, nil
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }
 
 // PRJudgeInput names the pull request whose whole change PRJudge judges:
