@@ -37,6 +37,9 @@ type History struct {
 	// Prior is the earlier run of the task that this one follows (nil:
 	// none): its attempts are told in every developer prompt.
 	Prior *Prior `json:"prior,omitempty"`
+	// Notes are what people wrote to the developer that no attempt was
+	// told yet (History.unread of the task's Inbox): the next attempt is.
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // Next is the attempt a task makes next.
@@ -55,6 +58,8 @@ type Next struct {
 	// step back.
 	Prompt string `json:"prompt"`
 	Nudged bool   `json:"nudged,omitempty"`
+	// Notes are the notes its prompt tells (History.Notes).
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // Decision is what a task does after an attempt.
@@ -107,7 +112,7 @@ func (p Policy) Begin(h History, elapsed time.Duration) (Next, *engine.StopData)
 	if ok, reason := ledger.CanStart(tier.Name, budget); !ok {
 		return Next{}, stopAt(engine.StatusBudgetExceeded, fmt.Sprintf("budget of $%.2f: %s (tier %s)", budget, reason, tier.Name))
 	}
-	n := Next{Number: st.Attempts + 1, TierIndex: st.Tier, InTier: st.InTier + 1, Start: st.Start, Nudged: st.Nudge != ""}
+	n := Next{Number: st.Attempts + 1, TierIndex: st.Tier, InTier: st.InTier + 1, Start: st.Start, Nudged: st.Nudge != "", Notes: h.Notes}
 	if len(h.Plan) > 0 {
 		n.Step = st.Step + 1
 	}

@@ -202,6 +202,10 @@ type Options struct {
 	HeartbeatEvery time.Duration
 	// Checked: the caller has checked the tiers' agents (CheckTiers).
 	Checked bool
+	// Inbox, when set, gives what people wrote to the developer while the
+	// task runs (the comments of the issue it came from): each note is
+	// told to the next attempt that starts, once.
+	Inbox Inbox
 	// Prior, for a task run anew after an earlier run of it (not resumed:
 	// Resume holds its own), is that run: its attempts are told in every
 	// developer prompt, and the run starts at the tier that passed there
@@ -362,7 +366,7 @@ func (t *task) run(ctx context.Context) {
 			t.end(engine.StatusInterrupted, fmt.Sprintf("interrupted after %s", plural.N(t.st.Attempts, "attempt")), nil)
 			return
 		}
-		next, stop := t.o.Policy.Begin(t.history(), t.elapsed().Duration())
+		next, stop := t.o.Policy.Begin(t.withNotes(ctx, t.history()), t.elapsed().Duration())
 		if stop != nil {
 			t.stop = stop
 			return
@@ -378,6 +382,16 @@ func (t *task) history() History {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return History{Plan: t.plan, State: t.st, Attempts: t.attempts, Planner: t.planner, Prior: t.prior}
+}
+
+// withNotes is h with the notes of the task's inbox that no attempt was
+// told yet.
+func (t *task) withNotes(ctx context.Context, h History) History {
+	if t.o.Inbox == nil {
+		return h
+	}
+	h.Notes = h.unread(t.o.Inbox(ctx))
+	return h
 }
 
 // CheckTiers checks that the agent of every tier is installed and usable;
@@ -608,7 +622,7 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 		stepBase = start
 	}
 	a := Attempt{Number: n, Step: next.Step, Tier: tier.Name, TierIndex: next.TierIndex, InTier: next.InTier, Backend: tier.Backend,
-		Model: tier.Model, StartedAt: t.now().UTC(), Nudged: next.Nudged, Start: start, Prompt: next.Prompt}
+		Model: tier.Model, StartedAt: t.now().UTC(), Nudged: next.Nudged, Notes: next.Notes, Start: start, Prompt: next.Prompt}
 	p := t.progress(a)
 	if t.o.Observer != nil {
 		t.o.Observer.AttemptStarted(p)

@@ -70,6 +70,7 @@ func developerPrompt(task string, h History, a Next) string {
 		}
 	}
 	b.WriteString(priorSection(h.Prior))
+	b.WriteString(notesSection(a.Notes))
 	b.WriteString("\n## Starting point\n\n")
 	if len(h.Attempts) == 0 && h.Prior != nil && h.Prior.Needs != "" {
 		b.WriteString("The working tree is the pull request's head: its change so far, with whatever else was pushed to its branch.\n")

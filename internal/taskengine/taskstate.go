@@ -59,6 +59,8 @@ type Attempt struct {
 	DurationMs millis.Duration `json:"durationMs"`
 	// Nudged: the prompt told the agent to step back (a loop was found).
 	Nudged bool `json:"nudged,omitempty"`
+	// Notes are what people wrote that its prompt told (Next.Notes).
+	Notes []Note `json:"notes,omitempty"`
 
 	Prompt    string         `json:"prompt"`
 	Response  string         `json:"response"`
