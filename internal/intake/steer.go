@@ -1,0 +1,58 @@
+package intake
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/jlgcli/jlgcli/internal/forge"
+)
+
+// Claim is what jlgcli did to claim an issue: Self is its login on the
+// forge, Assigned whether the forge let it assign itself.
+type Claim struct {
+	Self     string `json:"self,omitempty"`
+	Assigned bool   `json:"assigned,omitempty"`
+}
+
+// StopReason says why the tracker asks the task of issue i, claimed as c
+// and selected by q, to stop ("" when it does not): the issue was closed,
+// the claim's label or one the query needs was taken off, it left the
+// query's assignee or milestone, or jlgcli was unassigned.
+func StopReason(q forge.IssueQuery, c Claim, i forge.Issue) string {
+	switch {
+	case i.State != forge.IssueOpen:
+		return fmt.Sprintf("issue #%d was closed", i.Number)
+	case !slices.Contains(i.Labels, LabelClaimed):
+		return fmt.Sprintf("the label %s was taken off issue #%d", LabelClaimed, i.Number)
+	case c.Assigned && c.Self != "" && !slices.Contains(i.Assignees, c.Self):
+		return fmt.Sprintf("%s was unassigned from issue #%d", c.Self, i.Number)
+	}
+	for _, l := range q.Labels {
+		if !slices.Contains(i.Labels, l) {
+			return fmt.Sprintf("the label %s was taken off issue #%d", l, i.Number)
+		}
+	}
+	if !Matches(q, i) {
+		return fmt.Sprintf("issue #%d no longer matches %s", i.Number, QueryString(q))
+	}
+	return ""
+}
+
+// Claimant says who holds issue i when jlgcli run is about to claim it or
+// has just claimed it ("" when it is run): the issue is claimed while it
+// has the claim label; then the run of the oldest active status comment
+// of jlgcli's holds it (active: those runs, oldest first), else a person
+// put the label there. Two runs that claim at once both post their
+// comment, and both read that the older one holds it.
+func Claimant(i forge.Issue, run string, active []string) string {
+	if !slices.Contains(i.Labels, LabelClaimed) {
+		return ""
+	}
+	if len(active) == 0 {
+		return "someone (it has the label " + LabelClaimed + ")"
+	}
+	if active[0] == run {
+		return ""
+	}
+	return "jlgcli run " + active[0]
+}
