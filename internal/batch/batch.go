@@ -34,6 +34,10 @@ const (
 	StatusInterrupted Status = "interrupted"
 	// StatusBlocked: never started because a dependency failed (BlockedBy).
 	StatusBlocked Status = "blocked"
+	// StatusSkipped: the task was not run, for a reason outside the batch
+	// (its issue is claimed by someone else, or was closed); its
+	// dependents are blocked.
+	StatusSkipped Status = "skipped"
 	// StatusMergeConflict and StatusMergeFailed: its run ended done but its
 	// work could not be merged; a failure.
 	StatusMergeConflict Status = "conflict"

@@ -286,6 +286,9 @@ type batchRun struct {
 	tasks   map[string]batch.TaskResult  // the scheduler's view, for the checkpoint
 	landed  []landed                     // the tasks landed, in order
 	began   time.Time
+	// issues is the batch's conversation with the tracker its tasks came
+	// from (nil: a batch of sheets).
+	issues *issueLink
 	// repo is the user's checkout the tasks land in, opened once for all
 	// of them (checkout).
 	repo     *git.Repo
@@ -332,6 +335,15 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 		b.record(engine.Event{Type: engine.EventResume, Time: b.began})
 	}
 	b.checkpoint(store.Running)
+	if spec.Issues != nil {
+		f, err := OpenTracker(ctx, spec.Repo, *spec.Issues, bp.Parts)
+		if err == nil {
+			b.issues, err = newIssueLink(ctx, any(f).(tracker), *spec.Issues, run.ID, spec.Tasks, bp.warn)
+		}
+		if err != nil {
+			return batch.Summary{}, err
+		}
+	}
 	s := batch.Scheduler{Graph: graph, Runner: b, Merger: b, Jobs: max(spec.Jobs, 1), FailFast: spec.FailFast,
 		Budget: spec.Budget(), Initial: initial, Observer: b.observe}
 	res, err := s.Run(ctx)
@@ -339,6 +351,9 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 		return batch.Summary{}, err
 	}
 	out := b.result(run.ID, graph, res)
+	if b.issues != nil {
+		b.issues.ended(ctx, res, out)
+	}
 	data, _ := json.Marshal(engine.StopData{Status: engine.Status(out.Status), ExitCode: out.ExitCode, Details: out.Details, DurationMs: out.DurationMs})
 	b.record(engine.Event{Type: engine.EventStop, Time: time.Now(), Data: data})
 	b.checkpoint(out.Status)
@@ -402,6 +417,17 @@ func (b *batchRun) checkpoint(status string) {
 // branch from the base branch as it is now, merged later by Merge.
 func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 	p := b.bp.task(st.ID)
+	if b.issues != nil {
+		// The task's issue is claimed first, and watched while it runs.
+		tctx, end, skip := b.issues.begin(ctx, st.ID)
+		if skip != nil {
+			skip.RunID = st.ResumeRunID
+			return *skip
+		}
+		defer end()
+		ctx = tctx
+		p.Inbox, p.TaskObserver = b.issues.inbox(st.ID), b.issues.observer(st.ID, p.TaskObserver)
+	}
 	var res taskengine.Result
 	var err error
 	if st.ResumeRunID != "" {
@@ -420,7 +446,13 @@ func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 	b.results[st.ID] = res
 	b.mu.Unlock()
 	b.keep(res)
-	return OutcomeOf(res)
+	o := OutcomeOf(res)
+	if b.issues != nil && o.Status == batch.StatusInterrupted {
+		if why := b.issues.steered(st.ID); why != "" {
+			o.Details = "stopped: " + why + "; " + o.Details
+		}
+	}
+	return o
 }
 
 // start starts a task's run. The batch journals the run's id before the

@@ -17,6 +17,9 @@ type BatchSpec struct {
 	BudgetUSD float64 `json:"budgetUsd,omitempty"`
 	// Tasks are the sheets, in the order they were read.
 	Tasks []BatchTask `json:"tasks"`
+	// Issues, for a batch of a forge's issues (batch --issues), is where
+	// they came from: each task claims its issue and tells it how it goes.
+	Issues *IssueSource `json:"issues,omitempty"`
 }
 
 // Budget is the batch's budget as its scheduler keeps it: the whole
@@ -43,4 +46,7 @@ type BatchTask struct {
 	Prompt string `json:"prompt"`
 	// Spec is what the task runs with; its worktree is made when it starts.
 	Spec TaskSpec `json:"spec"`
+	// Issue is the issue the task came from (batch --issues); nil for a
+	// sheet's.
+	Issue *TaskIssue `json:"issue,omitempty"`
 }

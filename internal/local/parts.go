@@ -40,6 +40,9 @@ type Parts struct {
 	// iterations; nil: nobody.
 	TaskObserver taskengine.Observer
 	LoopObserver engine.Observer
+	// Inbox gives what people wrote to a task while it runs (the comments
+	// of the issue it came from); nil: nothing.
+	Inbox taskengine.Inbox
 	// Hooks are told of the run's events (its start, end, waits, a
 	// task's attempts, a batch's tasks); nil: nobody.
 	Hooks *hooks.Dispatcher

@@ -360,6 +360,7 @@ func (s TaskSpec) run(ctx context.Context, p Parts, run *store.Run, j journal, p
 	}
 	o := s.options(p, run.ID, prompt, &wt, baseline, tiers, watch, box)
 	o.Plan, o.Planner, o.Journal, o.Resume, o.Prior, o.Checked, o.Observer = s.Plan, watch.planner(planner), j, resume, prior, checked, p.TaskObserver
+	o.Inbox = p.Inbox
 	o.Windows = p.windowBook(o.WindowLimits, j)
 	res := taskengine.Run(ctx, o)
 	res.Baseline = baseline

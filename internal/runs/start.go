@@ -2,7 +2,9 @@ package runs
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
@@ -135,6 +137,14 @@ type BatchCommand struct {
 	BudgetUSD float64
 	// DryRun plans the batch and runs nothing.
 	DryRun bool
+	// Issues, in place of Paths, is a query of the forge's issues
+	// (label:NAME assignee:LOGIN milestone:TITLE): each open issue it
+	// matches is a task (batch --issues). Remote is the git remote whose
+	// forge holds them ("": origin); Watch keeps taking new ones until
+	// the command is stopped.
+	Issues string
+	Remote string
+	Watch  bool
 }
 
 // BatchDone is what StartBatch did.
@@ -147,6 +157,8 @@ type BatchDone struct {
 	Summary *batch.Summary
 	// ID is the run of a batch submitted with Detach.
 	ID string
+	// Nothing, for a batch of issues with none to run, says so.
+	Nothing string
 	// JSON: the result is printed as JSON.
 	JSON bool
 }
@@ -339,6 +351,9 @@ func StartBatch(ctx context.Context, f Front, c BatchCommand) (BatchDone, error)
 	}
 	cfg := lc.Config
 	base := f.Base()
+	if c.Issues != "" || c.Watch {
+		return startIssues(ctx, f, lc, c)
+	}
 	sheets, err := LoadSheets(c.Paths, say(base).Warn)
 	if err != nil {
 		return BatchDone{}, err
@@ -368,17 +383,86 @@ func StartBatch(ctx context.Context, f Front, c BatchCommand) (BatchDone, error)
 			return BatchDone{}, err
 		}
 	default:
-		bp, endBoard := f.BatchParts(cfg.Quiet, len(plan.Spec.Tasks))
-		env := cfg.EnvValue(getenv(bp.Parts))
-		bp = eachParts(bp, func(p local.Parts) local.Parts { p.EnvValue = env; return p })
-		sum, err := local.StartBatch(ctx, repo, plan.Spec, cfg.StateDir, bp)
-		endBoard()
+		sum, err := runBatchHere(ctx, f, cfg, repo, plan)
 		if err != nil {
 			return BatchDone{}, err
 		}
 		out.Summary = &sum
 	}
 	return out, nil
+}
+
+// runBatchHere runs the batch of plan in repo, as a run kept under cfg's
+// state directory.
+func runBatchHere(ctx context.Context, f Front, cfg *config.Config, repo *git.Repo, plan BatchPlan) (batch.Summary, error) {
+	bp, endBoard := f.BatchParts(cfg.Quiet, len(plan.Spec.Tasks))
+	env := cfg.EnvValue(getenv(bp.Parts))
+	bp = eachParts(bp, func(p local.Parts) local.Parts { p.EnvValue = env; return p })
+	sum, err := local.StartBatch(ctx, repo, plan.Spec, cfg.StateDir, bp)
+	endBoard()
+	return sum, err
+}
+
+// startIssues runs the batch of the command's query of the forge's issues
+// (batch --issues), once or, with Watch, until ctx ends.
+func startIssues(ctx context.Context, f Front, lc Config, c BatchCommand) (BatchDone, error) {
+	cfg := lc.Config
+	switch {
+	case c.Issues == "":
+		return BatchDone{}, exit.Usagef("add --issues QUERY (label:agent)", "--watch keeps taking the issues that --issues selects")
+	case len(c.Paths) > 0:
+		return BatchDone{}, exit.Usagef("run the sheets and the issues as two batches", "task sheets (%s) and --issues: a batch takes one or the other", strings.Join(c.Paths, ", "))
+	case cfg.Temporal.Address != "":
+		return BatchDone{}, exit.Usagef("run it here, without --temporal", "--issues: a batch of issues runs here; sending it to Temporal is not built yet")
+	case c.Watch && c.DryRun:
+		return BatchDone{}, exit.Usagef("drop one of them", "--watch and --dry-run: a dry run plans once")
+	}
+	if err := CheckLocal(cfg, "batch", c.Submission, c.HeartbeatGiven); err != nil {
+		return BatchDone{}, err
+	}
+	repo, err := local.OpenRepo(ctx, cfg.Cwd)
+	if err != nil {
+		return BatchDone{}, err
+	}
+	base := f.Base()
+	out := BatchDone{JSON: cfg.JSON}
+	once := func() (*batch.Summary, error) {
+		plan, in, err := planIssues(ctx, lc, c, repo.Dir, base)
+		if err != nil {
+			return nil, err
+		}
+		if n := leftNotice(in.Left); n != "" {
+			say(base).Notice(n)
+		}
+		if len(plan.Spec.Tasks) == 0 {
+			out.Nothing = fmt.Sprintf("no open issue to run matches %s", c.Issues)
+			if c.Watch {
+				say(base).Notice(out.Nothing)
+			}
+			return nil, nil
+		}
+		out.Nothing = ""
+		if c.DryRun {
+			out.Plan = &plan
+			return nil, nil
+		}
+		sum, err := runBatchHere(ctx, f, cfg, repo, plan)
+		if err != nil {
+			return nil, err
+		}
+		return &sum, nil
+	}
+	if !c.Watch {
+		sum, err := once()
+		out.Summary = sum
+		return out, err
+	}
+	sum, err := watchIssues(ctx, cfg.Poll, say(base).Notice, once)
+	out.Summary = sum
+	if sum == nil && err == nil && out.Nothing == "" {
+		out.Nothing = "stopped: no batch ran"
+	}
+	return out, err
 }
 
 // withEnv is p whose runs' recorded environment names get their values
