@@ -24,12 +24,15 @@ type giteaForge struct {
 	version string
 	recheck time.Duration
 	sleep   func(context.Context, time.Duration) error
+	// pageSize is how many items the tracker's listings ask per page
+	// (50: Gitea's default most; the tests ask fewer to read many pages).
+	pageSize int
 
 	perms perms
 }
 
 func newGitea(ctx context.Context, t Target, tr *transport, o Options) (*giteaForge, error) {
-	g := &giteaForge{t: t, tr: tr, recheck: o.ConflictRecheck, sleep: tr.sleep}
+	g := &giteaForge{t: t, tr: tr, recheck: o.ConflictRecheck, sleep: tr.sleep, pageSize: 50}
 	if g.recheck <= 0 {
 		g.recheck = 2 * time.Second
 	}
