@@ -40,8 +40,12 @@ func newGitea(ctx context.Context, t Target, tr *transport, o Options) (*giteaFo
 	if err != nil {
 		return nil, fmt.Errorf("gitea at %s: %w", t.Web, err)
 	}
-	v, _, err := c.ServerVersion()
+	v, resp, err := c.ServerVersion()
 	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
+			// Gitea checks a token given to any call, this one's too.
+			return nil, fmt.Errorf("gitea at %s: %w (%v)", t.Web, ErrUnauthorized, err)
+		}
 		return nil, fmt.Errorf("gitea at %s does not answer: %w", t.Web, err)
 	}
 	// A version the SDK cannot read (a development build) turns its
