@@ -50,10 +50,12 @@ type Repo struct {
 
 func (r Repo) String() string { return r.Owner + "/" + r.Name }
 
-// Forge is one repository on one forge, as the pull-request loop uses it.
-// Numbers are pull-request numbers; every call honours ctx and the forge's
-// rate limits.
+// Forge is one repository on one forge, as the pull-request loop uses it,
+// and its issue tracker (Tracker, as `batch --issues` uses it). Numbers
+// are pull-request numbers (issue numbers for Tracker's); every call
+// honours ctx and the forge's rate limits.
 type Forge interface {
+	Tracker
 	// Kind and Repo say which forge and repository this is.
 	Kind() Kind
 	Repo() Repo

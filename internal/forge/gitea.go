@@ -24,12 +24,15 @@ type giteaForge struct {
 	version string
 	recheck time.Duration
 	sleep   func(context.Context, time.Duration) error
+	// pageSize is how many items the tracker's listings ask per page
+	// (50: Gitea's default most; the tests ask fewer to read many pages).
+	pageSize int
 
 	perms perms
 }
 
 func newGitea(ctx context.Context, t Target, tr *transport, o Options) (*giteaForge, error) {
-	g := &giteaForge{t: t, tr: tr, recheck: o.ConflictRecheck, sleep: tr.sleep}
+	g := &giteaForge{t: t, tr: tr, recheck: o.ConflictRecheck, sleep: tr.sleep, pageSize: 50}
 	if g.recheck <= 0 {
 		g.recheck = 2 * time.Second
 	}
@@ -37,8 +40,12 @@ func newGitea(ctx context.Context, t Target, tr *transport, o Options) (*giteaFo
 	if err != nil {
 		return nil, fmt.Errorf("gitea at %s: %w", t.Web, err)
 	}
-	v, _, err := c.ServerVersion()
+	v, resp, err := c.ServerVersion()
 	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
+			// Gitea checks a token given to any call, this one's too.
+			return nil, fmt.Errorf("gitea at %s: %w (%v)", t.Web, ErrUnauthorized, err)
+		}
 		return nil, fmt.Errorf("gitea at %s does not answer: %w", t.Web, err)
 	}
 	// A version the SDK cannot read (a development build) turns its

@@ -1,7 +1,10 @@
 package forge
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -77,3 +80,64 @@ type Issue struct {
 	Milestone string    `json:"milestone,omitempty"`
 	Updated   time.Time `json:"updated,omitempty"`
 }
+
+// matches tells whether issue is one q selects, as the forges compare
+// names: labels and logins without case, a milestone by its title. Each
+// adapter asks its forge to narrow the list as far as it can, then keeps
+// what matches says: a forge drops a filter it cannot read (Gitea drops a
+// label or milestone it does not know, and reads a comma as a separator),
+// and "none"/"*" assignees are GitHub's alone.
+func (q IssueQuery) matches(is Issue) bool {
+	if is.State != IssueOpen {
+		return false
+	}
+	for _, l := range q.Labels {
+		if !slices.ContainsFunc(is.Labels, func(h string) bool { return strings.EqualFold(h, l) }) {
+			return false
+		}
+	}
+	switch q.Assignee {
+	case "":
+	case AssigneeNone:
+		if len(is.Assignees) > 0 {
+			return false
+		}
+	case AssigneeAny:
+		if len(is.Assignees) == 0 {
+			return false
+		}
+	default:
+		if !slices.ContainsFunc(is.Assignees, func(a string) bool { return strings.EqualFold(a, q.Assignee) }) {
+			return false
+		}
+	}
+	return q.Milestone == "" || strings.EqualFold(is.Milestone, q.Milestone)
+}
+
+// issueList is what Issues answers of the issues read page by page: those
+// q matches, each once (a page may repeat an item of the one before when
+// an issue is opened meanwhile), by number ascending.
+func issueList(q IssueQuery, read []Issue) []Issue {
+	var out []Issue
+	seen := map[int]bool{}
+	for _, is := range read {
+		if !seen[is.Number] && q.matches(is) {
+			seen[is.Number] = true
+			out = append(out, is)
+		}
+	}
+	slices.SortFunc(out, func(a, b Issue) int { return cmp.Compare(a.Number, b.Number) })
+	return out
+}
+
+// sortedNames is names sorted, nil when there are none.
+func sortedNames(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	return names
+}
+
+// issueLabelColour is the colour of a label AddLabels makes.
+const issueLabelColour = "5319e7"
