@@ -244,3 +244,7 @@ func (g *giteaForge) DeleteComment(ctx context.Context, id int64) error {
 	resp, err := g.c(ctx).DeleteIssueComment(o, r, id)
 	return giteaErr(fmt.Sprintf("delete comment %d", id), resp, err)
 }
+
+func (g *giteaForge) Permission(ctx context.Context, login string) (Permission, error) {
+	return g.permission(ctx, g.c(ctx), login)
+}

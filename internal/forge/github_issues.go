@@ -179,3 +179,7 @@ func (g *githubForge) DeleteComment(ctx context.Context, id int64) error {
 	resp, err := g.rest.Issues.DeleteComment(ctx, o, r, id)
 	return githubErr(fmt.Sprintf("delete comment %d", id), resp, err)
 }
+
+func (g *githubForge) Permission(ctx context.Context, login string) (Permission, error) {
+	return g.permission(ctx, login)
+}

@@ -34,6 +34,10 @@ type Tracker interface {
 	// IssueComments are an issue's comments, oldest first, each with its
 	// author's permission in the repository.
 	IssueComments(ctx context.Context, number int) ([]Comment, error)
+	// Permission is what login may do in the repository (PermNone for no
+	// such user): an issue's settings and comments count only from those
+	// who can push.
+	Permission(ctx context.Context, login string) (Permission, error)
 	// DeleteComment deletes a comment posted before (on an issue or a
 	// pull request); ErrNotFound when it is gone.
 	DeleteComment(ctx context.Context, id int64) error

@@ -338,7 +338,7 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 	if spec.Issues != nil {
 		f, err := OpenTracker(ctx, spec.Repo, *spec.Issues, bp.Parts)
 		if err == nil {
-			b.issues, err = newIssueLink(ctx, any(f).(tracker), *spec.Issues, run.ID, spec.Tasks, bp.warn)
+			b.issues, err = newIssueLink(ctx, f, *spec.Issues, run.ID, spec.Tasks, bp.warn)
 		}
 		if err != nil {
 			return batch.Summary{}, err

@@ -22,7 +22,6 @@ import (
 type issueForge interface {
 	forge.Tracker
 	Repo() forge.Repo
-	Permission(ctx context.Context, login string) (forge.Permission, error)
 }
 
 // Intake is the batch a query's issues make: the sheets of the issues to
@@ -168,15 +167,7 @@ func issueSource(cfg *config.Config, q forge.IssueQuery, remote string) local.Is
 // openIssues opens the tracker of the batch's issues (from the remote of
 // the repository in dir) for the intake.
 func openIssues(ctx context.Context, dir string, src local.IssueSource, p local.Parts) (issueForge, error) {
-	f, err := local.OpenTracker(ctx, dir, src, p)
-	if err != nil {
-		return nil, err
-	}
-	ff, ok := any(f).(issueForge)
-	if !ok {
-		return nil, fmt.Errorf("the forge of %s has no issue tracker", f.Repo())
-	}
-	return ff, nil
+	return local.OpenTracker(ctx, dir, src, p)
 }
 
 // planIssues is the plan of the batch of the query's issues, and what
