@@ -85,13 +85,13 @@ type Issue struct {
 	Updated   time.Time `json:"updated,omitempty"`
 }
 
-// matches tells whether issue is one q selects, as the forges compare
+// Matches tells whether issue is one q selects, as the forges compare
 // names: labels and logins without case, a milestone by its title. Each
 // adapter asks its forge to narrow the list as far as it can, then keeps
-// what matches says: a forge drops a filter it cannot read (Gitea drops a
+// what Matches says: a forge drops a filter it cannot read (Gitea drops a
 // label or milestone it does not know, and reads a comma as a separator),
 // and "none"/"*" assignees are GitHub's alone.
-func (q IssueQuery) matches(is Issue) bool {
+func (q IssueQuery) Matches(is Issue) bool {
 	if is.State != IssueOpen {
 		return false
 	}
@@ -125,7 +125,7 @@ func issueList(q IssueQuery, read []Issue) []Issue {
 	var out []Issue
 	seen := map[int]bool{}
 	for _, is := range read {
-		if !seen[is.Number] && q.matches(is) {
+		if !seen[is.Number] && q.Matches(is) {
 			seen[is.Number] = true
 			out = append(out, is)
 		}

@@ -11,7 +11,7 @@ package intake
 import (
 	"fmt"
 	"slices"
-	"strings"
+		"strings"
 	"unicode"
 
 	"github.com/jlgcli/jlgcli/internal/exit"
@@ -115,31 +115,12 @@ func QueryString(q forge.IssueQuery) string {
 	return strings.Join(parts, " ")
 }
 
-// Matches tells whether issue i is one q selects, as the forge would:
-// open, every label, the assignee and the milestone. The tracker is read
-// again while a task runs; an issue that no longer matches stops it.
-func Matches(q forge.IssueQuery, i forge.Issue) bool {
-	if i.State != forge.IssueOpen {
-		return false
+// Holds tells whether issue i, claimed by jlgcli, is still one that q
+// selects (forge.IssueQuery.Matches): jlgcli's own assignment, made when
+// it claimed the issue, does not make it leave assignee:none.
+func Holds(q forge.IssueQuery, i forge.Issue) bool {
+	if q.Assignee == forge.AssigneeNone {
+		q.Assignee = ""
 	}
-	for _, l := range q.Labels {
-		if !slices.Contains(i.Labels, l) {
-			return false
-		}
-	}
-	switch q.Assignee {
-	case "":
-	case forge.AssigneeNone:
-		// jlgcli assigns itself when it claims: its own assignment is
-		// not someone else's.
-	case forge.AssigneeAny:
-		if len(i.Assignees) == 0 {
-			return false
-		}
-	default:
-		if !slices.Contains(i.Assignees, q.Assignee) {
-			return false
-		}
-	}
-	return q.Milestone == "" || i.Milestone == q.Milestone
+	return q.Matches(i)
 }

@@ -3,6 +3,7 @@ package intake
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jlgcli/jlgcli/internal/forge"
 )
@@ -28,11 +29,11 @@ func StopReason(q forge.IssueQuery, c Claim, i forge.Issue) string {
 		return fmt.Sprintf("%s was unassigned from issue #%d", c.Self, i.Number)
 	}
 	for _, l := range q.Labels {
-		if !slices.Contains(i.Labels, l) {
+		if !slices.ContainsFunc(i.Labels, func(h string) bool { return strings.EqualFold(h, l) }) {
 			return fmt.Sprintf("the label %s was taken off issue #%d", l, i.Number)
 		}
 	}
-	if !Matches(q, i) {
+	if !Holds(q, i) {
 		return fmt.Sprintf("issue #%d no longer matches %s", i.Number, QueryString(q))
 	}
 	return ""

@@ -200,7 +200,7 @@ func (l *issueLink) claim(ctx context.Context, id string, n int) (li *linkedIssu
 		l.keep(id, li)
 		return li, "", nil
 	}
-	if !intake.Matches(l.src.Query, iss) && l.src.Query.Assignee != forge.AssigneeNone {
+	if !intake.Holds(l.src.Query, iss) {
 		return nil, fmt.Sprintf("issue #%d no longer matches %s", n, intake.QueryString(l.src.Query)), nil
 	}
 	// Unclaimed: the claims of runs before this one were let go (their
