@@ -10,6 +10,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/intake"
 	"github.com/jlgcli/jlgcli/internal/plain"
 	"github.com/jlgcli/jlgcli/internal/runs"
 )
@@ -67,7 +68,11 @@ its task (resumable); a comment from someone who can push reaches its
 next attempt. --watch keeps taking new matching issues until stopped.
 See docs/issues.md.`),
 		Args: func(cmd *cobra.Command, args []string) error {
-			if o.issues == "" && len(args) == 0 {
+			if cmd.Flags().Changed("issues") {
+				_, err := intake.ParseQuery(o.issues) // an empty one says why
+				return err
+			}
+			if len(args) == 0 {
 				return usagef("name task sheets (PATH...), or the forge's issues with --issues QUERY")
 			}
 			return nil

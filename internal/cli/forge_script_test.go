@@ -162,9 +162,16 @@ func cmdForge(ts *testscript.TestScript, neg bool, args []string) {
 	case "wait-threads":
 		forgeWaitThreads(ts, args)
 	default:
+		if f := forgeSubs[sub]; f != nil {
+			f(ts, args)
+			return
+		}
 		ts.Fatalf("unknown forge subcommand %q", sub)
 	}
 }
+
+// forgeSubs are the subcommands of forge defined beside it (the issues').
+var forgeSubs = map[string]func(ts *testscript.TestScript, args []string){}
 
 func forgeRepo(ts *testscript.TestScript, args []string) {
 	var o giteatest.ProtectOptions

@@ -120,8 +120,10 @@ func (s Status) Body() string {
 	if !s.Updated.IsZero() {
 		row("updated", s.Updated.UTC().Format("2006-01-02 15:04 UTC"))
 	}
-	b.WriteString("\n<sub>One comment, edited as the work goes. Close the issue or take its label off to stop the task; " +
-		"a comment from someone who can push reaches its next attempt.</sub>\n")
+	if Active(s.State) {
+		b.WriteString("\n<sub>One comment, edited as the work goes. Close the issue or take its label off to stop the task; " +
+			"a comment from someone who can push reaches its next attempt.</sub>\n")
+	}
 	return b.String()
 }
 
