@@ -423,7 +423,8 @@ var keyTable = []Key{
 		parse: text(func(l *Layer) **string { return &l.MergeMethod }),
 		apply: enum(func(l *Layer) *string { return l.MergeMethod }, func(c *Config) *forge.MergeMethod { return &c.MergeMethod }, []forge.MergeMethod{forge.MethodMerge, forge.MethodSquash, forge.MethodRebase}),
 		print: func(c *Config) string { return string(cmp.Or(c.MergeMethod, forge.MethodMerge)) }},
-	{Name: "poll", Lined: true, Flag: "poll", Kind: "duration", Default: pull.DefaultPoll.String(), Commands: on(cmdTask, cmdPR),
+	{Name: "poll", Lined: true, Flag: "poll", Kind: "duration", Default: pull.DefaultPoll.String(), Commands: with(on(cmdTask, cmdPR),
+		FlagUse{Usage: "with --issues: how often the issue of a running task is read again; with --watch, the first wait for new issues (config: poll)"}, cmdBatch),
 		Usage: "with --until: the first wait between two looks at the pull request; it doubles while nothing changes, up to 5m (config: poll)",
 		parse: duration(func(l *Layer) **string { return &l.Poll }),
 		apply: durationKey(func(l *Layer) *string { return l.Poll }, func(c *Config) *time.Duration { return &c.Poll }),
@@ -444,7 +445,8 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return strconv.Itoa(cmp.Or(c.MaxRounds, pull.DefaultMaxRounds)) }},
-	{Name: "trust", Lined: true, Flag: "trust", Kind: "stringArray", Commands: on(cmdTask, cmdPR),
+	{Name: "trust", Lined: true, Flag: "trust", Kind: "stringArray", Commands: with(on(cmdTask, cmdPR),
+		FlagUse{Usage: "with --issues: a login whose issues' settings and comments count though it cannot push, repeatable (config: trust = [...])"}, cmdBatch),
 		Usage: "with --until: a login whose review threads and requests for changes count though it cannot push, repeatable (config: trust = [...])",
 		parse: func(l *Layer, s string) error {
 			if s = strings.TrimSpace(s); s == "" || strings.ContainsAny(s, " ,\t") {

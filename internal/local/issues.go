@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/intake"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
@@ -37,8 +38,9 @@ type IssueSource struct {
 }
 
 // DefaultIssuePoll is how often the issue of a running task is read again
-// when the configuration's poll does not say.
-const DefaultIssuePoll = 30 * time.Second
+// when the configuration's poll does not say: the pull-request loop's
+// first wait, the key's default.
+const DefaultIssuePoll = pull.DefaultPoll
 
 // TaskIssue is the issue a batch task came from.
 type TaskIssue struct {
