@@ -11,7 +11,7 @@ package intake
 import (
 	"fmt"
 	"slices"
-		"strings"
+	"strings"
 	"unicode"
 
 	"github.com/jlgcli/jlgcli/internal/exit"
