@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
@@ -110,9 +111,11 @@ func StartBatch(ctx context.Context, repo *git.Repo, spec BatchSpec, stateDir st
 			return batch.Summary{}, exit.Usagef("check out the branch the tasks should start from and merge into", "HEAD is detached in %s: a batch needs a base branch", repo.Dir)
 		}
 	}
-	if err := refuseChanges(ctx, repo, spec.BaseBranch, exit.Usagef("commit or stash them first: the batch merges each task into it as it goes",
-		"%s, the batch's base branch, is checked out in %s with uncommitted changes", spec.BaseBranch, repo.Dir)); err != nil {
-		return batch.Summary{}, err
+	if spec.PR == nil { // through pull requests, nothing merges here
+		if err := refuseChanges(ctx, repo, spec.BaseBranch, exit.Usagef("commit or stash them first: the batch merges each task into it as it goes",
+			"%s, the batch's base branch, is checked out in %s with uncommitted changes", spec.BaseBranch, repo.Dir)); err != nil {
+			return batch.Summary{}, err
+		}
 	}
 	checked := map[string]bool{} // the CLIs checked already, by backend and environment
 	var confined *sandbox.Record // the first task's, for the batch's record
@@ -153,7 +156,7 @@ func StartBatch(ctx context.Context, repo *git.Repo, spec BatchSpec, stateDir st
 	}
 	defer run.Close()
 	bp.progress("batch %s: %s, %d at a time, merged into %s", id, plural.N(len(spec.Tasks), "task"), spec.Jobs, spec.BaseBranch)
-	return runBatch(ctx, root, run, spec, graph, nil, bp)
+	return runBatch(ctx, root, run, spec, graph, nil, nil, bp)
 }
 
 // ResumeBatch continues a batch where its journal stopped: done tasks are
@@ -189,7 +192,7 @@ func ResumeBatch(ctx context.Context, root string, run *store.Run, events []engi
 		}
 	}
 	bp.progress("resuming batch %s: %d of %s done", run.ID, countDone(initial), plural.N(len(spec.Tasks), "task"))
-	res, err = runBatch(ctx, root, run, spec, graph, initial, bp)
+	res, err = runBatch(ctx, root, run, spec, graph, initial, replayPRRuns(events), bp)
 	return res, false, err
 }
 
@@ -289,6 +292,12 @@ type batchRun struct {
 	// issues is the batch's conversation with the tracker its tasks came
 	// from (nil: a batch of sheets).
 	issues *issueLink
+	// forge, for a batch landed through pull requests (spec.PR), is their
+	// forge; prRuns the pull-request run of each task, journaled before it
+	// exists, and prResults what became of those that ran here.
+	forge     forge.Forge
+	prRuns    map[string]string
+	prResults map[string]PRResult
 	// repo is the user's checkout the tasks land in, opened once for all
 	// of them (checkout).
 	repo     *git.Repo
@@ -303,11 +312,15 @@ func (b *batchRun) checkout(ctx context.Context) *git.Repo {
 }
 
 func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, graph *dag.Graph,
-	initial map[string]batch.TaskResult, bp BatchParts) (batch.Summary, error) {
+	initial map[string]batch.TaskResult, prRuns map[string]string, bp BatchParts) (batch.Summary, error) {
 	ctx, unwatch := watchStop(ctx, run)
 	defer unwatch()
 	b := &batchRun{root: root, spec: spec, bp: bp, j: openJournal(bp.Parts, root, run), byID: map[string]BatchTask{},
-		results: map[string]taskengine.Result{}, runs: map[string]taskengine.Result{}, tasks: map[string]batch.TaskResult{}, began: time.Now()}
+		results: map[string]taskengine.Result{}, runs: map[string]taskengine.Result{}, tasks: map[string]batch.TaskResult{}, began: time.Now(),
+		prRuns: map[string]string{}, prResults: map[string]PRResult{}}
+	for id, r := range prRuns {
+		b.prRuns[id] = r
+	}
 	defer b.j.close()
 	limited := slices.ContainsFunc(spec.Tasks, func(t BatchTask) bool { return len(t.Spec.WindowLimits) > 0 })
 	if b.bp.Windows == nil && limited {
@@ -344,7 +357,18 @@ func runBatch(ctx context.Context, root string, run *store.Run, spec BatchSpec, 
 			return batch.Summary{}, err
 		}
 	}
-	s := batch.Scheduler{Graph: graph, Runner: b, Merger: b, Jobs: max(spec.Jobs, 1), FailFast: spec.FailFast,
+	var merger batch.Merger = b
+	if spec.PR != nil {
+		// Each task lands through its pull request, in its own run: the
+		// scheduler has nothing to merge.
+		merger = nil
+		f, err := OpenForge(ctx, b.checkout(ctx), PRSpec{Remote: spec.PR.Remote, Forge: spec.PR.Forge}, bp.Parts)
+		if err != nil {
+			return batch.Summary{}, err
+		}
+		b.forge = f
+	}
+	s := batch.Scheduler{Graph: graph, Runner: b, Merger: merger, Jobs: max(spec.Jobs, 1), FailFast: spec.FailFast,
 		Budget: spec.Budget(), Initial: initial, Observer: b.observe}
 	res, err := s.Run(ctx)
 	if err != nil {
@@ -417,6 +441,7 @@ func (b *batchRun) checkpoint(status string) {
 // branch from the base branch as it is now, merged later by Merge.
 func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 	p := b.bp.task(st.ID)
+	bctx, endWatch := ctx, func() {}
 	if b.issues != nil {
 		// The task's issue is claimed first, and watched while it runs.
 		tctx, end, skip := b.issues.begin(ctx, st.ID)
@@ -425,7 +450,7 @@ func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 			return *skip
 		}
 		defer end()
-		ctx = tctx
+		ctx, endWatch = tctx, end
 		p.Inbox, p.TaskObserver = b.issues.inbox(st.ID), b.issues.observer(st.ID, p.TaskObserver)
 	}
 	var res taskengine.Result
@@ -447,6 +472,13 @@ func (b *batchRun) Run(ctx context.Context, st batch.Start) batch.Outcome {
 	b.mu.Unlock()
 	b.keep(res)
 	o := OutcomeOf(res)
+	if b.spec.PR != nil && o.Status == batch.StatusDone {
+		// Its pull request is worked under the batch's context: the
+		// issue it closes is closed by its merge, which is no reason to
+		// stop.
+		endWatch()
+		o = b.landByPR(bctx, st.ID, res, p)
+	}
 	if b.issues != nil && o.Status == batch.StatusInterrupted {
 		if why := b.issues.steered(st.ID); why != "" {
 			o.Details = "stopped: " + why + "; " + o.Details
@@ -463,10 +495,19 @@ func (b *batchRun) start(ctx context.Context, st batch.Start, p Parts) (taskengi
 	sp := t.Spec
 	sp.Merge = git.MergeNone // merged by the batch, in turn
 	sp.BudgetUSD = st.BudgetUSD
+	base := b.spec.BaseBranch
+	if b.spec.PR != nil {
+		// The remote's base as it is now: the pull requests merged there
+		// (its dependencies') are in it.
+		var err error
+		if base, err = b.prBase(ctx); err != nil {
+			return taskengine.Result{}, err
+		}
+	}
 	id := store.NewRunID(time.Now())
 	data, _ := json.Marshal(BatchTaskData{Kind: batch.EventStarted, Task: batch.TaskResult{ID: st.ID, RunID: id}})
 	b.record(engine.Event{Type: EventBatchRun, Time: time.Now(), Data: data})
-	return StartTask(ctx, NewTask{Prompt: t.Prompt, Spec: sp, Base: b.spec.BaseBranch, StateDir: b.root, ID: id, Parent: b.j.run.ID}, p)
+	return StartTask(ctx, NewTask{Prompt: t.Prompt, Spec: sp, Base: base, StateDir: b.root, ID: id, Parent: b.j.run.ID}, p)
 }
 
 // resume goes on with a task's run that was cut short or stopped; a run

@@ -20,6 +20,9 @@ type BatchSpec struct {
 	// Issues, for a batch of a forge's issues (batch --issues), is where
 	// they came from: each task claims its issue and tells it how it goes.
 	Issues *IssueSource `json:"issues,omitempty"`
+	// PR, for a batch whose tasks land through pull requests (batch --pr
+	// --until), says how; nil: each task merges into BaseBranch here.
+	PR *BatchPR `json:"pr,omitempty"`
 }
 
 // Budget is the batch's budget as its scheduler keeps it: the whole

@@ -318,7 +318,8 @@ func (l *issueLink) begin(ctx context.Context, id string) (context.Context, func
 			}
 		}
 	}()
-	return tctx, func() { close(done); cancel(nil); wg.Wait() }, nil
+	var once sync.Once
+	return tctx, func() { once.Do(func() { close(done); cancel(nil); wg.Wait() }) }, nil
 }
 
 // steered is why the tracker stopped task id ("" when it did not).

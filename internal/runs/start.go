@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/local"
+	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
@@ -351,7 +352,10 @@ func StartBatch(ctx context.Context, f Front, c BatchCommand) (BatchDone, error)
 	}
 	cfg := lc.Config
 	base := f.Base()
-	if c.Issues != "" || c.Watch || c.Remote != "" || c.Flags != nil && (c.Flags.Poll != nil || c.Flags.Trust != nil) {
+	if err := checkBatchPR(cfg, c); err != nil {
+		return BatchDone{}, err
+	}
+	if c.Issues != "" || c.Watch || c.Remote != "" {
 		return startIssues(ctx, f, lc, c)
 	}
 	sheets, err := LoadSheets(c.Paths, say(base).Warn)
@@ -398,9 +402,81 @@ func runBatchHere(ctx context.Context, f Front, cfg *config.Config, repo *git.Re
 	bp, endBoard := f.BatchParts(cfg.Quiet, len(plan.Spec.Tasks))
 	env := cfg.EnvValue(getenv(bp.Parts))
 	bp = eachParts(bp, func(p local.Parts) local.Parts { p.EnvValue = env; return p })
+	if cfg.Until != "" {
+		if err := landByPR(ctx, cfg, repo, &plan, bp.Parts); err != nil {
+			endBoard()
+			return batch.Summary{}, err
+		}
+	}
 	sum, err := local.StartBatch(ctx, repo, plan.Spec, cfg.StateDir, bp)
 	endBoard()
 	return sum, err
+}
+
+// checkBatchPR refuses what a batch cannot do of the pull-request loop's
+// settings: --pr or the loop's flags without --until (and --poll or
+// --trust without --issues either), --until without --pr, on Temporal, or
+// green and approved for a batch whose tasks depend on others (a
+// dependent starts from its dependencies' work, merged).
+func checkBatchPR(cfg *config.Config, c BatchCommand) error {
+	flags := c.Flags
+	if flags == nil {
+		flags = &config.Layer{}
+	}
+	if cfg.Until == "" {
+		switch {
+		case flags.PR != nil && *flags.PR:
+			return exit.Usagef("add --until green|approved|merged", "--pr: a batch's tasks land through pull requests only when they are worked --until a target")
+		case c.Issues == "" && (flags.Poll != nil || flags.Trust != nil):
+			return exit.Usagef("add --issues QUERY or --pr --until TARGET", "--poll and --trust are for a batch of the forge's issues (--issues) or of pull requests (--until)")
+		}
+		f := ""
+		switch {
+		case flags.ChecksGrace != nil:
+			f = "checks-grace"
+		case flags.MaxRounds != nil:
+			f = "max-rounds"
+		case flags.MergeMethod != nil:
+			f = "merge-method"
+		}
+		if f != "" {
+			return exit.Usagef("add --pr --until green|approved|merged", "--%s: only a batch whose pull requests are worked --until takes it", f)
+		}
+		return nil
+	}
+	switch {
+	case !cfg.PR:
+		return cfg.KeyError("until", "works pull requests: add --pr (config: pr = true)")
+	case cfg.Temporal.Address != "":
+		return cfg.KeyError("until", "a batch of pull requests runs here; sending it to Temporal is not built yet: drop --temporal")
+	}
+	return nil
+}
+
+// landByPR makes each task of plan land through a pull request of its
+// own worked until cfg's target (local.BatchPR): its branch pushed to
+// the remote the task branches go to, nothing merged here. The forge and
+// its token are checked now, before anything is spent.
+func landByPR(ctx context.Context, cfg *config.Config, repo *git.Repo, plan *BatchPlan, p local.Parts) error {
+	policy := policyOf(cfg, "")
+	if policy.Target != pull.Merged {
+		for _, t := range plan.Spec.Tasks {
+			if len(t.Depends) > 0 {
+				return cfg.KeyError("until", fmt.Sprintf("%s: task %s depends on %s, and starts from their work merged: use --until merged, or run them as batches of their own",
+					policy.Target, t.ID, strings.Join(t.Depends, ", ")))
+			}
+		}
+	}
+	if _, err := taskForge(ctx, cfg, repo, p); err != nil {
+		return err
+	}
+	rm, _ := repo.Remote(ctx, "jlgcli/new") // known: taskForge found it
+	plan.Spec.PR = &local.BatchPR{Remote: rm, Forge: cfg.Forge, Policy: policy}
+	for i := range plan.Spec.Tasks {
+		s := &plan.Spec.Tasks[i].Spec
+		s.Merge, s.Push, s.PR, s.ViaPR = git.MergeNone, true, false, true
+	}
+	return nil
 }
 
 // startIssues runs the batch of the command's query of the forge's issues
