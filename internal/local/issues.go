@@ -166,14 +166,12 @@ func (l *issueLink) statusComments(ctx context.Context, n int) (mine []forge.Com
 
 // claim claims issue n for task id, or says who holds it (skip) or why
 // it is not to be taken. A claim of this run found again (a resumed
-// batch) is its own.
+// batch) is its own, unless the tracker took it back while the batch was
+// stopped (closed, unlabelled, unassigned): then it is let go.
 func (l *issueLink) claim(ctx context.Context, id string, n int) (li *linkedIssue, skip string, err error) {
 	iss, err := l.t.Issue(ctx, n)
 	if err != nil {
 		return nil, "", err
-	}
-	if iss.State != forge.IssueOpen {
-		return nil, fmt.Sprintf("issue #%d is closed", n), nil
 	}
 	mine, active, err := l.statusComments(ctx, n)
 	if err != nil {
@@ -189,11 +187,16 @@ func (l *issueLink) claim(ctx context.Context, id string, n int) (li *linkedIssu
 			li.comment = c.ID
 		}
 	}
-	if slices.Contains(iss.Labels, intake.LabelClaimed) {
-		if who := intake.Claimant(iss, l.run, active); who != "" {
-			return nil, fmt.Sprintf("issue #%d is claimed by %s", n, who), nil
-		}
+	labelled := slices.Contains(iss.Labels, intake.LabelClaimed)
+	if who := intake.Claimant(iss, l.run, active); labelled && who != "" {
+		return nil, fmt.Sprintf("issue #%d is claimed by %s", n, who), nil
+	}
+	if labelled || slices.Contains(active, l.run) {
 		// This run's own claim, made before it was stopped.
+		if why := intake.StopReason(l.src.Query, li.claim, iss); why != "" {
+			l.release(ctx, li, why)
+			return nil, why, nil
+		}
 		if li.comment == 0 {
 			if li.comment, err = l.post(ctx, n, li.status); err != nil {
 				return nil, "", err
@@ -201,6 +204,9 @@ func (l *issueLink) claim(ctx context.Context, id string, n int) (li *linkedIssu
 		}
 		l.keep(id, li)
 		return li, "", nil
+	}
+	if iss.State != forge.IssueOpen {
+		return nil, fmt.Sprintf("issue #%d is closed", n), nil
 	}
 	if !intake.Holds(l.src.Query, iss) {
 		return nil, fmt.Sprintf("issue #%d no longer matches %s", n, intake.QueryString(l.src.Query)), nil
@@ -246,6 +252,27 @@ func (l *issueLink) claim(ctx context.Context, id string, n int) (li *linkedIssu
 	}
 	l.keep(id, li)
 	return li, "", nil
+}
+
+// release lets go of this run's claim of li's issue, for why: its comment
+// says so and no longer claims it, the claim's label and assignment are
+// taken off.
+func (l *issueLink) release(ctx context.Context, li *linkedIssue, why string) {
+	s := li.status
+	s.State, s.Reason = "released", why
+	if li.comment != 0 {
+		if err := l.edit(ctx, li.comment, s); err != nil {
+			l.warn("issue #%d: say its claim is let go: %v", li.n, err)
+		}
+	}
+	if err := l.t.RemoveLabel(ctx, li.n, intake.LabelClaimed); err != nil {
+		l.warn("issue #%d: take %s off: %v", li.n, intake.LabelClaimed, err)
+	}
+	if li.claim.Assigned {
+		if err := l.t.Unassign(ctx, li.n, l.self); err != nil {
+			l.warn("issue #%d: unassign %s: %v", li.n, l.self, err)
+		}
+	}
 }
 
 func (l *issueLink) keep(id string, li *linkedIssue) {

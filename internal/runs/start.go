@@ -485,7 +485,7 @@ func startIssues(ctx context.Context, f Front, lc Config, c BatchCommand) (Batch
 	cfg := lc.Config
 	switch {
 	case c.Issues == "":
-		return BatchDone{}, exit.Usagef("add --issues QUERY (label:agent)", "--watch, --remote, --poll and --trust are for a batch of the forge's issues (--issues)")
+		return BatchDone{}, exit.Usagef("add --issues QUERY (label:agent)", "--watch and --remote are for a batch of the forge's issues (--issues)")
 	case len(c.Paths) > 0:
 		return BatchDone{}, exit.Usagef("run the sheets and the issues as two batches", "task sheets (%s) and --issues: a batch takes one or the other", strings.Join(c.Paths, ", "))
 	case cfg.Temporal.Address != "":
