@@ -12,6 +12,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/forge"
+	"github.com/jlgcli/jlgcli/internal/intake"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
@@ -149,8 +150,16 @@ func StartBatch(ctx context.Context, repo *git.Repo, spec BatchSpec, stateDir st
 	for i, t := range spec.Tasks {
 		ids[i] = t.ID
 	}
+	title := fmt.Sprintf("%s: %s", plural.N(len(ids), "task"), strings.Join(ids, ", "))
+	if spec.Issues != nil {
+		nums := make([]string, 0, len(spec.Tasks))
+		for _, t := range spec.Tasks {
+			nums = append(nums, fmt.Sprintf("#%d", intake.NumberOf(t.ID)))
+		}
+		title = fmt.Sprintf("%s matching %s: %s", plural.N(len(ids), "issue"), intake.QueryString(spec.Issues.Query), strings.Join(nums, ", "))
+	}
 	run, err := store.Create(root, id, store.Meta{Command: "batch", Backend: spec.Tasks[0].Spec.Tiers[0].Backend,
-		Prompt: fmt.Sprintf("%s: %s", plural.N(len(ids), "task"), strings.Join(ids, ", ")), Options: opts, Cwd: repo.Dir, Sandbox: confined})
+		Prompt: title, Options: opts, Cwd: repo.Dir, Sandbox: confined})
 	if err != nil {
 		return batch.Summary{}, fmt.Errorf("create run: %w", err)
 	}
