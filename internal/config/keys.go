@@ -555,7 +555,7 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return c.Temporal.APIKeyEnv }},
-	{Name: "forge.kind", Flag: "forge-kind", Env: "JLGCLI_FORGE_KIND", Kind: "string", Commands: on(cmdTask, cmdPR, cmdConfig),
+	{Name: "forge.kind", Flag: "forge-kind", Env: "JLGCLI_FORGE_KIND", Kind: "string", Commands: on(cmdTask, cmdPR, cmdBatch, cmdConfig),
 		Usage: "the forge of the remote's pull requests: github or gitea (default: github for github.com, gitea for codeberg.org) (config: forge.kind)",
 		parse: func(l *Layer, s string) error {
 			if _, err := forge.ParseKind(strings.TrimSpace(s)); err != nil {
@@ -575,7 +575,7 @@ var keyTable = []Key{
 			}
 			return string(c.Forge.Kind)
 		}},
-	{Name: "forge.url", Flag: "forge-url", Env: "JLGCLI_FORGE_URL", Kind: "string", Commands: on(cmdTask, cmdPR, cmdConfig),
+	{Name: "forge.url", Flag: "forge-url", Env: "JLGCLI_FORGE_URL", Kind: "string", Commands: on(cmdTask, cmdPR, cmdBatch, cmdConfig),
 		Usage: "the forge's web address, for a self-hosted Gitea or GitHub Enterprise (default: the remote's host) (config: forge.url)",
 		parse: func(l *Layer, s string) error { l.forge().URL = &s; return nil },
 		apply: scalar(func(l *Layer) *string { return forgeOf(l).URL }, func(c *Config, v string) error {
@@ -592,7 +592,7 @@ var keyTable = []Key{
 			return nil
 		}),
 		print: func(c *Config) string { return c.Forge.URL }},
-	{Name: "forge.tokenEnv", Flag: "forge-token-env", Env: "JLGCLI_FORGE_TOKEN_ENV", Kind: "string", Commands: on(cmdTask, cmdPR, cmdConfig),
+	{Name: "forge.tokenEnv", Flag: "forge-token-env", Env: "JLGCLI_FORGE_TOKEN_ENV", Kind: "string", Commands: on(cmdTask, cmdPR, cmdBatch, cmdConfig),
 		Usage: "the NAME of the environment variable that holds the forge's token (default on GitHub: GH_TOKEN, GITHUB_TOKEN, then gh's login) (config: forge.tokenEnv)",
 		parse: func(l *Layer, s string) error { l.forge().TokenEnv = &s; return nil },
 		apply: scalar(func(l *Layer) *string { return forgeOf(l).TokenEnv }, func(c *Config, v string) error {

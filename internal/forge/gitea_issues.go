@@ -107,7 +107,11 @@ func (g *giteaForge) labels(c *gitea.Client) (map[string]int64, error) {
 			return nil, giteaErr("list the labels of "+g.t.Repo.String(), resp, err)
 		}
 		for _, l := range ls {
-			out[l.Name] = l.ID
+			// Two labels of one name (made at once by two runs): the
+			// oldest, so that every run adds the same one.
+			if id, ok := out[l.Name]; !ok || l.ID < id {
+				out[l.Name] = l.ID
+			}
 		}
 		if len(ls) == 0 || resp == nil || resp.NextPage == 0 {
 			return out, nil
@@ -143,20 +147,24 @@ func (g *giteaForge) AddLabels(ctx context.Context, number int, labels ...string
 	return giteaErr(fmt.Sprintf("label #%d %s", number, strings.Join(labels, ", ")), resp, err)
 }
 
+// RemoveLabel takes off every label of the issue named label: the
+// repository may hold two of that name (made at once by two runs).
 func (g *giteaForge) RemoveLabel(ctx context.Context, number int, label string) error {
 	o, r := g.owner()
 	c := g.c(ctx)
-	have, err := g.labels(c)
+	ls, resp, err := c.GetIssueLabels(o, r, int64(number), gitea.ListLabelsOptions{})
 	if err != nil {
-		return err
+		return giteaErr(fmt.Sprintf("read the labels of #%d", number), resp, err)
 	}
-	id, ok := have[label]
-	if !ok {
-		// No issue has a label the repository lacks.
-		return nil
+	for _, l := range ls {
+		if l.Name != label {
+			continue
+		}
+		if resp, err := c.DeleteIssueLabel(o, r, int64(number), l.ID); err != nil {
+			return giteaErr(fmt.Sprintf("take label %s off #%d", label, number), resp, err)
+		}
 	}
-	resp, err := c.DeleteIssueLabel(o, r, int64(number), id)
-	return giteaErr(fmt.Sprintf("take label %s off #%d", label, number), resp, err)
+	return nil
 }
 
 // Assign and Unassign: Gitea's API sets an issue's assignees as a whole

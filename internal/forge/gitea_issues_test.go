@@ -259,3 +259,49 @@ func TestGiteaIssues(t *testing.T) {
 		t.Errorf("Issues with a revoked token: %v, want ErrUnauthorized", err)
 	}
 }
+
+// TestGiteaDuplicateLabels: two runs that claim issues at once may both
+// make the repository's missing label (Gitea does not refuse a second
+// label of the same name): taking it off an issue takes off whichever
+// of them it has, and adding it uses the oldest.
+func TestGiteaDuplicateLabels(t *testing.T) {
+	srv := giteaSrv.Get(t)
+	r := srv.NewRepo(t)
+	ctx := context.Background()
+	admin := client(t, srv, srv.Admin)
+	var ids []int64
+	for range 2 {
+		l, _, err := admin.CreateLabel(r.Owner, r.Name, gitea.CreateLabelOption{Name: "dup", Color: "#000000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	f := openGitea(t, srv, r)
+	for i, id := range ids {
+		n, err := r.NewIssue(ctx, srv.Admin, fmt.Sprint("issue ", i), "body")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := admin.AddIssueLabels(r.Owner, r.Name, int64(n), gitea.IssueLabelsOption{Labels: []int64{id}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.RemoveLabel(ctx, n, "dup"); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := r.IssueView(ctx, n); err != nil || len(v.Labels) != 0 {
+			t.Errorf("issue with label %d: labels %v after RemoveLabel (%v)", id, v.Labels, err)
+		}
+	}
+	n, err := r.NewIssue(ctx, srv.Admin, "third", "body")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.AddLabels(ctx, n, "dup"); err != nil {
+		t.Fatal(err)
+	}
+	ls, _, err := admin.GetIssueLabels(r.Owner, r.Name, int64(n), gitea.ListLabelsOptions{})
+	if err != nil || len(ls) != 1 || ls[0].ID != ids[0] {
+		t.Errorf("AddLabels put %+v (%v), want the oldest dup, %d", ls, err, ids[0])
+	}
+}

@@ -170,9 +170,11 @@ func openIssues(ctx context.Context, dir string, src local.IssueSource, p local.
 	return local.OpenTracker(ctx, dir, src, p)
 }
 
-// planIssues is the plan of the batch of the query's issues, and what
-// the intake left out; a plan without a task when nothing is to be run.
-func planIssues(ctx context.Context, lc Config, c BatchCommand, repo string, p local.Parts) (BatchPlan, Intake, error) {
+// planIssues is the plan of the batch of the query's issues on the forge
+// of the repository in repo, its tasks to run in planRepo ("": on
+// Temporal workers), and what the intake left out; a plan without a
+// task when nothing is to be run.
+func planIssues(ctx context.Context, lc Config, c BatchCommand, repo, planRepo string, p local.Parts) (BatchPlan, Intake, error) {
 	cfg := lc.Config
 	q, err := intake.ParseQuery(c.Issues)
 	if err != nil {
@@ -190,7 +192,7 @@ func planIssues(ctx context.Context, lc Config, c BatchCommand, repo string, p l
 	if len(in.Sheets) == 0 {
 		return BatchPlan{}, in, nil
 	}
-	b := Batch{Sheets: in.Sheets, Base: c.Base, FailFast: c.FailFast, BudgetUSD: c.BudgetUSD, Plan: c.Plan, Repo: repo}
+	b := Batch{Sheets: in.Sheets, Base: c.Base, FailFast: c.FailFast, BudgetUSD: c.BudgetUSD, Plan: c.Plan, Repo: planRepo}
 	plan, err := PlanBatch(lc, b, p)
 	if err != nil {
 		return BatchPlan{}, in, err

@@ -429,6 +429,8 @@ func checkBatchPR(cfg *config.Config, c BatchCommand) error {
 			return exit.Usagef("add --until green|approved|merged", "--pr: a batch's tasks land through pull requests only when they are worked --until a target")
 		case c.Issues == "" && (flags.Poll != nil || flags.Trust != nil):
 			return exit.Usagef("add --issues QUERY or --pr --until TARGET", "--poll and --trust are for a batch of the forge's issues (--issues) or of pull requests (--until)")
+		case c.Issues == "" && flags.Forge != nil:
+			return exit.Usagef("add --issues QUERY or --pr --until TARGET", "--forge-kind, --forge-url and --forge-token-env are for a batch of the forge's issues (--issues) or of pull requests (--until)")
 		}
 		f := ""
 		switch {
@@ -488,8 +490,8 @@ func startIssues(ctx context.Context, f Front, lc Config, c BatchCommand) (Batch
 		return BatchDone{}, exit.Usagef("add --issues QUERY (label:agent)", "--watch and --remote are for a batch of the forge's issues (--issues)")
 	case len(c.Paths) > 0:
 		return BatchDone{}, exit.Usagef("run the sheets and the issues as two batches", "task sheets (%s) and --issues: a batch takes one or the other", strings.Join(c.Paths, ", "))
-	case cfg.Temporal.Address != "":
-		return BatchDone{}, exit.Usagef("run it here, without --temporal", "--issues: a batch of issues runs here; sending it to Temporal is not built yet")
+	case cfg.Temporal.Address != "" && c.Watch:
+		return BatchDone{}, exit.Usagef("watch here, without --temporal (each batch then runs here), or send one batch at a time", "--watch --temporal: the watch is not a workflow yet")
 	case c.Watch && c.DryRun:
 		return BatchDone{}, exit.Usagef("drop one of them", "--watch and --dry-run: a dry run plans once")
 	}
@@ -502,8 +504,13 @@ func startIssues(ctx context.Context, f Front, lc Config, c BatchCommand) (Batch
 	}
 	base := f.Base()
 	out := BatchDone{JSON: cfg.JSON}
+	temporal := cfg.Temporal.Address != ""
+	planRepo := repo.Dir
+	if temporal {
+		planRepo = "" // the workers clone the remote
+	}
 	once := func() (*batch.Summary, error) {
-		plan, in, err := planIssues(ctx, lc, c, repo.Dir, base)
+		plan, in, err := planIssues(ctx, lc, c, repo.Dir, planRepo, base)
 		if err != nil {
 			return nil, err
 		}
@@ -521,6 +528,12 @@ func startIssues(ctx context.Context, f Front, lc Config, c BatchCommand) (Batch
 		if c.DryRun {
 			out.Plan = &plan
 			return nil, nil
+		}
+		if temporal {
+			// The workers claim and tell the issues, with their own token.
+			id, sum, err := SubmitBatch(ctx, cfg, c.Submission, plan.Spec, f.TaskChanged, withEnv(f.Parts(cfg.Quiet, false, false), cfg))
+			out.ID = id
+			return sum, err
 		}
 		sum, err := runBatchHere(ctx, f, cfg, repo, plan)
 		if err != nil {

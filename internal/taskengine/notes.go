@@ -37,9 +37,9 @@ const (
 	MaxNotes = 10
 )
 
-// unread are the notes of all that no attempt of h (nor of its prior run)
+// Unread are the notes of all that no attempt of h (nor of its prior run)
 // was told.
-func (h History) unread(all []Note) []Note {
+func (h History) Unread(all []Note) []Note {
 	told := map[string]bool{}
 	mark := func(as []Attempt) {
 		for _, a := range as {

@@ -45,7 +45,7 @@ func TestNotesToldOnce(t *testing.T) {
 	// A later run of the task (a resume replays these attempts; a second
 	// run has them as its prior) tells neither again.
 	h := History{Prior: &Prior{Attempts: res.Attempts[:2]}, Attempts: res.Attempts[2:]}
-	if u := h.unread([]Note{n1, n2, {ID: "104", Text: "new"}}); len(u) != 1 || u[0].ID != "104" {
+	if u := h.Unread([]Note{n1, n2, {ID: "104", Text: "new"}}); len(u) != 1 || u[0].ID != "104" {
 		t.Errorf("unread after the notes were told = %+v, want only 104", u)
 	}
 }

@@ -390,7 +390,7 @@ func (t *task) withNotes(ctx context.Context, h History) History {
 	if t.o.Inbox == nil {
 		return h
 	}
-	h.Notes = h.unread(t.o.Inbox(ctx))
+	h.Notes = h.Unread(t.o.Inbox(ctx))
 	return h
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/intake"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
@@ -209,6 +210,10 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	specs := map[string]local.TaskSpec{}
 	// windows are those the batch knows: its input's and its ended tasks'.
 	windows := in.Windows
+	// A batch of issues: each task's claim, and the context its first
+	// run's workflow gets (cancelled when the tracker asks it to stop).
+	claims := map[string]local.IssueClaim{}
+	taskCtx := map[string]workflow.Context{}
 	child := func(id, runID, prompt, resumeRun string, prior *taskengine.Prior, done func(taskengine.Result, error)) {
 		bt := byID[id]
 		tin := task
@@ -218,7 +223,12 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			tin.Windows = windows
 		}
 		tin.Branch = git.BranchName(runID, bt.Prompt)
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue,
+		parent := ctx
+		if c, ok := claims[id]; ok && in.Spec.Issues != nil && prior == nil {
+			tin.Issue = &IssueTask{Repo: in.Repo, Source: *in.Spec.Issues, Run: in.RunID, Claim: c}
+			parent = taskCtx[id]
+		}
+		cctx := workflow.WithChildOptions(parent, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue,
 			WaitForCancellation: stoppable})
 		sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, TaskWorkflowName, tin), func(f workflow.Future) {
 			var res taskengine.Result
@@ -285,13 +295,49 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 			} else if anew, ok := resume.Anew[id]; ok {
 				runID = anew
 			}
-			child(id, runID, byID[id].Prompt, resumeRun, nil, func(res taskengine.Result, err error) {
-				if err != nil {
-					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Error, RunID: res.RunID, Details: message(err)})
+			run := func(steered func() string) {
+				child(id, runID, byID[id].Prompt, resumeRun, nil, func(res taskengine.Result, err error) {
+					why := steered()
+					switch {
+					case err != nil && why != "":
+						m.Ended(id, batch.Outcome{Status: batch.StatusInterrupted, ExitCode: exit.Interrupted, RunID: runID, Details: "stopped: " + why})
+						return
+					case err != nil:
+						m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Error, RunID: res.RunID, Details: message(err)})
+						return
+					}
+					results[id] = res
+					o := local.OutcomeOf(res)
+					if why != "" && o.Status == batch.StatusInterrupted {
+						o.Details = "stopped: " + why + "; " + o.Details
+					}
+					m.Ended(id, o)
+				})
+			}
+			if in.Spec.Issues == nil {
+				run(func() string { return "" })
+				continue
+			}
+			claimIssue(ctx, sel, in, byID[id], func(c local.IssueClaim, err error) {
+				bt := byID[id]
+				switch {
+				case err != nil:
+					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Error, RunID: st.ResumeRunID,
+						Details: fmt.Sprintf("issue #%d could not be claimed: %s", c.Number, message(err))})
+					return
+				case c.Skip != "":
+					m.Ended(id, batch.Outcome{Status: batch.StatusSkipped, RunID: st.ResumeRunID, Details: c.Skip + ": skipped"})
 					return
 				}
-				results[id] = res
-				m.Ended(id, local.OutcomeOf(res))
+				claims[id] = c
+				if bt.Issue != nil && bt.Issue.Unreadable != "" {
+					m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Usage, Details: "its body is not a task sheet: " + bt.Issue.Unreadable})
+					return
+				}
+				tctx, stop := workflow.WithCancel(ctx)
+				taskCtx[id] = tctx
+				why := steerIssue(ctx, tctx, stop, in, c)
+				run(why)
 			})
 		}
 		if id, _, ok := m.NextMerge(); ok {
@@ -304,6 +350,17 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	}
 	res := m.Result(began)
 	sum := summary(res)
+	if in.Spec.Issues != nil {
+		ein := IssuesEndedInput{Repo: in.Repo, Source: *in.Spec.Issues, Run: in.RunID, Tasks: in.Spec.Tasks, Result: res, Summary: sum}
+		for _, id := range graph.Order() {
+			if c, ok := claims[id]; ok {
+				ein.Claims = append(ein.Claims, c)
+			}
+		}
+		if err := workflow.ExecuteActivity(lctx, IssuesEndedName, ein).Get(ctx, nil); err != nil {
+			sum.Details = strings.TrimPrefix(sum.Details+"; ", "; ") + "the issues were not told how their tasks ended: " + message(err)
+		}
+	}
 	if in.MergePush && res.Status == batch.BatchDone {
 		var f Finished
 		err := workflow.ExecuteActivity(lctx, PushBaseName, PushInput{Repo: in.Repo, Branch: in.Branch, BaseBranch: in.Spec.BaseBranch}).Get(ctx, &f)
@@ -315,6 +372,57 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		}
 	}
 	return sum, nil
+}
+
+// claimIssue claims the issue of task t before its workflow starts, and
+// tells done what became of the claim once the activity answered.
+func claimIssue(ctx workflow.Context, sel workflow.Selector, in BatchInput, t local.BatchTask, done func(local.IssueClaim, error)) {
+	ictx := workflow.WithActivityOptions(ctx, TaskInput{Queue: in.Queue, WorkerWaitMs: in.WorkerWaitMs, HeartbeatMs: in.HeartbeatMs}.options(in.Queue, 5*time.Minute))
+	sel.AddFuture(workflow.ExecuteActivity(ictx, IssueClaimName, IssueClaimInput{Repo: in.Repo, Source: *in.Spec.Issues, Run: in.RunID, Task: t}),
+		func(f workflow.Future) {
+			var c local.IssueClaim
+			err := f.Get(ctx, &c)
+			c.Task, c.Number = t.ID, intake.NumberOf(t.ID)
+			done(c, err)
+		})
+}
+
+// steerIssue reads the issue of claim c again every poll on a durable
+// timer while its task runs (until tctx ends) and stops the task (stop)
+// when the tracker asks it to; the function it returns says why it did
+// ("" when it did not).
+func steerIssue(ctx, tctx workflow.Context, stop workflow.CancelFunc, in BatchInput, c local.IssueClaim) func() string {
+	poll := in.Spec.Issues.PollMs.Duration()
+	if poll <= 0 {
+		poll = local.DefaultIssuePoll
+	}
+	why := ""
+	look := IssueTask{Repo: in.Repo, Source: *in.Spec.Issues, Run: in.RunID, Claim: c}
+	lctx := workflow.WithActivityOptions(tctx, TaskInput{Queue: in.Queue, WorkerWaitMs: in.WorkerWaitMs, HeartbeatMs: in.HeartbeatMs}.options(in.Queue, 5*time.Minute))
+	workflow.Go(tctx, func(g workflow.Context) {
+		for {
+			if workflow.Sleep(g, poll) != nil {
+				return
+			}
+			var w string
+			if err := workflow.ExecuteActivity(lctx, IssueLookName, look).Get(g, &w); err != nil {
+				if g.Err() != nil {
+					return
+				}
+				continue
+			}
+			if w != "" {
+				why = w
+				stop()
+				return
+			}
+		}
+	})
+	return func() string {
+		r := why
+		stop() // the task ended: the look ends with it
+		return r
+	}
 }
 
 // PushBaseName is the activity that fast-forwards the base branch on the

@@ -124,6 +124,10 @@ type TaskInput struct {
 	// pushes its task branch onto the pull request's own: no squash
 	// commit is made of it (no finish).
 	Round bool `json:"round,omitempty"`
+	// Issue, for a task of a batch of issues, is its issue: each attempt
+	// is told the issue's new comments first, and the issue where the
+	// task is after it.
+	Issue *IssueTask `json:"issue,omitempty"`
 }
 
 // Carry is what a task's workflow hands to the run that continues it.
@@ -278,7 +282,16 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (taskengine.Result, error)
 	started := len(c.History.Attempts)
 	for stop == nil {
 		begin := workflow.Now(ctx)
+		if in.Issue != nil {
+			// What people wrote on the issue since: told once, to this
+			// attempt. The issue that cannot be read tells nothing new.
+			var notes []taskengine.Note
+			if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, 5*time.Minute)), IssueNotesName, *in.Issue).Get(ctx, &notes); err == nil {
+				c.History.Notes = c.History.Unread(notes)
+			}
+		}
 		next, s := policy.Begin(c.History, c.History.State.ElapsedMs.Duration())
+		c.History.Notes = nil // told by next, then recorded on its attempt
 		if s != nil {
 			stop = s
 			break
@@ -334,6 +347,9 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (taskengine.Result, error)
 		c.History.State = d.State
 		c.History.State.ElapsedMs = h.State.ElapsedMs + max(0, millis.Of(workflow.Now(ctx).Sub(begin))-waited)
 		prog.History = c.History
+		if in.Issue != nil {
+			issueProgress(ctx, in, c.History, a)
+		}
 		if d.Stop != nil {
 			stop = d.Stop
 			break
@@ -373,6 +389,20 @@ func TaskWorkflow(ctx workflow.Context, in TaskInput) (taskengine.Result, error)
 		}
 	}
 	return res, nil
+}
+
+// issueProgress tells the issue of task in where it is after attempt a
+// of history h; a forge that does not take it is no reason to stop.
+func issueProgress(ctx workflow.Context, in TaskInput, h taskengine.History, a taskengine.Attempt) {
+	p := IssueProgressInput{Issue: *in.Issue, Tier: a.Tier, Attempt: a.Number, Gate: string(a.Gate.Status), CostKnown: true}
+	for _, x := range h.Attempts {
+		p.CostUSD += x.CostUSD
+		p.CostKnown = p.CostKnown && x.CostKnown
+		for _, n := range x.Notes {
+			p.Notes = append(p.Notes, n.ID)
+		}
+	}
+	_ = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, in.options(in.Queue, 5*time.Minute)), IssueProgressName, p).Get(ctx, nil)
 }
 
 // windowHold holds back the next attempt, of tier, while a subscription

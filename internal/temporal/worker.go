@@ -57,6 +57,11 @@ func Register(w worker.Registry, acts *Activities) {
 	w.RegisterActivityWithOptions(acts.PRJudge, activity.RegisterOptions{Name: PRJudgeName})
 	w.RegisterActivityWithOptions(acts.PRComment, activity.RegisterOptions{Name: PRCommentName})
 	w.RegisterActivityWithOptions(acts.PROpen, activity.RegisterOptions{Name: PROpenName})
+	w.RegisterActivityWithOptions(acts.IssueClaim, activity.RegisterOptions{Name: IssueClaimName})
+	w.RegisterActivityWithOptions(acts.IssueLook, activity.RegisterOptions{Name: IssueLookName})
+	w.RegisterActivityWithOptions(acts.IssueNotes, activity.RegisterOptions{Name: IssueNotesName})
+	w.RegisterActivityWithOptions(acts.IssueProgress, activity.RegisterOptions{Name: IssueProgressName})
+	w.RegisterActivityWithOptions(acts.IssuesEnded, activity.RegisterOptions{Name: IssuesEndedName})
 }
 
 // Identity is the identity of a worker that takes the attempts of
