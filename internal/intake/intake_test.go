@@ -151,3 +151,21 @@ func TestStopReasonAndClaimant(t *testing.T) {
 		t.Errorf("own claim: %q", got)
 	}
 }
+
+func TestClaims(t *testing.T) {
+	c := func(id int64, author string, p forge.Permission, body string) forge.Comment {
+		return forge.Comment{ID: id, Author: author, Permission: p, Body: body}
+	}
+	cs := []forge.Comment{
+		c(1, "passerby", forge.PermRead, Marker("run-0", true)),  // a passer-by's copy: no claim
+		c(2, "jlg", forge.PermNone, Marker("run-1", false)),      // ended
+		c(3, "jlg", forge.PermNone, "plain words"),               // no marker
+		c(4, "other", forge.PermWrite, Marker("run-2", true)),    // another writer's jlgcli
+		c(5, "jlg", forge.PermNone, Marker("run-3", true)),       // self, whatever its permission reads
+		c(6, "jlg", forge.PermNone, Marker("run-3", true)+"\nx"), // the same run again
+		c(7, "passerby", forge.PermNone, " "+Marker("run-4", true)),
+	}
+	if got, want := Runs(Claims(cs, "jlg")), []string{"run-2", "run-3"}; !cmp.Equal(got, want) {
+		t.Errorf("Claims = %q, want %q", got, want)
+	}
+}
