@@ -74,7 +74,7 @@ func forgeIssue(ts *testscript.TestScript, args []string) {
 		ts.Fatalf("usage: forge issue [-as USER] [-labels L1,L2] VAR TITLE BODY")
 	}
 	w := worldOf(ts)
-	n, err := w.repo.NewIssue(w.ctx, forgeUser(ts, as), args[1], goUnescape(ts, args[2]), labels...)
+	n, err := w.repo.NewIssue(w.ctx, forgeUser(ts, as), goUnescape(ts, args[1]), goUnescape(ts, args[2]), labels...)
 	ts.Check(err)
 	ts.Setenv(args[0], strconv.Itoa(n))
 }

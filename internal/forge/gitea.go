@@ -470,7 +470,19 @@ func (g *giteaForge) permission(ctx context.Context, c *gitea.Client, user strin
 				return PermRead, nil
 			}
 			return PermNone, nil
-		case resp != nil && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusForbidden):
+		case resp != nil && resp.StatusCode == http.StatusForbidden:
+			// This token may not ask (only the user itself and the
+			// repository's admins may): the users an issue can be
+			// assigned to are the owner and those with write access.
+			as, aresp, aerr := c.GetAssignees(o, r)
+			if aerr != nil {
+				return "", giteaErr("read the permission of "+user+" (the assignees of "+g.t.Repo.String()+")", aresp, aerr)
+			}
+			if slices.ContainsFunc(as, func(a *gitea.User) bool { return strings.EqualFold(a.UserName, user) }) {
+				return PermWrite, nil
+			}
+			return PermNone, nil
+		case resp != nil && resp.StatusCode == http.StatusNotFound:
 			// Not a collaborator (or a deleted user).
 			return PermNone, nil
 		}

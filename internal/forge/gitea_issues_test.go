@@ -305,3 +305,26 @@ func TestGiteaDuplicateLabels(t *testing.T) {
 		t.Errorf("AddLabels put %+v (%v), want the oldest dup, %d", ls, err, ids[0])
 	}
 }
+
+// A writer's token may not ask Gitea another user's permission (403:
+// only the user itself and the repository's admins may): jlgcli run with
+// it still knows who can push — the owner and the other writers — from
+// the users an issue can be assigned to, and a passer-by still cannot.
+func TestGiteaPermissionAsWriter(t *testing.T) {
+	srv := giteaSrv.Get(t)
+	r := srv.NewRepo(t)
+	ctx := context.Background()
+	u, _ := url.Parse(r.CloneURL)
+	u.User = nil
+	fg, err := Open(ctx, u.String(), Settings{Kind: Gitea, TokenEnv: "T"}, Options{Getenv: func(string) string { return srv.Reviewer.Token }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for login, write := range map[string]bool{giteatest.AdminName: true, giteatest.CIName: true, giteatest.ReviewerName: true,
+		giteatest.OutsiderName: false, "nobody-at-all": false} {
+		p, err := fg.Permission(ctx, login)
+		if err != nil || p.CanWrite() != write {
+			t.Errorf("Permission(%s) as a writer: %q, %v; can write: want %v", login, p, err, write)
+		}
+	}
+}

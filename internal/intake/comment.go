@@ -92,7 +92,7 @@ func (s Status) Body() string {
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "**jlgcli: %s**", headline(s))
 	if s.Reason != "" {
-		fmt.Fprintf(&b, " — %s", oneLine(s.Reason, 500))
+		fmt.Fprintf(&b, " — %s", code(oneLine(s.Reason, 500)))
 	}
 	b.WriteString("\n\n")
 	row := func(k, v string) {
@@ -114,7 +114,7 @@ func (s Status) Body() string {
 		row("comments read", strings.Join(s.Notes, ", "))
 	}
 	for _, w := range s.Warnings {
-		row("note", oneLine(w, 300))
+		row("note", code(oneLine(w, 300)))
 	}
 	row("run", fmt.Sprintf("`jlgcli show %s` (task %s)", s.Run, s.Task))
 	if !s.Updated.IsZero() {
@@ -155,7 +155,9 @@ func code(s string) string {
 }
 
 // oneLine is s on one line, at most n bytes, its @mentions made inert
-// (what a check printed must not call people to the issue).
+// (what a check printed must not call people to the issue). What the
+// comment quotes is also put in code (code): anyone's text, it must not
+// be read as HTML, a link or a reference to another issue.
 func oneLine(s string, n int) string {
 	s = strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "@", "@\u200b")
 	if len(s) > n {

@@ -151,3 +151,55 @@ func TestStopReasonAndClaimant(t *testing.T) {
 		t.Errorf("own claim: %q", got)
 	}
 }
+
+func TestClaims(t *testing.T) {
+	c := func(id int64, author string, p forge.Permission, body string) forge.Comment {
+		return forge.Comment{ID: id, Author: author, Permission: p, Body: body}
+	}
+	cs := []forge.Comment{
+		c(1, "passerby", forge.PermRead, Marker("run-0", true)),  // a passer-by's copy: no claim
+		c(2, "jlg", forge.PermNone, Marker("run-1", false)),      // ended
+		c(3, "jlg", forge.PermNone, "plain words"),               // no marker
+		c(4, "other", forge.PermWrite, Marker("run-2", true)),    // another writer's jlgcli
+		c(5, "jlg", forge.PermNone, Marker("run-3", true)),       // self, whatever its permission reads
+		c(6, "jlg", forge.PermNone, Marker("run-3", true)+"\nx"), // the same run again
+		c(7, "passerby", forge.PermNone, " "+Marker("run-4", true)),
+	}
+	if got, want := Runs(Claims(cs, "jlg")), []string{"run-2", "run-3"}; !cmp.Equal(got, want) {
+		t.Errorf("Claims = %q, want %q", got, want)
+	}
+}
+
+// What a status comment quotes (a failure's reason, the warnings) may be
+// anyone's text: a check's output of code written from a passer-by's
+// issue, a value of a front matter. It stays text in jlgcli's comment:
+// no HTML (an image, a comment hiding the rest), no link, no reference to
+// another issue, no mention, on one line.
+func TestStatusCommentQuotesInert(t *testing.T) {
+	hostile := "<img src=https://evil.example/t.png> [click](https://evil.example) see #7 and o/r#9 @bob <!-- rest`x`\n## Task"
+	s := Status{Run: "r1", Task: "issue-3", State: "failed", Reason: hostile, Warnings: []string{hostile}}
+	body := s.Body()
+	lines := strings.Split(body, "\n")
+	n := 0
+	for _, l := range lines {
+		if !strings.Contains(l, "evil.example") {
+			continue
+		}
+		n++
+		// The quote is one code span: between its two backticks, and
+		// nothing after the closing one.
+		_, rest, ok := strings.Cut(l, "`")
+		quote, after, closed := strings.Cut(rest, "`")
+		if !ok || !closed || strings.TrimSpace(after) != "" || !strings.Contains(quote, "<img") || !strings.Contains(quote, "<!--") {
+			t.Errorf("a quote is not one inert code span: %q", l)
+		}
+	}
+	if n != 2 {
+		t.Errorf("want the reason and the warning quoted once each:\n%s", body)
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "## ") {
+			t.Errorf("a quote made a heading: %q", l)
+		}
+	}
+}

@@ -39,6 +39,36 @@ func StopReason(q forge.IssueQuery, c Claim, i forge.Issue) string {
 	return ""
 }
 
+// Claims are the claims that the status comments cs of an issue (oldest
+// first) hold, oldest first, one a run: those whose marker says active,
+// posted by self (jlgcli's login) or by someone who can push — another
+// jlgcli's login, which must see this one's claims as this one sees its
+// own. A passer-by's comment that copies the marker is no claim: it
+// could not have put the claim's label on either.
+func Claims(cs []forge.Comment, self string) []forge.Comment {
+	var out []forge.Comment
+	for _, c := range cs {
+		run, on := RunOf(c.Body)
+		if run == "" || c.Author != self && !c.Permission.CanWrite() {
+			continue
+		}
+		if on && !slices.ContainsFunc(out, func(o forge.Comment) bool { r, _ := RunOf(o.Body); return r == run }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Runs are the runs of claims, in order.
+func Runs(claims []forge.Comment) []string {
+	out := make([]string, 0, len(claims))
+	for _, c := range claims {
+		r, _ := RunOf(c.Body)
+		out = append(out, r)
+	}
+	return out
+}
+
 // Claimant says who holds issue i when jlgcli run is about to claim it or
 // has just claimed it ("" when it is run): the issue is claimed while it
 // has the claim label; then the run of the oldest active status comment

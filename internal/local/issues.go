@@ -142,38 +142,36 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // statusComments are the status comments jlgcli's login wrote on an
-// issue, oldest first, and the runs whose claim holds among them.
-func (l *issueLink) statusComments(ctx context.Context, n int) (mine []forge.Comment, active []string, err error) {
+// issue (mine, oldest first) and the claims that hold on it
+// (intake.Claims: jlgcli's or another writer's jlgcli's, oldest first).
+func (l *issueLink) statusComments(ctx context.Context, n int) (mine, claims []forge.Comment, err error) {
 	cs, err := l.t.IssueComments(ctx, n)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, c := range cs {
-		if c.Author != l.self {
-			continue
-		}
-		run, on := intake.RunOf(c.Body)
-		if run == "" {
-			continue
-		}
-		mine = append(mine, c)
-		if on && !slices.Contains(active, run) {
-			active = append(active, run)
+		if run, _ := intake.RunOf(c.Body); run != "" && c.Author == l.self {
+			mine = append(mine, c)
 		}
 	}
-	return mine, active, nil
+	return mine, intake.Claims(cs, l.self), nil
 }
 
 // claim claims issue n for task id, or says who holds it (skip) or why
 // it is not to be taken. A claim of this run found again (a resumed
 // batch) is its own, unless the tracker took it back while the batch was
 // stopped (closed, unlabelled, unassigned): then it is let go.
+//
+// The label goes on before the status comment is posted, and the
+// comments are read before the issue: so an active claim read on an
+// issue without the label is one let go (its label was taken off), never
+// one under way, whose label would have been seen.
 func (l *issueLink) claim(ctx context.Context, id string, n int) (li *linkedIssue, skip string, err error) {
-	iss, err := l.t.Issue(ctx, n)
+	mine, claims, err := l.statusComments(ctx, n)
 	if err != nil {
 		return nil, "", err
 	}
-	mine, active, err := l.statusComments(ctx, n)
+	iss, err := l.t.Issue(ctx, n)
 	if err != nil {
 		return nil, "", err
 	}
@@ -188,10 +186,10 @@ func (l *issueLink) claim(ctx context.Context, id string, n int) (li *linkedIssu
 		}
 	}
 	labelled := slices.Contains(iss.Labels, intake.LabelClaimed)
-	if who := intake.Claimant(iss, l.run, active); labelled && who != "" {
+	if who := intake.Claimant(iss, l.run, intake.Runs(claims)); labelled && who != "" {
 		return nil, fmt.Sprintf("issue #%d is claimed by %s", n, who), nil
 	}
-	if labelled || slices.Contains(active, l.run) {
+	if labelled || slices.Contains(intake.Runs(claims), l.run) {
 		// This run's own claim, made before it was stopped.
 		if why := intake.StopReason(l.src.Query, li.claim, iss); why != "" {
 			l.release(ctx, li, why)
@@ -211,25 +209,40 @@ func (l *issueLink) claim(ctx context.Context, id string, n int) (li *linkedIssu
 	if !intake.Holds(l.src.Query, iss) {
 		return nil, fmt.Sprintf("issue #%d no longer matches %s", n, intake.QueryString(l.src.Query)), nil
 	}
-	// Unclaimed: the claims of runs before this one were let go (their
-	// label was taken off); theirs end, this run's is posted.
-	for _, c := range mine {
-		if run, on := intake.RunOf(c.Body); on && run != l.run {
+	// Unclaimed: the claims read were let go (their label was taken off);
+	// they end, this run's is made.
+	for _, c := range claims {
+		if run, _ := intake.RunOf(c.Body); run != l.run {
 			old := strings.Replace(c.Body, intake.Marker(run, true), intake.Marker(run, false), 1)
 			if _, err := l.t.EditComment(ctx, c.ID, old); err != nil {
 				l.warn("issue #%d: let go of run %s's claim: %v", n, run, err)
 			}
 		}
 	}
-	if li.comment == 0 {
-		if li.comment, err = l.post(ctx, n, li.status); err != nil {
-			return nil, "", err
-		}
-	} else if err := l.edit(ctx, li.comment, li.status); err != nil {
-		return nil, "", err
-	}
 	if err := l.t.AddLabels(ctx, n, intake.LabelClaimed); err != nil {
 		return nil, "", err
+	}
+	if li.comment == 0 {
+		li.comment, err = l.post(ctx, n, li.status)
+	} else {
+		err = l.edit(ctx, li.comment, li.status)
+	}
+	if err != nil {
+		l.unlabel(ctx, n)
+		return nil, "", err
+	}
+	// Two runs that claimed at once both read who holds it now: the
+	// older claim. Only the holder assigns itself (Gitea sets the
+	// assignees as a whole: two runs assigning at once would leave one).
+	iss.Labels = append(iss.Labels, intake.LabelClaimed)
+	if _, claims, err = l.statusComments(ctx, n); err != nil {
+		return nil, "", err
+	}
+	if who := intake.Claimant(iss, l.run, intake.Runs(claims)); who != "" {
+		if err := l.t.DeleteComment(ctx, li.comment); err != nil && !errors.Is(err, forge.ErrNotFound) {
+			l.warn("issue #%d: delete this run's claim: %v", n, err)
+		}
+		return nil, fmt.Sprintf("issue #%d was claimed by %s at the same time", n, who), nil
 	}
 	if !li.claim.Assigned {
 		if err := l.t.Assign(ctx, n, l.self); err != nil {
@@ -237,18 +250,6 @@ func (l *issueLink) claim(ctx context.Context, id string, n int) (li *linkedIssu
 		} else {
 			li.claim.Assigned = true
 		}
-	}
-	// Two runs that claimed at once both read who holds it now: the
-	// older claim.
-	iss.Labels = append(iss.Labels, intake.LabelClaimed)
-	if _, active, err = l.statusComments(ctx, n); err != nil {
-		return nil, "", err
-	}
-	if who := intake.Claimant(iss, l.run, active); who != "" {
-		if err := l.t.DeleteComment(ctx, li.comment); err != nil && !errors.Is(err, forge.ErrNotFound) {
-			l.warn("issue #%d: delete this run's claim: %v", n, err)
-		}
-		return nil, fmt.Sprintf("issue #%d was claimed by %s at the same time", n, who), nil
 	}
 	l.keep(id, li)
 	return li, "", nil
@@ -272,6 +273,20 @@ func (l *issueLink) release(ctx context.Context, li *linkedIssue, why string) {
 		if err := l.t.Unassign(ctx, li.n, l.self); err != nil {
 			l.warn("issue #%d: unassign %s: %v", li.n, l.self, err)
 		}
+	}
+}
+
+// unlabel takes the claim's label off issue n when its status comment
+// could not be written, unless a claim holds there (another run's, made
+// at the same time): the label without a claim would keep every run off
+// the issue.
+func (l *issueLink) unlabel(ctx context.Context, n int) {
+	_, claims, err := l.statusComments(ctx, n)
+	if err == nil && len(claims) == 0 {
+		err = l.t.RemoveLabel(ctx, n, intake.LabelClaimed)
+	}
+	if err != nil {
+		l.warn("issue #%d: its status comment could not be written, and the label %s stays on it: %v", n, intake.LabelClaimed, err)
 	}
 }
 
@@ -596,11 +611,11 @@ func (l *issueLink) found(ctx context.Context, id string, n int) (*linkedIssue, 
 	if err != nil {
 		return nil, err
 	}
-	mine, active, err := l.statusComments(ctx, n)
+	mine, claims, err := l.statusComments(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	if intake.Claimant(iss, l.run, active) != "" {
+	if intake.Claimant(iss, l.run, intake.Runs(claims)) != "" {
 		return nil, nil
 	}
 	li := &linkedIssue{n: n, claim: intake.Claim{Self: l.self, Assigned: slices.Contains(iss.Assignees, l.self)},

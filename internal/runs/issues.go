@@ -10,6 +10,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/config"
+	"github.com/jlgcli/jlgcli/internal/dag"
 	"github.com/jlgcli/jlgcli/internal/exit"
 	"github.com/jlgcli/jlgcli/internal/forge"
 	"github.com/jlgcli/jlgcli/internal/intake"
@@ -121,6 +122,37 @@ func TakeIssues(ctx context.Context, f issueForge, q forge.IssueQuery, trust []s
 			if _, still := taken[n]; still {
 				s.Depends = deps
 				taken[n] = s
+			}
+		}
+	}
+	// A cycle is the issues' own (their authors may write any "depends
+	// on"): each issue in it fails alone, its dependencies dropped, and
+	// the rest of the backlog runs.
+	for {
+		var nodes []dag.Node
+		for _, n := range order {
+			if s, ok := taken[n]; ok {
+				nodes = append(nodes, dag.Node{ID: s.ID, Deps: s.Depends})
+			}
+		}
+		_, err := dag.New(nodes)
+		var ce *dag.CycleError
+		if !errors.As(err, &ce) {
+			break
+		}
+		path := make([]string, len(ce.Path))
+		for i, id := range ce.Path {
+			path[i] = fmt.Sprintf("#%d", intake.NumberOf(id))
+		}
+		why := "its dependencies make a dependency cycle: " + strings.Join(path, " → ")
+		for _, id := range ce.Path {
+			n := intake.NumberOf(id)
+			s := taken[n]
+			s.Depends = nil
+			taken[n] = s
+			if ti := in.Issues[id]; ti != nil && ti.Unreadable == "" {
+				ti.Unreadable = why
+				warn(fmt.Sprintf("issue #%d: %s", n, why))
 			}
 		}
 	}
