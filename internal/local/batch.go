@@ -557,17 +557,21 @@ func StoppedBatch(id, status string) string {
 
 // OutcomeOf is a task run's result as the batch scheduler takes it.
 func OutcomeOf(res taskengine.Result) batch.Outcome {
-	o := batch.Outcome{Status: batch.Status(res.Status), ExitCode: res.ExitCode, RunID: res.RunID,
+	return batch.Outcome{Status: batchStatus(res.Status), ExitCode: res.ExitCode, RunID: res.RunID,
 		CostUSD: res.CostUSD, CostKnown: res.CostKnown, Details: res.Details}
-	switch res.Status {
+}
+
+// batchStatus is a run's status as the batch scheduler takes it.
+func batchStatus(s engine.Status) batch.Status {
+	switch s {
 	case engine.StatusDone:
-		o.Status = batch.StatusDone
+		return batch.StatusDone
 	case engine.StatusInterrupted:
-		o.Status = batch.StatusInterrupted
+		return batch.StatusInterrupted
 	case "":
-		o.Status = batch.StatusError
+		return batch.StatusError
 	}
-	return o
+	return batch.Status(s)
 }
 
 // Merge lands a done task into the base branch (batch.Merger). When its

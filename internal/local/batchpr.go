@@ -48,11 +48,7 @@ type BatchPRData struct {
 // issue the change closes (its body says "Closes #N").
 func OpenTaskPR(ctx context.Context, f forge.Forge, res taskengine.Result, base string, target pull.Target, closes int, p Parts) (forge.PR, error) {
 	g := res.Git
-	body := fmt.Sprintf("%s\n\nMade by jlgcli task %s; jlgcli works this pull request until it is %s.", res.Summary, res.RunID, target)
-	if closes > 0 {
-		body += fmt.Sprintf("\n\nCloses #%d", closes)
-	}
-	pr, created, err := f.OpenPR(ctx, forge.NewPR{Head: g.Branch, Base: base, Title: SquashSubject(res.Task), Body: body})
+	pr, created, err := f.OpenPR(ctx, forge.NewPR{Head: g.Branch, Base: base, Title: SquashSubject(res.Task), Body: PRBody(res, target, closes)})
 	if err != nil {
 		return forge.PR{}, fmt.Errorf("open the pull request of %s: %w", g.Branch, err)
 	}
@@ -60,6 +56,17 @@ func OpenTaskPR(ctx context.Context, f forge.Forge, res taskengine.Result, base 
 		p.progress("opened pull request #%d: %s", pr.Number, pr.URL)
 	}
 	return pr, nil
+}
+
+// PRBody is the text of the pull request that task run res opens to be
+// worked until target: its summary, who made it, and, when closes is not
+// 0, the issue its merge closes.
+func PRBody(res taskengine.Result, target pull.Target, closes int) string {
+	body := fmt.Sprintf("%s\n\nMade by jlgcli task %s; jlgcli works this pull request until it is %s.", res.Summary, res.RunID, target)
+	if closes > 0 {
+		body += fmt.Sprintf("\n\nCloses #%d", closes)
+	}
+	return body
 }
 
 // prBase is where task id starts from in a batch of pull requests: the
@@ -139,18 +146,9 @@ func (b *batchRun) landByPR(ctx context.Context, id string, res taskengine.Resul
 	if b.issues != nil && out.URL != "" {
 		b.issues.update(id, func(s *intake.Status) { s.PR = out.URL })
 	}
-	o := batch.Outcome{Status: batch.Status(out.Status), ExitCode: out.ExitCode, RunID: res.RunID,
+	return batch.Outcome{Status: batchStatus(out.Status), ExitCode: out.ExitCode, RunID: res.RunID,
 		CostUSD: res.CostUSD + out.CostUSD, CostKnown: res.CostKnown || out.CostKnown,
 		Details: fmt.Sprintf("pull request #%d (%s), run %s: %s", out.Number, out.URL, out.RunID, cmpOr(out.Reason, string(out.Status)))}
-	switch out.Status {
-	case engine.StatusDone:
-		o.Status = batch.StatusDone
-	case engine.StatusInterrupted:
-		o.Status = batch.StatusInterrupted
-	case "":
-		o.Status = batch.StatusError
-	}
-	return o
 }
 
 func cmpOr(a, b string) string {

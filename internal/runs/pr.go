@@ -148,13 +148,9 @@ func watchTaskPR(ctx context.Context, cfg *config.Config, fg forge.Forge, repo *
 		return nil, nil
 	}
 	spec := local.PRSpec{Task: s, Remote: g.Remote, Forge: cfg.Forge, Policy: policyOf(cfg, ""), From: res.RunID}
-	body := fmt.Sprintf("%s\n\nMade by jlgcli task %s; jlgcli works this pull request until it is %s.", res.Summary, res.RunID, spec.Policy.Target)
-	pr, created, err := fg.OpenPR(ctx, forge.NewPR{Head: g.Branch, Base: s.Worktree.BaseBranch, Title: local.SquashSubject(res.Task), Body: body})
+	pr, err := local.OpenTaskPR(ctx, fg, res, s.Worktree.BaseBranch, spec.Policy.Target, 0, p)
 	if err != nil {
-		return nil, fmt.Errorf("open the pull request of %s: %w", g.Branch, err)
-	}
-	if created {
-		say(p).Progress(fmt.Sprintf("opened pull request #%d: %s", pr.Number, pr.URL))
+		return nil, err
 	}
 	spec.Number = pr.Number
 	out, err := local.StartPR(ctx, local.NewPR{Spec: spec, Prompt: prompt, Repo: repo, StateDir: cfg.StateDir}, fg, p)

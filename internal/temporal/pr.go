@@ -406,7 +406,7 @@ func (w *prFlow) first() (local.PRResult, bool) {
 		return r, true
 	}
 	fi := st.First.Input
-	body := fmt.Sprintf("%s\n\nMade by jlgcli task %s; jlgcli works this pull request until it is %s.", res.Summary, res.RunID, in.Policy.Target)
+	body := local.PRBody(res, in.Policy.Target, 0)
 	var pr forge.PR
 	err = workflow.ExecuteActivity(in.forgeOptions(ctx), PROpenName, PROpenInput{PRForge: PRForge{Repo: in.Repo, Forge: in.Forge},
 		New: forge.NewPR{Head: ReadyBranch(fi.Branch), Base: fi.BaseBranch, Title: local.SquashSubject(fi.Task), Body: body}}).Get(ctx, &pr)
