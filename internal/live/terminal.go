@@ -102,7 +102,14 @@ func (t Terminal) BatchParts(quiet bool, total int) (bp local.BatchParts, close 
 		board := NewBatchBoard(screen, total)
 		say.Attach(board)
 		bp.Observer = board.Event
-		bp.ForTask = func(id string) local.Parts { return task(board.Writer(id), board.Task(id)) }
+		bp.ForTask = func(id string) local.Parts {
+			p := task(board.Writer(id), board.Task(id))
+			// Its progress messages are cut to the width its "[id] " leaves.
+			r := NewReporter(board.Writer(id), quiet)
+			r.SetWidth(func() int { return screen.width() - cells("["+printable(id)+"] ") })
+			p.Say = r
+			return p
+		}
 		return bp, func() { board.Close(); say.Attach(nil) }
 	}
 	err := NewLockedWriter(t.Err)

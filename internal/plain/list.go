@@ -272,7 +272,7 @@ func Cut(s string, n int) string {
 // batchShort is the random part of a run id (the 8 hex digits after the
 // time), enough to tell a task's batch among the runs listed.
 func batchShort(id string) string {
-	if _, after, ok := strings.Cut(id, "-"); ok {
+	if _, after, ok := strings.Cut(id, "-"); ok && after != "" {
 		return after
 	}
 	return id
