@@ -131,5 +131,5 @@ func runBatchCmd(ctx context.Context, stdio *Stdio, o *batchFlags, args []string
 
 // reportBatch prints a batch's result (plain.BatchResult).
 func reportBatch(stdio *Stdio, asJSON bool, res batch.Summary) error {
-	return withCode(plain.BatchResult(stdio.Out, stdio.Reporter(), asJSON, res), res.ExitCode)
+	return withCode(plain.BatchResult(stdio.Out, stdio.Reporter(), asJSON, res, stdio.OutTerminal()), res.ExitCode)
 }

@@ -51,6 +51,7 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	code := ExitCode(err)
 	if err != nil && !isExitError(err) {
 		say := stdio.Reporter()
+		say.SetPalette(stdio.ErrPalette()) // --no-color, even when the command did not run
 		say.Error(err.Error())
 		hint := exit.HintOf(err) // a usage error's, a landing's, ...
 		if hint != "" {
@@ -129,6 +130,9 @@ any command configured under [backends.NAME] in jlgcli.toml.`),
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(flagError)
+	root.PersistentFlags().BoolVar(&stdio.NoColor, "no-color", false,
+		"no colour on the terminal (as with NO_COLOR set); jlgcli colours only a terminal's status words")
+	root.PersistentPreRun = func(*cobra.Command, []string) { stdio.Reporter().SetPalette(stdio.ErrPalette()) }
 	root.AddCommand(
 		newRunCmd(stdio, false),
 		newRunCmd(stdio, true),

@@ -25,6 +25,15 @@ func Run() int {
 	if stdio.ErrIsTerminal {
 		stdio.ErrWidth = live.TermWidth(os.Stderr)
 	}
+	if stdio.OutIsTerminal {
+		stdio.OutWidth = func() int {
+			w, _, err := term.GetSize(int(os.Stdout.Fd()))
+			if err != nil {
+				return 0
+			}
+			return w
+		}
+	}
 	ctx, cancel := proc.Interruptible(stdio.Reporter().Notice, exit.Interrupted)
 	defer cancel()
 	return Main(ctx, os.Args[1:], stdio)

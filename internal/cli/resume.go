@@ -79,7 +79,7 @@ limits. A run that ended done is only printed.`,
 		if err != nil {
 			return err
 		}
-		code, err := plain.Resumed(stdio.Out, stdio.Reporter(), o.json, out)
+		code, err := plain.Resumed(stdio.Out, stdio.Reporter(), o.json, out, stdio.OutTerminal())
 		return withCode(err, code)
 	}
 	return cmd

@@ -62,7 +62,7 @@ whole id). The title is the first line of the prompt (cut in the table; whole in
 		if o.json {
 			return printJSON(stdio, list)
 		}
-		return plain.Runs(stdio.Out, list)
+		return plain.Runs(stdio.Out, list, stdio.OutTerminal())
 	}
 	return cmd
 }

@@ -41,7 +41,7 @@ in place, else one view after the other (with --json, one object per line).`,
 			return runs.Show(ctx, root, args[0], stdio.Parts(false, false, false), stdio.Connect(server))
 		}
 		onTerminal := live.IsLive(stdio.OutIsTerminal, stdio.Env("TERM"))
-		return plain.Show(cmd.Context(), stdio.Out, root, o.json, o.follow, onTerminal, state)
+		return plain.Show(cmd.Context(), stdio.Out, root, o.json, o.follow, onTerminal, stdio.OutTerminal(), state)
 	}
 	return cmd
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/temporal"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // Stdio is the world a command sees: its streams and environment, injected
@@ -38,6 +39,11 @@ type Stdio struct {
 	OutIsTerminal bool
 	// ErrWidth is Err's width in cells, read at each redraw; nil: 80.
 	ErrWidth func() int
+	// OutWidth is Out's width in cells, read when a table is printed on it
+	// (a terminal); nil or ≤ 0: 80.
+	OutWidth func() int
+	// NoColor: --no-color; nothing is coloured on either stream.
+	NoColor bool
 	// Getenv reads the environment; nil: os.Getenv.
 	Getenv func(string) string
 	// Environ is the environment agents start from; nil: os.Environ().
@@ -102,6 +108,9 @@ func (s *Stdio) WaitHooks() { s.hookd.Wait() }
 func (s *Stdio) Reporter() *live.Reporter {
 	if s.say == nil {
 		s.say = live.NewReporter(s.Err, false)
+		if live.IsLive(s.ErrIsTerminal, s.Env("TERM")) {
+			s.say.SetWidth(s.ErrWidth)
+		}
 	}
 	return s.say
 }
@@ -126,7 +135,30 @@ func (s *Stdio) WorkDir() (string, error) {
 // (live.Terminal), without the hooks.
 func (s *Stdio) Term() live.Terminal {
 	return live.Terminal{Say: s.Reporter(), Err: s.Err, Live: live.IsLive(s.ErrIsTerminal, s.Env("TERM")), Width: s.ErrWidth,
-		Environ: s.Environ, Getenv: s.Env}
+		Palette: s.ErrPalette(), Environ: s.Environ, Getenv: s.Env}
+}
+
+// ErrPalette colours the status words written on Err: on a terminal only,
+// unless --no-color or NO_COLOR (tty.ColorOn, the one decision).
+func (s *Stdio) ErrPalette() tty.Palette {
+	return tty.Palette{On: tty.ColorOn(s.ErrIsTerminal, s.NoColor, s.Env)}
+}
+
+// OutTerminal is Out as the tables printed on it are laid out: on a
+// terminal that takes escape codes (not TERM=dumb), its width (OutWidth)
+// and its colours (tty.ColorOn); elsewhere (a pipe, a file: scripts parse
+// it) the zero tty.Terminal, printed whole and plain.
+func (s *Stdio) OutTerminal() tty.Terminal {
+	if !live.IsLive(s.OutIsTerminal, s.Env("TERM")) {
+		return tty.Terminal{}
+	}
+	w := 80
+	if s.OutWidth != nil {
+		if n := s.OutWidth(); n > 0 {
+			w = n
+		}
+	}
+	return tty.Terminal{Width: w, Palette: tty.Palette{On: tty.ColorOn(true, s.NoColor, s.Env)}}
 }
 
 // Base are the parts of the command line without live progress: the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,7 +40,9 @@ func init() { scriptCmds["terminal"] = cmdTerminal }
 // set to TEXT" (OSC 0 and 2), "bell", "OSC N", "DCS", "APC", "PM", "SOS",
 // "CSI SEQUENCE", "ESC X", "C0 0xNN", "C1 U+00NN", "bidi U+202E". The
 // cursor moves, line erasures and synchronized output of jlgcli's live lines
-// (CSI A, B, K, 2K, H, 2J, ?2026h, ?2026l) are drawn and not listed.
+// (CSI A, B, K, 2K, H, 2J, ?2026h, ?2026l) are drawn and not listed, nor
+// are the colours of its status words (CSI 0m, 2m, 31m, 32m, 33m, 35m,
+// 36m: tty.Palette), which are not drawn.
 func cmdTerminal(ts *testscript.TestScript, neg bool, args []string) {
 	cols := 80
 	if len(args) > 1 && args[0] == "-cols" {
@@ -226,6 +229,8 @@ func (t *terminal) escape(c byte, p []byte, c1 string) []byte {
 		}
 		switch {
 		case c1 == "" && (seq == "?2026h" || seq == "?2026l"):
+		case c1 == "" && slices.Contains([]string{"0m", "2m", "31m", "32m", "33m", "35m", "36m"}, seq):
+			// The colours of jlgcli's status words (tty.Palette), not drawn.
 		case c1 == "" && final == 'A' && !strings.ContainsAny(params, ";?"):
 			t.row = max(0, t.row-n)
 		case c1 == "" && final == 'B' && !strings.ContainsAny(params, ";?"):

@@ -117,10 +117,12 @@ func (b *BatchLines) Event(e batch.Event) {
 			line = "resumed run " + t.RunID
 		}
 	case batch.EventFinished:
-		line = fmt.Sprintf("run %s ended %s", t.RunID, t.RunStatus)
+		// How it ended and why first, the long run id last.
+		line = fmt.Sprintf("ended %s", t.RunStatus)
 		if t.Status.Failed() && t.Details != "" {
 			line += ": " + t.Details
 		}
+		line += " · run " + t.RunID
 	case batch.EventMergeStarted:
 		line = "merging"
 	case batch.EventMerged:

@@ -67,7 +67,7 @@ func (b *BatchBoard) Event(e batch.Event) {
 	if i := strings.Index(text, "\njlgcli: batch: "); i >= 0 {
 		text = text[:i+1]
 	}
-	b.l.frame(text)
+	b.l.event(strings.Split(strings.TrimSuffix(text, "\n"), "\n")...)
 }
 
 // drop takes task id's live line away.
@@ -150,8 +150,7 @@ func (o boardObserver) AttemptDone(p taskengine.Progress, a taskengine.Attempt) 
 		t.p, t.phase = p, a.Action
 		t.agent.reset()
 	}
-	line := fmt.Sprintf("jlgcli: [%s] %s", o.id, attemptText(taskText(p, t.startOr()), p, a))
-	o.b.l.frame(clip(line, 300) + "\n")
+	o.b.l.event(fmt.Sprintf("jlgcli: [%s] %s", o.id, attemptText(p, a, t.startOr())))
 }
 
 // Waiting implements engine.WaitObserver: the task's line says until when
@@ -162,7 +161,7 @@ func (o boardObserver) Waiting(until time.Time, reason string) {
 	if t, ok := o.b.tasks[o.id]; ok {
 		t.phase = "waiting until " + until.Local().Format("15:04:05")
 	}
-	o.b.l.frame(clip(fmt.Sprintf("jlgcli: [%s] %s", o.id, waitingText(until, reason)), 300) + "\n")
+	o.b.l.event(fmt.Sprintf("jlgcli: [%s] %s", o.id, waitingText(until, reason)))
 }
 
 // AgentLine implements engine.AgentObserver: the agent's retry or error

@@ -31,7 +31,7 @@ func TestBatchBoard(t *testing.T) {
 	b.Event(batch.Event{Kind: batch.EventFinished, Time: now, Task: batch.TaskResult{ID: "a", Status: batch.StatusUnmerged, RunID: "r1", RunStatus: batch.StatusDone, CostUSD: 0.25, CostKnown: true}})
 	b.Close()
 	out = buf.String()
-	last := out[strings.LastIndex(out, "jlgcli: [a] run r1 ended done\n"):]
+	last := out[strings.LastIndex(out, "jlgcli: [a] ended done · run r1\n"):]
 	if !strings.Contains(last, "⟳ [c] starting\nbatch: 0 done, 1 running, 1 to merge, 1 waiting, 0 failed · $0.2500\n") || strings.Contains(last, "⟳ [a]") {
 		t.Errorf("after a's run ended, the board is:\n%q", last)
 	}
@@ -85,13 +85,13 @@ func TestBatchBoardRerun(t *testing.T) {
 		Gate: gate.Report{Status: gate.StatusPass, Recommendation: gate.RecommendPassToCommit}})
 	out := buf.String()
 	for _, want := range []string{"jlgcli: [q] run r1 did not land after a conflict with p; re-run as r2\n",
-		"⟳ [q] tier strong (2/2) · attempt 1/2", "· 1m30s · gate pass · pass\n",
+		"⟳ [q] tier strong (2/2) · attempt 1/2", "jlgcli: [q] gate pass · pass · $0.2500 · tier strong (2/2) · attempt 1/2 · 1m30s\n",
 		"batch: 0 done, 0 running, 1 to merge, 1 waiting, 0 failed · $0.7500\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("board output lacks %q:\n%q", want, out)
 		}
 	}
-	if strings.Contains(out, "· 0s · gate pass") {
+	if strings.Contains(out, "attempt 1/2 · 0s\n") {
 		t.Errorf("the second run's attempt says 0s:\n%q", out)
 	}
 	b.Close()

@@ -71,7 +71,7 @@ func (p *Progress) Refused(iteration int, ref engine.Refusal) {
 	if d := firstLine(ref.Details); d != "" {
 		line += ": " + d
 	}
-	p.l.frame(clip(line, 300) + "\n")
+	p.l.event(line)
 }
 
 // AgentLine implements engine.AgentObserver: the agent's retry or error
@@ -120,7 +120,7 @@ func (p *Progress) costText() string {
 func (p *Progress) Waiting(until time.Time, reason string) {
 	p.l.mu.Lock()
 	defer p.l.mu.Unlock()
-	p.l.frame(clip("jlgcli: "+waitingText(until, reason), 300) + "\n")
+	p.l.event("jlgcli: " + waitingText(until, reason))
 }
 
 func firstLine(s string) string {

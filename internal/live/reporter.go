@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/jlgcli/jlgcli/internal/termsafe"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // Reporter writes jlgcli's messages on stderr, one whole line at a time,
@@ -17,10 +18,14 @@ import (
 // again after itself, so that it never tears the line. It is safe for
 // concurrent use.
 type Reporter struct {
-	mu    sync.Mutex
-	w     io.Writer
-	quiet bool
-	live  Live
+	mu      sync.Mutex
+	w       io.Writer
+	quiet   bool
+	live    Live
+	palette tty.Palette // colours "error:", "warning:", "hint:" and status words
+	// width is the width of a live terminal, to which progress messages
+	// are cut; nil: none (not a terminal: a log keeps them whole).
+	width func() int
 }
 
 // Live are status lines drawn in place on the reporter's terminal
@@ -41,6 +46,30 @@ func (r *Reporter) SetQuiet(quiet bool) {
 	r.quiet = quiet
 }
 
+// SetPalette sets the colours of the messages written while no live line
+// is attached (a live line draws them in its own: Screen.Palette).
+func (r *Reporter) SetPalette(p tty.Palette) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.palette = p
+}
+
+// SetWidth says that w is a live terminal width cells wide (nil: 80):
+// from now on a progress message is cut to it, on one row ("…" ending it
+// when cut). Notices, warnings, hints and errors are written whole.
+func (r *Reporter) SetWidth(width func() int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.width = func() int {
+		if width != nil {
+			if n := width(); n > 0 {
+				return n
+			}
+		}
+		return 80
+	}
+}
+
 // Attach makes l the live line that messages go around; nil detaches it.
 func (r *Reporter) Attach(l Live) {
 	r.mu.Lock()
@@ -54,6 +83,11 @@ func (r *Reporter) Progress(msg string) {
 	quiet := r.quiet
 	r.mu.Unlock()
 	if !quiet {
+		r.mu.Lock()
+		if r.width != nil {
+			msg = fit(msg, r.width()-1-len("jlgcli: "))
+		}
+		r.mu.Unlock()
 		r.line("jlgcli: ", msg)
 	}
 }
@@ -81,5 +115,5 @@ func (r *Reporter) line(prefix, msg string) {
 		r.live.Above(text)
 		return
 	}
-	io.WriteString(r.w, text)
+	io.WriteString(r.w, colorLines(r.palette, text))
 }

@@ -88,10 +88,9 @@ func TestBoardShowsEscapes(t *testing.T) {
 	b.Close()
 	out := strings.Join(term.lines(), "\n")
 	for _, want := range []string{
-		`jlgcli: [fix\x1b[8m] tier fast (1/1) · attempt 1/3 · `,
-		`gate fail: go test exited 1: --- FAIL\x1b[2K\rPASS · retry`,
+		`jlgcli: [fix\x1b[8m] gate fail · retry · exit 1: --- FAIL\x1b[2K\rPASS · cost unknown · tier fast …`,
 		`jlgcli: [fix\x1b[8m] merging \x1b]52;c;eA==\a`,
-		`jlgcli: [fix\x1b[8m] run  ended failed: its checks failed: \x1b[31mFAIL`,
+		`jlgcli: [fix\x1b[8m] ended failed: its checks failed: \x1b[31mFAIL · run `,
 		`jlgcli: batch: no more task is started: a task failed\x1b[2J`,
 	} {
 		if !strings.Contains(strings.ReplaceAll(out, "\n", ""), want) {

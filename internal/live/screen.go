@@ -7,11 +7,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-
-	"golang.org/x/text/width"
 
 	"github.com/jlgcli/jlgcli/internal/termsafe"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // Screen is the stream that progress is drawn on (stderr) as the live lines
@@ -26,6 +24,9 @@ type Screen struct {
 	// Width is the terminal's width in cells, read at each frame so that a
 	// resize is followed; nil or a width ≤ 0: 80.
 	Width func() int
+	// Palette colours the status words of the lines, on a live screen
+	// only (tty.ColorOn decides).
+	Palette tty.Palette
 }
 
 // NewScreen returns the screen of w. When live is false, the lines written
@@ -139,6 +140,7 @@ func (l *live) frame(above string) {
 		}
 		return
 	}
+	above = colorLines(l.s.Palette, above)
 	w := l.s.width()
 	var lines []string
 	if !l.closed {
@@ -165,7 +167,7 @@ func (l *live) frame(above string) {
 		// The last column is left free: a terminal that wraps as soon as
 		// it is written would scroll.
 		line = fit(line, w-1)
-		b.WriteString(line + "\n")
+		b.WriteString(colorLines(l.s.Palette, line) + "\n")
 		l.drawn = append(l.drawn, cells(line))
 	}
 	b.WriteString(syncEnd)
@@ -180,6 +182,21 @@ func (l *live) rows(w int) int {
 		n += max(1, (c+w-1)/w)
 	}
 	return n
+}
+
+// event writes lines, an event's, above the region: on a terminal each
+// cut to its width (one row, "…" ending it when cut), elsewhere (a log)
+// whole up to 300 cells. l.mu is held.
+func (l *live) event(lines ...string) {
+	n := 300
+	if l.s.Live {
+		n = l.s.width() - 1 // as the region's lines
+	}
+	var b strings.Builder
+	for _, line := range lines {
+		b.WriteString(fit(line, n) + "\n")
+	}
+	l.frame(b.String())
 }
 
 // above writes text (whole lines) above the region.
@@ -217,51 +234,11 @@ var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\t", " ")
 // (termsafe.Line: "\x1b[31m"), never run.
 func printable(s string) string { return termsafe.Line(oneLine.Replace(s)) }
 
-// runeCells is the number of cells r takes on a terminal: 2 for wide
-// characters, 0 for combining marks and zero-width ones, 1 otherwise.
-func runeCells(r rune) int {
-	switch {
-	case r == 0x200d || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || unicode.Is(unicode.Cf, r) ||
-		(r >= 0xfe00 && r <= 0xfe0f):
-		return 0
-	}
-	switch width.LookupRune(r).Kind() {
-	case width.EastAsianWide, width.EastAsianFullwidth:
-		return 2
-	}
-	return 1
-}
-
 // cells is the width of s on a terminal, in cells.
-func cells(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeCells(r)
-	}
-	return n
-}
+func cells(s string) int { return tty.Cells(s) }
 
 // fit is s printable and cut to n cells, ending with "…" when cut.
-func fit(s string, n int) string {
-	s = printable(s)
-	if cells(s) <= n {
-		return s
-	}
-	if n <= 0 {
-		return ""
-	}
-	var b strings.Builder
-	used := 0
-	for _, r := range s {
-		c := runeCells(r)
-		if used+c > n-1 {
-			break
-		}
-		b.WriteRune(r)
-		used += c
-	}
-	return b.String() + "…"
-}
+func fit(s string, n int) string { return tty.Fit(printable(s), n) }
 
 // maxAgentLines bounds the agent's lines printed off a terminal in one
 // call: a CLI that retries for minutes does not flood the log.

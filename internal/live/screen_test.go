@@ -12,6 +12,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // vt is a terminal of a given width as far as the live lines use it: it
@@ -67,7 +68,7 @@ func (t *vt) Write(p []byte) (int, error) {
 			if r < ' ' || r == 0x7f {
 				panic(fmt.Sprintf("control %q not simulated", r))
 			}
-			c := runeCells(r)
+			c := tty.RuneCells(r)
 			if t.col+c > t.width {
 				t.down()
 			}

@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -65,7 +66,7 @@ func (l *TaskLine) AttemptDone(p taskengine.Progress, a taskengine.Attempt) {
 	defer l.l.mu.Unlock()
 	l.p, l.phase = p, a.Action
 	l.agent.reset()
-	l.l.frame(clip("jlgcli: "+attemptText(l.text(), p, a), 300) + "\n")
+	l.l.event("jlgcli: " + attemptText(p, a, l.start))
 }
 
 // AgentLine implements engine.AgentObserver: the agent's retry or error
@@ -79,7 +80,7 @@ func (l *TaskLine) AgentLine(line string) {
 func (l *TaskLine) Waiting(until time.Time, reason string) {
 	l.l.mu.Lock()
 	defer l.l.mu.Unlock()
-	l.l.frame(clip("jlgcli: "+waitingText(until, reason), 300) + "\n")
+	l.l.event("jlgcli: " + waitingText(until, reason))
 }
 
 // Close stops the redraws and clears the status line; it may be called
@@ -106,6 +107,15 @@ func (l *TaskLine) text() string { return taskText(l.p, l.start) }
 // taskText is where a task stands: step, tier, attempt, last gate, cost
 // and budget, time since start.
 func taskText(p taskengine.Progress, start time.Time) string {
+	s := taskWhere(p)
+	if p.LastGate != "" {
+		s += " · last gate " + p.LastGate
+	}
+	return s + " · " + taskSpent(p) + " · " + fmtDuration(time.Since(start))
+}
+
+// taskWhere is the step, the tier and the attempt of a task.
+func taskWhere(p taskengine.Progress) string {
 	s := ""
 	if p.Steps > 1 {
 		s = fmt.Sprintf("step %d/%d · ", p.Step, p.Steps)
@@ -117,10 +127,12 @@ func taskText(p taskengine.Progress, start time.Time) string {
 		// where the tier stands.
 		attempt = fmt.Sprintf("attempt %d (%d/%d in tier)", p.Number, p.InTier, p.Attempts)
 	}
-	s += fmt.Sprintf("tier %s (%d/%d) · %s", p.Tier, p.TierIndex+1, p.Tiers, attempt)
-	if p.LastGate != "" {
-		s += " · last gate " + p.LastGate
-	}
+	return s + fmt.Sprintf("tier %s (%d/%d) · %s", p.Tier, p.TierIndex+1, p.Tiers, attempt)
+}
+
+// taskSpent is what a task cost so far, its budget, and the windows its
+// agents last reported.
+func taskSpent(p taskengine.Progress) string {
 	c := cost.Phrase(p.CostUSD, p.CostKnown, p.Estimated)
 	switch {
 	case p.BudgetUSD > 0 && p.CostKnown:
@@ -128,21 +140,25 @@ func taskText(p taskengine.Progress, start time.Time) string {
 	case p.BudgetUSD > 0:
 		c += fmt.Sprintf(" (budget $%.2f)", p.BudgetUSD)
 	}
-	s += " · " + c
 	if w := p.Windows.Text(time.Now(), time.Local); w != "" {
-		s += " · " + w
+		c += " · " + w
 	}
-	return s + " · " + fmtDuration(time.Since(start))
+	return c
 }
 
-// attemptText is an attempt's line after where (taskText): the gate's
-// status and, when it failed, the first line of its failure; then what the
-// task does next and, for an escalation or a stop, which rule or limit.
-func attemptText(where string, p taskengine.Progress, a taskengine.Attempt) string {
-	s := where + " · gate " + a.Gate.Status
+// attemptText is an attempt's line, the news first so that a narrow
+// terminal cuts only the end: the gate's status; what the task does next
+// and, for an escalation or a stop, which rule or limit; when the gate
+// failed, what failed; the review's verdict; what the task cost so far;
+// where it stands (taskWhere) and for how long (since start); last, the
+// check that failed (its command, for a --check).
+func attemptText(p taskengine.Progress, a taskengine.Attempt, start time.Time) string {
+	s := "gate " + a.Gate.Status + " · " + actionText(p, a)
+	check := ""
 	if !a.Gate.OK() {
-		if f := gateFailure(a.Gate); f != "" {
-			s += ": " + f
+		var f string
+		if f, check = gateFailure(a.Gate); f != "" {
+			s += " · " + f
 		}
 	}
 	if r := a.Review; r != nil {
@@ -162,7 +178,11 @@ func attemptText(where string, p taskengine.Progress, a taskengine.Attempt) stri
 			s += ": " + firstLine(r.Error)
 		}
 	}
-	return s + " · " + actionText(p, a)
+	s += " · " + taskSpent(p) + " · " + taskWhere(p) + " · " + fmtDuration(time.Since(start))
+	if check != "" {
+		s += " · check: " + check
+	}
+	return s
 }
 
 // actionText is what a task does after attempt a, and why when it
@@ -201,45 +221,73 @@ func actionText(p taskengine.Progress, a taskengine.Attempt) string {
 	return a.Action
 }
 
-// gateFailure is the first line of what failed in a gate's report: a
+// gateFailure is the first line of what failed in a gate's report, and
+// the name of the check that failed (for a --check, its command): a
 // syntax, import or runtime error, a failed test and its message, or a
-// check that failed and the last line of its output.
-func gateFailure(r gate.Report) string {
+// check that failed and the last line of its output. The check is left
+// out of what failed: a line gives it last.
+func gateFailure(r gate.Report) (failure, check string) {
+	for _, c := range r.Checks {
+		if !c.Passed {
+			check = c.Name
+			break
+		}
+	}
 	for _, list := range [][]string{r.SyntaxErrors, r.ImportErrors} {
 		if len(list) > 0 {
-			return firstLine(list[0])
+			return firstLine(list[0]), check
 		}
 	}
 	if len(r.TestFailures) > 0 {
 		f := r.TestFailures[0]
-		if e := headline(f.Error); e != "" {
-			return f.Test + ": " + e
+		if f.Check != "" {
+			check = f.Check
 		}
-		return f.Test + " failed"
+		e := headline(f.Error)
+		switch {
+		case f.Test == f.Check && e != "":
+			// A check's failure that no parser understood: how it exited
+			// and the end of its output.
+			return exitedWith.ReplaceAllString(e, "exit $1"), check
+		case e != "":
+			return f.Test + ": " + e, check
+		}
+		return f.Test + " failed", check
 	}
 	if len(r.RuntimeErrors) > 0 {
-		return firstLine(r.RuntimeErrors[0])
+		e := firstLine(r.RuntimeErrors[0])
+		for _, c := range r.Checks {
+			// `check "go test ./..." timed out after 5m0s and was stopped`
+			if rest, ok := strings.CutPrefix(e, fmt.Sprintf("check %q ", c.Name)); ok {
+				return rest, c.Name
+			}
+		}
+		return e, check
 	}
 	for _, c := range r.Checks {
 		if c.Passed {
 			continue
 		}
-		s := fmt.Sprintf("%s exited %d", c.Name, c.ExitCode)
+		s := fmt.Sprintf("exit %d", c.ExitCode)
 		switch {
 		case c.TimedOut:
-			s = c.Name + " timed out"
+			s = "timed out"
 		case c.Error != "":
-			s = c.Name + ": " + firstLine(c.Error)
+			s = firstLine(c.Error)
 		case c.Limit != "":
-			s = c.Name + ": " + c.Limit
+			s = c.Limit
 		}
 		if l := lastLine(c.OutputTail); l != "" {
 			s += ": " + l
 		}
-		return s
+		return s, c.Name
 	}
-	return ""
+	return "", check
 }
+
+// exitedWith is how the gate says a check exited (gate.TestFailure's
+// Error), which a line says shorter: "exit 1".
+var exitedWith = regexp.MustCompile(`^exited with status (\d+)`)
 
 // headline is the first line of s that is not blank, and the next one too
 // when the first ends with a colon ("exited with status 1: FAIL: …").

@@ -11,15 +11,27 @@ import (
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
-// An attempt's line says what the gate found first and, when the task
-// escalates or stops, which rule or limit.
+// An attempt's line says the gate's status first, then what the task does
+// and, when it escalates or stops, which rule or limit, then what failed,
+// what it cost and where the task stands; the check that failed comes
+// last.
 func TestAttemptTextSaysWhy(t *testing.T) {
 	fail := gate.Report{Status: gate.StatusFail, Recommendation: gate.RecommendFixRequired,
-		TestFailures: []gate.TestFailure{{Test: "TestComma", Error: "\nhumanize_test.go:12: got 1,000.5, want 1,000\nmore"}}}
+		TestFailures: []gate.TestFailure{{Test: "TestComma", Check: "go test ./...", Error: "\nhumanize_test.go:12: got 1,000.5, want 1,000\nmore"}},
+		Checks:       []gate.CheckReport{{CheckResult: gate.CheckResult{Name: "go build ./...", Passed: true}}, {CheckResult: gate.CheckResult{Name: "go test ./...", ExitCode: 1}}}}
+	// A failure no parser understood: the check's command is the test's
+	// name, given once, last.
+	shell := gate.Report{Status: gate.StatusFail,
+		TestFailures: []gate.TestFailure{{Test: "sh check.sh", Check: "sh check.sh", Error: "exited with status 1:\nFAIL: the answer is 1, want 42"}},
+		Checks:       []gate.CheckReport{{CheckResult: gate.CheckResult{Name: "sh check.sh", ExitCode: 1}}}}
+	timedOut := gate.Report{Status: gate.StatusFail,
+		RuntimeErrors: []string{`check "make test" timed out after 5m0s and was stopped (an infinite loop or a deadlock?)`},
+		Checks:        []gate.CheckReport{{CheckResult: gate.CheckResult{Name: "make test", TimedOut: true}}}}
 	// The same-error rule's details name the checks' fingerprints, which
 	// the line never shows (cut to its width, half a hash).
 	same := &detect.Detection{Rule: "same-error", Attempts: []int{1, 2, 3}, Details: "attempts 1, 2 and 3 failed the gate the same way: go_test_-json_./...=v3:6dfb6045de5a10f1ed2be50b6761257d"}
 	p := taskengine.Progress{Tier: "fast", Tiers: 2, Attempts: 3, InTier: 3}
+	const where = " · cost unknown · tier fast (1/2) · attempt 3/3 · 0s"
 	for _, c := range []struct {
 		name string
 		p    taskengine.Progress
@@ -27,20 +39,24 @@ func TestAttemptTextSaysWhy(t *testing.T) {
 		want string
 	}{
 		{"retry", p, taskengine.Attempt{Tier: "fast", Gate: fail, Action: taskengine.ActionRetry},
-			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · retry"},
+			"gate fail · retry · TestComma: humanize_test.go:12: got 1,000.5, want 1,000" + where + " · check: go test ./..."},
+		{"a check's own failure", p, taskengine.Attempt{Tier: "fast", Gate: shell, Action: taskengine.ActionRetry},
+			"gate fail · retry · exit 1: FAIL: the answer is 1, want 42" + where + " · check: sh check.sh"},
+		{"a timeout", p, taskengine.Attempt{Tier: "fast", Gate: timedOut, Action: taskengine.ActionRetry},
+			"gate fail · retry · timed out after 5m0s and was stopped (an infinite loop or a deadlock?)" + where + " · check: make test"},
 		{"escalate on a loop", p, taskengine.Attempt{Tier: "fast", Gate: fail, Action: taskengine.ActionEscalate, Detection: same},
-			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · escalate: same-error (attempts 1, 2 and 3 failed the gate the same way)"},
+			"gate fail · escalate: same-error (attempts 1, 2 and 3 failed the gate the same way) · TestComma: humanize_test.go:12: got 1,000.5, want 1,000" + where + " · check: go test ./..."},
 		{"escalate when spent", p, taskengine.Attempt{Tier: "fast", Gate: fail, Action: taskengine.ActionEscalate},
-			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · escalate: tier fast spent its 3 attempts"},
-		{"stop on the budget", taskengine.Progress{Tier: "fast", Attempts: 3, CostUSD: 1.02, CostKnown: true, BudgetUSD: 1},
+			"gate fail · escalate: tier fast spent its 3 attempts · TestComma: humanize_test.go:12: got 1,000.5, want 1,000" + where + " · check: go test ./..."},
+		{"stop on the budget", taskengine.Progress{Tier: "fast", Tiers: 1, InTier: 3, Attempts: 3, CostUSD: 1.02, CostKnown: true, BudgetUSD: 1},
 			taskengine.Attempt{Tier: "fast", Gate: gate.Report{Status: gate.StatusFail, Checks: []gate.CheckReport{{CheckResult: gate.CheckResult{Name: "go test", ExitCode: 2, OutputTail: "ok\nFAIL\tpkg\t0.1s\n"}}}}, Action: taskengine.ActionStop},
-			"W · gate fail: go test exited 2: FAIL\tpkg\t0.1s · stop: budget-exceeded $1.02 of $1.00"},
+			"gate fail · stop: budget-exceeded $1.02 of $1.00 · exit 2: FAIL\tpkg\t0.1s · $1.0200/$1.00 · tier fast (1/1) · attempt 3/3 · 0s · check: go test"},
 		{"stop on a loop", p, taskengine.Attempt{Tier: "smart", Gate: fail, Action: taskengine.ActionStop, Detection: same},
-			"W · gate fail: TestComma: humanize_test.go:12: got 1,000.5, want 1,000 · stop: no-progress: same-error (attempts 1, 2 and 3 failed the gate the same way)"},
+			"gate fail · stop: no-progress: same-error (attempts 1, 2 and 3 failed the gate the same way) · TestComma: humanize_test.go:12: got 1,000.5, want 1,000" + where + " · check: go test ./..."},
 		{"pass", p, taskengine.Attempt{Tier: "fast", Gate: gate.Report{Status: gate.StatusPass, Recommendation: gate.RecommendPassToCommit}, Action: taskengine.ActionPass},
-			"W · gate pass · pass"},
+			"gate pass · pass" + where},
 	} {
-		if got := attemptText("W", c.p, c.a); got != c.want {
+		if got := attemptText(c.p, c.a, time.Now()); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
 	}

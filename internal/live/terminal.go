@@ -6,6 +6,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/hooks"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // Terminal is what a run started from the command line reports to: its
@@ -21,6 +22,8 @@ type Terminal struct {
 	Live bool
 	// Width is Err's width in cells (Screen.Width).
 	Width func() int
+	// Palette colours the status words of the live lines (when Live).
+	Palette tty.Palette
 	// Environ, Getenv and EnvValue are the parts' (local.Parts).
 	Environ  []string
 	Getenv   func(string) string
@@ -30,7 +33,13 @@ type Terminal struct {
 }
 
 // Screen is Err as the progress lines see it.
-func (t Terminal) Screen() Screen { return NewScreen(t.Err, t.Live, t.Width) }
+func (t Terminal) Screen() Screen {
+	s := NewScreen(t.Err, t.Live, t.Width)
+	if t.Live {
+		s.Palette = t.Palette
+	}
+	return s
+}
 
 // Base are the parts without live progress or hooks: the environment and
 // the reporter, as is.
@@ -93,7 +102,14 @@ func (t Terminal) BatchParts(quiet bool, total int) (bp local.BatchParts, close 
 		board := NewBatchBoard(screen, total)
 		say.Attach(board)
 		bp.Observer = board.Event
-		bp.ForTask = func(id string) local.Parts { return task(board.Writer(id), board.Task(id)) }
+		bp.ForTask = func(id string) local.Parts {
+			p := task(board.Writer(id), board.Task(id))
+			// Its progress messages are cut to the width its "[id] " leaves.
+			r := NewReporter(board.Writer(id), quiet)
+			r.SetWidth(func() int { return screen.width() - cells("["+printable(id)+"] ") })
+			p.Say = r
+			return p
+		}
 		return bp, func() { board.Close(); say.Attach(nil) }
 	}
 	err := NewLockedWriter(t.Err)

@@ -11,11 +11,13 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
-// State writes st as show prints it: text, or the JSON object
-// (compact: on one line), safe for a terminal either way (termsafe).
-func State(w io.Writer, st runs.State, asJSON, compact bool) error {
+// State writes st as show prints it: text (laid out for t: tty.Terminal),
+// or the JSON object (compact: on one line), safe for a terminal either
+// way (termsafe).
+func State(w io.Writer, st runs.State, asJSON, compact bool, t tty.Terminal) error {
 	var obj any
 	switch st.Meta.Command {
 	case "task":
@@ -33,10 +35,9 @@ func State(w io.Writer, st runs.State, asJSON, compact bool) error {
 	case asJSON:
 		return JSON(w, obj)
 	case st.Meta.Command == "task":
-		return ShowTask(w, st)
+		return ShowTask(w, st, t)
 	case st.Meta.Command == "batch":
-		ShowBatch(w, st)
-		return nil
+		return ShowBatch(w, st, t)
 	case st.Meta.Command == "pr":
 		PRSummary(w, *st.PR)
 		if st.Status == "running" && !st.Live {
@@ -44,7 +45,7 @@ func State(w io.Writer, st runs.State, asJSON, compact bool) error {
 		}
 		return nil
 	}
-	return ShowLoop(w, st)
+	return ShowLoop(w, st, t)
 }
 
 // Show writes on w the state of a run that state gives (runs.Show) as
@@ -54,8 +55,9 @@ func State(w io.Writer, st runs.State, asJSON, compact bool) error {
 // journal, each time the output of its attempt under way arrives, as its
 // follower keeps it): when live (w takes cursor codes) each text
 // view replaces the last; else they follow one another, a blank line
-// between two texts, a JSON object on each line.
-func Show(ctx context.Context, w io.Writer, root string, asJSON, follow, live bool, state func(context.Context) (runs.State, error)) error {
+// between two texts, a JSON object on each line. The text is laid out for
+// t (tty.Terminal: its width and colours on a terminal).
+func Show(ctx context.Context, w io.Writer, root string, asJSON, follow, live bool, t tty.Terminal, state func(context.Context) (runs.State, error)) error {
 	onTemporal := false
 	show := func(ctx context.Context, w io.Writer, compact bool) (string, error) {
 		st, err := state(ctx)
@@ -63,7 +65,7 @@ func Show(ctx context.Context, w io.Writer, root string, asJSON, follow, live bo
 			return "", err
 		}
 		onTemporal = st.Meta.Temporal != nil
-		return st.ID, State(w, st, asJSON, compact)
+		return st.ID, State(w, st, asJSON, compact, t)
 	}
 	if !follow {
 		_, err := show(ctx, w, false)

@@ -9,6 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // logs of a run that no process runs prints its last call's output once,
@@ -57,14 +58,14 @@ func TestShowOnce(t *testing.T) {
 	st := runs.State{ID: "r1", Meta: store.Meta{Command: "loop"}, Loop: &engine.Result{RunID: "r1", Status: engine.StatusDone}}
 	var out strings.Builder
 	state := func(context.Context) (runs.State, error) { return st, nil }
-	if err := Show(context.Background(), &out, t.TempDir(), true, false, false, state); err != nil {
+	if err := Show(context.Background(), &out, t.TempDir(), true, false, false, tty.Terminal{}, state); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(out.String(), "{\n  ") || !strings.Contains(out.String(), `"runId": "r1"`) {
 		t.Errorf("Show wrote %q, want the loop's indented JSON", out.String())
 	}
 	out.Reset()
-	if err := State(&out, st, true, true); err != nil {
+	if err := State(&out, st, true, true, tty.Terminal{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(out.String(), "\n") != 1 {

@@ -19,10 +19,12 @@ import (
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // titleWidth bounds the TITLE column of Runs, the last one, so that a long
-// prompt does not wrap the table.
+// prompt does not wrap the table (off a terminal; on one, the title takes
+// the width the other columns leave).
 const titleWidth = 24
 
 // Runs writes the runs as `jlgcli runs` lists them, one row each: a task
@@ -33,38 +35,52 @@ const titleWidth = 24
 // column before the title gives the use of each ("5h 92%, weekly 50%").
 // Each cell is safe for a terminal (termsafe.Line): a title is a prompt's,
 // a task sheet's.
-func Runs(w io.Writer, list []runs.Listed) (err error) {
-	w, end := safe(w)
-	defer end(&err)
+//
+// On a terminal (t) the table fits its width: too wide, it shows the
+// random part of each run id (which names the run as well: show, resume)
+// and the start without its year, then leaves out, in this order, ITER,
+// BACKEND, DURATION, WINDOWS, RE-RUN, COMMAND, LIVE, STARTED and COST, the
+// title taking what is left (at least 16 cells, cut with "…"); the
+// statuses are coloured. Elsewhere it is printed whole, for scripts.
+func Runs(w io.Writer, list []runs.Listed, t tty.Terminal) error {
 	withWindows := slices.ContainsFunc(list, func(r runs.Listed) bool { return len(r.Windows) > 0 })
 	withReruns := slices.ContainsFunc(list, func(r runs.Listed) bool { return r.RerunOf != "" || r.RerunAs != "" })
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	windowsHead := ""
+	cols := []tty.Column{
+		{Head: "ID", Short: batchShort},
+		{Head: "COMMAND", Short: shortCommand, Drop: 6},
+		{Head: "STATUS", Status: true},
+		{Head: "BACKEND", Drop: 2},
+		{Head: "ITER", Drop: 1},
+		{Head: "COST", Drop: 9},
+		{Head: "DURATION", Drop: 3},
+		{Head: "STARTED", Short: shortStarted, Drop: 8},
+		{Head: "LIVE", Drop: 7},
+	}
 	if withWindows {
-		windowsHead = "WINDOWS\t"
+		cols = append(cols, tty.Column{Head: "WINDOWS", Drop: 4})
 	}
 	if withReruns {
-		windowsHead += "RE-RUN\t"
+		cols = append(cols, tty.Column{Head: "RE-RUN", Drop: 5})
 	}
-	fmt.Fprintln(tw, "ID\tCOMMAND\tSTATUS\tBACKEND\tITER\tCOST\tDURATION\tSTARTED\tLIVE\t"+windowsHead+"TITLE")
+	cols = append(cols, tty.Column{Head: "TITLE", Flex: true, Min: 16, Max: titleWidth})
+	tb := tty.Table{Columns: cols}
 	for _, r := range list {
 		command := r.Command
 		if r.Parent != "" {
 			command += "<" + batchShort(r.Parent) // a task of batch r.Parent
 		}
-		windows := ""
+		row := []string{r.ID, command, r.Status, r.Backend, fmt.Sprint(r.Iterations),
+			cost.Amount(r.CostUSD, r.CostKnown, false),
+			r.DurationMs.Duration().Round(time.Second).String(), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live)}
 		if withWindows {
-			windows = dash(termsafe.Line(windowUse(r.Windows))) + "\t"
+			row = append(row, dash(windowUse(r.Windows)))
 		}
 		if withReruns {
-			windows += dash(rerunCell(r)) + "\t"
+			row = append(row, dash(rerunCell(r)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s%s\n", r.ID, command, r.Status, termsafe.Line(r.Backend), r.Iterations,
-			cost.Amount(r.CostUSD, r.CostKnown, false),
-			r.DurationMs.Duration().Round(time.Second), r.StartedAt.Local().Format("2006-01-02 15:04"), yesNo(r.Live),
-			windows, Cut(termsafe.Line(titleOf(r)), titleWidth))
+		tb.Rows = append(tb.Rows, safeCells(append(row, titleOf(r))...))
 	}
-	return tw.Flush()
+	return tb.Write(w, t)
 }
 
 // titleOf is the title of a listed run: a pull-request run's is its pull
@@ -256,7 +272,7 @@ func Cut(s string, n int) string {
 // batchShort is the random part of a run id (the 8 hex digits after the
 // time), enough to tell a task's batch among the runs listed.
 func batchShort(id string) string {
-	if _, after, ok := strings.Cut(id, "-"); ok {
+	if _, after, ok := strings.Cut(id, "-"); ok && after != "" {
 		return after
 	}
 	return id

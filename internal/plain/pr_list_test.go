@@ -9,6 +9,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/runs/runstest"
 	"github.com/jlgcli/jlgcli/internal/store"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // runs lists a pull-request run with its pull request and target, its
@@ -21,7 +22,7 @@ func TestRunsListsAPRRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := Runs(&b, list); err != nil {
+	if err := Runs(&b, list, tty.Terminal{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -12,6 +12,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/report"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // Say is where the lines about a result go besides the result itself
@@ -107,15 +108,15 @@ func TaskResult(w io.Writer, say Say, asJSON bool, res taskengine.Result) error 
 }
 
 // BatchResult writes a batch's result: the JSON object, or its table
-// (BatchTable), on w; on say, how far a batch that is not done went
-// (BatchStopped). The error is w's.
-func BatchResult(w io.Writer, say Say, asJSON bool, res batch.Summary) error {
+// (BatchTable, laid out for t), on w; on say, how far a batch that is not
+// done went (BatchStopped). The error is w's.
+func BatchResult(w io.Writer, say Say, asJSON bool, res batch.Summary, t tty.Terminal) error {
 	if asJSON {
 		if err := JSON(w, res); err != nil {
 			return err
 		}
-	} else {
-		BatchTable(w, res)
+	} else if err := BatchTable(w, res, t); err != nil {
+		return err
 	}
 	if res.Status != string(batch.BatchDone) {
 		say.Notice(BatchStopped(res))

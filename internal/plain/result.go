@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -28,6 +27,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/sheet"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // TaskSummary writes what a task did: its summary, each tier that made
@@ -82,34 +82,41 @@ func LoopEnd(res engine.Result) string {
 }
 
 // BatchTable writes a batch's tasks, one row each, then why each task that
-// is not done stopped, safe for a terminal (termsafe).
-func BatchTable(w io.Writer, res batch.Summary) {
-	sw := termsafe.NewWriter(w)
-	defer sw.Flush()
-	w = sw
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tCOST\tDURATION\tRUN\tCOMMIT")
-	for _, t := range res.Tasks {
+// is not done stopped, safe for a terminal (termsafe). On a terminal (t)
+// the table fits its width: too wide, it shows the random part of each
+// run id, then leaves out DURATION, ATTEMPTS, COST, RUN and COMMIT in this
+// order, a task's id taking what is left (cut with "…"); the lines that
+// say why are wrapped between words, and the statuses coloured.
+func BatchTable(w io.Writer, res batch.Summary, t tty.Terminal) error {
+	tb := tty.Table{Columns: []tty.Column{
+		{Head: "TASK", Flex: true, Min: 16}, {Head: "STATUS", Status: true}, {Head: "ATTEMPTS", Drop: 2},
+		{Head: "COST", Drop: 3}, {Head: "DURATION", Drop: 1}, {Head: "RUN", Short: batchShort, Drop: 4}, {Head: "COMMIT", Drop: 5},
+	}}
+	for _, task := range res.Tasks {
 		run, commit := "-", "-"
-		if t.RunID != nil {
-			run = *t.RunID
+		if task.RunID != nil {
+			run = *task.RunID
 		}
-		if t.Commit != nil {
-			commit = ShortSHA(*t.Commit)
+		if task.Commit != nil {
+			commit = ShortSHA(*task.Commit)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", termsafe.Line(t.ID), t.Status, t.Attempts, cost.Amount(t.CostUSD, t.CostKnown, false),
-			t.DurationMs.Duration().Round(time.Second), run, commit)
+		tb.Rows = append(tb.Rows, safeCells(task.ID, task.Status, fmt.Sprint(task.Attempts), cost.Amount(task.CostUSD, task.CostKnown, false),
+			task.DurationMs.Duration().Round(time.Second).String(), run, commit))
 	}
-	_ = tw.Flush()
-	for _, t := range res.Tasks {
+	if err := tb.Write(w, t); err != nil {
+		return err
+	}
+	var why strings.Builder
+	for _, task := range res.Tasks {
 		switch {
-		case t.Status != string(batch.StatusDone) && t.Details != "":
-			fmt.Fprintf(w, "%s: %s\n", t.ID, t.Details)
-		case t.Rerun != nil:
+		case task.Status != string(batch.StatusDone) && task.Details != "":
+			fmt.Fprintf(&why, "%s: %s\n", task.ID, task.Details)
+		case task.Rerun != nil:
 			// Which of the task's two runs landed, and what both cost.
-			fmt.Fprintf(w, "%s: %s\n", t.ID, t.Rerun.As())
+			fmt.Fprintf(&why, "%s: %s\n", task.ID, task.Rerun.As())
 		}
 	}
+	return wrapLines(w, t, why.String())
 }
 
 // BatchStopped is the line that says how far a batch that is not done
@@ -195,8 +202,9 @@ func BatchPlan(w io.Writer, spec local.BatchSpec, levels [][]string) {
 
 // Resumed writes the result of a resume: the line that says that nothing
 // was resumed when the run had ended done (NothingToResume), then the
-// run's result as its kind writes it. code is the result's exit code.
-func Resumed(w io.Writer, say Say, asJSON bool, out runs.Resumed) (code int, err error) {
+// run's result as its kind writes it (a batch's table laid out for t).
+// code is the result's exit code.
+func Resumed(w io.Writer, say Say, asJSON bool, out runs.Resumed, t tty.Terminal) (code int, err error) {
 	if out.Done {
 		say.Notice(NothingToResume(out.Kind, out.ID))
 	}
@@ -204,7 +212,7 @@ func Resumed(w io.Writer, say Say, asJSON bool, out runs.Resumed) (code int, err
 	case "task":
 		return out.Task.ExitCode, TaskResult(w, say, asJSON, out.Task)
 	case "batch":
-		return out.Batch.ExitCode, BatchResult(w, say, asJSON, out.Batch)
+		return out.Batch.ExitCode, BatchResult(w, say, asJSON, out.Batch, t)
 	case "pr":
 		return out.PR.ExitCode, PRResult(w, say, asJSON, out.PR)
 	}

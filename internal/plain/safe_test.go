@@ -14,6 +14,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // hostileReply is what attack_terminal's agent replies: the clipboard
@@ -64,7 +65,7 @@ func TestShowLoopHostile(t *testing.T) {
 				Failure: &agent.Failure{Kind: "api", Message: "rate\x1b[2J limited"},
 				Refusal: &engine.Refusal{Guard: "checks", Details: "go test: FAIL\r\x1b[32mPASS"}}}}}
 	var out strings.Builder
-	if err := ShowLoop(&out, st); err != nil {
+	if err := ShowLoop(&out, st, tty.Terminal{}); err != nil {
 		t.Fatal(err)
 	}
 	rows := screen(t, out.String(), 80)
@@ -132,7 +133,7 @@ func TestRunsHostileTitle(t *testing.T) {
 		{RunRow: store.RunRow{ID: "r1", Command: "loop", Status: "done", Title: "plain", StartedAt: time.Now()}},
 	}
 	var out strings.Builder
-	if err := Runs(&out, list); err != nil {
+	if err := Runs(&out, list, tty.Terminal{}); err != nil {
 		t.Fatal(err)
 	}
 	rows := screen(t, out.String(), 200)
@@ -158,7 +159,7 @@ func TestBatchHostileSheets(t *testing.T) {
 		t.Errorf("BatchPlan:\n%s", out.String())
 	}
 	out.Reset()
-	BatchTable(&out, batch.Summary{Tasks: []batch.TaskSummary{{ID: "a\x1b[8m", Status: "failed", Details: "check \x1b[31mfailed"}}})
+	BatchTable(&out, batch.Summary{Tasks: []batch.TaskSummary{{ID: "a\x1b[8m", Status: "failed", Details: "check \x1b[31mfailed"}}}, tty.Terminal{})
 	if rows := screen(t, out.String(), 120); !strings.HasPrefix(rows[1], `a\x1b[8m  failed`) || !contains(rows, `a\x1b[8m: check \x1b[31mfailed`) {
 		t.Errorf("BatchTable:\n%s", out.String())
 	}

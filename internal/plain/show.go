@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -14,7 +13,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
-	"github.com/jlgcli/jlgcli/internal/termsafe"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // killed is what the status of a running run that is not live adds.
@@ -26,37 +25,37 @@ func killed(id string) string {
 // and each iteration's reply with the file that holds its raw output; the
 // replies, failures and refusals safe for a terminal (termsafe), as they
 // are in that file and in show --json.
-func ShowLoop(w io.Writer, st runs.State) (err error) {
-	w, end := safe(w)
-	defer end(&err)
+func ShowLoop(w io.Writer, st runs.State, t tty.Terminal) (err error) {
 	res := *st.Loop
 	status := string(res.Status)
 	if res.Status == engine.StatusRunning && !st.Live {
 		status += killed(st.ID)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "run\t%s\n", st.ID)
-	fmt.Fprintf(tw, "command\t%s\n", st.Meta.Command)
-	fmt.Fprintf(tw, "backend\t%s\n", termsafe.Line(st.Meta.Backend))
+	var f fields
+	f.add("run", st.ID)
+	f.add("command", st.Meta.Command)
+	f.add("backend", st.Meta.Backend)
 	if sb := st.Meta.Sandbox; sb != nil {
-		fmt.Fprintf(tw, "sandbox\t%s\n", sb)
+		f.add("sandbox", sb.String())
 	}
-	fmt.Fprintf(tw, "status\t%s\n", status)
+	f.add("status", status)
 	if res.Details != "" {
-		fmt.Fprintf(tw, "details\t%s\n", termsafe.Line(res.Details))
+		f.add("details", res.Details)
 	}
-	fmt.Fprintf(tw, "iterations\t%d\n", res.Iterations)
-	fmt.Fprintf(tw, "duration\t%s\n", res.DurationMs.Duration().Round(time.Second))
-	fmt.Fprintf(tw, "cost\t%s\n", cost.Amount(res.CostUSD, res.CostKnown, false))
-	fmt.Fprintf(tw, "tokens\t%d in, %d out\n", res.InputTokens, res.OutputTokens)
+	f.add("iterations", fmt.Sprint(res.Iterations))
+	f.add("duration", res.DurationMs.Duration().Round(time.Second).String())
+	f.add("cost", cost.Amount(res.CostUSD, res.CostKnown, false))
+	f.add("tokens", fmt.Sprintf("%d in, %d out", res.InputTokens, res.OutputTokens))
 	if len(res.Windows) > 0 {
-		fmt.Fprintf(tw, "windows\t%s\n", termsafe.Line(res.Windows.Text(time.Now(), time.Local)))
+		f.add("windows", res.Windows.Text(time.Now(), time.Local))
 	}
-	fmt.Fprintf(tw, "started\t%s\n", st.Meta.StartedAt.Local().Format(time.RFC3339))
-	fmt.Fprintf(tw, "directory\t%s\n", termsafe.Line(st.Dir))
-	if err := tw.Flush(); err != nil {
+	f.add("started", st.Meta.StartedAt.Local().Format(time.RFC3339))
+	f.add("directory", st.Dir)
+	if err := f.write(w, t); err != nil {
 		return err
 	}
+	w, end := safe(w)
+	defer end(&err)
 	for _, e := range res.Transcript {
 		fmt.Fprintf(w, "\n--- iteration %d (%s, %s)\n", e.Iteration, e.StartedAt, e.DurationMs.Duration())
 		if e.Failure != nil {
@@ -73,9 +72,7 @@ func ShowLoop(w io.Writer, st runs.State) (err error) {
 // ShowTask writes a task run as show prints it: its result, and each
 // attempt with the refs that keep the tree it started from and the one it
 // left, safe for a terminal (termsafe).
-func ShowTask(w io.Writer, st runs.State) (err error) {
-	w, end := safe(w)
-	defer end(&err)
+func ShowTask(w io.Writer, st runs.State, t tty.Terminal) error {
 	res := *st.Task
 	status := string(res.Status)
 	switch {
@@ -84,27 +81,27 @@ func ShowTask(w io.Writer, st runs.State) (err error) {
 	case res.Status == engine.StatusRunning && !st.Live:
 		status += killed(st.ID)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "run\t%s\n", st.ID)
-	fmt.Fprintf(tw, "command\ttask\n")
-	if t := st.Meta.Temporal; t != nil {
-		fmt.Fprintf(tw, "temporal\t%s (namespace %s, queue %s)\n", t.Address, t.Namespace, t.Queue)
+	var f fields
+	f.add("run", st.ID)
+	f.add("command", "task")
+	if tm := st.Meta.Temporal; tm != nil {
+		f.add("temporal", fmt.Sprintf("%s (namespace %s, queue %s)", tm.Address, tm.Namespace, tm.Queue))
 	}
-	fmt.Fprintf(tw, "task\t%s\n", termsafe.Line(taskengine.Subject(st.Meta.Prompt)))
+	f.add("task", taskengine.Subject(st.Meta.Prompt))
 	if sb := st.Meta.Sandbox; sb != nil {
-		fmt.Fprintf(tw, "sandbox\t%s\n", sb)
+		f.add("sandbox", sb.String())
 	}
-	fmt.Fprintf(tw, "status\t%s\n", status)
+	f.add("status", status)
 	if res.Details != "" {
-		fmt.Fprintf(tw, "details\t%s\n", termsafe.Line(res.Details))
+		f.add("details", res.Details)
 	}
 	if r := res.RerunOf; r != nil {
-		fmt.Fprintf(tw, "re-run of\t%s after %s\n", r.RunID, termsafe.Line(r.Reason))
+		f.add("re-run of", r.RunID+" after "+r.Reason)
 	}
 	if r := res.RerunAs; r != nil {
-		fmt.Fprintf(tw, "re-run as\t%s\n", termsafe.Line(strings.TrimPrefix(r.Said, "re-run as ")))
+		f.add("re-run as", strings.TrimPrefix(r.Said, "re-run as "))
 	}
-	fmt.Fprintf(tw, "attempts\t%d\n", len(res.Attempts))
+	f.add("attempts", fmt.Sprint(len(res.Attempts)))
 	spent := cost.Amount(res.CostUSD, res.CostKnown, res.CostEstimated)
 	if res.BudgetUSD > 0 {
 		spent += fmt.Sprintf(" of $%.2f", res.BudgetUSD)
@@ -113,31 +110,39 @@ func ShowTask(w io.Writer, st runs.State) (err error) {
 		// The task's cost is both runs'.
 		spent += "; " + cost.Amount(res.CostUSD+r.CostUSD, res.CostKnown || r.CostKnown, res.CostEstimated || r.CostEstimated) + " with its first run"
 	}
-	fmt.Fprintf(tw, "cost\t%s\n", spent)
-	fmt.Fprintf(tw, "duration\t%s\n", res.DurationMs.Duration().Round(time.Second))
+	f.add("cost", spent)
+	f.add("duration", res.DurationMs.Duration().Round(time.Second).String())
 	if len(res.Windows) > 0 {
-		fmt.Fprintf(tw, "windows\t%s\n", termsafe.Line(res.Windows.Text(time.Now(), time.Local)))
+		f.add("windows", res.Windows.Text(time.Now(), time.Local))
 	}
 	if g := res.Git; g != nil {
-		fmt.Fprintf(tw, "branch\t%s\n", termsafe.Line(g.Branch))
+		f.add("branch", g.Branch)
 		if g.Merge != nil {
-			fmt.Fprintf(tw, "merge\t%s %s\n", g.Merge.Status, ShortSHA(g.Merge.Commit))
+			f.add("merge", fmt.Sprintf("%s %s", g.Merge.Status, ShortSHA(g.Merge.Commit)))
 		}
 	} else if st.Worktree.Branch != "" {
-		fmt.Fprintf(tw, "branch\t%s\n", termsafe.Line(st.Worktree.Branch))
-		fmt.Fprintf(tw, "worktree\t%s\n", termsafe.Line(st.Worktree.Path))
+		f.add("branch", st.Worktree.Branch)
+		f.add("worktree", st.Worktree.Path)
 	}
-	fmt.Fprintf(tw, "directory\t%s\n", termsafe.Line(st.Dir))
-	if err := tw.Flush(); err != nil {
+	f.add("directory", st.Dir)
+	if err := f.write(w, t); err != nil {
 		return err
 	}
 	if len(res.Attempts) == 0 {
 		return nil
 	}
 	refs := git.RefPrefix + st.ID + "/"
-	fmt.Fprintf(w, "\nattempts (restore one with: git checkout %s<N>-result -- .)\n", refs)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "N\tSTEP\tTIER\tGATE\tACTION\tCOST\tBEFORE\tAFTER")
+	if err := wrapLines(w, t, fmt.Sprintf("\nattempts (restore one with: git checkout %s<N>-result -- .)\n", refs)); err != nil {
+		return err
+	}
+	// On a narrow terminal the refs read as their ends (1, 1-result): the
+	// line above gives the rest.
+	short := func(ref string) string { return strings.TrimPrefix(ref, refs) }
+	tb := tty.Table{Columns: []tty.Column{
+		{Head: "N"}, {Head: "STEP", Drop: 2}, {Head: "TIER"}, {Head: "GATE", Status: true},
+		{Head: "ACTION", Flex: true, Min: 12}, {Head: "COST", Drop: 3},
+		{Head: "BEFORE", Short: short, Drop: 1}, {Head: "AFTER", Short: short},
+	}}
 	for _, a := range res.Attempts {
 		step := "-"
 		if a.Step > 0 {
@@ -151,11 +156,10 @@ func ShowTask(w io.Writer, st runs.State) (err error) {
 		if a.Review != nil {
 			gateText += ", review " + a.Review.Verdict
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s%d\t%s%d-result\n", a.Number, step, termsafe.Line(a.Tier), termsafe.Line(gateText),
-			termsafe.Line(action), cost.Amount(a.CostUSD, a.CostKnown, a.CostEstimated),
-			refs, a.Number, refs, a.Number)
+		tb.Rows = append(tb.Rows, safeCells(fmt.Sprint(a.Number), step, a.Tier, gateText, action,
+			cost.Amount(a.CostUSD, a.CostKnown, a.CostEstimated), fmt.Sprintf("%s%d", refs, a.Number), fmt.Sprintf("%s%d-result", refs, a.Number)))
 	}
-	return tw.Flush()
+	return tb.Write(w, t)
 }
 
 // ShownBatch is a batch run's summary as show prints it, in text and in
@@ -171,11 +175,18 @@ func ShownBatch(st runs.State) batch.Summary {
 
 // ShowBatch writes a batch run as show prints it: its status and cost,
 // then its tasks with their runs and statuses (BatchTable).
-func ShowBatch(w io.Writer, st runs.State) {
+func ShowBatch(w io.Writer, st runs.State, t tty.Terminal) error {
 	res := ShownBatch(st)
-	sw := termsafe.NewWriter(w)
-	defer sw.Flush()
-	w = sw
-	fmt.Fprintf(w, "run      %s\ncommand  batch\nstatus   %s\ncost     %s\n\n", st.ID, res.Status, cost.Amount(res.CostUSD, res.CostKnown, false))
-	BatchTable(w, res)
+	var f fields
+	f.add("run", st.ID)
+	f.add("command", "batch")
+	f.add("status", res.Status)
+	f.add("cost", cost.Amount(res.CostUSD, res.CostKnown, false))
+	if err := f.write(w, t); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return BatchTable(w, res, t)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
+	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
 // The runs table marks a batch's task with the end of the batch's id and
@@ -24,7 +25,7 @@ func TestRuns(t *testing.T) {
 	var b strings.Builder
 	list := []runs.Listed{{RunRow: store.RunRow{ID: "20261125-abcdef01", Command: "task", Status: "done", Parent: "20261125-12345678",
 		Title: "a title that is much longer than its column", StartedAt: time.Now(), Live: true}}}
-	if err := Runs(&b, list); err != nil {
+	if err := Runs(&b, list, tty.Terminal{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -46,7 +47,7 @@ func TestRunsWindows(t *testing.T) {
 			{Backend: "claude", Kind: "5h", Used: 0.5}, {Backend: "claude", Kind: "weekly", Used: 0.25}}}},
 		{RunRow: store.RunRow{ID: "r0", Command: "loop", Status: "done", Title: "none"}},
 	}
-	if err := Runs(&b, list); err != nil {
+	if err := Runs(&b, list, tty.Terminal{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")
@@ -66,7 +67,7 @@ func TestBatchResult(t *testing.T) {
 	}}
 	var out strings.Builder
 	say := &lines{}
-	if err := BatchResult(&out, say, false, res); err != nil {
+	if err := BatchResult(&out, say, false, res, tty.Terminal{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "\nb: its checks failed\n") {
@@ -155,14 +156,14 @@ func TestHookAnswers(t *testing.T) {
 func TestResumed(t *testing.T) {
 	var out strings.Builder
 	say := &lines{}
-	code, err := Resumed(&out, say, true, runs.Resumed{Kind: "task", ID: "t1", Done: true, Task: taskengine.Result{Status: engine.StatusDone}})
+	code, err := Resumed(&out, say, true, runs.Resumed{Kind: "task", ID: "t1", Done: true, Task: taskengine.Result{Status: engine.StatusDone}}, tty.Terminal{})
 	if err != nil || code != 0 {
 		t.Fatalf("Resumed = %d, %v", code, err)
 	}
 	if len(say.notices) != 1 || say.notices[0] != "task t1 is already done; nothing to resume" {
 		t.Errorf("Resumed said %q", say.notices)
 	}
-	code, _ = Resumed(&out, say, true, runs.Resumed{Kind: "batch", ID: "b1", Batch: batch.Summary{Status: "failed", ExitCode: 3}})
+	code, _ = Resumed(&out, say, true, runs.Resumed{Kind: "batch", ID: "b1", Batch: batch.Summary{Status: "failed", ExitCode: 3}}, tty.Terminal{})
 	if code != 3 {
 		t.Errorf("Resumed batch exit code = %d, want 3", code)
 	}
