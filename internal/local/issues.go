@@ -437,27 +437,24 @@ func (l *issueLink) writer(ctx context.Context) {
 	}
 }
 
-// flush writes every status comment whose body changed.
+// flush writes every status comment whose body changed: the status as
+// it was when flush looked, the next change written by the next flush.
 func (l *issueLink) flush(ctx context.Context) {
 	type job struct {
-		li   *linkedIssue
-		body string
+		li     *linkedIssue
+		status intake.Status
+		body   string
 	}
 	var jobs []job
 	l.mu.Lock()
 	for _, li := range l.issues {
-		s := li.status
-		if body := s.Body(); body != li.written {
-			jobs = append(jobs, job{li, body})
+		if body := li.status.Body(); body != li.written {
+			jobs = append(jobs, job{li, li.status, body})
 		}
 	}
 	l.mu.Unlock()
 	for _, j := range jobs {
-		s := j.li.status // its fields are written under l.mu only by update
-		l.mu.Lock()
-		s = j.li.status
-		l.mu.Unlock()
-		if err := l.edit(ctx, j.li.comment, s); err != nil {
+		if err := l.edit(ctx, j.li.comment, j.status); err != nil {
 			l.warn("issue #%d: edit its status comment: %v", j.li.n, err)
 			continue
 		}
