@@ -146,8 +146,14 @@ func (b *batchRun) landByPR(ctx context.Context, id string, res taskengine.Resul
 	if b.issues != nil && out.URL != "" {
 		b.issues.update(id, func(s *intake.Status) { s.PR = out.URL })
 	}
-	return batch.Outcome{Status: batchStatus(out.Status), ExitCode: out.ExitCode, RunID: res.RunID,
-		CostUSD: res.CostUSD + out.CostUSD, CostKnown: res.CostKnown || out.CostKnown,
+	return PROutcome(out, res.RunID, res.CostUSD, res.CostKnown)
+}
+
+// PROutcome is the outcome of a batch task whose run taskRun (which cost
+// taskCost) opened the pull request that out worked: the pull request's.
+func PROutcome(out PRResult, taskRun string, taskCost float64, taskCostKnown bool) batch.Outcome {
+	return batch.Outcome{Status: batchStatus(out.Status), ExitCode: out.ExitCode, RunID: taskRun,
+		CostUSD: taskCost + out.CostUSD, CostKnown: taskCostKnown || out.CostKnown,
 		Details: fmt.Sprintf("pull request #%d (%s), run %s: %s", out.Number, out.URL, out.RunID, cmpOr(out.Reason, string(out.Status)))}
 }
 

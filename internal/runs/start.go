@@ -403,7 +403,7 @@ func runBatchHere(ctx context.Context, f Front, cfg *config.Config, repo *git.Re
 	env := cfg.EnvValue(getenv(bp.Parts))
 	bp = eachParts(bp, func(p local.Parts) local.Parts { p.EnvValue = env; return p })
 	if cfg.Until != "" {
-		if err := landByPR(ctx, cfg, repo, &plan, bp.Parts); err != nil {
+		if err := landByPR(ctx, cfg, repo, &plan.Spec, bp.Parts); err != nil {
 			endBoard()
 			return batch.Summary{}, err
 		}
@@ -449,8 +449,8 @@ func checkBatchPR(cfg *config.Config, c BatchCommand) error {
 	switch {
 	case !cfg.PR:
 		return cfg.KeyError("until", "works pull requests: add --pr (config: pr = true)")
-	case cfg.Temporal.Address != "":
-		return cfg.KeyError("until", "a batch of pull requests runs here; sending it to Temporal is not built yet: drop --temporal")
+	case cfg.Merge == git.MergePush:
+		return cfg.KeyError("merge", "push lands each task on its base; with --until its pull request is the landing")
 	}
 	return nil
 }
@@ -459,23 +459,26 @@ func checkBatchPR(cfg *config.Config, c BatchCommand) error {
 // own worked until cfg's target (local.BatchPR): its branch pushed to
 // the remote the task branches go to, nothing merged here. The forge and
 // its token are checked now, before anything is spent.
-func landByPR(ctx context.Context, cfg *config.Config, repo *git.Repo, plan *BatchPlan, p local.Parts) error {
+func landByPR(ctx context.Context, cfg *config.Config, repo *git.Repo, spec *local.BatchSpec, p local.Parts) error {
 	policy := policyOf(cfg, "")
 	if policy.Target != pull.Merged {
-		for _, t := range plan.Spec.Tasks {
+		for _, t := range spec.Tasks {
 			if len(t.Depends) > 0 {
 				return cfg.KeyError("until", fmt.Sprintf("%s: task %s depends on %s, and starts from their work merged: use --until merged, or run them as batches of their own",
 					policy.Target, t.ID, strings.Join(t.Depends, ", ")))
 			}
 		}
 	}
-	if _, err := taskForge(ctx, cfg, repo, p); err != nil {
-		return err
+	rm := "origin" // on Temporal (repo nil): the remote the workers clone
+	if repo != nil {
+		if _, err := taskForge(ctx, cfg, repo, p); err != nil {
+			return err
+		}
+		rm, _ = repo.Remote(ctx, "jlgcli/new") // known: taskForge found it
 	}
-	rm, _ := repo.Remote(ctx, "jlgcli/new") // known: taskForge found it
-	plan.Spec.PR = &local.BatchPR{Remote: rm, Forge: cfg.Forge, Policy: policy}
-	for i := range plan.Spec.Tasks {
-		s := &plan.Spec.Tasks[i].Spec
+	spec.PR = &local.BatchPR{Remote: rm, Forge: cfg.Forge, Policy: policy}
+	for i := range spec.Tasks {
+		s := &spec.Tasks[i].Spec
 		s.Merge, s.Push, s.PR, s.ViaPR = git.MergeNone, true, false, true
 	}
 	return nil

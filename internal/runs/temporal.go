@@ -261,6 +261,13 @@ func SubmitBatch(ctx context.Context, cfg *config.Config, sub Submission, spec l
 	if err := checkTemporal(cfg, sub); err != nil {
 		return "", nil, err
 	}
+	if cfg.Until != "" {
+		// Each task lands through a pull request the workers work, with
+		// their own token.
+		if err := landByPR(ctx, cfg, nil, &spec, p); err != nil {
+			return "", nil, err
+		}
+	}
 	for _, t := range spec.Tasks {
 		for _, tr := range t.Spec.Tiers {
 			if tr.Backend == "" {

@@ -195,7 +195,11 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 		return sum, nil
 	}
 
-	s := &batch.Scheduler{Graph: graph, Runner: driven{}, Merger: driven{}, Jobs: max(in.Spec.Jobs, 1), FailFast: in.Spec.FailFast, Initial: resume.Tasks,
+	var merger batch.Merger = driven{}
+	if in.Spec.PR != nil {
+		merger = nil // each task lands through its pull request, in a workflow of its own
+	}
+	s := &batch.Scheduler{Graph: graph, Runner: driven{}, Merger: merger, Jobs: max(in.Spec.Jobs, 1), FailFast: in.Spec.FailFast, Initial: resume.Tasks,
 		Budget: in.Spec.Budget(), Now: func() time.Time { return workflow.Now(ctx) },
 		Observer: func(e batch.Event) {
 			if e.Task.ID != "" {
@@ -214,6 +218,28 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	// run's workflow gets (cancelled when the tracker asks it to stop).
 	claims := map[string]local.IssueClaim{}
 	taskCtx := map[string]workflow.Context{}
+	// prChild works task id's pull request in a child PullRequestWorkflow
+	// of its own: it runs the task from the remote's base branch as it is
+	// then (First), opens its pull request and works it until the
+	// batch's target; done is told what became of it.
+	prChild := func(id, runID string, done func(local.PRResult, error)) {
+		bt := byID[id]
+		tin := task
+		tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = PRTaskID(runID), bt.Prompt, in.Repo, in.Spec.BaseBranch, specs[id]
+		tin.MergePush, tin.Spec.PR = false, false
+		tin.Branch = git.BranchName(tin.RunID, bt.Prompt)
+		pin := PRInput{RunID: runID, Repo: in.Repo, Forge: in.Spec.PR.Forge, Policy: in.Spec.PR.Policy, Task: bt.Prompt, Spec: specs[id],
+			First: &tin, Queue: in.Queue, WorkerWaitMs: in.WorkerWaitMs, HeartbeatMs: in.HeartbeatMs}
+		if bt.Issue != nil {
+			pin.Closes = bt.Issue.Number
+		}
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: runID, TaskQueue: in.Queue, WaitForCancellation: stoppable})
+		sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, PullRequestWorkflowName, pin), func(f workflow.Future) {
+			var res local.PRResult
+			err := f.Get(ctx, &res)
+			done(res, err)
+		})
+	}
 	child := func(id, runID, prompt, resumeRun string, prior *taskengine.Prior, done func(taskengine.Result, error)) {
 		bt := byID[id]
 		tin := task
@@ -313,6 +339,34 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 					}
 					m.Ended(id, o)
 				})
+			}
+			if in.Spec.PR != nil {
+				// The task's pull request is its landing.
+				work := func() {
+					prChild(id, runID, func(res local.PRResult, err error) {
+						if err != nil {
+							m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Error, RunID: runID, Details: message(err)})
+							return
+						}
+						m.Ended(id, local.PROutcome(res, res.From, 0, false))
+					})
+				}
+				if in.Spec.Issues == nil {
+					work()
+					continue
+				}
+				claimIssue(ctx, sel, in, byID[id], func(c local.IssueClaim, err error) {
+					switch {
+					case err != nil:
+						m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Error, Details: fmt.Sprintf("issue #%d could not be claimed: %s", c.Number, message(err))})
+					case c.Skip != "":
+						m.Ended(id, batch.Outcome{Status: batch.StatusSkipped, Details: c.Skip + ": skipped"})
+					default:
+						claims[id] = c
+						work()
+					}
+				})
+				continue
 			}
 			if in.Spec.Issues == nil {
 				run(func() string { return "" })

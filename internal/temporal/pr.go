@@ -61,6 +61,9 @@ type PRInput struct {
 	// runs first (a child task workflow), and its ready branch is opened as
 	// the pull request into its base branch.
 	First *TaskInput `json:"first,omitempty"`
+	// Closes, when not 0, is the issue the pull request First opens
+	// closes (a batch of issues): its body says so.
+	Closes int `json:"closes,omitempty"`
 	// Queue, WorkerWaitMs and HeartbeatMs are as a task's (TaskInput).
 	Queue        string          `json:"queue"`
 	WorkerWaitMs millis.Duration `json:"workerWaitMs"`
@@ -406,7 +409,7 @@ func (w *prFlow) first() (local.PRResult, bool) {
 		return r, true
 	}
 	fi := st.First.Input
-	body := local.PRBody(res, in.Policy.Target, 0)
+	body := local.PRBody(res, in.Policy.Target, in.Closes)
 	var pr forge.PR
 	err = workflow.ExecuteActivity(in.forgeOptions(ctx), PROpenName, PROpenInput{PRForge: PRForge{Repo: in.Repo, Forge: in.Forge},
 		New: forge.NewPR{Head: ReadyBranch(fi.Branch), Base: fi.BaseBranch, Title: local.SquashSubject(fi.Task), Body: body}}).Get(ctx, &pr)
