@@ -138,6 +138,12 @@ type Memory struct {
 	Done []string `json:"done,omitempty"`
 	// Rounds is how many attempts were made.
 	Rounds int `json:"rounds"`
+	// Failures is what the checks that the last round was woken for said
+	// (their names, states and descriptions), and Same how many rounds in
+	// a row before the next were woken for the same: the same-error rule
+	// across rounds.
+	Failures string `json:"failures,omitempty"`
+	Same     int    `json:"same,omitempty"`
 	// Seen is what the last look found, in short; Quiet how many looks in a
 	// row found the same (the wait doubles with each).
 	Seen  string `json:"seen,omitempty"`
@@ -395,11 +401,17 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 	case len(fresh) > 0 && m.Rounds >= p.MaxRounds:
 		act.Do, act.Blockers = GiveUp, blockers
 		act.Reason = fmt.Sprintf("%s made and the pull request is still blocked: %s", plural.N(m.Rounds, "round"), listed(blockers))
+	case len(fresh) > 0 && sameFailures(m, fresh) >= MaxSameFailures:
+		act.Do, act.Blockers = GiveUp, fresh
+		act.Reason = fmt.Sprintf("same-error: %s in a row pushed a change and met the same failing checks again (%s); another round would pay for the same",
+			plural.N(MaxSameFailures, "round"), listed(fresh))
 	case len(fresh) > 0:
 		act.Do, act.Blockers = Attempt, fresh
 		for _, b := range fresh {
 			m.Done = append(m.Done, doneKey(head, b))
 		}
+		m.Same = sameFailures(m, fresh)
+		m.Failures = failures(fresh)
 		m.Rounds++
 	case len(rerun) > 0:
 		act.Do, act.Checks = Rerun, rerun
@@ -425,6 +437,36 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 		}
 	}
 	return act, m
+}
+
+// MaxSameFailures is how many rounds in a row may be woken for the same
+// failing checks (the same names, states and descriptions at each new
+// head they pushed): the next is not, and the loop gives up.
+const MaxSameFailures = 2
+
+// failures is what the failed checks among bs said, "" for none.
+func failures(bs []Blocker) string {
+	var parts []string
+	for _, b := range bs {
+		if b.Kind == FailedCheck && b.Check != nil {
+			parts = append(parts, b.Check.Name+"="+string(b.Check.State)+":"+b.Check.Conclusion+":"+b.Check.Description)
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "|")
+}
+
+// sameFailures is how many rounds in a row, the next included, are woken
+// for the failed checks of bs (0 when they are none, or new).
+func sameFailures(m Memory, bs []Blocker) int {
+	f := failures(bs)
+	switch {
+	case f == "":
+		return 0
+	case f == m.Failures:
+		return m.Same + 1
+	}
+	return 0
 }
 
 // ready is the decision once nothing blocks green: done, wait for an

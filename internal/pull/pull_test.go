@@ -239,3 +239,39 @@ func TestNeedsPrompt(t *testing.T) {
 		t.Errorf("the prompt is %d bytes, over its bound", len(s))
 	}
 }
+
+// TestSameFailuresAcrossRounds: rounds that push and meet the same failing
+// check again are the same-error rule across rounds: after
+// MaxSameFailures rounds woken for it, the next is not made; a different
+// failure starts the count again.
+func TestSameFailuresAcrossRounds(t *testing.T) {
+	p := Policy{Target: Green}
+	failed := func(head, desc string) Observation {
+		c := check("ci/test", forge.Failed)
+		c.Description = desc
+		return look(head, time.Minute, c)
+	}
+	var m Memory
+	var a Action
+	heads := []string{"h1", "h2", "h3"}
+	for i, head := range heads {
+		m = m.PushedAt(head, t0)
+		if a, m = Decide(p, failed(head, "TestAnswer: got 41"), m); a.Do != Rerun {
+			t.Fatalf("%s: %+v, want the re-run first", head, a)
+		}
+		a, m = Decide(p, failed(head, "TestAnswer: got 41"), m)
+		if i < MaxSameFailures && a.Do != Attempt {
+			t.Fatalf("round %d on the same failure: %+v, want an attempt", i+1, a)
+		}
+	}
+	if a.Do != GiveUp || !strings.Contains(a.Reason, "same-error") || m.Rounds != MaxSameFailures {
+		t.Fatalf("the same failure after %d rounds: %+v (rounds %d), want give up, same-error", MaxSameFailures, a, m.Rounds)
+	}
+	// Another failure is new: a round.
+	m = m.PushedAt("h4", t0)
+	Decide(p, failed("h4", "TestOther: panics"), m)
+	m.Done = append(m.Done, "h4 rerun:ci/test")
+	if a, _ = Decide(p, failed("h4", "TestOther: panics"), m); a.Do != Attempt {
+		t.Fatalf("a different failure: %+v, want an attempt", a)
+	}
+}
