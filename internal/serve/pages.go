@@ -43,16 +43,12 @@ var funcs = template.FuncMap{
 	"subject": taskengine.Subject,
 	"add":     func(a, b float64) float64 { return a + b },
 	"yes":     func(b *bool) bool { return b != nil && *b },
-	// runShort is the random part of a run id, enough to tell it among
-	// the runs listed.
-	"runShort": func(id string) string {
-		if _, after, ok := strings.Cut(id, "-"); ok {
-			return after
-		}
-		return id
-	},
-	"n":    plural.N,
-	"diff": diffLines,
+	// runShort is the last 8 characters of a run id (its random part),
+	// enough to tell it among the runs listed; pages give the whole id
+	// in a title.
+	"runShort": runShort,
+	"n":        plural.N,
+	"diff":     diffLines,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
@@ -287,4 +283,12 @@ func diffLines(diff string) []diffLine {
 		out = append(out, diffLine{Class: c, Text: l})
 	}
 	return out
+}
+
+// runShort is the last 8 characters of id.
+func runShort(id string) string {
+	if r := []rune(id); len(r) > 8 {
+		return string(r[len(r)-8:])
+	}
+	return id
 }
