@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ type wideBoard struct {
 	*bigBatch
 }
 
-func newWideBoard() *wideBoard { return &wideBoard{newBigBatch(200)} }
+func newWideBoard(n int) *wideBoard { return &wideBoard{newBigBatch(n)} }
 
 func (w *wideBoard) List(context.Context) ([]runs.Listed, error) {
 	out := []runs.Listed{{RunRow: store.RunRow{ID: wideBatch, Command: "batch", Status: "running", Title: "200 task sheets", Live: true, StartedAt: t0, Backend: "claude"},
@@ -147,7 +148,7 @@ func fitAt(t *testing.T, ctx context.Context, url string, w int) pageFit {
 // the runs table shows its status, tier, cost and duration (and when wide
 // its start), and no card of the board lets its text spill out.
 func TestLayoutsFit(t *testing.T) {
-	s, err := New(newWideBoard(), Options{Poll: time.Hour})
+	s, err := New(newWideBoard(200), Options{Poll: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,4 +175,92 @@ func TestLayoutsFit(t *testing.T) {
 			screenshot(t, ctx, fmt.Sprintf("wide-%s-%dpx", p.name, w))
 		}
 	}
+}
+
+// failing is the wide board where one more task run, task-199's, runs until
+// fail is set, then ends max-iterations.
+type failing struct {
+	*wideBoard
+	mu     sync.Mutex
+	failed bool
+}
+
+const failingRun = "20261125T110000Z-fa11fa11"
+
+func (f *failing) List(ctx context.Context) ([]runs.Listed, error) {
+	rows, err := f.wideBoard.List(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	row := runs.Listed{RunRow: store.RunRow{ID: failingRun, Command: "task", Status: "running", Title: "Write the last part", Parent: wideBatch, Live: true,
+		StartedAt: t0.Add(time.Hour), UpdatedAt: t0.Add(time.Hour)}, Sheet: "task-199", Current: &runs.Current{Attempt: 3, Tier: "strong"}}
+	if f.failed {
+		row.Status, row.Live, row.Current, row.UpdatedAt = "max-iterations", false, nil, t0.Add(2*time.Hour)
+	}
+	return append([]runs.Listed{row}, rows...), err
+}
+
+func (f *failing) Show(ctx context.Context, id string) (Shown, error) {
+	if id != failingRun {
+		return f.wideBoard.Show(ctx, id)
+	}
+	return Shown{ID: id, Command: "task", Task: &taskengine.Result{Status: "max-iterations", Details: "the checks failed after 3 attempts"}}, nil
+}
+
+// TestNeedsYouInABrowser: the runs page's first screen lists what needs
+// the user (failed task runs, a batch's blocked tasks) and what runs; when
+// a running task fails, its line leaves "Running" for "Needs you", newest
+// first, with its status and why, without a reload.
+func TestNeedsYouInABrowser(t *testing.T) {
+	src := &failing{wideBoard: newWideBoard(12)}
+	s, err := New(src, Options{Poll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	ctx := browser(t)
+	line := `li[data-run="` + failingRun + `"]`
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#running `+line))); err != nil {
+		t.Fatal(err)
+	}
+	running, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#running `+line+`').innerText`))
+	if err != nil || !strings.Contains(running, "task-199 Write the last part") || !strings.Contains(running, "strong · attempt 3") {
+		t.Errorf("the running line reads %q (%v)", running, err)
+	}
+	blocked, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#needyou li[data-status="blocked"]').length`))
+	if err != nil || blocked == 0 {
+		t.Errorf("no blocked task under Needs you (%v)", err)
+	}
+	screenshot(t, ctx, "glance-running-1440px")
+	src.mu.Lock()
+	src.failed = true
+	src.mu.Unlock()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#needyou `+line))); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		First, Text, Colour string
+		Still               bool
+	}](`({First: document.querySelector('#needyou li').dataset.run, Text: document.querySelector('#needyou `+line+`').innerText,
+		Colour: getComputedStyle(document.querySelector('#needyou `+line+` .st')).backgroundColor,
+		Still: !!document.querySelector('#running `+line+`')})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.First != failingRun || got.Still {
+		t.Errorf("the failed run is not the first line under Needs you (first: %s), or still under Running (%v)", got.First, got.Still)
+	}
+	for _, want := range []string{"task-199 Write the last part", "max-iterations", "the checks failed after 3 attempts"} {
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("its line %q lacks %q", got.Text, want)
+		}
+	}
+	if got.Colour != "rgb(207, 34, 46)" {
+		t.Errorf("its status is drawn in %s, want the failure's red", got.Colour)
+	}
+	screenshot(t, ctx, "glance-failed-1440px")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(700, 900)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "glance-failed-700px")
 }

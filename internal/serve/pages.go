@@ -13,7 +13,6 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/cost"
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/pull"
@@ -42,11 +41,13 @@ var funcs = template.FuncMap{
 	},
 	"subject": taskengine.Subject,
 	"add":     func(a, b float64) float64 { return a + b },
+	"plus":    func(a, b int) int { return a + b },
 	"yes":     func(b *bool) bool { return b != nil && *b },
 	// runShort is the last 8 characters of a run id (its random part),
 	// enough to tell it among the runs listed; pages give the whole id
 	// in a title.
 	"runShort": runShort,
+	"standing": standing,
 	"n":        plural.N,
 	"diff":     diffLines,
 	"deref": func(s *string) string {
@@ -109,7 +110,7 @@ func statusClass(s string) string {
 		return "run"
 	case "pending", "waiting", "blocked", "unmerged", "neutral", "under":
 		return "wait"
-	case "interrupted", "timeout", "rate-limited", "incomplete", "re-run":
+	case "interrupted", "timeout", "rate-limited", "incomplete", "re-run", "killed":
 		return "stop"
 	case "needs-you":
 		return "you"
@@ -144,9 +145,9 @@ type runsData struct {
 	Kinds        []string
 	Total        int
 	Error        string
-	// NeedYou are the runs that gave up and wait for a person (needs-you),
+	// Glance is the first screen: what needs the user, what runs,
 	// whatever the filter.
-	NeedYou []runs.Listed
+	Glance glance
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
@@ -157,15 +158,13 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	seen := map[string]bool{}
 	for _, row := range rows {
-		if row.Status == string(engine.StatusNeedsYou) {
-			d.NeedYou = append(d.NeedYou, row)
-		}
 		if !seen[row.Status] {
 			seen[row.Status] = true
 			d.Statuses = append(d.Statuses, row.Status)
 		}
 	}
 	slices.Sort(d.Statuses)
+	d.Glance = glanceOf(r.Context(), s.src, rows, time.Now())
 	d.Total = len(rows)
 	d.Rows = filterRows(rows, d.Status, d.Kind)
 	s.pages.serve(w, r, "runs", d)
@@ -203,6 +202,26 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), statusOf(err))
 		return
 	}
+	d := factsOf(run)
+	running := strings.HasPrefix(d.Status, "running")
+	d.CanStop = running && run.Live
+	d.CanResume = !run.Live && d.Status != "done"
+	if run.PR != nil {
+		// One that gave up or spent its budget is taken up again by
+		// jlgcli pr, not resumed.
+		d.CanResume = !run.Live && run.PR.Resumable()
+	}
+	if b := run.Batch; b != nil {
+		d.Columns = boardOf(*b)
+		d.Graph = graphOf(*b)
+		d.Chart = chartOf(*b, run.Tasks, time.Now())
+	}
+	s.pages.serve(w, r, "run", d)
+}
+
+// factsOf is what every run's page says of run: its status, details,
+// cost and duration, whatever its kind.
+func factsOf(run Shown) runData {
 	d := runData{Shown: run}
 	switch {
 	case run.Task != nil:
@@ -211,9 +230,6 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	case run.Batch != nil:
 		b := run.Batch
 		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = b.Status, b.Details, b.CostUSD, b.CostKnown, b.DurationMs
-		d.Columns = boardOf(*b)
-		d.Graph = graphOf(*b)
-		d.Chart = chartOf(*b, run.Tasks, time.Now())
 	case run.Loop != nil:
 		l := run.Loop
 		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = string(l.Status), l.Details, l.CostUSD, l.CostKnown, l.DurationMs
@@ -224,15 +240,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 			d.Waiting = a.Waiting
 		}
 	}
-	running := strings.HasPrefix(d.Status, "running")
-	d.CanStop = running && run.Live
-	d.CanResume = !run.Live && d.Status != "done"
-	if run.PR != nil {
-		// One that gave up or spent its budget is taken up again by
-		// jlgcli pr, not resumed.
-		d.CanResume = !run.Live && run.PR.Resumable()
-	}
-	s.pages.serve(w, r, "run", d)
+	return d
 }
 
 // boardOf sorts a batch's tasks into the board's columns: those that run
