@@ -17,6 +17,9 @@ const (
 	chartLabel     = 130 // the task ids left of the bars
 	chartW         = 560 // the bars' width
 	chartRow       = 22
+	// chartOpenUpTo is how many bars a timeline shows open: a longer one
+	// (a page as tall as several screens) starts folded.
+	chartOpenUpTo = 40
 )
 
 // graph is a batch's DAG laid out by level: a column per level, its tasks
@@ -83,7 +86,10 @@ func graphOf(b batch.Summary) *graph {
 // its end (now, for a running task), with its attempts inside coloured by
 // tier.
 type chart struct {
-	W, H  int
+	W, H int
+	// Fold: the chart has more bars than chartOpenUpTo, and starts
+	// folded.
+	Fold  bool
 	Label int
 	Rows  []chartRowData
 	Span  string
@@ -166,7 +172,7 @@ func chartOf(b batch.Summary, tasks map[string]*taskengine.Result, now time.Time
 		span = time.Second
 	}
 	x := func(t time.Time) int { return chartLabel + int(float64(chartW)*float64(t.Sub(begin))/float64(span)) }
-	c := &chart{W: chartLabel + chartW + 60, H: len(bars)*chartRow + 20, Label: chartLabel, Span: span.Round(time.Second).String()}
+	c := &chart{W: chartLabel + chartW + 60, H: len(bars)*chartRow + 20, Label: chartLabel, Span: span.Round(time.Second).String(), Fold: len(bars) > chartOpenUpTo}
 	for i, br := range bars {
 		row := chartRowData{Y: i * chartRow, ID: br.t.ID, Status: br.t.Status, X: x(br.start), W: max(x(br.end)-x(br.start), 2)}
 		if br.t.RunID != nil {

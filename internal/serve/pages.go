@@ -180,8 +180,10 @@ type runData struct {
 	Duration millis.Duration
 	// CanStop and CanResume say which actions the page offers.
 	CanStop, CanResume bool
-	// Columns is a batch's board; Graph its DAG; Chart its Gantt.
+	// Columns is a batch's board; Groups its tasks table; Graph its DAG;
+	// Chart its Gantt.
 	Columns []column
+	Groups  []taskGroup
 	Graph   *graph
 	Chart   *chart
 	// Waiting is what a running pull-request run waits for.
@@ -193,6 +195,63 @@ type column struct {
 	// name).
 	Name, Label string
 	Tasks       []batch.TaskSummary
+}
+
+// cardsShown is how many cards a column of the board shows; the others
+// are folded under "N more".
+const cardsShown = 6
+
+// Shown are the cards the column shows, More those it folds.
+func (c column) Shown() []batch.TaskSummary { return c.Tasks[:min(len(c.Tasks), cardsShown)] }
+func (c column) More() []batch.TaskSummary  { return c.Tasks[min(len(c.Tasks), cardsShown):] }
+
+// taskGroup is a group of a batch's tasks table: the tasks of a few
+// statuses, open or folded (a <details>).
+type taskGroup struct {
+	Name, Label string
+	Open        bool
+	Tasks       []batch.TaskSummary
+}
+
+// groupOpenUpTo is how many tasks a group that may fold shows open.
+const groupOpenUpTo = 20
+
+// groupsOf sorts a batch's tasks into its table's groups, in the order a
+// user reads them: those that failed (they need you), those that run, the
+// merge queue, those blocked by a failure, those waiting, those done. The
+// first three are open; blocked and waiting fold beyond groupOpenUpTo
+// tasks; done is folded, with its count. Empty groups are left out.
+func groupsOf(b batch.Summary) []taskGroup {
+	gs := []taskGroup{{Name: "failed", Label: "Failed: they need you", Open: true}, {Name: "running", Label: "Running", Open: true},
+		{Name: "merging", Label: "Merge queue", Open: true}, {Name: "blocked", Label: "Blocked or skipped"}, {Name: "waiting", Label: "Waiting"},
+		{Name: "done", Label: "Done"}}
+	for _, t := range b.Tasks {
+		i := 0
+		switch s := batch.Status(t.Status); s {
+		case batch.StatusRunning:
+			i = 1
+		case batch.StatusUnmerged:
+			i = 2
+		case batch.StatusBlocked, batch.StatusSkipped:
+			i = 3
+		case batch.StatusPending, batch.StatusInterrupted:
+			i = 4
+		case batch.StatusDone:
+			i = 5
+		}
+		gs[i].Tasks = append(gs[i].Tasks, t)
+	}
+	out := gs[:0]
+	for _, g := range gs {
+		if len(g.Tasks) == 0 {
+			continue
+		}
+		if g.Name == "blocked" || g.Name == "waiting" {
+			g.Open = len(g.Tasks) <= groupOpenUpTo
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
@@ -213,6 +272,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if b := run.Batch; b != nil {
 		d.Columns = boardOf(*b)
+		d.Groups = groupsOf(*b)
 		d.Graph = graphOf(*b)
 		d.Chart = chartOf(*b, run.Tasks, time.Now())
 	}
