@@ -16,6 +16,9 @@ import (
 // running and what it cost: a line for each run or batch task that needs a
 // person, then one for each running run, above the table of every run.
 
+// killedWhy is what is said of a running run that no process runs.
+const killedWhy = "no process runs it: it was killed; Resume goes on from where it was cut"
+
 // glanceLimit bounds the lines of each list (the rest are counted), and
 // glanceBatches the batches whose tasks are looked at (the newest that run
 // or ended incomplete).
@@ -126,7 +129,7 @@ func glanceOf(ctx context.Context, src Source, rows []runs.Listed, now time.Time
 				need = append(need, it)
 			} else if !row.Live {
 				it.Word = "killed"
-				it.Why = "no process runs it: it was killed; Resume goes on from where it was cut"
+				it.Why = killedWhy
 				need = append(need, it)
 			} else {
 				it.Word = it.Status

@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -20,6 +21,9 @@ const (
 	// chartOpenUpTo is how many bars a timeline shows open: a longer one
 	// (a page as tall as several screens) starts folded.
 	chartOpenUpTo = 40
+	// tierColours is how many colours the attempts are drawn in
+	// (style.css's .seg.t0 to .t3), by tier.
+	tierColours = 4
 )
 
 // graph is a batch's DAG laid out by level: a column per level, its tasks
@@ -94,6 +98,15 @@ type chart struct {
 	Rows  []chartRowData
 	Span  string
 	Ticks []tick
+	// Legend names the tiers that the attempts' colours stand for.
+	Legend []tierColour
+}
+
+// tierColour is a colour of the chart's attempts (seg tN) and the tiers
+// drawn in it.
+type tierColour struct {
+	Class int
+	Names string
 }
 
 type chartRowData struct {
@@ -185,15 +198,42 @@ func chartOf(b batch.Summary, tasks map[string]*taskengine.Result, now time.Time
 				if a.DurationMs == 0 && br.t.Status == string(batch.StatusRunning) {
 					e = now
 				}
-				row.Attempts = append(row.Attempts, segment{X: x(s), Y: row.Y, W: max(x(e)-x(s), 2), Tier: a.TierIndex % 4,
+				row.Attempts = append(row.Attempts, segment{X: x(s), Y: row.Y, W: max(x(e)-x(s), 2), Tier: a.TierIndex % tierColours,
 					Title: fmt.Sprintf("attempt %d, tier %s: gate %s, %s", a.Number, a.Tier, a.Gate.Status, a.Action)})
 			}
 		}
 		c.Rows = append(c.Rows, row)
 	}
+	c.Legend = legendOf(c.Rows, tasks)
 	for i := 0; i <= 4; i++ {
 		at := begin.Add(span * time.Duration(i) / 4)
 		c.Ticks = append(c.Ticks, tick{X: x(at), Text: at.Local().Format("15:04:05")})
 	}
 	return c
+}
+
+// legendOf names, for each colour the chart's attempts are drawn in, the
+// tiers drawn in it (tasks may name their tiers differently), in the
+// tiers' order.
+func legendOf(rows []chartRowData, tasks map[string]*taskengine.Result) []tierColour {
+	names := make([][]string, tierColours)
+	for _, r := range rows {
+		res := tasks[r.ID]
+		if res == nil {
+			continue
+		}
+		for _, a := range res.Attempts {
+			i := a.TierIndex % tierColours
+			if a.Tier != "" && !slices.Contains(names[i], a.Tier) {
+				names[i] = append(names[i], a.Tier)
+			}
+		}
+	}
+	var out []tierColour
+	for i, n := range names {
+		if len(n) > 0 {
+			out = append(out, tierColour{Class: i, Names: strings.Join(n, ", ")})
+		}
+	}
+	return out
 }

@@ -31,14 +31,11 @@ var funcs = template.FuncMap{
 	"ms": func(ms millis.Duration) string {
 		return ms.Duration().Round(time.Second).String()
 	},
-	"when":   func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
-	"status": statusClass,
-	"short": func(s string) string {
-		if len(s) > 10 {
-			return s[:10]
-		}
-		return s
-	},
+	"when":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"status":  statusClass,
+	"short":   shortHash,
+	"gate":    gateOf,
+	"merge":   mergeWords,
 	"subject": taskengine.Subject,
 	"add":     func(a, b float64) float64 { return a + b },
 	"plus":    func(a, b int) int { return a + b },
@@ -298,6 +295,14 @@ func factsOf(run Shown) runData {
 		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = string(p.Status), p.Reason, p.CostUSD, p.CostUSD != 0, p.DurationMs
 		if a := p.Last; a != nil && a.Do == pull.Wait && p.Status == store.Running {
 			d.Waiting = a.Waiting
+		}
+	}
+	if d.Status == store.Running && (run.Loop != nil || run.Task != nil) {
+		// Its journal cannot tell whether a process runs it; the
+		// server can (its lock).
+		d.Details = ""
+		if !run.Live {
+			d.Details = killedWhy
 		}
 	}
 	return d
