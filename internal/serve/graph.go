@@ -95,9 +95,13 @@ type chart struct {
 	// folded.
 	Fold  bool
 	Label int
-	Rows  []chartRowData
-	Span  string
-	Ticks []tick
+	// BarsW is the bars' frame's width in pixels, SpanMs in milliseconds
+	// (its scale).
+	BarsW  int
+	SpanMs int64
+	Rows   []chartRowData
+	Span   string
+	Ticks  []tick
 	// Legend names the tiers that the attempts' colours stand for.
 	Legend []tierColour
 }
@@ -109,19 +113,22 @@ type tierColour struct {
 	Names string
 }
 
+// chartRowData is a bar: Y in pixels, X and W in milliseconds from the
+// chart's start.
 type chartRowData struct {
 	Y        int
 	ID       string
 	RunID    string
 	Status   string
-	X, W     int
+	X, W     int64
 	Attempts []segment
 }
 
 type segment struct {
-	X, Y, W int
-	Tier    int
-	Title   string
+	Y     int
+	X, W  int64
+	Tier  int
+	Title string
 }
 
 type tick struct {
@@ -184,10 +191,23 @@ func chartOf(b batch.Summary, tasks map[string]*taskengine.Result, now time.Time
 	if span <= 0 {
 		span = time.Second
 	}
+	// The bars are drawn in milliseconds from the start, in a frame
+	// scaled to the chart's width: a bar's place does not change as the
+	// batch goes on (a page's live update sends what changed), only the
+	// frame's scale and the running bars.
 	x := func(t time.Time) int { return chartLabel + int(float64(chartW)*float64(t.Sub(begin))/float64(span)) }
-	c := &chart{W: chartLabel + chartW + 60, H: len(bars)*chartRow + 20, Label: chartLabel, Span: span.Round(time.Second).String(), Fold: len(bars) > chartOpenUpTo}
+	ms := func(t time.Time) int64 { return t.Sub(begin).Milliseconds() }
+	// The least width of a bar: 2 px or somewhat more, in steps (a
+	// power of two of milliseconds) that do not change with each second.
+	least := int64(1)
+	for least < span.Milliseconds()*2/chartW {
+		least *= 2
+	}
+	width := func(s, e time.Time) int64 { return max(ms(e)-ms(s), least) }
+	c := &chart{W: chartLabel + chartW + 60, H: len(bars)*chartRow + 20, Label: chartLabel, BarsW: chartW, SpanMs: max(span.Milliseconds(), 1),
+		Span: span.Round(time.Second).String(), Fold: len(bars) > chartOpenUpTo}
 	for i, br := range bars {
-		row := chartRowData{Y: i * chartRow, ID: br.t.ID, Status: br.t.Status, X: x(br.start), W: max(x(br.end)-x(br.start), 2)}
+		row := chartRowData{Y: i * chartRow, ID: br.t.ID, Status: br.t.Status, X: ms(br.start), W: width(br.start, br.end)}
 		if br.t.RunID != nil {
 			row.RunID = *br.t.RunID
 		}
@@ -198,7 +218,7 @@ func chartOf(b batch.Summary, tasks map[string]*taskengine.Result, now time.Time
 				if a.DurationMs == 0 && br.t.Status == string(batch.StatusRunning) {
 					e = now
 				}
-				row.Attempts = append(row.Attempts, segment{X: x(s), Y: row.Y, W: max(x(e)-x(s), 2), Tier: a.TierIndex % tierColours,
+				row.Attempts = append(row.Attempts, segment{X: ms(s), Y: row.Y, W: width(s, e), Tier: a.TierIndex % tierColours,
 					Title: fmt.Sprintf("attempt %d, tier %s: gate %s, %s", a.Number, a.Tier, a.Gate.Status, a.Action)})
 			}
 		}

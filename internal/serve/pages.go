@@ -24,6 +24,8 @@ import (
 // pages are the board's HTML templates.
 type pages struct {
 	t map[string]*template.Template
+	// sent are the live parts sent lately, that a delta starts from.
+	sent versions
 }
 
 var funcs = template.FuncMap{
@@ -84,12 +86,40 @@ func (p *pages) renderPart(w http.ResponseWriter, code int, name, part string, d
 	_, _ = w.Write(b.Bytes())
 }
 
+// serve answers page name: the whole page, or its live part for a page
+// that asks for it again (?fragment=1). The live part's version is in the
+// X-Live-Version header; a page that gives the version it has (?have=)
+// gets 204 when it has not changed, else a delta from it when the server
+// still has it and the delta is the smaller (application/json).
 func (p *pages) serve(w http.ResponseWriter, r *http.Request, name string, data any) {
-	if r.URL.Query().Get("fragment") != "" {
-		p.renderPart(w, http.StatusOK, name, "live", data)
+	if r.URL.Query().Get("fragment") == "" {
+		p.render(w, http.StatusOK, name, data)
 		return
 	}
-	p.render(w, http.StatusOK, name, data)
+	var b bytes.Buffer
+	if err := p.t[name].ExecuteTemplate(&b, "live", data); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	text := b.String()
+	v := versionOf(text)
+	p.sent.keep(v, text)
+	w.Header().Set("X-Live-Version", v)
+	w.Header().Set("Cache-Control", "no-store")
+	have := r.URL.Query().Get("have")
+	if have == v {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if old, ok := p.sent.get(have); ok && have != "" {
+		if d, ok := deltaJSON(have, old, v, text); ok {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(d)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(b.Bytes())
 }
 
 type loginData struct {
