@@ -209,7 +209,8 @@ func (f *failing) Show(ctx context.Context, id string) (Shown, error) {
 // TestNeedsYouInABrowser: the runs page's first screen lists what needs
 // the user (failed task runs, a batch's blocked tasks) and what runs; when
 // a running task fails, its line leaves "Running" for "Needs you", newest
-// first, with its status and why, without a reload.
+// first, with its status and why, without a reload; a user who asked for
+// notifications gets one for it, and none for the lines already there.
 func TestNeedsYouInABrowser(t *testing.T) {
 	src := &failing{wideBoard: newWideBoard(12)}
 	s, err := New(src, Options{Poll: 20 * time.Millisecond})
@@ -232,6 +233,20 @@ func TestNeedsYouInABrowser(t *testing.T) {
 		t.Errorf("no blocked task under Needs you (%v)", err)
 	}
 	screenshot(t, ctx, "glance-running-1440px")
+	// The user asks for notifications (the browser's own, recorded here).
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		window.sent = [];
+		window.Notification = function (title, o) { window.sent.push(title + " | " + o.body); };
+		window.Notification.permission = "granted";
+		window.Notification.requestPermission = () => Promise.resolve("granted");
+		document.getElementById("notify").click();
+		return true;
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#notify[aria-pressed="true"]`))); err != nil {
+		t.Fatal(err)
+	}
 	src.mu.Lock()
 	src.failed = true
 	src.mu.Unlock()
@@ -257,6 +272,10 @@ func TestNeedsYouInABrowser(t *testing.T) {
 	}
 	if got.Colour != "rgb(207, 34, 46)" {
 		t.Errorf("its status is drawn in %s, want the failure's red", got.Colour)
+	}
+	sent, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.sent`))
+	if err != nil || len(sent) != 1 || sent[0] != "Needs you: task-199 Write the last part | max-iterations: the checks failed after 3 attempts" {
+		t.Errorf("notified %q (%v), want the failed run's line once", sent, err)
 	}
 	screenshot(t, ctx, "glance-failed-1440px")
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(700, 900)); err != nil {

@@ -31,6 +31,43 @@
     // Folds keep the state the user gave them.
     open.forEach(function (o) { var d = document.getElementById(o[0]); if (d) { d.open = o[1]; } });
     document.body.dataset.updated = String(Date.now());
+    notifyNew();
+  }
+
+  // Notifications (opt-in, the runs page): a notification of the browser
+  // for each line that appears under "Needs you" while the page is open.
+  var notify = document.getElementById("notify");
+  var optIn = "jlgcli-notify";
+  function needLines() { return Array.prototype.slice.call(document.querySelectorAll("#needyou li[data-key]")); }
+  var known = needLines().map(function (li) { return li.dataset.key; });
+  function wanted() {
+    try { return localStorage.getItem(optIn) === "1" && !!window.Notification && window.Notification.permission === "granted"; } catch (e) { return false; }
+  }
+  function notifyNew() {
+    var lines = needLines();
+    var fresh = lines.filter(function (li) { return known.indexOf(li.dataset.key) < 0; });
+    known = lines.map(function (li) { return li.dataset.key; });
+    if (!wanted()) { return; }
+    fresh.forEach(function (li) {
+      var a = li.querySelector("a.title"), st = li.querySelector(".st"), why = li.querySelector(".why");
+      var n = new window.Notification("Needs you: " + (a ? a.textContent : ""), {
+        body: (st ? st.textContent : "") + (why && why.textContent ? ": " + why.textContent : ""), tag: li.dataset.key });
+      n.onclick = function () { window.focus(); if (a) { location.href = a.href; } };
+    });
+  }
+  function showNotify() {
+    var on = wanted();
+    notify.textContent = on ? "Notifications on" : "Notify me";
+    notify.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+  if (notify && window.Notification) {
+    notify.hidden = false;
+    showNotify();
+    notify.addEventListener("click", function () {
+      if (wanted()) { localStorage.removeItem(optIn); showNotify(); return; }
+      localStorage.setItem(optIn, "1");
+      Promise.resolve(window.Notification.requestPermission()).then(showNotify, showNotify);
+    });
   }
 
   // refresh fetches the live part again, saying which version it has: the
