@@ -98,7 +98,8 @@ type pageFit struct {
 	// ellipsis): a table in a frame that scrolls counts.
 	Over []string
 	// Hidden are the runs table's headings that cannot be seen, of those
-	// that must be (Status, Tier, Cost, Duration; Started when wide).
+	// that must be (Status, Tier, Cost, Duration; Started when wide), and
+	// the cells of numbers and dates cut short ("cut: ...").
 	Hidden []string
 	// Spilled are the board's cards whose content is wider than they are.
 	Spilled []string
@@ -123,6 +124,9 @@ const measureFit = `(() => {
     if (!want.some((x) => t.startsWith(x))) continue;
     const r = th.getBoundingClientRect();
     if (r.width === 0 || r.right > w + 1) out.Hidden.push(t);
+  }
+  for (const td of document.querySelectorAll("table.list td.num, table.list td.opt, table.tasks td.num")) {
+    if (td.offsetWidth > 0 && td.scrollWidth > td.clientWidth + 1) out.Hidden.push("cut: " + td.textContent.trim());
   }
   for (const c of document.querySelectorAll("article.card, article.card *")) {
     if (c.scrollWidth > c.clientWidth + 1 && getComputedStyle(c).overflow === "visible") out.Spilled.push(name(c) + " " + (c.textContent || "").trim().slice(0, 40));
