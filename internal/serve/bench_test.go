@@ -87,7 +87,7 @@ func BenchmarkBatchPage200FirstPaint(b *testing.B) {
 	ctx := benchBrowser(b)
 	var total float64
 	for b.Loop() {
-		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/runs/20261125T100000Z-bbbbbbbb"), chromedp.WaitVisible(chromedp.CSS(`svg.gantt`))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/runs/20261125T100000Z-bbbbbbbb"), chromedp.WaitVisible(chromedp.CSS(`svg.dag`))); err != nil {
 			b.Fatal(err)
 		}
 		// The paint's timing entry is recorded a moment after the paint.
@@ -105,4 +105,29 @@ func BenchmarkBatchPage200FirstPaint(b *testing.B) {
 		total += fcp
 	}
 	b.ReportMetric(total/float64(b.N), "ms-first-paint")
+}
+
+// BenchmarkBatchPage200Height: how tall the page of that batch is in a
+// real headless Chromium, 1440 and 700 px wide (the screens it takes: 900
+// px each).
+func BenchmarkBatchPage200Height(b *testing.B) {
+	s, err := New(newBigBatch(200), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	b.Cleanup(ts.Close)
+	ctx := benchBrowser(b)
+	for b.Loop() {
+		for _, w := range []int64{1440, 700} {
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate(ts.URL+"/runs/20261125T100000Z-bbbbbbbb"), chromedp.WaitVisible(chromedp.CSS(`svg.dag`))); err != nil {
+				b.Fatal(err)
+			}
+			h, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollHeight`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(h), fmt.Sprintf("px-tall-at-%d", w))
+		}
+	}
 }

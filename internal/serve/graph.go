@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -17,6 +18,12 @@ const (
 	chartLabel     = 130 // the task ids left of the bars
 	chartW         = 560 // the bars' width
 	chartRow       = 22
+	// chartOpenUpTo is how many bars a timeline shows open: a longer one
+	// (a page as tall as several screens) starts folded.
+	chartOpenUpTo = 40
+	// tierColours is how many colours the attempts are drawn in
+	// (style.css's .seg.t0 to .t3), by tier.
+	tierColours = 4
 )
 
 // graph is a batch's DAG laid out by level: a column per level, its tasks
@@ -83,26 +90,45 @@ func graphOf(b batch.Summary) *graph {
 // its end (now, for a running task), with its attempts inside coloured by
 // tier.
 type chart struct {
-	W, H  int
+	W, H int
+	// Fold: the chart has more bars than chartOpenUpTo, and starts
+	// folded.
+	Fold  bool
 	Label int
-	Rows  []chartRowData
-	Span  string
-	Ticks []tick
+	// BarsW is the bars' frame's width in pixels, SpanMs in milliseconds
+	// (its scale).
+	BarsW  int
+	SpanMs int64
+	Rows   []chartRowData
+	Span   string
+	Ticks  []tick
+	// Legend names the tiers that the attempts' colours stand for.
+	Legend []tierColour
 }
 
+// tierColour is a colour of the chart's attempts (seg tN) and the tiers
+// drawn in it.
+type tierColour struct {
+	Class int
+	Names string
+}
+
+// chartRowData is a bar: Y in pixels, X and W in milliseconds from the
+// chart's start.
 type chartRowData struct {
 	Y        int
 	ID       string
 	RunID    string
 	Status   string
-	X, W     int
+	X, W     int64
 	Attempts []segment
 }
 
 type segment struct {
-	X, Y, W int
-	Tier    int
-	Title   string
+	Y     int
+	X, W  int64
+	Tier  int
+	Title string
 }
 
 type tick struct {
@@ -165,10 +191,23 @@ func chartOf(b batch.Summary, tasks map[string]*taskengine.Result, now time.Time
 	if span <= 0 {
 		span = time.Second
 	}
+	// The bars are drawn in milliseconds from the start, in a frame
+	// scaled to the chart's width: a bar's place does not change as the
+	// batch goes on (a page's live update sends what changed), only the
+	// frame's scale and the running bars.
 	x := func(t time.Time) int { return chartLabel + int(float64(chartW)*float64(t.Sub(begin))/float64(span)) }
-	c := &chart{W: chartLabel + chartW + 60, H: len(bars)*chartRow + 20, Label: chartLabel, Span: span.Round(time.Second).String()}
+	ms := func(t time.Time) int64 { return t.Sub(begin).Milliseconds() }
+	// The least width of a bar: 2 px or somewhat more, in steps (a
+	// power of two of milliseconds) that do not change with each second.
+	least := int64(1)
+	for least < span.Milliseconds()*2/chartW {
+		least *= 2
+	}
+	width := func(s, e time.Time) int64 { return max(ms(e)-ms(s), least) }
+	c := &chart{W: chartLabel + chartW + 60, H: len(bars)*chartRow + 20, Label: chartLabel, BarsW: chartW, SpanMs: max(span.Milliseconds(), 1),
+		Span: span.Round(time.Second).String(), Fold: len(bars) > chartOpenUpTo}
 	for i, br := range bars {
-		row := chartRowData{Y: i * chartRow, ID: br.t.ID, Status: br.t.Status, X: x(br.start), W: max(x(br.end)-x(br.start), 2)}
+		row := chartRowData{Y: i * chartRow, ID: br.t.ID, Status: br.t.Status, X: ms(br.start), W: width(br.start, br.end)}
 		if br.t.RunID != nil {
 			row.RunID = *br.t.RunID
 		}
@@ -179,15 +218,42 @@ func chartOf(b batch.Summary, tasks map[string]*taskengine.Result, now time.Time
 				if a.DurationMs == 0 && br.t.Status == string(batch.StatusRunning) {
 					e = now
 				}
-				row.Attempts = append(row.Attempts, segment{X: x(s), Y: row.Y, W: max(x(e)-x(s), 2), Tier: a.TierIndex % 4,
+				row.Attempts = append(row.Attempts, segment{X: ms(s), Y: row.Y, W: width(s, e), Tier: a.TierIndex % tierColours,
 					Title: fmt.Sprintf("attempt %d, tier %s: gate %s, %s", a.Number, a.Tier, a.Gate.Status, a.Action)})
 			}
 		}
 		c.Rows = append(c.Rows, row)
 	}
+	c.Legend = legendOf(c.Rows, tasks)
 	for i := 0; i <= 4; i++ {
 		at := begin.Add(span * time.Duration(i) / 4)
 		c.Ticks = append(c.Ticks, tick{X: x(at), Text: at.Local().Format("15:04:05")})
 	}
 	return c
+}
+
+// legendOf names, for each colour the chart's attempts are drawn in, the
+// tiers drawn in it (tasks may name their tiers differently), in the
+// tiers' order.
+func legendOf(rows []chartRowData, tasks map[string]*taskengine.Result) []tierColour {
+	names := make([][]string, tierColours)
+	for _, r := range rows {
+		res := tasks[r.ID]
+		if res == nil {
+			continue
+		}
+		for _, a := range res.Attempts {
+			i := a.TierIndex % tierColours
+			if a.Tier != "" && !slices.Contains(names[i], a.Tier) {
+				names[i] = append(names[i], a.Tier)
+			}
+		}
+	}
+	var out []tierColour
+	for i, n := range names {
+		if len(n) > 0 {
+			out = append(out, tierColour{Class: i, Names: strings.Join(n, ", ")})
+		}
+	}
+	return out
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/cost"
-	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/pull"
@@ -25,6 +24,8 @@ import (
 // pages are the board's HTML templates.
 type pages struct {
 	t map[string]*template.Template
+	// sent are the live parts sent lately, that a delta starts from.
+	sent versions
 }
 
 var funcs = template.FuncMap{
@@ -32,27 +33,22 @@ var funcs = template.FuncMap{
 	"ms": func(ms millis.Duration) string {
 		return ms.Duration().Round(time.Second).String()
 	},
-	"when":   func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
-	"status": statusClass,
-	"short": func(s string) string {
-		if len(s) > 10 {
-			return s[:10]
-		}
-		return s
-	},
+	"when":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"status":  statusClass,
+	"short":   shortHash,
+	"gate":    gateOf,
+	"merge":   mergeWords,
 	"subject": taskengine.Subject,
 	"add":     func(a, b float64) float64 { return a + b },
+	"plus":    func(a, b int) int { return a + b },
 	"yes":     func(b *bool) bool { return b != nil && *b },
-	// runShort is the random part of a run id, enough to tell it among
-	// the runs listed.
-	"runShort": func(id string) string {
-		if _, after, ok := strings.Cut(id, "-"); ok {
-			return after
-		}
-		return id
-	},
-	"n":    plural.N,
-	"diff": diffLines,
+	// runShort is the last 8 characters of a run id (its random part),
+	// enough to tell it among the runs listed; pages give the whole id
+	// in a title.
+	"runShort": runShort,
+	"standing": standing,
+	"n":        plural.N,
+	"diff":     diffLines,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
@@ -90,12 +86,40 @@ func (p *pages) renderPart(w http.ResponseWriter, code int, name, part string, d
 	_, _ = w.Write(b.Bytes())
 }
 
+// serve answers page name: the whole page, or its live part for a page
+// that asks for it again (?fragment=1). The live part's version is in the
+// X-Live-Version header; a page that gives the version it has (?have=)
+// gets 204 when it has not changed, else a delta from it when the server
+// still has it and the delta is the smaller (application/json).
 func (p *pages) serve(w http.ResponseWriter, r *http.Request, name string, data any) {
-	if r.URL.Query().Get("fragment") != "" {
-		p.renderPart(w, http.StatusOK, name, "live", data)
+	if r.URL.Query().Get("fragment") == "" {
+		p.render(w, http.StatusOK, name, data)
 		return
 	}
-	p.render(w, http.StatusOK, name, data)
+	var b bytes.Buffer
+	if err := p.t[name].ExecuteTemplate(&b, "live", data); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	text := b.String()
+	v := versionOf(text)
+	p.sent.keep(v, text)
+	w.Header().Set("X-Live-Version", v)
+	w.Header().Set("Cache-Control", "no-store")
+	have := r.URL.Query().Get("have")
+	if have == v {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if old, ok := p.sent.get(have); ok && have != "" {
+		if d, ok := deltaJSON(have, old, v, text); ok {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(d)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(b.Bytes())
 }
 
 type loginData struct {
@@ -113,7 +137,7 @@ func statusClass(s string) string {
 		return "run"
 	case "pending", "waiting", "blocked", "unmerged", "neutral", "under":
 		return "wait"
-	case "interrupted", "timeout", "rate-limited", "incomplete", "re-run":
+	case "interrupted", "timeout", "rate-limited", "incomplete", "re-run", "killed":
 		return "stop"
 	case "needs-you":
 		return "you"
@@ -148,9 +172,9 @@ type runsData struct {
 	Kinds        []string
 	Total        int
 	Error        string
-	// NeedYou are the runs that gave up and wait for a person (needs-you),
+	// Glance is the first screen: what needs the user, what runs,
 	// whatever the filter.
-	NeedYou []runs.Listed
+	Glance glance
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
@@ -161,15 +185,13 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	seen := map[string]bool{}
 	for _, row := range rows {
-		if row.Status == string(engine.StatusNeedsYou) {
-			d.NeedYou = append(d.NeedYou, row)
-		}
 		if !seen[row.Status] {
 			seen[row.Status] = true
 			d.Statuses = append(d.Statuses, row.Status)
 		}
 	}
 	slices.Sort(d.Statuses)
+	d.Glance = glanceOf(r.Context(), s.src, rows, time.Now())
 	d.Total = len(rows)
 	d.Rows = filterRows(rows, d.Status, d.Kind)
 	s.pages.serve(w, r, "runs", d)
@@ -185,8 +207,10 @@ type runData struct {
 	Duration millis.Duration
 	// CanStop and CanResume say which actions the page offers.
 	CanStop, CanResume bool
-	// Columns is a batch's board; Graph its DAG; Chart its Gantt.
+	// Columns is a batch's board; Groups its tasks table; Graph its DAG;
+	// Chart its Gantt.
 	Columns []column
+	Groups  []taskGroup
 	Graph   *graph
 	Chart   *chart
 	// Waiting is what a running pull-request run waits for.
@@ -200,6 +224,63 @@ type column struct {
 	Tasks       []batch.TaskSummary
 }
 
+// cardsShown is how many cards a column of the board shows; the others
+// are folded under "N more".
+const cardsShown = 6
+
+// Shown are the cards the column shows, More those it folds.
+func (c column) Shown() []batch.TaskSummary { return c.Tasks[:min(len(c.Tasks), cardsShown)] }
+func (c column) More() []batch.TaskSummary  { return c.Tasks[min(len(c.Tasks), cardsShown):] }
+
+// taskGroup is a group of a batch's tasks table: the tasks of a few
+// statuses, open or folded (a <details>).
+type taskGroup struct {
+	Name, Label string
+	Open        bool
+	Tasks       []batch.TaskSummary
+}
+
+// groupOpenUpTo is how many tasks a group that may fold shows open.
+const groupOpenUpTo = 20
+
+// groupsOf sorts a batch's tasks into its table's groups, in the order a
+// user reads them: those that failed (they need you), those that run, the
+// merge queue, those blocked by a failure, those waiting, those done. The
+// first three are open; blocked and waiting fold beyond groupOpenUpTo
+// tasks; done is folded, with its count. Empty groups are left out.
+func groupsOf(b batch.Summary) []taskGroup {
+	gs := []taskGroup{{Name: "failed", Label: "Failed: they need you", Open: true}, {Name: "running", Label: "Running", Open: true},
+		{Name: "merging", Label: "Merge queue", Open: true}, {Name: "blocked", Label: "Blocked or skipped"}, {Name: "waiting", Label: "Waiting"},
+		{Name: "done", Label: "Done"}}
+	for _, t := range b.Tasks {
+		i := 0
+		switch s := batch.Status(t.Status); s {
+		case batch.StatusRunning:
+			i = 1
+		case batch.StatusUnmerged:
+			i = 2
+		case batch.StatusBlocked, batch.StatusSkipped:
+			i = 3
+		case batch.StatusPending, batch.StatusInterrupted:
+			i = 4
+		case batch.StatusDone:
+			i = 5
+		}
+		gs[i].Tasks = append(gs[i].Tasks, t)
+	}
+	out := gs[:0]
+	for _, g := range gs {
+		if len(g.Tasks) == 0 {
+			continue
+		}
+		if g.Name == "blocked" || g.Name == "waiting" {
+			g.Open = len(g.Tasks) <= groupOpenUpTo
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	run, err := s.src.Show(r.Context(), r.PathValue("id"))
 	if err != nil {
@@ -207,6 +288,27 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), statusOf(err))
 		return
 	}
+	d := factsOf(run)
+	running := strings.HasPrefix(d.Status, "running")
+	d.CanStop = running && run.Live
+	d.CanResume = !run.Live && d.Status != "done"
+	if run.PR != nil {
+		// One that gave up or spent its budget is taken up again by
+		// jlgcli pr, not resumed.
+		d.CanResume = !run.Live && run.PR.Resumable()
+	}
+	if b := run.Batch; b != nil {
+		d.Columns = boardOf(*b)
+		d.Groups = groupsOf(*b)
+		d.Graph = graphOf(*b)
+		d.Chart = chartOf(*b, run.Tasks, time.Now())
+	}
+	s.pages.serve(w, r, "run", d)
+}
+
+// factsOf is what every run's page says of run: its status, details,
+// cost and duration, whatever its kind.
+func factsOf(run Shown) runData {
 	d := runData{Shown: run}
 	switch {
 	case run.Task != nil:
@@ -215,9 +317,6 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	case run.Batch != nil:
 		b := run.Batch
 		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = b.Status, b.Details, b.CostUSD, b.CostKnown, b.DurationMs
-		d.Columns = boardOf(*b)
-		d.Graph = graphOf(*b)
-		d.Chart = chartOf(*b, run.Tasks, time.Now())
 	case run.Loop != nil:
 		l := run.Loop
 		d.Status, d.Details, d.CostUSD, d.Known, d.Duration = string(l.Status), l.Details, l.CostUSD, l.CostKnown, l.DurationMs
@@ -228,15 +327,15 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 			d.Waiting = a.Waiting
 		}
 	}
-	running := strings.HasPrefix(d.Status, "running")
-	d.CanStop = running && run.Live
-	d.CanResume = !run.Live && d.Status != "done"
-	if run.PR != nil {
-		// One that gave up or spent its budget is taken up again by
-		// jlgcli pr, not resumed.
-		d.CanResume = !run.Live && run.PR.Resumable()
+	if d.Status == store.Running && (run.Loop != nil || run.Task != nil) {
+		// Its journal cannot tell whether a process runs it; the
+		// server can (its lock).
+		d.Details = ""
+		if !run.Live {
+			d.Details = killedWhy
+		}
 	}
-	s.pages.serve(w, r, "run", d)
+	return d
 }
 
 // boardOf sorts a batch's tasks into the board's columns: those that run
@@ -287,4 +386,12 @@ func diffLines(diff string) []diffLine {
 		out = append(out, diffLine{Class: c, Text: l})
 	}
 	return out
+}
+
+// runShort is the last 8 characters of id.
+func runShort(id string) string {
+	if r := []rune(id); len(r) > 8 {
+		return string(r[len(r)-8:])
+	}
+	return id
 }

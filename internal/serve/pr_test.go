@@ -36,8 +36,8 @@ func TestPRPages(t *testing.T) {
 	_, ts := prBoard(t, "plain text", false)
 	code, body := get(t, ts, "/")
 	for _, want := range []string{`<a class="pr" href="` + runstest.PRURL + `" rel="noreferrer">#42</a>`, `until merged`, `Rate limits plain text`,
-		`<strong>round 2</strong>`, `<span class="st you" title="it gave up: a person must see to it">needs-you</span>`, `class="needyou" role="alert"`,
-		`1 run needs you`, `2 rounds`} {
+		`<strong>round 2</strong>`, `<span class="st you" title="it gave up: a person must see to it">needs-you</span>`, `class="glance needyou" id="needyou"`,
+		`Needs you <span class="count">1</span>`, `2 rounds`} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("the runs page lacks %s", want)
 		}

@@ -7,24 +7,96 @@
   "use strict";
   var live = document.getElementById("live");
   var timer = null;
-  var shown = null; // the live part last fetched
+  var shown = null; // the live part last shown, as the server sent it
+  var version = ""; // its version (the server's X-Live-Version)
 
-  function refresh() {
+  // apply turns the text of the version a delta starts from into the new
+  // one: a positive op keeps that many lines, a negative one drops them, a
+  // string inserts its lines.
+  function apply(text, ops) {
+    var from = text.split("\n"), out = [], at = 0;
+    ops.forEach(function (op) {
+      if (typeof op === "string") { Array.prototype.push.apply(out, op.split("\n")); }
+      else if (op > 0) { Array.prototype.push.apply(out, from.slice(at, at + op)); at += op; }
+      else { at -= op; }
+    });
+    if (at !== from.length) { throw new Error("the delta does not fit"); }
+    return out.join("\n");
+  }
+
+  function show(html) {
+    var open = Array.prototype.map.call(live.querySelectorAll("details[id]"), function (d) { return [d.id, d.open]; });
+    shown = html;
+    live.innerHTML = html;
+    // Folds keep the state the user gave them.
+    open.forEach(function (o) { var d = document.getElementById(o[0]); if (d) { d.open = o[1]; } });
+    document.body.dataset.updated = String(Date.now());
+    notifyNew();
+  }
+
+  // Notifications (opt-in, the runs page): a notification of the browser
+  // for each line that appears under "Needs you" while the page is open.
+  var notify = document.getElementById("notify");
+  var optIn = "jlgcli-notify";
+  function needLines() { return Array.prototype.slice.call(document.querySelectorAll("#needyou li[data-key]")); }
+  var known = needLines().map(function (li) { return li.dataset.key; });
+  function wanted() {
+    try { return localStorage.getItem(optIn) === "1" && !!window.Notification && window.Notification.permission === "granted"; } catch (e) { return false; }
+  }
+  function notifyNew() {
+    var lines = needLines();
+    var fresh = lines.filter(function (li) { return known.indexOf(li.dataset.key) < 0; });
+    known = lines.map(function (li) { return li.dataset.key; });
+    if (!wanted()) { return; }
+    fresh.forEach(function (li) {
+      var a = li.querySelector("a.title"), st = li.querySelector(".st"), why = li.querySelector(".why");
+      var n = new window.Notification("Needs you: " + (a ? a.textContent : ""), {
+        body: (st ? st.textContent : "") + (why && why.textContent ? ": " + why.textContent : ""), tag: li.dataset.key });
+      n.onclick = function () { window.focus(); if (a) { location.href = a.href; } };
+    });
+  }
+  function showNotify() {
+    var on = wanted();
+    notify.textContent = on ? "Notifications on" : "Notify me";
+    notify.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+  if (notify && window.Notification) {
+    notify.hidden = false;
+    showNotify();
+    notify.addEventListener("click", function () {
+      if (wanted()) { localStorage.removeItem(optIn); showNotify(); return; }
+      localStorage.setItem(optIn, "1");
+      Promise.resolve(window.Notification.requestPermission()).then(showNotify, showNotify);
+    });
+  }
+
+  // refresh fetches the live part again, saying which version it has: the
+  // server answers 204 (nothing changed), a delta from it (JSON) or the
+  // whole part.
+  function refresh(whole) {
     timer = null;
-    var open = Array.prototype.map.call(live.querySelectorAll("details[open]"), function (d) { return d.id; });
     var sep = location.search ? "&" : "?";
-    fetch(location.pathname + location.search + sep + "fragment=1", { credentials: "same-origin" })
-      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
-      .then(function (html) {
-        if (html === shown) { return; }
-        shown = html;
-        live.innerHTML = html;
-        open.forEach(function (id) { var d = document.getElementById(id); if (d) { d.open = true; } });
-        document.body.dataset.updated = String(Date.now());
+    var url = location.pathname + location.search + sep + "fragment=1";
+    if (!whole && shown !== null && version) { url += "&have=" + encodeURIComponent(version); }
+    fetch(url, { credentials: "same-origin" })
+      .then(function (r) {
+        if (!r.ok) { return Promise.reject(r.status); }
+        var v = r.headers.get("X-Live-Version") || "";
+        if (r.status === 204) { return; }
+        var json = (r.headers.get("Content-Type") || "").indexOf("application/json") === 0;
+        return (json ? r.json() : r.text()).then(function (body) {
+          var html = body;
+          if (json) {
+            if (body.from !== version) { return refresh(true); }
+            try { html = apply(shown, body.ops); } catch (e) { return refresh(true); }
+          }
+          version = v;
+          if (html !== shown) { show(html); }
+        });
       })
       .catch(function () {});
   }
-  function schedule() { if (!timer) { timer = setTimeout(refresh, 250); } }
+  function schedule() { if (!timer) { timer = setTimeout(function () { refresh(false); }, 250); } }
   function listen(url) {
     var es = new EventSource(url);
     es.onmessage = schedule;

@@ -1,0 +1,132 @@
+package serve
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/gate"
+	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/taskengine"
+)
+
+// details is a source of one run, shown as given.
+type details struct {
+	fakeSource
+	run Shown
+}
+
+func (d *details) Show(context.Context, string) (Shown, error) { return d.run, nil }
+
+func pageOf(t *testing.T, run Shown) string {
+	t.Helper()
+	s, err := New(&details{run: run}, Options{Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	code, body := get(t, ts, "/runs/"+run.ID)
+	if code != 200 {
+		t.Fatalf("GET /runs/%s: %d\n%s", run.ID, code, body)
+	}
+	return body
+}
+
+// A failed check's output is printed once: under the check, from its own
+// failure's words when no parser understood it, else from its tail below
+// the tests that it names.
+func TestGateOutputOnce(t *testing.T) {
+	tail := "FAIL: something odd\nline two of the output"
+	r := gate.Report{Status: "fail",
+		Checks: []gate.CheckReport{{CheckResult: gate.CheckResult{Name: "make check", Command: "make check", ExitCode: 2, OutputTail: tail}},
+			{CheckResult: gate.CheckResult{Name: "go test", Command: "go test ./...", ExitCode: 1, OutputTail: "--- FAIL: TestHi\nFAIL"}}},
+		TestFailures: []gate.TestFailure{{Test: "make check", Check: "make check", Error: "exited with status 2:\n" + tail},
+			{Test: "TestHi", Check: "go test", Error: "want hi"}, {Test: "anti-gaming: deleted-test", Error: "a test file was deleted"}}}
+	res := &taskengine.Result{Status: "max-iterations", Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", Gate: r}}}
+	body := pageOf(t, Shown{ID: "20261125T100001Z-aaaa0001", Command: "task", Task: res})
+	if n := strings.Count(body, "line two of the output"); n != 1 {
+		t.Errorf("the output of the check no parser understood is printed %d times, want once", n)
+	}
+	for _, want := range []string{"exited with status 2:", "<strong>TestHi</strong>: want hi", "--- FAIL: TestHi", "a test file was deleted"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the gate lacks %q", want)
+		}
+	}
+	v := gateOf(r)
+	if len(v.Checks) != 2 || v.Checks[0].Output != r.TestFailures[0].Error || len(v.Checks[0].Failures) != 0 ||
+		v.Checks[1].Output != "--- FAIL: TestHi\nFAIL" || len(v.Checks[1].Failures) != 1 || len(v.Others) != 1 {
+		t.Errorf("gateOf = %+v", v)
+	}
+}
+
+// What became of a task's branch reads in one phrase: "merged", not
+// "merge merged".
+func TestMergeWords(t *testing.T) {
+	for _, c := range []struct {
+		m    taskengine.MergeInfo
+		want string
+	}{
+		{taskengine.MergeInfo{Status: git.MergeMerged, Into: "main", Commit: "0123456789abcdef"}, "merged into main as 0123456789"},
+		{taskengine.MergeInfo{Status: git.MergeFastForwarded}, "fast-forwarded"},
+		{taskengine.MergeInfo{Status: git.MergeNothing}, "nothing to merge"},
+		{taskengine.MergeInfo{Status: git.MergeRefused, Reason: "review: touches jlgcli.toml"}, "merge refused: review: touches jlgcli.toml"},
+	} {
+		if got := mergeWords(&c.m); got != c.want {
+			t.Errorf("mergeWords(%+v) = %q, want %q", c.m, got, c.want)
+		}
+	}
+	res := &taskengine.Result{Status: "done", Git: &taskengine.GitInfo{Branch: "jlgcli/a", Merge: &taskengine.MergeInfo{Status: git.MergeMerged, Into: "main", Commit: "0123456789abcdef"}}}
+	body := pageOf(t, Shown{ID: "20261125T100001Z-aaaa0001", Command: "task", Task: res})
+	if !strings.Contains(body, "<code>jlgcli/a</code> — merged into main as 0123456789") || strings.Contains(body, "merge merged") {
+		t.Errorf("the branch's line is not one phrase:\n%s", body)
+	}
+}
+
+// A loop's iteration whose "done" a guard refused reads as refused, by
+// that guard, and why; not as "exit 0".
+func TestLoopRefusal(t *testing.T) {
+	l := &engine.Result{Status: "max-iterations", Transcript: []engine.Entry{
+		{Iteration: 1, Refusal: &engine.Refusal{Guard: "checks", Details: "go test ./... failed: TestHi"}},
+		{Iteration: 2, ExitCode: 3}}}
+	body := pageOf(t, Shown{ID: "20261125T090000Z-cccccccc", Command: "loop", Loop: l})
+	for _, want := range []string{`done refused</span> <span class="det">by checks</span> <span class="why">go test ./... failed: TestHi</span>`, "exit 3"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the loop's page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "exit 0") {
+		t.Errorf("the refused iteration reads exit 0")
+	}
+}
+
+// A running run's page says nothing of whether it is live but the badge:
+// not "it is live, or it was killed" beside it; a killed one says it was.
+func TestLiveNotKilled(t *testing.T) {
+	l := &engine.Result{Status: engine.StatusRunning, Details: "the run has not stopped after 1 iteration: it is live, or it was killed and can be resumed"}
+	body := pageOf(t, Shown{ID: "20261125T090000Z-cccccccc", Command: "loop", Live: true, Loop: l})
+	if strings.Contains(body, "or it was killed") || !strings.Contains(body, `<span class="live">live</span>`) {
+		t.Errorf("a live run's page:\n%s", body)
+	}
+	body = pageOf(t, Shown{ID: "20261125T090000Z-cccccccc", Command: "loop", Loop: l})
+	if !strings.Contains(body, "<dd>"+killedWhy+"</dd>") {
+		t.Errorf("a killed run's page does not say it was killed")
+	}
+}
+
+// The timeline's legend names the tiers its colours stand for.
+func TestGanttLegend(t *testing.T) {
+	body := pageOf(t, newBigBatch(12).run)
+	if !strings.Contains(body, `<ul class="legend"`) || !strings.Contains(body, `<span class="sw t0"></span> t</li>`) {
+		t.Errorf("the timeline has no legend of its tiers")
+	}
+	c := chartOf(*newBigBatch(12).run.Batch, map[string]*taskengine.Result{"task-000": {Attempts: []taskengine.Attempt{{Tier: "fast"}, {Tier: "strong", TierIndex: 1}, {Tier: "best", TierIndex: 4}}},
+		"task-001": {Attempts: []taskengine.Attempt{{Tier: "cheap"}}}}, t0.Add(time.Hour))
+	want := []tierColour{{0, "fast, best, cheap"}, {1, "strong"}}
+	if len(c.Legend) != 2 || c.Legend[0] != want[0] || c.Legend[1] != want[1] {
+		t.Errorf("legend = %+v, want %+v", c.Legend, want)
+	}
+}
