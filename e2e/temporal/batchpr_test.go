@@ -33,16 +33,9 @@ echo "wrote $id"
 // starts from main once a's pull request merged there and sees its work;
 // the batch's own branch is not the landing.
 func TestBatchPRsOnWorkers(t *testing.T) {
-	srv := giteaSrv.Get(t)
-	w := newWorld(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	repo := srv.NewRepo(t)
-	const tokenVar = "JLGCLI_E2E_GITEA_TOKEN"
-	w.env = append(w.env, srv.GitEnv(srv.Admin)...)
-	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(prAgent), 0o755))
-	co := filepath.Join(w.dir, "co")
-	must(t, repo.Clone(ctx, srv.Admin, co))
+	w, srv, repo, co := forgeWorld(ctx, t, prAgent)
 	must(t, repo.Protect(ctx, "main", giteatest.ProtectOptions{RequiredContexts: []string{"ci/test"}}))
 	ci := repo.CI(func(giteatest.Head) giteatest.Verdict {
 		return giteatest.Verdict{"ci/test": {State: gitea.StatusSuccess, Description: "all tests pass", After: time.Second}}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/forge/giteatest"
 	"github.com/jlgcli/jlgcli/internal/intake"
 )
 
@@ -25,6 +26,24 @@ echo "$l" > "$l.txt"
 echo "wrote $l"
 `
 
+// tokenVar names the variable of the Gitea token of the forge tests.
+const tokenVar = "JLGCLI_E2E_GITEA_TOKEN"
+
+// forgeWorld is a world whose git authenticates to a repository of the
+// shared Gitea as its admin, the agent script agent, and a checkout of the
+// repository (co) to run jlgcli in.
+func forgeWorld(ctx context.Context, t *testing.T, agent string) (w *world, srv *giteatest.Server, repo giteatest.Repo, co string) {
+	t.Helper()
+	srv = giteaSrv.Get(t)
+	w = newWorld(t)
+	repo = srv.NewRepo(t)
+	w.env = append(w.env, srv.GitEnv(srv.Admin)...)
+	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(agent), 0o755))
+	co = filepath.Join(w.dir, "co")
+	must(t, repo.Clone(ctx, srv.Admin, co))
+	return w, srv, repo, co
+}
+
 // TestIssuesOnWorkers: batch --issues --temporal runs a real Gitea's
 // labelled issues on the workers, which claim them, tell them and label
 // them with their own token: issue a ends done (labelled, one comment);
@@ -32,16 +51,9 @@ echo "wrote $l"
 // workflow reads the issue on a durable timer and cancels the task's
 // workflow), keeps its claim and says why; the batch ends incomplete.
 func TestIssuesOnWorkers(t *testing.T) {
-	srv := giteaSrv.Get(t)
-	w := newWorld(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	repo := srv.NewRepo(t)
-	const tokenVar = "JLGCLI_E2E_GITEA_TOKEN"
-	w.env = append(w.env, srv.GitEnv(srv.Admin)...)
-	must(t, os.WriteFile(filepath.Join(w.dir, "agent.sh"), []byte(issuesAgent), 0o755))
-	co := filepath.Join(w.dir, "co")
-	must(t, repo.Clone(ctx, srv.Admin, co))
+	w, srv, repo, co := forgeWorld(ctx, t, issuesAgent)
 	a, err := repo.NewIssue(ctx, srv.Reviewer, "Write a", "Create a.txt holding a.", "agent")
 	must(t, err)
 	s, err := repo.NewIssue(ctx, srv.Reviewer, "Write s slowly", "Create s.txt holding s.", "agent")

@@ -62,7 +62,6 @@ func TestPRUntilMergedOnWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	repo := srv.NewRepo(t)
-	const tokenVar = "JLGCLI_E2E_GITEA_TOKEN"
 	// Every git of the world (the workers' too) authenticates to Gitea as
 	// the admin through its environment; only the workers get the token.
 	w.env = append(w.env, srv.GitEnv(srv.Admin)...)

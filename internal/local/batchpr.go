@@ -1,11 +1,11 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -154,14 +154,7 @@ func (b *batchRun) landByPR(ctx context.Context, id string, res taskengine.Resul
 func PROutcome(out PRResult, taskRun string, taskCost float64, taskCostKnown bool) batch.Outcome {
 	return batch.Outcome{Status: batchStatus(out.Status), ExitCode: out.ExitCode, RunID: taskRun,
 		CostUSD: taskCost + out.CostUSD, CostKnown: taskCostKnown || out.CostKnown,
-		Details: fmt.Sprintf("pull request #%d (%s), run %s: %s", out.Number, out.URL, out.RunID, cmpOr(out.Reason, string(out.Status)))}
-}
-
-func cmpOr(a, b string) string {
-	if strings.TrimSpace(a) != "" {
-		return a
-	}
-	return b
+		Details: fmt.Sprintf("pull request #%d (%s), run %s: %s", out.Number, out.URL, out.RunID, cmp.Or(out.Reason, string(out.Status)))}
 }
 
 // issueOf is the issue task t came from, 0 for a sheet's.

@@ -507,9 +507,9 @@ func startIssues(ctx context.Context, f Front, lc Config, c BatchCommand) (Batch
 	}
 	base := f.Base()
 	out := BatchDone{JSON: cfg.JSON}
-	temporal := cfg.Temporal.Address != ""
+	onTemporal := cfg.Temporal.Address != ""
 	planRepo := repo.Dir
-	if temporal {
+	if onTemporal {
 		planRepo = "" // the workers clone the remote
 	}
 	once := func() (*batch.Summary, error) {
@@ -532,7 +532,7 @@ func startIssues(ctx context.Context, f Front, lc Config, c BatchCommand) (Batch
 			out.Plan = &plan
 			return nil, nil
 		}
-		if temporal {
+		if onTemporal {
 			// The workers claim and tell the issues, with their own token.
 			id, sum, err := SubmitBatch(ctx, cfg, c.Submission, plan.Spec, f.TaskChanged, withEnv(f.Parts(cfg.Quiet, false, false), cfg))
 			out.ID = id
