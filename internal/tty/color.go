@@ -34,7 +34,7 @@ var statusColors = map[string]string{
 	"backend-missing": red, "backend-unauthenticated": red, "backend-unknown": red, "backend-unsupported": red,
 	"invalid-json": red, "max-iterations": red, "no-progress": red, "budget-exceeded": red, "timeout": red,
 
-	"needs-you": yellow, "blocked": yellow, "incomplete": yellow, "unmerged": yellow, "warning": yellow,
+	"needs-you": yellow, "blocked": yellow, "killed": yellow, "waiting": yellow, "incomplete": yellow, "unmerged": yellow, "warning": yellow,
 	"rate-limited": yellow, "refused": magenta, "skipped": magenta,
 
 	"interrupted": dim, "stopped": dim, "pending": dim, "nothing": dim,
