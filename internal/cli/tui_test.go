@@ -24,7 +24,7 @@ var tuiWindows sync.Map
 // tuiWindow is a tmux server of its own with one window.
 type tuiWindow struct {
 	sock, conf, status, dir string
-	program             string
+	program                 string
 }
 
 // tmux runs tmux on the window's server.

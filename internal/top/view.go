@@ -15,7 +15,7 @@ func (m Model) list(w, h int) []string {
 	tb := tty.Table{Columns: []tty.Column{
 		{Head: " "},
 		{Head: "STATUS", Status: true},
-		{Head: "TITLE", Flex: true, Min: 12},
+		{Head: "TITLE", Flex: true, Min: 16},
 		{Head: "KIND", Drop: 4},
 		{Head: "TIER #", Drop: 3},
 		{Head: "COST", Drop: 5},
@@ -130,7 +130,7 @@ func (m Model) pane(w, h int) []string {
 			tabsLine.WriteString(m.pal.Paint(" "+name+" ", dimSGR))
 		}
 	}
-	if rule := w - tty.Cells(strings.Join(tabNames[:], "  ")) - 4; rule > 0 {
+	if rule := w - tty.Cells(stripSGR(tabsLine.String())) - 1; rule > 0 {
 		tabsLine.WriteString(" " + m.pal.Paint(strings.Repeat("─", rule), dimSGR))
 	}
 	out := []string{tabsLine.String()}
@@ -176,12 +176,12 @@ func (m Model) pane(w, h int) []string {
 // the agent's made safe, then cut to w (never wrapped).
 func (m Model) outputText(it Item, w, h int) []string {
 	switch {
+	case it.Kind == "batch":
+		return wrapAll([]string{"a batch's agents work in its tasks: select one (enter opens or closes the batch)"}, w)
 	case m.paneFor != it.Key:
 		return []string{"reading…"}
 	case m.outErr != nil:
 		return wrapAll([]string{"error: " + m.safe(m.outErr.Error())}, w)
-	case it.Kind == "batch":
-		return wrapAll([]string{"a batch's agents work in its tasks: select one (enter opens or closes the batch)"}, w)
 	case !m.out.Found:
 		return []string{"no agent output yet"}
 	}
