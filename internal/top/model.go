@@ -20,6 +20,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/termsafe"
 	"github.com/jlgcli/jlgcli/internal/tty"
 )
@@ -473,8 +474,12 @@ func (m Model) header(w int) string {
 		known = known || it.CostKnown
 	}
 	count(m.snap.Items)
-	s := fmt.Sprintf("jlgcli top · %d runs · %d running · ", n, running)
+	s := fmt.Sprintf("jlgcli top · %s · %d running · ", plural.N(n, "run"), running)
 	needs := fmt.Sprintf("%d need you", need)
+	if need == 1 {
+		needs = "1 needs you"
+	}
+	plainNeeds := needs
 	if need > 0 {
 		needs = m.pal.Paint(needs, "1;33")
 	}
@@ -482,8 +487,8 @@ func (m Model) header(w int) string {
 	if !m.loaded {
 		tail += " · reading…"
 	}
-	if tty.Cells(s)+tty.Cells(fmt.Sprintf("%d need you", need))+tty.Cells(tail) > w {
-		return tty.Fit(s+fmt.Sprintf("%d need you", need)+tail, w)
+	if tty.Cells(s)+tty.Cells(plainNeeds)+tty.Cells(tail) > w {
+		return tty.Fit(s+plainNeeds+tail, w)
 	}
 	return s + needs + tail
 }
