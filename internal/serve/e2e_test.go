@@ -23,10 +23,12 @@ import (
 	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
-// slowAgent is a developer that takes a while, then writes the file its
-// task names (task-<id>) with a two-line change, and says so.
+// slowAgent is a developer that says what it works on, takes a while, then
+// writes the file its task names (task-<id>) with a two-line change, and
+// says so.
 const slowAgent = `#!/bin/sh
 n=$(grep -o 'task-[a-z]*' | head -1)
+echo "working on $n"
 sleep "${JLGCLI_TEST_SLEEP:-2}"
 printf 'first line of %s\nsecond line\n' "$n" > "$n.txt"
 echo "wrote $n.txt"
@@ -225,6 +227,15 @@ func TestBoardOfARunningBatch(t *testing.T) {
 	nodes, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("svg.dag g.node").length`))
 	if err != nil || nodes != 3 {
 		t.Errorf("the DAG has %d nodes (%v), want 3", nodes, err)
+	}
+	// A running task's card says what its agent is doing: its output's
+	// last lines (a command backend: plain text).
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`section[data-col="running"] article .now .l`))); err != nil {
+		t.Fatalf("no running card shows its agent's output: %v", err)
+	}
+	said, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('section[data-col="running"] article .now .l').textContent`))
+	if err != nil || !strings.HasPrefix(said, "working on task-") {
+		t.Errorf("a running card's preview reads %q (%v)", said, err)
 	}
 	screenshot(t, ctx, "batch-running")
 	// a moves to the board's done column on the page as it is: no reload

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -60,7 +61,7 @@ var funcs = template.FuncMap{
 func loadPages() (*pages, error) {
 	p := &pages{t: map[string]*template.Template{}}
 	for _, name := range []string{"runs", "run", "login"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/now.html", "assets/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -156,12 +157,14 @@ func filterRows(rows []runs.Listed, status, kind string) []runs.Listed {
 	return out
 }
 
-// rowsDigest changes whenever a run of rows moves.
-func rowsDigest(rows []runs.Listed) string {
+// rowsDigest changes whenever a run of rows moves, and whenever the agent
+// of one that runs writes (nowDigest).
+func rowsDigest(ctx context.Context, src Source, rows []runs.Listed) string {
 	h := sha256.New()
 	for _, r := range rows {
 		fmt.Fprintf(h, "%s %s %d %v %v %d\n", r.ID, r.Status, r.Iterations, r.CostUSD, r.Live, r.UpdatedAt.UnixNano())
 	}
+	nowDigest(ctx, src, rows, h)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -215,13 +218,22 @@ type runData struct {
 	Chart   *chart
 	// Waiting is what a running pull-request run waits for.
 	Waiting []string
+	// Now is what the agent of a running run is doing.
+	Now *preview
 }
 
 type column struct {
 	// Name is the column's key (data-col); Label its heading ("" for the
 	// name).
 	Name, Label string
-	Tasks       []batch.TaskSummary
+	Tasks       []card
+}
+
+// card is a task on the board; a running one's with what its agent is
+// doing.
+type card struct {
+	batch.TaskSummary
+	Now *preview
 }
 
 // cardsShown is how many cards a column of the board shows; the others
@@ -229,8 +241,8 @@ type column struct {
 const cardsShown = 6
 
 // Shown are the cards the column shows, More those it folds.
-func (c column) Shown() []batch.TaskSummary { return c.Tasks[:min(len(c.Tasks), cardsShown)] }
-func (c column) More() []batch.TaskSummary  { return c.Tasks[min(len(c.Tasks), cardsShown):] }
+func (c column) Shown() []card { return c.Tasks[:min(len(c.Tasks), cardsShown)] }
+func (c column) More() []card  { return c.Tasks[min(len(c.Tasks), cardsShown):] }
 
 // taskGroup is a group of a batch's tasks table: the tasks of a few
 // statuses, open or folded (a <details>).
@@ -297,8 +309,18 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		// jlgcli pr, not resumed.
 		d.CanResume = !run.Live && run.PR.Resumable()
 	}
+	if running && run.Live && agentRuns(run.Command) {
+		d.Now = previewOf(r.Context(), s.src, run.ID, run.Command, pageLines, pageTools)
+	}
 	if b := run.Batch; b != nil {
 		d.Columns = boardOf(*b)
+		for _, col := range d.Columns {
+			for i := range col.Tasks {
+				if c := &col.Tasks[i]; c.Status == string(batch.StatusRunning) && c.RunID != nil {
+					c.Now = previewOf(r.Context(), s.src, *c.RunID, "task", cardLines, cardTools)
+				}
+			}
+		}
 		d.Groups = groupsOf(*b)
 		d.Graph = graphOf(*b)
 		d.Chart = chartOf(*b, run.Tasks, time.Now())
@@ -358,7 +380,7 @@ func boardOf(b batch.Summary) []column {
 		case batch.StatusBlocked:
 			i = 5
 		}
-		cols[i].Tasks = append(cols[i].Tasks, t)
+		cols[i].Tasks = append(cols[i].Tasks, card{TaskSummary: t})
 	}
 	return cols
 }

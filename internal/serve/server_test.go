@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
@@ -74,6 +75,11 @@ func (f *fakeSource) Follow(ctx context.Context, id string, from int64, fn func(
 
 func (f *fakeSource) Output(ctx context.Context, id string, from int64, fn func(Chunk) error) error {
 	return fn(Chunk{Call: 1, Offset: 5, Data: []byte("hello")})
+}
+
+// Now: the fake runs' agents wrote nothing.
+func (f *fakeSource) Now(_ context.Context, id string, _ int) (runs.Activity, error) {
+	return runs.Activity{RunID: id, Activity: agent.Activity{Lines: []string{}, Tools: []agent.ToolCall{}}}, nil
 }
 
 func (f *fakeSource) Stop(_ context.Context, id string) (string, error) {
