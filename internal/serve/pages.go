@@ -50,6 +50,7 @@ var funcs = template.FuncMap{
 	"standing": standing,
 	"n":        plural.N,
 	"diff":     diffLines,
+	"files":    filesOf,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
