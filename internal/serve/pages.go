@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -170,8 +172,17 @@ func rowsDigest(ctx context.Context, src Source, rows []runs.Listed) string {
 }
 
 type runsData struct {
+	// Rows are the runs of the page shown, of Matched that the filter
+	// keeps (of Total).
 	Rows         []runs.Listed
+	Matched      int
 	Status, Kind string
+	// Page is the page shown, from 1, of Pages; From and To number its
+	// first and last rows among Matched; Newer and Older link to the pages
+	// beside it ("" for none).
+	Page, Pages  int
+	From, To     int
+	Newer, Older string
 	Statuses     []string
 	Kinds        []string
 	Total        int
@@ -197,8 +208,41 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	slices.Sort(d.Statuses)
 	d.Glance = glanceOf(r.Context(), s.src, rows, time.Now())
 	d.Total = len(rows)
-	d.Rows = filterRows(rows, d.Status, d.Kind)
+	d.paged(filterRows(rows, d.Status, d.Kind), r.URL.Query().Get("page"))
 	s.pages.serve(w, r, "runs", d)
+}
+
+// runsPerPage is how many runs the table of the runs page shows at once.
+const runsPerPage = 50
+
+// paged shows page (its number, from 1: "" or anything else is the first;
+// beyond the last, the last) of rows, runsPerPage a page.
+func (d *runsData) paged(rows []runs.Listed, page string) {
+	d.Matched = len(rows)
+	d.Pages = max(1, (len(rows)+runsPerPage-1)/runsPerPage)
+	d.Page, _ = strconv.Atoi(page)
+	d.Page = min(max(d.Page, 1), d.Pages)
+	lo, hi := (d.Page-1)*runsPerPage, min(d.Page*runsPerPage, len(rows))
+	d.Rows, d.From, d.To = rows[lo:hi], lo+1, hi
+	link := func(p int) string {
+		q := url.Values{}
+		if d.Status != "" {
+			q.Set("status", d.Status)
+		}
+		if d.Kind != "" {
+			q.Set("kind", d.Kind)
+		}
+		if p > 1 {
+			q.Set("page", strconv.Itoa(p))
+		}
+		return "/?" + q.Encode()
+	}
+	if d.Page > 1 {
+		d.Newer = link(d.Page - 1)
+	}
+	if d.Page < d.Pages {
+		d.Older = link(d.Page + 1)
+	}
 }
 
 // runData is what a run's page shows.
