@@ -339,6 +339,24 @@ func TestStopThroughTheAPI(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+id), chromedp.WaitVisible(chromedp.CSS(`button[data-act$="/stop"]`))); err != nil {
 		t.Fatal(err)
 	}
+	// While it runs: what its agent does (a command backend: the last
+	// lines of its output), its live badge and no guess beside it,
+	// here and on the runs page.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.nowbox .now .l`))); err != nil {
+		t.Fatalf("the live loop's page has no Now: %v", err)
+	}
+	for _, path := range []string{"runs/" + id, "", "runs/" + id + "?fragment=1"} {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Contains(page, []byte(`<span class="live"`)) || bytes.Contains(page, []byte("or it was killed")) || bytes.Contains(page, []byte("killed, resumable")) ||
+			!bytes.Contains(page, []byte(`<span class="l">working on task-x</span>`)) {
+			t.Errorf("GET /%s of the live loop:\n%s", path, page)
+		}
+	}
 	click(t, ctx, `button[data-act$="/stop"]`)
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#message.ok`))); err != nil {
 		t.Fatal(err)

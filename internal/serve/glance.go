@@ -130,7 +130,7 @@ func glanceOf(ctx context.Context, src Source, rows []runs.Listed, now time.Time
 				it.Why = fmt.Sprintf("waits for %s's %s window, until %s", w.Backend, w.Kind, w.ResetsAt.Local().Format("15:04"))
 				need = append(need, it)
 			} else if !row.Live {
-				it.Word = "killed"
+				it.Word = "killed, resumable"
 				it.Why = killedWhy
 				need = append(need, it)
 			} else {

@@ -64,7 +64,7 @@ var funcs = template.FuncMap{
 func loadPages() (*pages, error) {
 	p := &pages{t: map[string]*template.Template{}}
 	for _, name := range []string{"runs", "run", "login"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/now.html", "assets/"+name+".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/parts.html", "assets/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -134,6 +134,7 @@ type loginData struct {
 // statusClass is the colour class of a status.
 func statusClass(s string) string {
 	s, _, _ = strings.Cut(s, " ")
+	s = strings.TrimSuffix(s, ",")
 	switch s {
 	case "done", "pass", "passed", "success":
 		return "ok"
@@ -394,10 +395,12 @@ func factsOf(run Shown) runData {
 			d.Waiting = a.Waiting
 		}
 	}
-	if d.Status == store.Running && (run.Loop != nil || run.Task != nil) {
-		// Its journal cannot tell whether a process runs it; the
-		// server can (its lock).
-		d.Details = ""
+	if d.Status == store.Running {
+		// Its journal cannot tell whether a process runs it ("it is
+		// live, or it was killed"); the server can (its lock).
+		if run.Loop != nil || run.Task != nil {
+			d.Details = ""
+		}
 		if !run.Live {
 			d.Details = killedWhy
 		}
