@@ -41,6 +41,7 @@ func claudeSpec() cliSpec {
 			return invocation{Args: args, Stdin: &req.Prompt}, nil
 		},
 		newParser: func() streamParser { return &claudeParser{text: newReply()} },
+		activity:  claudeActivity,
 		note:      rootNote,
 	}
 }
@@ -185,4 +186,67 @@ func (p *claudeParser) Finish(end callEnd) Response {
 	}
 	r.Failure.Hint = hintFor(all)
 	return r
+}
+
+// claudeActivity reads a stream-json event of Claude Code: the text blocks
+// of the assistant's messages (a subagent's left out), its tool_use blocks,
+// and the tool_result blocks that end them. Claude Code writes each block of
+// a message as an event of its own, under the message's id.
+func claudeActivity(a *activityReader, line []byte) { messageActivity(a, line, false) }
+
+// qwenActivity reads an event of Qwen Code's stream-json, Claude Code's
+// format, in which a message is printed again, whole, as it grows.
+func qwenActivity(a *activityReader, line []byte) { messageActivity(a, line, true) }
+
+// messageActivity reads an event of the stream-json format of Claude Code
+// and Qwen Code; grows: a message printed again under its id replaces the
+// earlier print.
+func messageActivity(a *activityReader, line []byte, grows bool) {
+	var ev struct {
+		Type            string  `json:"type"`
+		ParentToolUseID *string `json:"parent_tool_use_id"`
+		Message         struct {
+			ID      string `json:"id"`
+			Content []struct {
+				Type      string          `json:"type"`
+				Text      string          `json:"text"`
+				ID        string          `json:"id"`
+				Name      string          `json:"name"`
+				Input     json.RawMessage `json:"input"`
+				ToolUseID string          `json:"tool_use_id"`
+				IsError   bool            `json:"is_error"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if !decode(line, &ev) {
+		return
+	}
+	sub := ev.ParentToolUseID != nil && *ev.ParentToolUseID != ""
+	switch ev.Type {
+	case "assistant":
+		var parts []string
+		for _, c := range ev.Message.Content {
+			switch c.Type {
+			case "text":
+				if c.Text != "" && !sub {
+					parts = append(parts, c.Text)
+				}
+			case "tool_use":
+				a.start(c.ID, c.Name, c.Input)
+			}
+		}
+		if len(parts) > 0 {
+			id := ""
+			if grows {
+				id = ev.Message.ID
+			}
+			a.text(id, strings.Join(parts, "\n"))
+		}
+	case "user":
+		for _, c := range ev.Message.Content {
+			if c.Type == "tool_result" {
+				a.end(c.ToolUseID, c.IsError)
+			}
+		}
+	}
 }

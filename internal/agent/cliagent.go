@@ -57,6 +57,9 @@ type cliSpec struct {
 	build func(req Request, promptFile func() (string, error)) (invocation, error)
 	// newParser makes the parser of one call's output.
 	newParser func() streamParser
+	// activity reads one line of a call's output for ActivityOf: the
+	// text and the tool calls it reports.
+	activity func(a *activityReader, line []byte)
 	// probe, when set, tells cheaply whether the CLI is authenticated. It
 	// returns "" when it cannot tell.
 	probe func(ctx context.Context, path string, env []string) (Status, string)

@@ -1,6 +1,9 @@
 package agent
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // codexSpec drives the Codex CLI:
 //
@@ -30,6 +33,7 @@ func codexSpec() cliSpec {
 			return invocation{Args: args, Stdin: &req.Prompt}, nil
 		},
 		newParser: func() streamParser { return &codexParser{text: newReply()} },
+		activity:  codexActivity,
 		// No probe: "codex login status" knows nothing of a custom
 		// model_provider with an env_key in $CODEX_HOME/config.toml, so it
 		// would report such users unauthenticated. The first call tells.
@@ -142,4 +146,83 @@ func (p *codexParser) failureMessage() string {
 		msg = rest
 	}
 	return msg
+}
+
+// codexActivity reads an event of codex exec --json: agent messages are
+// text; command executions, file changes, MCP tool calls and web searches
+// are its tool calls, started and completed (or failed) as items.
+func codexActivity(a *activityReader, line []byte) {
+	var ev struct {
+		Type string `json:"type"`
+		Item struct {
+			ID       string `json:"id"`
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Command  string `json:"command"`
+			Status   string `json:"status"`
+			ExitCode *int   `json:"exit_code"`
+			Changes  []struct {
+				Path string `json:"path"`
+				Kind string `json:"kind"`
+			} `json:"changes"`
+			Server string          `json:"server"`
+			Tool   string          `json:"tool"`
+			Args   json.RawMessage `json:"arguments"`
+			Query  string          `json:"query"`
+		} `json:"item"`
+	}
+	if !decode(line, &ev) || (ev.Type != "item.started" && ev.Type != "item.updated" && ev.Type != "item.completed") {
+		return
+	}
+	it := ev.Item
+	var name string
+	var input json.RawMessage
+	switch it.Type {
+	case "agent_message":
+		if it.Text != "" {
+			a.text(it.ID, it.Text)
+		}
+		return
+	case "command_execution":
+		name, input = it.Type, jsonString(unwrapShell(it.Command))
+	case "file_change":
+		var paths []string
+		for _, c := range it.Changes {
+			paths = append(paths, strings.TrimSpace(c.Kind+" "+c.Path))
+		}
+		name, input = it.Type, jsonString(strings.Join(paths, ", "))
+	case "mcp_tool_call":
+		name, input = it.Server+"."+it.Tool, it.Args
+	case "web_search":
+		name, input = it.Type, jsonString(it.Query)
+	default:
+		return
+	}
+	a.start(it.ID, name, input)
+	failed := it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0)
+	if ev.Type == "item.completed" || failed {
+		a.end(it.ID, failed)
+	}
+}
+
+// unwrapShell is a command codex ran through a login shell
+// (/bin/bash -lc 'CMD') as the command itself.
+func unwrapShell(cmd string) string {
+	for _, sh := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/sh -lc ", "/bin/zsh -lc ", "/bin/sh -c ", "bash -c "} {
+		rest, ok := strings.CutPrefix(cmd, sh)
+		if !ok {
+			continue
+		}
+		if len(rest) >= 2 && rest[0] == '\'' && rest[len(rest)-1] == '\'' && !strings.Contains(rest[1:len(rest)-1], "'") {
+			return rest[1 : len(rest)-1]
+		}
+		return rest
+	}
+	return cmd
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
 }

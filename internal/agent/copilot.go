@@ -31,6 +31,7 @@ func copilotSpec() cliSpec {
 			return invocation{Args: args, Stdin: &req.Prompt}, nil
 		},
 		newParser: func() streamParser { return &copilotParser{text: newReply()} },
+		activity:  copilotActivity,
 		// No probe: Copilot authenticates from a stored login, GH_TOKEN /
 		// GITHUB_TOKEN / COPILOT_GITHUB_TOKEN, gh's login, or a custom
 		// provider (COPILOT_PROVIDER_BASE_URL) that needs none; no offline
@@ -128,4 +129,35 @@ func (p *copilotParser) Finish(end callEnd) Response {
 	}
 	r.Failure = fallbackFailure(end, p.other)
 	return r
+}
+
+// copilotActivity reads an event of copilot --output-format json: the
+// content of the assistant's messages, and the tools it executes
+// (tool.execution_start, then tool.execution_complete with success).
+func copilotActivity(a *activityReader, line []byte) {
+	var ev struct {
+		Type string `json:"type"`
+		Data struct {
+			MessageID  string          `json:"messageId"`
+			Content    string          `json:"content"`
+			ToolCallID string          `json:"toolCallId"`
+			ToolName   string          `json:"toolName"`
+			Arguments  json.RawMessage `json:"arguments"`
+			Success    *bool           `json:"success"`
+		} `json:"data"`
+	}
+	if !decode(line, &ev) {
+		return
+	}
+	d := ev.Data
+	switch ev.Type {
+	case "assistant.message":
+		if d.Content != "" {
+			a.text(d.MessageID, d.Content)
+		}
+	case "tool.execution_start":
+		a.start(d.ToolCallID, d.ToolName, d.Arguments)
+	case "tool.execution_complete":
+		a.end(d.ToolCallID, d.Success != nil && !*d.Success)
+	}
 }

@@ -38,6 +38,7 @@ func geminiSpec() cliSpec {
 			return invocation{Args: args, Stdin: &req.Prompt, Env: []string{"GEMINI_CLI_TRUST_WORKSPACE=true"}}, nil
 		},
 		newParser: func() streamParser { return &geminiParser{text: newReply()} },
+		activity:  geminiActivity,
 		// No probe: auth may come from GEMINI_API_KEY, Vertex AI variables,
 		// a cached Google login or settings.json; an offline check would
 		// miss some of them. A call without auth exits 41 at once.
@@ -188,4 +189,37 @@ func geminiExit(code int) (FailureKind, int, string) {
 		}
 	}
 	return "", 0, ""
+}
+
+// geminiActivity reads an event of gemini --output-format stream-json: the
+// assistant's messages (deltas that make one message), tool_use and the
+// tool_result that ends it.
+func geminiActivity(a *activityReader, line []byte) {
+	var ev struct {
+		Type       string          `json:"type"`
+		Role       string          `json:"role"`
+		Content    string          `json:"content"`
+		Delta      bool            `json:"delta"`
+		ToolName   string          `json:"tool_name"`
+		ToolID     string          `json:"tool_id"`
+		Parameters json.RawMessage `json:"parameters"`
+		Status     string          `json:"status"`
+	}
+	if !decode(line, &ev) {
+		return
+	}
+	switch ev.Type {
+	case "message":
+		switch {
+		case ev.Role != "assistant":
+		case ev.Delta:
+			a.more(ev.Content)
+		default:
+			a.text("", ev.Content)
+		}
+	case "tool_use":
+		a.start(ev.ToolID, ev.ToolName, ev.Parameters)
+	case "tool_result":
+		a.end(ev.ToolID, ev.Status != "" && ev.Status != "success")
+	}
 }

@@ -31,6 +31,7 @@ func kiloSpec() cliSpec {
 			return invocation{Args: args, Stdin: &req.Prompt}, nil
 		},
 		newParser: func() streamParser { return &opencodeParser{text: newReply()} },
+		activity:  opencodeActivity,
 		// No probe, as for opencode: keys come from "kilo auth", the
 		// environment or the configuration (KILO_CONFIG_CONTENT, kilo.json).
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -41,6 +42,7 @@ func opencodeSpec() cliSpec {
 			return invocation{Args: args, Stdin: &req.Prompt}, nil
 		},
 		newParser: func() streamParser { return &opencodeParser{text: newReply()} },
+		activity:  opencodeActivity,
 		// No probe: providers get their keys from "opencode auth", from
 		// environment variables or from the config (OPENCODE_CONFIG_CONTENT,
 		// opencode.json); "opencode auth list" sees only some of them.
@@ -226,4 +228,39 @@ func headerTime(v string, base time.Time) time.Time {
 		return base.Add(time.Duration(n * float64(time.Second))).Truncate(time.Second)
 	}
 	return time.Time{}
+}
+
+// opencodeActivity reads an event of opencode run --format json (and of
+// Kilo's): text parts, and tool_use parts, which it reports with their
+// state (running, completed or error).
+func opencodeActivity(a *activityReader, line []byte) {
+	var ev struct {
+		Type string `json:"type"`
+		Part struct {
+			ID     string `json:"id"`
+			Text   string `json:"text"`
+			Tool   string `json:"tool"`
+			CallID string `json:"callID"`
+			State  struct {
+				Status string          `json:"status"`
+				Input  json.RawMessage `json:"input"`
+			} `json:"state"`
+		} `json:"part"`
+	}
+	if !decode(line, &ev) {
+		return
+	}
+	p := ev.Part
+	switch ev.Type {
+	case "text":
+		if p.Text != "" {
+			a.text(p.ID, p.Text)
+		}
+	case "tool_use":
+		id := cmp.Or(p.CallID, p.ID)
+		a.start(id, p.Tool, p.State.Input)
+		if st := p.State.Status; st == "completed" || st == "error" {
+			a.end(id, st == "error")
+		}
+	}
 }

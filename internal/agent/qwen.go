@@ -38,6 +38,7 @@ func qwenSpec() cliSpec {
 			return invocation{Args: args, Stdin: &req.Prompt, Env: []string{"QWEN_CODE_SUPPRESS_YOLO_WARNING=1"}}, nil
 		},
 		newParser: func() streamParser { return &qwenParser{text: newReply(), usage: map[string]qwenUsage{}} },
+		activity:  qwenActivity,
 		// No probe: the key may come from OPENAI_API_KEY, a provider's own
 		// envKey, settings.json or ~/.qwen/.env; a call without one fails
 		// at once, before any request.

@@ -12,7 +12,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
+	"github.com/jlgcli/jlgcli/internal/millis"
 	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
@@ -121,6 +123,76 @@ func BenchmarkBatchPage200Height(b *testing.B) {
 	for b.Loop() {
 		for _, w := range []int64{1440, 700} {
 			if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate(ts.URL+"/runs/20261125T100000Z-bbbbbbbb"), chromedp.WaitVisible(chromedp.CSS(`svg.dag`))); err != nil {
+				b.Fatal(err)
+			}
+			h, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollHeight`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(h), fmt.Sprintf("px-tall-at-%d", w))
+		}
+	}
+}
+
+// manyRuns is a state directory of n runs, newest first: tasks, loops and
+// batches, most done, some failed, two running.
+type manyRuns struct {
+	fakeSource
+	n int
+}
+
+func (m *manyRuns) List(context.Context) ([]runs.Listed, error) {
+	kinds := []string{"task", "task", "loop", "task", "batch"}
+	statuses := []string{"done", "done", "done", "failed", "done", "interrupted", "done", "max-iterations"}
+	out := make([]runs.Listed, 0, m.n)
+	for i := range m.n {
+		at := t0.Add(-time.Duration(i) * 17 * time.Minute)
+		row := runs.Listed{RunRow: store.RunRow{ID: fmt.Sprintf("%sZ-%08x", at.Format("20060102T150405"), i), Command: kinds[i%len(kinds)],
+			Status: statuses[i%len(statuses)], Title: fmt.Sprintf("Run %d: make the thing do what its issue asks", i), Backend: "claude", Model: "claude-sonnet-4-5",
+			Iterations: 1 + i%4, DurationMs: millis.Duration(60000 + i*1000), StartedAt: at, UpdatedAt: at}, SpentUSD: 0.05 * float64(1+i%7), SpentKnown: true}
+		if i < 2 {
+			row.Status, row.Live, row.Current = "running", true, &runs.Current{Attempt: 2, Tier: "strong"}
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// BenchmarkRunsPage500: the server's side of the runs page of a state
+// directory of 500 runs (the first screen, then the table).
+func BenchmarkRunsPage500(b *testing.B) {
+	s, err := New(&manyRuns{n: 500}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	b.ReportAllocs()
+	var size int64
+	for b.Loop() {
+		resp, err := http.Get(ts.URL + "/")
+		if err != nil {
+			b.Fatal(err)
+		}
+		size, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	b.ReportMetric(float64(size)/1024, "KiB/page")
+}
+
+// BenchmarkRunsPage500Height: how tall the runs page of 500 runs is in a
+// real headless Chromium, 1440 and 700 px wide.
+func BenchmarkRunsPage500Height(b *testing.B) {
+	s, err := New(&manyRuns{n: 500}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	b.Cleanup(ts.Close)
+	ctx := benchBrowser(b)
+	for b.Loop() {
+		for _, w := range []int64{1440, 700} {
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`table.runs`))); err != nil {
 				b.Fatal(err)
 			}
 			h, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollHeight`))

@@ -23,10 +23,12 @@ import (
 	"github.com/jlgcli/jlgcli/internal/exit"
 )
 
-// slowAgent is a developer that takes a while, then writes the file its
-// task names (task-<id>) with a two-line change, and says so.
+// slowAgent is a developer that says what it works on, takes a while, then
+// writes the file its task names (task-<id>) with a two-line change, and
+// says so.
 const slowAgent = `#!/bin/sh
 n=$(grep -o 'task-[a-z]*' | head -1)
+echo "working on $n"
 sleep "${JLGCLI_TEST_SLEEP:-2}"
 printf 'first line of %s\nsecond line\n' "$n" > "$n.txt"
 echo "wrote $n.txt"
@@ -226,6 +228,15 @@ func TestBoardOfARunningBatch(t *testing.T) {
 	if err != nil || nodes != 3 {
 		t.Errorf("the DAG has %d nodes (%v), want 3", nodes, err)
 	}
+	// A running task's card says what its agent is doing: its output's
+	// last lines (a command backend: plain text).
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`section[data-col="running"] article .now .l`))); err != nil {
+		t.Fatalf("no running card shows its agent's output: %v", err)
+	}
+	said, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('section[data-col="running"] article .now .l').textContent`))
+	if err != nil || !strings.HasPrefix(said, "working on task-") {
+		t.Errorf("a running card's preview reads %q (%v)", said, err)
+	}
 	screenshot(t, ctx, "batch-running")
 	// a moves to the board's done column on the page as it is: no reload
 	// (the mark set on the page stays).
@@ -327,6 +338,24 @@ func TestStopThroughTheAPI(t *testing.T) {
 	ctx := browser(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+id), chromedp.WaitVisible(chromedp.CSS(`button[data-act$="/stop"]`))); err != nil {
 		t.Fatal(err)
+	}
+	// While it runs: what its agent does (a command backend: the last
+	// lines of its output), its live badge and no guess beside it,
+	// here and on the runs page.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.nowbox .now .l`))); err != nil {
+		t.Fatalf("the live loop's page has no Now: %v", err)
+	}
+	for _, path := range []string{"runs/" + id, "", "runs/" + id + "?fragment=1"} {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Contains(page, []byte(`<span class="live"`)) || bytes.Contains(page, []byte("or it was killed")) || bytes.Contains(page, []byte("killed, resumable")) ||
+			!bytes.Contains(page, []byte(`<span class="l">working on task-x</span>`)) {
+			t.Errorf("GET /%s of the live loop:\n%s", path, page)
+		}
 	}
 	click(t, ctx, `button[data-act$="/stop"]`)
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#message.ok`))); err != nil {

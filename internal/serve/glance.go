@@ -51,6 +51,8 @@ type glanceItem struct {
 	At      time.Time
 	// Window: it waits for a subscription window to reset.
 	Window bool
+	// Now is what its agent is doing (a running run's line).
+	Now *preview
 }
 
 // glance is the first screen's two lists.
@@ -128,7 +130,7 @@ func glanceOf(ctx context.Context, src Source, rows []runs.Listed, now time.Time
 				it.Why = fmt.Sprintf("waits for %s's %s window, until %s", w.Backend, w.Kind, w.ResetsAt.Local().Format("15:04"))
 				need = append(need, it)
 			} else if !row.Live {
-				it.Word = "killed"
+				it.Word = "killed, resumable"
 				it.Why = killedWhy
 				need = append(need, it)
 			} else {
@@ -167,6 +169,11 @@ func glanceOf(ctx context.Context, src Source, rows []runs.Listed, now time.Time
 	g.NeedYou = need
 	if len(g.Running) > glanceLimit {
 		g.MoreRunning, g.Running = len(g.Running)-glanceLimit, g.Running[:glanceLimit]
+	}
+	for i := range g.Running {
+		if it := &g.Running[i]; agentRuns(it.Kind) {
+			it.Now = previewOf(ctx, src, it.RunID, it.Kind, glanceLines, glanceTools)
+		}
 	}
 	return g
 }

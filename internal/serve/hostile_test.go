@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/detect"
 	"github.com/jlgcli/jlgcli/internal/engine"
@@ -39,6 +40,8 @@ const (
 	evilTask  = "20261125T100001Z-eeee0001"
 	evilBatch = "20261125T100000Z-eeeeeeee"
 	evilLoop  = "20261125T090000Z-eeeeeeee"
+	// evilLive is a task that runs, whose agent writes and calls tools.
+	evilLive = "20261125T100002Z-eeee0002"
 )
 
 func (h *hostileSource) List(context.Context) ([]runs.Listed, error) {
@@ -46,7 +49,18 @@ func (h *hostileSource) List(context.Context) ([]runs.Listed, error) {
 		{RunRow: store.RunRow{ID: evilBatch, Command: "batch", Status: "failed", Title: h.text, StartedAt: t0}},
 		{RunRow: store.RunRow{ID: evilTask, Command: "task", Status: "failed", Title: h.text, Backend: h.text, Parent: evilBatch, StartedAt: t0}},
 		{RunRow: store.RunRow{ID: evilLoop, Command: "loop", Status: "done", Title: h.text, StartedAt: t0}},
+		{RunRow: store.RunRow{ID: evilLive, Command: "task", Status: "running", Title: h.text, Live: true, StartedAt: t0}},
 	}, nil
+}
+
+// Now: the running task's agent wrote the text and called tools named by
+// it, with it as their input.
+func (h *hostileSource) Now(_ context.Context, id string, _ int) (runs.Activity, error) {
+	if id != evilLive {
+		return h.fakeSource.Now(context.Background(), id, 0)
+	}
+	return runs.Activity{RunID: id, Found: true, N: 2, Backend: h.text, Live: true, Activity: agent.Activity{Lines: []string{h.text, h.text},
+		Tools: []agent.ToolCall{{Name: h.text, Input: h.text, Done: true}, {Name: h.text, Input: h.text, Error: true, Done: true}, {Name: h.text, Input: h.text}}}}, nil
 }
 
 func (h *hostileSource) Show(_ context.Context, id string) (Shown, error) {
@@ -67,6 +81,8 @@ func (h *hostileSource) Show(_ context.Context, id string) (Shown, error) {
 				{ID: "b" + h.text, Title: h.text, Status: "blocked", Details: h.text, DependsOn: []string{h.text}, Level: 1},
 			}},
 			Tasks: map[string]*taskengine.Result{h.text: {Attempts: []taskengine.Attempt{{Number: 1, Tier: h.text, StartedAt: t0, DurationMs: 500}}}}}, nil
+	case evilLive:
+		return Shown{ID: id, Command: "task", Title: h.text, Live: true, StartedAt: t0, Task: &taskengine.Result{Status: "running"}}, nil
 	case evilLoop:
 		return Shown{ID: id, Command: "loop", Title: h.text, Loop: &engine.Result{Status: "done", Details: h.text, Text: h.text,
 			Transcript: []engine.Entry{{Iteration: 1, Prompt: h.text, Response: h.text, Failure: nil}}}}, nil
@@ -105,7 +121,7 @@ func TestBoardEscapesHostileText(t *testing.T) {
 		return ts
 	}
 	ts, plain := serve(evil), serve("plain text")
-	for _, path := range []string{"/", "/runs/" + evilTask, "/runs/" + evilBatch, "/runs/" + evilLoop, "/runs/" + evilTask + "?fragment=1"} {
+	for _, path := range []string{"/", "/runs/" + evilTask, "/runs/" + evilBatch, "/runs/" + evilLoop, "/runs/" + evilTask + "?fragment=1", "/runs/" + evilLive} {
 		code, body := get(t, ts, path)
 		_, want := get(t, plain, path)
 		if code != 200 {
@@ -122,6 +138,14 @@ func TestBoardEscapesHostileText(t *testing.T) {
 		}
 		if !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 			t.Errorf("GET %s: the agent's text is not shown escaped", path)
+		}
+	}
+	// The running task's preview (its agent's lines and tools) is there,
+	// escaped as the rest.
+	for _, path := range []string{"/", "/runs/" + evilLive} {
+		_, body := get(t, ts, path)
+		if !strings.Contains(body, `<div class="now"`) || strings.Count(body, `<span class="tn">`) != 3 || strings.Count(body, `<span class="l">`) != 2 {
+			t.Errorf("GET %s: no preview of the running agent's tools", path)
 		}
 	}
 	code, body := get(t, ts, "/api/runs/"+evilTask)

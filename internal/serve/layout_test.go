@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
+	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
@@ -82,7 +83,8 @@ func (w *wideBoard) Show(_ context.Context, id string) (Shown, error) {
 			{Name: "strong", Backend: "claude", Model: "claude-opus-4-1", Attempts: 12, CostUSD: 11.25, CostKnown: true}}}
 	for a := range 2 {
 		at := taskengine.Attempt{Number: a + 1, Tier: "fast", TierIndex: a, StartedAt: t0, DurationMs: 30000, Prompt: "add the rate limits", Response: "added them",
-			Change: taskengine.Change{Diff: "--- a/limits.go\n+++ b/limits.go\n@@ -1 +1 @@\n-old\n+" + strings.Repeat("a_very_long_identifier_", 12) + "\n"}}
+			Change: taskengine.Change{Diff: "--- a/limits.go\n+++ b/limits.go\n@@ -1 +1 @@\n-old\n+" + strings.Repeat("a_very_long_identifier_", 12) + "\n",
+				Files: []git.FileChange{{Path: "limits.go", Status: "M", Added: 1, Deleted: 1}, {Path: strings.Repeat("a_deep_directory/", 12) + "limits_test.go", Status: "A", Added: 240}}}}
 		at.Gate.Status = "pass"
 		res.Attempts = append(res.Attempts, at)
 	}
@@ -163,6 +165,15 @@ func TestLayoutsFit(t *testing.T) {
 	for _, w := range []int{700, 1440} {
 		for _, p := range pages {
 			f := fitAt(t, ctx, ts.URL+p.path, w)
+			if p.name == "task" {
+				// Its attempts open: their files (a long path, lines
+				// added and deleted) and diffs fit too.
+				var err error
+				f, err = chromedp.Run(ctx, chromedp.Evaluate[pageFit](`document.querySelectorAll("details").forEach((d) => d.open = true), `+measureFit))
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 			t.Logf("%s at %d px: %d px wide (window %d), %d px tall", p.name, w, f.ScrollWidth, f.InnerWidth, f.Height)
 			if f.ScrollWidth > f.InnerWidth {
 				t.Errorf("%s at %d px: the page is %d px wide", p.name, w, f.ScrollWidth)

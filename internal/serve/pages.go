@@ -2,12 +2,15 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +52,7 @@ var funcs = template.FuncMap{
 	"standing": standing,
 	"n":        plural.N,
 	"diff":     diffLines,
+	"files":    filesOf,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
@@ -60,7 +64,7 @@ var funcs = template.FuncMap{
 func loadPages() (*pages, error) {
 	p := &pages{t: map[string]*template.Template{}}
 	for _, name := range []string{"runs", "run", "login"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/parts.html", "assets/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -130,6 +134,7 @@ type loginData struct {
 // statusClass is the colour class of a status.
 func statusClass(s string) string {
 	s, _, _ = strings.Cut(s, " ")
+	s = strings.TrimSuffix(s, ",")
 	switch s {
 	case "done", "pass", "passed", "success":
 		return "ok"
@@ -156,18 +161,29 @@ func filterRows(rows []runs.Listed, status, kind string) []runs.Listed {
 	return out
 }
 
-// rowsDigest changes whenever a run of rows moves.
-func rowsDigest(rows []runs.Listed) string {
+// rowsDigest changes whenever a run of rows moves, and whenever the agent
+// of one that runs writes (nowDigest).
+func rowsDigest(ctx context.Context, src Source, rows []runs.Listed) string {
 	h := sha256.New()
 	for _, r := range rows {
 		fmt.Fprintf(h, "%s %s %d %v %v %d\n", r.ID, r.Status, r.Iterations, r.CostUSD, r.Live, r.UpdatedAt.UnixNano())
 	}
+	nowDigest(ctx, src, rows, h)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
 type runsData struct {
+	// Rows are the runs of the page shown, of Matched that the filter
+	// keeps (of Total).
 	Rows         []runs.Listed
+	Matched      int
 	Status, Kind string
+	// Page is the page shown, from 1, of Pages; From and To number its
+	// first and last rows among Matched; Newer and Older link to the pages
+	// beside it ("" for none).
+	Page, Pages  int
+	From, To     int
+	Newer, Older string
 	Statuses     []string
 	Kinds        []string
 	Total        int
@@ -193,8 +209,41 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	slices.Sort(d.Statuses)
 	d.Glance = glanceOf(r.Context(), s.src, rows, time.Now())
 	d.Total = len(rows)
-	d.Rows = filterRows(rows, d.Status, d.Kind)
+	d.paged(filterRows(rows, d.Status, d.Kind), r.URL.Query().Get("page"))
 	s.pages.serve(w, r, "runs", d)
+}
+
+// runsPerPage is how many runs the table of the runs page shows at once.
+const runsPerPage = 50
+
+// paged shows page (its number, from 1: "" or anything else is the first;
+// beyond the last, the last) of rows, runsPerPage a page.
+func (d *runsData) paged(rows []runs.Listed, page string) {
+	d.Matched = len(rows)
+	d.Pages = max(1, (len(rows)+runsPerPage-1)/runsPerPage)
+	d.Page, _ = strconv.Atoi(page)
+	d.Page = min(max(d.Page, 1), d.Pages)
+	lo, hi := (d.Page-1)*runsPerPage, min(d.Page*runsPerPage, len(rows))
+	d.Rows, d.From, d.To = rows[lo:hi], lo+1, hi
+	link := func(p int) string {
+		q := url.Values{}
+		if d.Status != "" {
+			q.Set("status", d.Status)
+		}
+		if d.Kind != "" {
+			q.Set("kind", d.Kind)
+		}
+		if p > 1 {
+			q.Set("page", strconv.Itoa(p))
+		}
+		return "/?" + q.Encode()
+	}
+	if d.Page > 1 {
+		d.Newer = link(d.Page - 1)
+	}
+	if d.Page < d.Pages {
+		d.Older = link(d.Page + 1)
+	}
 }
 
 // runData is what a run's page shows.
@@ -215,13 +264,22 @@ type runData struct {
 	Chart   *chart
 	// Waiting is what a running pull-request run waits for.
 	Waiting []string
+	// Now is what the agent of a running run is doing.
+	Now *preview
 }
 
 type column struct {
 	// Name is the column's key (data-col); Label its heading ("" for the
 	// name).
 	Name, Label string
-	Tasks       []batch.TaskSummary
+	Tasks       []card
+}
+
+// card is a task on the board; a running one's with what its agent is
+// doing.
+type card struct {
+	batch.TaskSummary
+	Now *preview
 }
 
 // cardsShown is how many cards a column of the board shows; the others
@@ -229,8 +287,8 @@ type column struct {
 const cardsShown = 6
 
 // Shown are the cards the column shows, More those it folds.
-func (c column) Shown() []batch.TaskSummary { return c.Tasks[:min(len(c.Tasks), cardsShown)] }
-func (c column) More() []batch.TaskSummary  { return c.Tasks[min(len(c.Tasks), cardsShown):] }
+func (c column) Shown() []card { return c.Tasks[:min(len(c.Tasks), cardsShown)] }
+func (c column) More() []card  { return c.Tasks[min(len(c.Tasks), cardsShown):] }
 
 // taskGroup is a group of a batch's tasks table: the tasks of a few
 // statuses, open or folded (a <details>).
@@ -297,8 +355,18 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		// jlgcli pr, not resumed.
 		d.CanResume = !run.Live && run.PR.Resumable()
 	}
+	if running && run.Live && agentRuns(run.Command) {
+		d.Now = previewOf(r.Context(), s.src, run.ID, run.Command, pageLines, pageTools)
+	}
 	if b := run.Batch; b != nil {
 		d.Columns = boardOf(*b)
+		for _, col := range d.Columns {
+			for i := range col.Tasks {
+				if c := &col.Tasks[i]; c.Status == string(batch.StatusRunning) && c.RunID != nil {
+					c.Now = previewOf(r.Context(), s.src, *c.RunID, "task", cardLines, cardTools)
+				}
+			}
+		}
 		d.Groups = groupsOf(*b)
 		d.Graph = graphOf(*b)
 		d.Chart = chartOf(*b, run.Tasks, time.Now())
@@ -327,10 +395,12 @@ func factsOf(run Shown) runData {
 			d.Waiting = a.Waiting
 		}
 	}
-	if d.Status == store.Running && (run.Loop != nil || run.Task != nil) {
-		// Its journal cannot tell whether a process runs it; the
-		// server can (its lock).
-		d.Details = ""
+	if d.Status == store.Running {
+		// Its journal cannot tell whether a process runs it ("it is
+		// live, or it was killed"); the server can (its lock).
+		if run.Loop != nil || run.Task != nil {
+			d.Details = ""
+		}
 		if !run.Live {
 			d.Details = killedWhy
 		}
@@ -358,7 +428,7 @@ func boardOf(b batch.Summary) []column {
 		case batch.StatusBlocked:
 			i = 5
 		}
-		cols[i].Tasks = append(cols[i].Tasks, t)
+		cols[i].Tasks = append(cols[i].Tasks, card{TaskSummary: t})
 	}
 	return cols
 }

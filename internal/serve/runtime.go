@@ -152,6 +152,11 @@ func (r *Runtime) Output(ctx context.Context, id string, _ int64, fn func(Chunk)
 	}))
 }
 
+func (r *Runtime) Now(_ context.Context, id string, lines int) (runs.Activity, error) {
+	a, err := runs.Now(r.Root, id, lines)
+	return a, httpError(err)
+}
+
 func (r *Runtime) Stop(ctx context.Context, id string) (string, error) {
 	run, err := runs.Stop(ctx, r.Root, id, r.Connect)
 	if err != nil {

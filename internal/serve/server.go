@@ -343,7 +343,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, follow func(id s
 }
 
 // apiChanges streams a "runs" event whenever the list of runs changes
-// (a run starts, moves on or ends): the runs page reloads its table then.
+// (a run starts, moves on or ends) or the agent of a running run writes:
+// the pages fetch their live part again then.
 func (s *Server) apiChanges(w http.ResponseWriter, r *http.Request) {
 	send, ok := sse(w)
 	if !ok {
@@ -354,7 +355,7 @@ func (s *Server) apiChanges(w http.ResponseWriter, r *http.Request) {
 	defer t.Stop()
 	for {
 		if rows, err := s.src.List(r.Context()); err == nil {
-			if sum := rowsDigest(rows); sum != last {
+			if sum := rowsDigest(r.Context(), s.src, rows); sum != last {
 				if last != "" {
 					if send("", "runs", []byte(sum[:min(len(sum), 16)])) != nil {
 						return

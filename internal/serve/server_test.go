@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
@@ -50,7 +52,8 @@ func (f *fakeSource) Show(_ context.Context, id string) (Shown, error) {
 			Tasks: map[string]*taskengine.Result{"a": {Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", StartedAt: t0, DurationMs: 50000}}}}}, nil
 	case "20261125T100001Z-aaaa0001":
 		res := &taskengine.Result{Status: "done", Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", Prompt: "write a", Response: "wrote a",
-			Change: taskengine.Change{Diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n"}}}}
+			Change: taskengine.Change{Diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n",
+				Files: []git.FileChange{{Path: "a.txt", Status: "M", Added: 3, Deleted: 1}, {Path: "logo.png", Status: "A", Added: -1, Deleted: -1}, {Path: "b.txt", Status: "A", Added: 7}}}}}}
 		res.Attempts[0].Gate.Status = "pass"
 		return Shown{ID: id, Command: "task", Parent: "20261125T100000Z-bbbbbbbb", Task: res}, nil
 	case "20261125T090000Z-cccccccc":
@@ -74,6 +77,11 @@ func (f *fakeSource) Follow(ctx context.Context, id string, from int64, fn func(
 
 func (f *fakeSource) Output(ctx context.Context, id string, from int64, fn func(Chunk) error) error {
 	return fn(Chunk{Call: 1, Offset: 5, Data: []byte("hello")})
+}
+
+// Now: the fake runs' agents wrote nothing.
+func (f *fakeSource) Now(_ context.Context, id string, _ int) (runs.Activity, error) {
+	return runs.Activity{RunID: id, Activity: agent.Activity{Lines: []string{}, Tools: []agent.ToolCall{}}}, nil
 }
 
 func (f *fakeSource) Stop(_ context.Context, id string) (string, error) {
@@ -285,7 +293,11 @@ func TestPages(t *testing.T) {
 		}
 	}
 	code, body = get(t, ts, "/runs/20261125T100001Z-aaaa0001")
-	for _, want := range []string{`<span class="dd">-old</span>`, `<span class="da">&#43;new</span>`, "wrote a", `href="/runs/20261125T100000Z-bbbbbbbb"`} {
+	for _, want := range []string{`<span class="dd">-old</span>`, `<span class="da">&#43;new</span>`, "wrote a", `href="/runs/20261125T100000Z-bbbbbbbb"`,
+		// Each file's lines added and deleted, and their sums (a
+		// binary file has none).
+		`<code>a.txt</code> <span class="add">+3</span> <span class="del">−1</span>`, `<code>logo.png</code> <span class="bin">binary</span>`,
+		`<code>b.txt</code> <span class="add">+7</span> <span class="del">−0</span>`, `3 files <span class="add">+10</span> <span class="del">−1</span>`} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("task page lacks %s", want)
 		}

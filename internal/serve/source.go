@@ -34,6 +34,10 @@ type Source interface {
 	// a sentence.
 	Stop(ctx context.Context, id string) (string, error)
 	Resume(ctx context.Context, id string) (string, error)
+	// Now is what the agent of run id is doing now, or did last
+	// (runs.Now): at most lines of its text, its last tool calls, the
+	// size of its call's output (which grows while it writes).
+	Now(ctx context.Context, id string, lines int) (runs.Activity, error)
 }
 
 // Shown is one run as show sees it: what every run has, and the result of

@@ -91,3 +91,26 @@ func shortHash(s string) string {
 	}
 	return s
 }
+
+// filesView is an attempt's change file by file, as its page lists it:
+// each file's lines added and deleted (git's numstat), and their sums.
+type filesView struct {
+	Files []git.FileChange
+	// Added and Deleted sum the text files' lines; Binary counts the
+	// binary files (whose lines git does not count).
+	Added, Deleted, Binary int
+}
+
+// filesOf is the view of the files of a change.
+func filesOf(files []git.FileChange) filesView {
+	v := filesView{Files: files}
+	for _, f := range files {
+		if f.Binary() {
+			v.Binary++
+			continue
+		}
+		v.Added += f.Added
+		v.Deleted += f.Deleted
+	}
+	return v
+}

@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
+	"github.com/jlgcli/jlgcli/internal/runs"
+	"github.com/jlgcli/jlgcli/internal/store"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 )
 
@@ -104,16 +107,22 @@ func TestLoopRefusal(t *testing.T) {
 }
 
 // A running run's page says nothing of whether it is live but the badge:
-// not "it is live, or it was killed" beside it; a killed one says it was.
+// not "it is live, or it was killed" beside it; a killed one says it was,
+// and that it is resumable, whatever its kind.
 func TestLiveNotKilled(t *testing.T) {
 	l := &engine.Result{Status: engine.StatusRunning, Details: "the run has not stopped after 1 iteration: it is live, or it was killed and can be resumed"}
+	const live = `<span class="live" title="a process is running it now">live</span>`
 	body := pageOf(t, Shown{ID: "20261125T090000Z-cccccccc", Command: "loop", Live: true, Loop: l})
-	if strings.Contains(body, "or it was killed") || !strings.Contains(body, `<span class="live">live</span>`) {
+	if strings.Contains(body, "or it was killed") || !strings.Contains(body, live) || strings.Contains(body, "killed, resumable") {
 		t.Errorf("a live run's page:\n%s", body)
 	}
-	body = pageOf(t, Shown{ID: "20261125T090000Z-cccccccc", Command: "loop", Loop: l})
-	if !strings.Contains(body, "<dd>"+killedWhy+"</dd>") {
-		t.Errorf("a killed run's page does not say it was killed")
+	for _, run := range []Shown{{ID: "20261125T090000Z-cccccccc", Command: "loop", Loop: l},
+		{ID: "20261125T100000Z-bbbbbbbb", Command: "batch", Batch: &batch.Summary{Status: "running"}}} {
+		body = pageOf(t, run)
+		if !strings.Contains(body, "<dd>"+killedWhy+"</dd>") || !strings.Contains(body, `>killed, resumable</span>`) || strings.Contains(body, live) ||
+			strings.Contains(body, "or it was killed") {
+			t.Errorf("a killed %s's page does not say it was killed, and resumable", run.Command)
+		}
 	}
 }
 
@@ -128,5 +137,45 @@ func TestGanttLegend(t *testing.T) {
 	want := []tierColour{{0, "fast, best, cheap"}, {1, "strong"}}
 	if len(c.Legend) != 2 || c.Legend[0] != want[0] || c.Legend[1] != want[1] {
 		t.Errorf("legend = %+v, want %+v", c.Legend, want)
+	}
+}
+
+// killedList is a state directory of one loop recorded as running that no
+// process runs, and one that runs.
+type killedList struct{ fakeSource }
+
+func (killedList) List(context.Context) ([]runs.Listed, error) {
+	return []runs.Listed{
+		{RunRow: store.RunRow{ID: "20261125T090000Z-cccccccc", Command: "loop", Status: "running", Title: "killed", StartedAt: t0}},
+		{RunRow: store.RunRow{ID: "20261125T090001Z-dddddddd", Command: "loop", Status: "running", Title: "live", Live: true, StartedAt: t0}},
+	}, nil
+}
+
+// The runs page says of a run recorded as running whether a process runs it
+// (live) or it was killed (and resume goes on), in its table and on its
+// first screen.
+func TestRunsPageKilledOrLive(t *testing.T) {
+	s, err := New(&killedList{}, Options{Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	_, body := get(t, ts, "/")
+	row := func(id string) string {
+		i := strings.Index(body, `<tr data-id="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no row of %s", id)
+		}
+		return body[i : i+strings.Index(body[i:], "</tr>")]
+	}
+	if killed := row("20261125T090000Z-cccccccc"); !strings.Contains(killed, ">killed, resumable</span>") || strings.Contains(killed, `class="live"`) {
+		t.Errorf("the killed run's row:\n%s", killed)
+	}
+	if live := row("20261125T090001Z-dddddddd"); strings.Contains(live, "killed") || !strings.Contains(live, `class="live"`) {
+		t.Errorf("the live run's row:\n%s", live)
+	}
+	if !strings.Contains(body, `<span class="st stop">killed, resumable</span>`) || !strings.Contains(body, killedWhy) {
+		t.Errorf("the killed run's line under Needs you does not say it was killed")
 	}
 }

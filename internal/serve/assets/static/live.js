@@ -97,8 +97,15 @@
       .catch(function () {});
   }
   function schedule() { if (!timer) { timer = setTimeout(function () { refresh(false); }, 250); } }
+  // The streams are closed when the page is left: a browser may keep a
+  // page it left alive for a while, and it has few connections to a server.
+  var streams = [];
+  window.addEventListener("pagehide", function () { streams.forEach(function (es) { es.close(); }); });
   function listen(url) {
     var es = new EventSource(url);
+    streams.push(es);
+    // Which streams listen (for the tests: a change is seen from then on).
+    es.onopen = function () { document.body.dataset.listening = (document.body.dataset.listening || "") + " " + url; };
     es.onmessage = schedule;
     es.addEventListener("runs", schedule);
     es.addEventListener("end", function () { es.close(); schedule(); });
@@ -111,6 +118,7 @@
   var out = document.getElementById("output");
   if (out && out.dataset.stream) {
     var os = new EventSource(out.dataset.stream);
+    streams.push(os);
     var call = null;
     os.onmessage = function (e) {
       var c = JSON.parse(e.data);
