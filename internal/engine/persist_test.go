@@ -595,3 +595,20 @@ func TestInterruptedVerificationIsResumedFirst(t *testing.T) {
 		t.Fatalf("requests %+v", a.reqs)
 	}
 }
+
+// TestNotStopped: a loop that has not stopped reads live or killed when
+// its reader knows, both only when it cannot tell.
+func TestNotStopped(t *testing.T) {
+	for _, tc := range []struct {
+		live, known bool
+		want        string
+	}{
+		{true, true, "live: the run has not stopped after 2 iterations"},
+		{false, true, "killed after 2 iterations: no process runs it; resume continues it"},
+		{false, false, "the run has not stopped after 2 iterations: it is live, or it was killed and can be resumed"},
+	} {
+		if got := NotStopped(2, tc.live, tc.known); got != tc.want {
+			t.Errorf("NotStopped(2, %v, %v) = %q, want %q", tc.live, tc.known, got, tc.want)
+		}
+	}
+}

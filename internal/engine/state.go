@@ -194,11 +194,26 @@ func ResultOf(runID, backend string, events []Event) (Result, error) {
 	res.Windows = st.Windows
 	if stop == nil {
 		res.Status, res.ExitCode = StatusRunning, -1
-		res.Details = fmt.Sprintf("the run has not stopped after %s: it is live, or it was killed and can be resumed", plural.N(st.Iterations, "iteration"))
+		res.Details = NotStopped(st.Iterations, false, false)
 		return res, nil
 	}
 	res.Status, res.ExitCode, res.Details, res.Summary = stop.Status, stop.ExitCode, stop.Details, stop.Summary
 	res.Text, res.DurationMs, res.Failure, res.GateFailed = stop.Text, stop.DurationMs, stop.Failure, stop.GateFailed
 	res.Windows = st.Windows
 	return res, nil
+}
+
+// NotStopped is the details of a loop that has not stopped after n
+// iterations: live when a process runs it, killed (resume continues it)
+// when none does; known false when its reader cannot tell (a journal read
+// alone), which says both.
+func NotStopped(n int, live, known bool) string {
+	after := plural.N(n, "iteration")
+	switch {
+	case known && live:
+		return "live: the run has not stopped after " + after
+	case known:
+		return "killed after " + after + ": no process runs it; resume continues it"
+	}
+	return "the run has not stopped after " + after + ": it is live, or it was killed and can be resumed"
 }

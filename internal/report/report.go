@@ -514,6 +514,20 @@ func gitOf(res taskengine.Result) *Git {
 	return &Git{GitInfo: *res.Git, Commits: nonNil(res.Commits)}
 }
 
+// Alive says whether a process runs the task now, when r is of a task that
+// has not stopped: its recommendation then says which it is (live, or
+// killed and resumable) instead of both.
+func (r *Report) Alive(live bool) {
+	if r.Status != string(engine.StatusRunning) {
+		return
+	}
+	if live {
+		r.Recommendation = "the task is running: 'jlgcli logs -f " + r.RunID + "' follows its agent"
+		return
+	}
+	r.Recommendation = "the task was killed before it stopped: 'jlgcli resume " + r.RunID + "' continues it"
+}
+
 // recommend says what to do now, in one sentence.
 func recommend(res taskengine.Result, r Report) string {
 	g := res.Git

@@ -187,6 +187,31 @@ func TestRecommendation(t *testing.T) {
 	}
 }
 
+// TestAlive: a report of a task that has not stopped says which it is
+// when its reader knows whether a process runs it, and only then.
+func TestAlive(t *testing.T) {
+	res := failedResult()
+	res.Status, res.ExitCode, res.Git = engine.StatusRunning, -1, nil
+	for _, tc := range []struct {
+		live bool
+		want string
+	}{
+		{true, "the task is running: 'jlgcli logs -f 20261123T090000Z-0badc0de' follows its agent"},
+		{false, "the task was killed before it stopped: 'jlgcli resume 20261123T090000Z-0badc0de' continues it"},
+	} {
+		r := New(res)
+		r.Alive(tc.live)
+		if r.Recommendation != tc.want || strings.Contains(r.Markdown(), "or it was killed") {
+			t.Errorf("live %v: %q", tc.live, r.Recommendation)
+		}
+	}
+	done := New(failedResult())
+	want := done.Recommendation
+	if done.Alive(false); done.Recommendation != want {
+		t.Errorf("a task that stopped: %q, want %q", done.Recommendation, want)
+	}
+}
+
 func TestUniqueErrorsBounded(t *testing.T) {
 	res := failedResult()
 	res.Attempts = res.Attempts[:1]

@@ -17,6 +17,8 @@ type Detached struct {
 	ID  string
 	PID int
 	Log string
+	// Exited gets the process's end (nil: it exited 0) when it ends.
+	Exited <-chan error
 }
 
 // ResumeDetached starts `exe resume --quiet --state-dir root ID` for run id
@@ -60,6 +62,7 @@ func ResumeDetached(root, id, exe string, env []string) (Detached, error) {
 	if err := cmd.Start(); err != nil {
 		return Detached{}, err
 	}
-	go func() { _ = cmd.Wait() }() // reaped when it ends; it is not waited for
-	return Detached{ID: run.ID, PID: cmd.Process.Pid, Log: path}, nil
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }() // reaped when it ends, whether or not the caller waits
+	return Detached{ID: run.ID, PID: cmd.Process.Pid, Log: path, Exited: exited}, nil
 }

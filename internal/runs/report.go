@@ -52,6 +52,7 @@ func Report(ctx context.Context, root, id, format string, p local.Parts, connect
 			return nil, err
 		}
 		r := report.New(res)
+		r.Alive(run.Meta.Temporal != nil || run.Live()) // on Temporal, Refresh says whether it runs
 		if sb := run.Meta.Sandbox; sb != nil {
 			r.Sandbox = sb.String()
 		}

@@ -118,6 +118,9 @@ func Show(ctx context.Context, root, id string, p local.Parts, connect Connect) 
 	} else {
 		st.Live = run.Live()
 	}
+	if st.Loop != nil && st.Loop.Status == engine.StatusRunning {
+		st.Loop.Details = engine.NotStopped(st.Loop.Iterations, st.Live, true)
+	}
 	return st, nil
 }
 

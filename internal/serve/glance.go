@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jlgcli/jlgcli/internal/batch"
 	"github.com/jlgcli/jlgcli/internal/plural"
 	"github.com/jlgcli/jlgcli/internal/runs"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -60,26 +59,6 @@ type glance struct {
 	NeedYou, Running []glanceItem
 	// MoreNeed and MoreRunning count the lines beyond glanceLimit.
 	MoreNeed, MoreRunning int
-}
-
-// needsPerson reports whether a run that ended with status needs someone:
-// any end but done or a stop asked for (interrupted); a batch that ended
-// incomplete shows its tasks instead.
-func needsPerson(status, kind string) bool {
-	switch status {
-	case store.Running, "done", "interrupted", "pending", "unmerged", "":
-		return false
-	case "incomplete":
-		return kind != "batch"
-	}
-	return true
-}
-
-// taskNeedsPerson reports whether a batch's task's status is one a person
-// must see to: a failure, a task blocked or skipped.
-func taskNeedsPerson(status string) bool {
-	s := batch.Status(status)
-	return s.Failed() || s == batch.StatusBlocked
 }
 
 // fullWindow is a subscription window of row that is spent and resets
@@ -137,7 +116,7 @@ func glanceOf(ctx context.Context, src Source, rows []runs.Listed, now time.Time
 				it.Word = it.Status
 				g.Running = append(g.Running, it)
 			}
-		} else if needsPerson(row.Status, row.Command) {
+		} else if runs.NeedsYou(row.Status, row.Command) {
 			need = append(need, it)
 			listed[row.ID] = true
 		}
@@ -187,7 +166,7 @@ func batchNeeds(ctx context.Context, src Source, row runs.Listed, listed map[str
 	}
 	var out []glanceItem
 	for _, t := range run.Batch.Tasks {
-		if !taskNeedsPerson(t.Status) || (t.RunID != nil && listed[*t.RunID]) {
+		if !runs.TaskNeedsYou(t.Status) || (t.RunID != nil && listed[*t.RunID]) {
 			continue
 		}
 		// A task that never started was blocked or skipped by the time

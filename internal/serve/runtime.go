@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jlgcli/jlgcli/internal/batch"
@@ -179,36 +176,18 @@ func (r *Runtime) Resume(ctx context.Context, id string) (string, error) {
 	case st.Status == string(engine.StatusDone):
 		return "", &StatusError{Code: http.StatusBadRequest, Err: fmt.Errorf("run %s is done: nothing to resume", st.ID)}
 	}
-	exe := r.Exe
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return "", err
-		}
-	}
-	log, err := os.OpenFile(filepath.Join(st.Dir, "resume.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	d, err := runs.ResumeDetached(r.Root, st.ID, r.Exe, r.Env)
 	if err != nil {
-		return "", err
+		return "", httpError(err)
 	}
-	defer log.Close()
-	cmd := exec.Command(exe, "resume", "--quiet", "--state-dir", r.Root, st.ID)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = st.Meta.Cwd, r.Env, log, log
-	if fi, err := os.Stat(cmd.Dir); err != nil || !fi.IsDir() {
-		cmd.Dir = r.Root
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	deadline := time.After(5 * time.Second)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
-		case err := <-exited:
+		case err := <-d.Exited:
 			if err != nil {
-				return "", &StatusError{Code: http.StatusBadRequest, Err: fmt.Errorf("resume of run %s ended at once (%v): %s", st.ID, err, lastLine(log.Name()))}
+				return "", &StatusError{Code: http.StatusBadRequest, Err: fmt.Errorf("resume of run %s ended at once (%v): %s", st.ID, err, lastLine(d.Log))}
 			}
 			return fmt.Sprintf("run %s was resumed and ended", st.ID), nil
 		case <-tick.C:
@@ -216,11 +195,11 @@ func (r *Runtime) Resume(ctx context.Context, id string) (string, error) {
 				live := run.Live()
 				run.Close()
 				if live {
-					return fmt.Sprintf("run %s resumed (process %d)", st.ID, cmd.Process.Pid), nil
+					return fmt.Sprintf("run %s resumed (process %d)", st.ID, d.PID), nil
 				}
 			}
 		case <-deadline:
-			return fmt.Sprintf("run %s is being resumed (process %d)", st.ID, cmd.Process.Pid), nil
+			return fmt.Sprintf("run %s is being resumed (process %d)", st.ID, d.PID), nil
 		}
 	}
 }

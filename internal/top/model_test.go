@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/tty"
 )
@@ -60,7 +61,9 @@ func world() *fakeSource {
 				Word: "done", Attempt: 4, Duration: 3*time.Minute + 12*time.Second},
 		}},
 		out: map[string]Output{
-			"20261128T040002Z-cccc3333": {Found: true, N: 3, Text: "reading the tests\nwriting main.go"},
+			"20261128T040002Z-cccc3333": {Found: true, N: 3, Backend: "claude", Activity: agent.Activity{
+				Lines: []string{"reading the tests", "writing main.go"},
+				Tools: []agent.ToolCall{{Name: "Bash", Input: "go test ./...", Done: true, Error: true}, {Name: "Edit", Input: "main.go"}}}},
 		},
 		detail: map[string]Detail{
 			"20261128T040001Z-bbbb2222": {Text: "status     max-iterations\ngate       fail", Attempt: 2,
@@ -211,7 +214,9 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("selected %q", m.Selected())
 	}
 	lines := screen(t, m, 80, 24)
-	line(t, lines, "newest agent call: attempt 3")
+	line(t, lines, "newest agent call: attempt 3 · claude")
+	line(t, lines, "✗ Bash go test ./...")
+	line(t, lines, "… Edit main.go")
 	line(t, lines, "writing main.go")
 	// Up: the failed task; tab: its diff, +N −M per file; tab: details.
 	m = press(t, m, "k", "tab")
@@ -318,7 +323,8 @@ func TestHostileOutput(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
 			src := world()
 			id := "20261128T040002Z-cccc3333"
-			src.out[id] = Output{Found: true, N: 1, Text: hostile}
+			src.out[id] = Output{Found: true, N: 1, Backend: "x\x1b[2J", Activity: agent.Activity{Lines: strings.Split(hostile, "\n"),
+				Tools: []agent.ToolCall{{Name: "Bash\x1b]52;c;eA==\a", Input: hostile[:min(len(hostile), 40)]}}}}
 			src.snap.Items[0].Children[1].Title = "title \x1b]52;c;eA==\a\x1b[2J"
 			src.detail[id] = Detail{Attempt: 1, Files: []git.FileChange{{Path: "a\x1b[2J.go", Status: "A", Added: 1}}, Diff: "+" + hostile}
 			view := func(safe func(string) string) (out, diff []string) {
@@ -369,17 +375,5 @@ func TestColours(t *testing.T) {
 		if strings.Contains(l, "\x1b") {
 			t.Fatalf("colours with the palette off: %q", l)
 		}
-	}
-}
-
-func TestNeedsYou(t *testing.T) {
-	for word, want := range map[string]bool{"running": false, "done": false, "interrupted": false, "pending": false,
-		"max-iterations": true, "error": true, "blocked": true, "skipped": true, "killed": true, "waiting": true, "conflict": true} {
-		if got := NeedsYou(word, "task"); got != want {
-			t.Errorf("NeedsYou(%q) = %v, want %v", word, got, want)
-		}
-	}
-	if NeedsYou("incomplete", "batch") || !NeedsYou("incomplete", "task") {
-		t.Error("an incomplete batch shows its tasks; an incomplete task needs you")
 	}
 }

@@ -1,14 +1,11 @@
 package top
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -52,7 +49,7 @@ type Item struct {
 	// Duration is how long it ran (so far, while it runs).
 	Duration time.Duration
 	Live     bool
-	// Needs: it needs someone (NeedsYou); Why says why, or what it does,
+	// Needs: it needs someone (runs.NeedsYou); Why says why, or what it does,
 	// when the records say.
 	Needs bool
 	Why   string
@@ -69,31 +66,10 @@ type Snapshot struct {
 	At    time.Time
 }
 
-// NeedsYou reports whether a line with status word needs someone: a
-// failure or an error, a task blocked or skipped, a run killed or waiting
-// for a subscription window; not a run that goes on, ended done, was
-// stopped on purpose (interrupted) or waits for its turn. A batch that ended
-// incomplete shows its tasks that need someone instead.
-func NeedsYou(word, kind string) bool {
-	switch word {
-	case store.Running, "done", "interrupted", "pending", "unmerged", "":
-		return false
-	case "incomplete":
-		return kind != "batch"
-	}
-	return true
-}
-
-// Output is the tail of the output of a run's newest agent call.
-type Output struct {
-	// Found is false before any call wrote output; N is the call's
-	// attempt or iteration, Path its file.
-	Found bool
-	N     int
-	Path  string
-	// Text is the tail's last lines, raw, as the agent wrote them.
-	Text string
-}
+// Output is what a run's newest agent call shows it doing (runs.Now): its
+// number, its last tool calls and its last lines of text, the agent's own
+// words, made safe where they are shown.
+type Output = runs.Activity
 
 // Detail is what the diff and details tabs show of a run.
 type Detail struct {
@@ -141,8 +117,6 @@ type Store struct {
 	Env []string
 	// BoardAddr is where `jlgcli serve` is looked for (HOST:PORT).
 	BoardAddr string
-	// Tail reads the tail of a run's newest agent output (nil: LastLines).
-	Tail func(root, id string, lines int) (Output, error)
 
 	mu    sync.Mutex
 	ended map[string]batchEnded // the tasks of batches that ended, by batch id
@@ -155,47 +129,8 @@ type batchEnded struct {
 	tasks   []batch.TaskSummary
 }
 
-// tailBytes bounds what is read of an output file for its tail.
-const tailBytes = 64 << 10
-
-// LastLines is the last lines of the output of run id's newest agent call
-// under root (runs.LastOutput), read from at most its last 64 KiB.
-func LastLines(root, id string, lines int) (Output, error) {
-	n, path, found, err := runs.LastOutput(root, id)
-	if err != nil || !found {
-		return Output{}, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Output{}, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Output{}, err
-	}
-	from := max(0, fi.Size()-tailBytes)
-	data, err := io.ReadAll(io.NewSectionReader(f, from, fi.Size()-from))
-	if err != nil {
-		return Output{}, err
-	}
-	if from > 0 {
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			data = data[i+1:] // a line cut by the start of the read
-		}
-	}
-	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return Output{Found: true, N: n, Path: path, Text: strings.Join(all, "\n")}, nil
-}
-
 func (s *Store) Output(id string, lines int) (Output, error) {
-	if s.Tail != nil {
-		return s.Tail(s.Root, id, lines)
-	}
-	return LastLines(s.Root, id, lines)
+	return runs.Now(s.Root, id, lines)
 }
 
 func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
@@ -278,7 +213,7 @@ func itemOf(r runs.Listed, now time.Time) Item {
 			it.Why = "no process runs it: it was killed; r resumes it from where it was cut"
 		}
 	}
-	it.Needs = NeedsYou(it.Word, it.Kind)
+	it.Needs = runs.NeedsYou(it.Word, it.Kind)
 	return it
 }
 
@@ -332,8 +267,7 @@ func (s *Store) batchTasks(ctx context.Context, b runs.Listed, byID map[string]r
 				it.RunID = *t.RunID
 			}
 		}
-		ts := batch.Status(t.Status)
-		it.Needs = ts.Failed() || ts == batch.StatusBlocked || (it.Word != it.Status && NeedsYou(it.Word, it.Kind))
+		it.Needs = runs.TaskNeedsYou(t.Status) || (it.Word != it.Status && runs.NeedsYou(it.Word, it.Kind))
 		out = append(out, it)
 	}
 	return out

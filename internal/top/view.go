@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/tty"
 )
 
@@ -186,18 +187,41 @@ func (m Model) outputText(it Item, w, h int) []string {
 		return []string{"no agent output yet"}
 	}
 	head := fmt.Sprintf("newest agent call: %s %d", callWord(it.Kind), m.out.N)
+	if m.out.Backend != "" {
+		head += " · " + m.safe(m.out.Backend)
+	}
 	if it.Live {
 		head += " · live"
 	}
-	lines := strings.Split(m.out.Text, "\n")
-	if len(lines) > h-1 {
-		lines = lines[len(lines)-(h-1):]
-	}
 	out := []string{m.pal.Paint(tty.Fit(head, w), dimSGR)}
+	// Its last tool calls first (at most a third of the pane), then the
+	// last lines of its text that fit.
+	tools := m.out.Tools
+	if n := max(0, (h-1)/3); len(tools) > n {
+		tools = tools[len(tools)-n:]
+	}
+	for _, c := range tools {
+		out = append(out, tty.Fit(toolMark(c)+" "+m.safe(c.Name)+" "+m.safe(c.Input), w))
+	}
+	lines := m.out.Lines
+	if room := h - len(out); len(lines) > room {
+		lines = lines[len(lines)-max(0, room):]
+	}
 	for _, l := range lines {
 		out = append(out, tty.Fit(m.safe(expandTabs(strings.TrimSuffix(l, "\r"))), w))
 	}
 	return out
+}
+
+// toolMark is how a tool call's state shows: done, failed or going on.
+func toolMark(c agent.ToolCall) string {
+	switch {
+	case c.Error:
+		return "✗"
+	case c.Done:
+		return "✓"
+	}
+	return "…"
 }
 
 // callWord is what a call of kind is: a task's attempt, a loop's
