@@ -30,18 +30,25 @@ func init() { scriptCmds["tmux"] = cmdTmux }
 // blank rows and spaces that end it (a line the program wrote wider than
 // the window is on two rows or more there); the same with the colours and
 // attributes as escape codes in NAME.ansi.
-func cmdTmux(ts *testscript.TestScript, neg bool, args []string) {
-	cols, rows := 80, 24
+// windowSize reads the -size COLSxROWS that may start args (80x24 when
+// not) of the script command cmd, and returns the args after it.
+func windowSize(ts *testscript.TestScript, cmd string, args []string) (cols, rows int, rest []string) {
+	cols, rows = 80, 24
 	if len(args) > 1 && args[0] == "-size" {
 		c, r, ok := strings.Cut(args[1], "x")
 		var err1, err2 error
 		cols, err1 = strconv.Atoi(c)
 		rows, err2 = strconv.Atoi(r)
 		if !ok || err1 != nil || err2 != nil {
-			ts.Fatalf("tmux: -size %q: want COLSxROWS", args[1])
+			ts.Fatalf("%s: -size %q: want COLSxROWS", cmd, args[1])
 		}
 		args = args[2:]
 	}
+	return cols, rows, args
+}
+
+func cmdTmux(ts *testscript.TestScript, neg bool, args []string) {
+	cols, rows, args := windowSize(ts, "tmux", args)
 	if len(args) < 2 {
 		ts.Fatalf("usage: tmux [-size COLSxROWS] NAME program [args...]")
 	}

@@ -147,17 +147,7 @@ func cmdTui(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func tuiStart(ts *testscript.TestScript, args []string) {
-	cols, rows := 80, 24
-	if len(args) > 1 && args[0] == "-size" {
-		c, r, ok := strings.Cut(args[1], "x")
-		var err1, err2 error
-		cols, err1 = strconv.Atoi(c)
-		rows, err2 = strconv.Atoi(r)
-		if !ok || err1 != nil || err2 != nil {
-			ts.Fatalf("tui start: -size %q: want COLSxROWS", args[1])
-		}
-		args = args[2:]
-	}
+	cols, rows, args := windowSize(ts, "tui start", args)
 	if len(args) < 2 {
 		ts.Fatalf("usage: tui start [-size COLSxROWS] NAME program [args...]")
 	}
