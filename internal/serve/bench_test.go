@@ -55,10 +55,10 @@ func newBigBatch(n int) *bigBatch {
 func (b *bigBatch) Show(context.Context, string) (Shown, error) { return b.run, nil }
 func (b *bigBatch) List(context.Context) ([]runs.Listed, error) { return nil, nil }
 
-// BenchmarkBatchPage200: the server's side of the page of a batch of 200
-// tasks (board, DAG, chart, table).
-func BenchmarkBatchPage200(b *testing.B) {
-	s, err := New(newBigBatch(200), Options{})
+// benchPage serves src and measures the server's side of its page at path:
+// time, allocations and the page's size.
+func benchPage(b *testing.B, src Source, path string) {
+	s, err := New(src, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func BenchmarkBatchPage200(b *testing.B) {
 	b.ReportAllocs()
 	var size int64
 	for b.Loop() {
-		resp, err := http.Get(ts.URL + "/runs/20261125T100000Z-bbbbbbbb")
+		resp, err := http.Get(ts.URL + path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,6 +75,12 @@ func BenchmarkBatchPage200(b *testing.B) {
 		resp.Body.Close()
 	}
 	b.ReportMetric(float64(size)/1024, "KiB/page")
+}
+
+// BenchmarkBatchPage200: the server's side of the page of a batch of 200
+// tasks (board, DAG, chart, table).
+func BenchmarkBatchPage200(b *testing.B) {
+	benchPage(b, newBigBatch(200), "/runs/20261125T100000Z-bbbbbbbb")
 }
 
 // BenchmarkBatchPage200FirstPaint: the first contentful paint of that page
@@ -161,23 +167,7 @@ func (m *manyRuns) List(context.Context) ([]runs.Listed, error) {
 // BenchmarkRunsPage500: the server's side of the runs page of a state
 // directory of 500 runs (the first screen, then the table).
 func BenchmarkRunsPage500(b *testing.B) {
-	s, err := New(&manyRuns{n: 500}, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	defer ts.Close()
-	b.ReportAllocs()
-	var size int64
-	for b.Loop() {
-		resp, err := http.Get(ts.URL + "/")
-		if err != nil {
-			b.Fatal(err)
-		}
-		size, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	b.ReportMetric(float64(size)/1024, "KiB/page")
+	benchPage(b, &manyRuns{n: 500}, "/")
 }
 
 // BenchmarkRunsPage500Height: how tall the runs page of 500 runs is in a
