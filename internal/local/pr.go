@@ -870,7 +870,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 		spec := w.spec.Task.Round()
 		w.p.progress("pull request #%d: round %d on %s: %s", w.spec.Number, rd.Round, git.ShortSHA(rd.Head), strings.Join(rd.Blockers, "; "))
 		needs.Conflicted = rd.Conflicts
-		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: cmp.Or(rd.Start, rd.Head), ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
+		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: cmp.Or(rd.Start, rd.Head), StateDir: w.root, ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
 		if err != nil {
 			return end, err
 		}
