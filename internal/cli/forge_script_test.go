@@ -101,7 +101,8 @@ func worldOf(ts *testscript.TestScript) *forgeWorld {
 //	    starts, for the rest of the script, a CI that posts CONTEXT on each
 //	    new head of every open pull request: pending, then (DURATION
 //	    later) success when the head's file PATH says TEXT, else failure
-//	    saying what it says; fail: always fails with DESCRIPTION.
+//	    saying what it says; fail: always fails with DESCRIPTION, in which
+//	    {head} is the head's commit (its first 10 digits).
 //	reviewer [-comment PATH:LINE TEXT] [-approve]
 //	    starts, for the rest of the script, the reviewer (user reviewer,
 //	    with write access) on every open pull request: once its head is
@@ -263,14 +264,14 @@ func forgeCI(ts *testscript.TestScript, args []string) {
 		after, args = d, args[2:]
 	}
 	if len(args) != 2 {
-		ts.Fatalf("usage: forge ci [-after DURATION] CONTEXT PATH=TEXT|fail:DESCRIPTION")
+		ts.Fatalf("usage: forge ci [-after DURATION] CONTEXT PATH=TEXT|fail:DESCRIPTION ({head} in it: the head's commit)")
 	}
 	w := worldOf(ts)
 	name, rule := args[0], args[1]
 	var decide func(giteatest.Head) giteatest.Verdict
 	if why, ok := strings.CutPrefix(rule, "fail:"); ok {
-		decide = func(giteatest.Head) giteatest.Verdict {
-			return giteatest.Verdict{name: {State: gitea.StatusFailure, Description: why, After: after}}
+		decide = func(h giteatest.Head) giteatest.Verdict {
+			return giteatest.Verdict{name: {State: gitea.StatusFailure, Description: strings.ReplaceAll(why, "{head}", h.SHA[:10]), After: after}}
 		}
 	} else {
 		path, want, ok := strings.Cut(rule, "=")

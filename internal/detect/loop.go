@@ -42,6 +42,10 @@ const (
 type Attempt struct {
 	// Number identifies the attempt in detections (from 1, task-wide).
 	Number int `json:"number"`
+	// Label names the attempt in detections when it is not one of the
+	// run's own (CheckEarlier's earlier attempts): "attempt 2 of round 1
+	// (run …)". Empty: "attempt Number".
+	Label string `json:"label,omitempty"`
 	// Tier is the tier that made the attempt.
 	Tier string `json:"tier"`
 	// DiffHash identifies the attempt's change; attempts with the same
@@ -93,6 +97,10 @@ type Detection struct {
 	// Attempts are the numbers of the attempts involved, oldest first; the
 	// last is the attempt checked.
 	Attempts []int `json:"attempts"`
+	// Earlier, for a loop across runs (CheckEarlier), are the attempts of
+	// earlier runs involved, by their Labels, oldest first; Attempts holds
+	// only the run's own.
+	Earlier []string `json:"earlier,omitempty"`
 	// Details says what was seen, for humans, rule by rule; for
 	// similar-diff, the measure used (lexical similarity or embedding
 	// cosine) and its value; for same-fix, what was set aside (and the Go
@@ -222,6 +230,69 @@ func (d LoopDetector) Check(ctx context.Context, history []Attempt) (Detection, 
 		}
 	}
 	return merge(fired)
+}
+
+// CheckEarlier evaluates last, an attempt of a run that follows earlier
+// runs of the same work, against earlier: the attempts of those runs whose
+// change was put in place (a pull request's rounds: the change each one
+// pushed), oldest first, each named by its Label. Its rules are Check's
+// between two attempts, each firing on its own:
+//   - same-diff: last made the change of the latest of earlier again: the
+//     same whole change (DiffHash, when last changed anything) or the same
+//     change of its own (Diff, by text);
+//   - oscillation: it made again the change of an earlier one, not the
+//     latest: it brought it back after another was put in place;
+//   - similar-diff: its own change (Diff) is nearly the same as the change
+//     of one of earlier (the latest such one is named).
+//
+// An earlier attempt's DiffHash and Diff are its whole change, the one put
+// in place. Neither tiers nor gates matter: what was put in place was
+// judged already, and making it again is going round in circles whether
+// the checks pass now or not. An attempt whose whole change is empty
+// (Empty: it undid what its step's attempts did) is compared by its own
+// change only: undoing a change pushed before and making it again is
+// making it again.
+func (d LoopDetector) CheckEarlier(ctx context.Context, last Attempt, earlier []Attempt) (Detection, bool) {
+	whole := last.DiffHash != "" && !last.Empty
+	if len(earlier) == 0 || (last.Diff == "" && !whole) {
+		return Detection{}, false
+	}
+	latest := earlier[len(earlier)-1]
+	for i := len(earlier) - 1; i >= 0; i-- {
+		e := earlier[i]
+		same := (whole && last.DiffHash == e.DiffHash) || (last.Diff != "" && last.Diff == e.Diff)
+		if !same {
+			continue
+		}
+		if i == len(earlier)-1 {
+			return Detection{Rule: RuleSameDiff, Attempts: []int{last.Number}, Earlier: []string{e.name()},
+				Details: fmt.Sprintf("%s made the same change as %s", last.name(), e.name())}, true
+		}
+		return Detection{Rule: RuleOscillation, Attempts: []int{last.Number}, Earlier: []string{e.name(), latest.name()},
+			Details: fmt.Sprintf("%s brought back the change of %s, after that of %s", last.name(), e.name(), latest.name())}, true
+	}
+	if last.Diff == "" {
+		return Detection{}, false
+	}
+	for i := len(earlier) - 1; i >= 0; i-- {
+		e := earlier[i]
+		if e.Diff == "" {
+			continue
+		}
+		if how, ok := d.similar(ctx, e, last); ok {
+			return Detection{Rule: RuleSimilarDiff, Attempts: []int{last.Number}, Earlier: []string{e.name()},
+				Details: fmt.Sprintf("%s and %s made nearly the same change: %s", last.name(), e.name(), how)}, true
+		}
+	}
+	return Detection{}, false
+}
+
+// name is how detections name the attempt: its Label, else "attempt N".
+func (a Attempt) name() string {
+	if a.Label != "" {
+		return a.Label
+	}
+	return fmt.Sprintf("attempt %d", a.Number)
 }
 
 // merge makes one detection of the rules that fired on one attempt, in the

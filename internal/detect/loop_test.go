@@ -311,3 +311,88 @@ func TestDetectionJSON(t *testing.T) {
 		t.Errorf("round trip %s: %+v, %v", b, back, err)
 	}
 }
+
+// The rules across runs: an attempt against the changes earlier runs put
+// in place (a pull request's rounds), named by their labels.
+func TestCheckEarlier(t *testing.T) {
+	r1 := Attempt{Number: 1, Label: "attempt 1 of round 1 (run r1)", DiffHash: "A", Diff: offByOneA}
+	r2 := Attempt{Number: 2, Label: "attempt 2 of round 2 (run r2)", DiffHash: "R", Diff: retryA}
+	for _, c := range []struct {
+		name    string
+		last    Attempt
+		earlier []Attempt
+		rule    string // "" none
+		named   []string
+		details string
+	}{
+		{name: "its own change is the latest pushed, by text (reverted, then made again)",
+			last:    Attempt{Number: 2, DiffHash: git0, Diff: retryA},
+			earlier: []Attempt{r1, r2}, rule: RuleSameDiff, named: []string{r2.Label},
+			details: "attempt 2 made the same change as attempt 2 of round 2 (run r2)"},
+		{name: "its whole change is the latest pushed, by hash",
+			last:    Attempt{Number: 3, DiffHash: "R", Diff: "other text"},
+			earlier: []Attempt{r1, r2}, rule: RuleSameDiff, named: []string{r2.Label}},
+		{name: "an older round's change brought back after another",
+			last:    Attempt{Number: 1, DiffHash: "A", Diff: offByOneA},
+			earlier: []Attempt{r1, r2}, rule: RuleOscillation, named: []string{r1.Label, r2.Label},
+			details: "attempt 1 brought back the change of attempt 1 of round 1 (run r1), after that of attempt 2 of round 2 (run r2)"},
+		{name: "nearly the same change as an earlier round's",
+			last:    Attempt{Number: 1, DiffHash: "M", Diff: offByOneAMoved},
+			earlier: []Attempt{r1, r2}, rule: RuleSimilarDiff, named: []string{r1.Label},
+			details: "attempt 1 and attempt 1 of round 1 (run r1) made nearly the same change: lexical similarity"},
+		{name: "a different change",
+			last:    Attempt{Number: 1, DiffHash: "B", Diff: offByOneB},
+			earlier: []Attempt{r1, r2}},
+		{name: "a change made undone is not its inverse",
+			last:    Attempt{Number: 1, DiffHash: "U", Diff: reverse(offByOneA)},
+			earlier: []Attempt{r1}},
+		{name: "an attempt that changed nothing",
+			last:    Attempt{Number: 1, DiffHash: "A", Empty: true},
+			earlier: []Attempt{r1}},
+		{name: "an attempt back where its step started, its own change a pushed one",
+			last:    Attempt{Number: 2, DiffHash: git0, Diff: offByOneA, Empty: true},
+			earlier: []Attempt{r1}, rule: RuleSameDiff},
+		{name: "no earlier run", last: Attempt{Number: 1, DiffHash: "A", Diff: offByOneA}},
+		{name: "without a label, the attempt's number",
+			last:    Attempt{Number: 4, DiffHash: "A", Diff: offByOneA},
+			earlier: []Attempt{{Number: 3, DiffHash: "A", Diff: offByOneA}}, rule: RuleSameDiff,
+			details: "attempt 4 made the same change as attempt 3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, found := LoopDetector{}.CheckEarlier(context.Background(), c.last, c.earlier)
+			if c.rule == "" {
+				if found {
+					t.Fatalf("found %+v, want nothing", d)
+				}
+				return
+			}
+			if !found || d.Rule != c.rule || !slices.Equal(d.Attempts, []int{c.last.Number}) {
+				t.Fatalf("found %v %+v, want %s on attempt %d", found, d, c.rule, c.last.Number)
+			}
+			if c.named != nil && !slices.Equal(d.Earlier, c.named) {
+				t.Errorf("earlier %q, want %q", d.Earlier, c.named)
+			}
+			if !strings.Contains(d.Details, c.details) {
+				t.Errorf("details %q, want %q in them", d.Details, c.details)
+			}
+		})
+	}
+}
+
+// git0 is the hash of a whole change no earlier run made.
+const git0 = "0000"
+
+// reverse swaps the added and removed lines of a diff.
+func reverse(diff string) string {
+	lines := strings.Split(diff, "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		case strings.HasPrefix(l, "+"):
+			lines[i] = "-" + l[1:]
+		case strings.HasPrefix(l, "-"):
+			lines[i] = "+" + l[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

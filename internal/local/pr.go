@@ -529,15 +529,22 @@ type prWatch struct {
 
 // prior is what a round follows: the runs that made the pull request's
 // change so far (the task that opened it, the rounds before), their
-// attempts told as its history and counted in its budget, and what the
-// pull request needs now.
+// attempts told as its history and counted in its budget, the changes
+// they pushed (which the round may not make again), and what the pull
+// request needs now.
 func (w *prWatch) prior(needs string) *taskengine.Prior {
 	p := &taskengine.Prior{RunID: w.spec.From, Needs: needs, Attempts: []taskengine.Attempt{}}
-	ids := []string{w.spec.From}
-	for _, r := range w.rounds {
-		ids = append(ids, r.RunID)
+	type made struct {
+		id     string
+		round  int
+		pushed bool
 	}
-	for _, id := range ids {
+	runs := []made{{id: w.spec.From, pushed: true}} // its change opened the pull request
+	for _, r := range w.rounds {
+		runs = append(runs, made{id: r.RunID, round: r.Round, pushed: r.Pushed != ""})
+	}
+	for _, r := range runs {
+		id := r.id
 		if id == "" {
 			continue
 		}
@@ -558,6 +565,9 @@ func (w *prWatch) prior(needs string) *taskengine.Prior {
 		before := taskengine.PriorOf(res, "", nil)
 		p.RunID = id
 		p.Attempts = append(p.Attempts, before.Attempts...)
+		if c, ok := taskengine.PushedOf(res, r.round); ok && r.pushed {
+			p.Pushed = append(p.Pushed, c)
+		}
 		p.CostUSD += res.CostUSD
 		p.CostKnown = p.CostKnown || res.CostKnown
 		p.CostEstimated = p.CostEstimated || res.CostEstimated
@@ -860,7 +870,7 @@ func (w *prWatch) round(ctx context.Context, rd PRRoundData, in *roundInput, m p
 		spec := w.spec.Task.Round()
 		w.p.progress("pull request #%d: round %d on %s: %s", w.spec.Number, rd.Round, git.ShortSHA(rd.Head), strings.Join(rd.Blockers, "; "))
 		needs.Conflicted = rd.Conflicts
-		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: cmp.Or(rd.Start, rd.Head), ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
+		res, err = StartTask(ctx, NewTask{Prompt: w.prompt, Spec: spec, Repo: w.repo, Base: cmp.Or(rd.Start, rd.Head), StateDir: w.root, ID: rd.RunID, Parent: w.run.ID, Prior: w.prior(needs.Prompt())}, w.p)
 		if err != nil {
 			return end, err
 		}

@@ -260,9 +260,41 @@ func LoopHistory(h History, a Attempt) []detect.Attempt {
 		if x.Step != a.Step {
 			continue
 		}
-		out = append(out, detect.Attempt{Number: x.Number, Tier: x.Tier, DiffHash: x.Change.Hash, Diff: x.AttemptDiff,
-			Change: x.Change.Diff, ChangeCut: x.Change.Truncated, Files: x.Change.Paths(),
-			Empty: x.Unchanged, GateError: gateError(x.Gate)})
+		out = append(out, loopAttempt(x))
+	}
+	return out
+}
+
+// loopAttempt is what the loop rules know of attempt x.
+func loopAttempt(x Attempt) detect.Attempt {
+	return detect.Attempt{Number: x.Number, Tier: x.Tier, DiffHash: x.Change.Hash, Diff: x.AttemptDiff,
+		Change: x.Change.Diff, ChangeCut: x.Change.Truncated, Files: x.Change.Paths(),
+		Empty: x.Unchanged, GateError: gateError(x.Gate)}
+}
+
+// EarlierChanges is what the loop rules compare a round of a pull
+// request's loop with besides its own attempts (detect's CheckEarlier):
+// the changes the runs before it pushed (p.Pushed), each its whole change
+// against where its run started, named by its round and run. Only those:
+// each is what the forge's checks and reviewers judged and found wanting
+// (else there would be no round), and the round starts from the head that
+// holds them, so making one again (after undoing it, or the same lines
+// once more) is going round in circles; the attempts of earlier runs that
+// were not pushed were never judged there, and are told in the prompt. Nil
+// for any other run: a batch's run after a conflict (a Prior without
+// Needs) is the same task on a new base, and may make the same change
+// again.
+func EarlierChanges(p *Prior) []detect.Attempt {
+	if p == nil || p.Needs == "" {
+		return nil
+	}
+	var out []detect.Attempt
+	for _, c := range p.Pushed {
+		if c.Change.Empty {
+			continue
+		}
+		out = append(out, detect.Attempt{Number: c.Attempt, Label: c.Label(), DiffHash: c.Change.Hash, Diff: c.Change.Diff,
+			Change: c.Change.Diff, ChangeCut: c.Change.Truncated, Files: c.Change.Paths()})
 	}
 	return out
 }

@@ -24,6 +24,10 @@ func (s scriptedLoops) Check(_ context.Context, h []detect.Attempt) (detect.Dete
 	return detect.Detection{}, false
 }
 
+func (scriptedLoops) CheckEarlier(context.Context, detect.Attempt, []detect.Attempt) (detect.Detection, bool) {
+	return detect.Detection{}, false
+}
+
 // TestDecisionTableLocal runs the shared decision table through Run.
 func TestDecisionTableLocal(t *testing.T) {
 	cases, err := decisiontest.Cases()

@@ -44,6 +44,54 @@ type Prior struct {
 	// which holds the earlier runs' change: Attempts are theirs, told as
 	// this pull request's history, not as a change to make again.
 	Needs string `json:"needs,omitempty"`
+	// Pushed, for such a round, are the changes the runs before it put on
+	// the pull request's branch, oldest first: that of the task that opened
+	// it, then that of each round that pushed. A round's attempt that makes
+	// one of them again is a loop (EarlierChanges).
+	Pushed []PushedChange `json:"pushed,omitempty"`
+}
+
+// PushedChange is a change that a run of a pull request's loop put on its
+// branch: the passing attempt that made it (its last step's, with a plan),
+// with its whole change against where that run started.
+type PushedChange struct {
+	// RunID is the run; Round the round of the loop it was (from 1), 0 for
+	// the task that opened the pull request.
+	RunID   string `json:"runId"`
+	Round   int    `json:"round,omitempty"`
+	Attempt int    `json:"attempt"`
+	Change  Change `json:"change"`
+}
+
+// PushedOf is the change that the ended task run res put on a pull
+// request's branch when it was pushed, as round (0: the task that opened
+// it); false when no attempt of it passed.
+func PushedOf(res Result, round int) (PushedChange, bool) {
+	for i := len(res.Attempts) - 1; i >= 0; i-- {
+		if a := res.Attempts[i]; a.Action == ActionPass {
+			return PushedChange{RunID: res.RunID, Round: round, Attempt: a.Number, Change: a.Change}, true
+		}
+	}
+	return PushedChange{}, false
+}
+
+// Label names the change's attempt in a later round's detections.
+func (c PushedChange) Label() string {
+	if c.Round == 0 {
+		return fmt.Sprintf("attempt %d of the task that opened the pull request (run %s)", c.Attempt, c.RunID)
+	}
+	return fmt.Sprintf("attempt %d of round %d (run %s)", c.Attempt, c.Round, c.RunID)
+}
+
+// ForAttempt is what an attempt made apart from its task's history (an
+// activity on a worker) needs of p: what the loop rules compare it with
+// (Needs and Pushed), without the attempts its prompt told already; nil
+// when they compare it with nothing.
+func (p *Prior) ForAttempt() *Prior {
+	if p == nil || p.Needs == "" || len(p.Pushed) == 0 {
+		return nil
+	}
+	return &Prior{RunID: p.RunID, Needs: p.Needs, Pushed: p.Pushed}
 }
 
 // PriorOf is the Prior of the ended task run res, which could not land
@@ -69,7 +117,7 @@ func (p *Prior) StartTier(n int) int {
 	}
 	t := p.Attempts[len(p.Attempts)-1].TierIndex
 	for i := len(p.Attempts) - 1; i >= 0; i-- {
-		if a := p.Attempts[i]; a.Action == ActionPass || a.Gate.OK() {
+		if a := p.Attempts[i]; a.Action == ActionPass || (a.Gate.OK() && !a.Repeats) {
 			t = a.TierIndex
 			break
 		}
@@ -99,7 +147,7 @@ func (p *Prior) spent() float64 {
 // passed is the earlier run's last passing attempt, nil when none passed.
 func (p *Prior) passed() *Attempt {
 	for i := len(p.Attempts) - 1; i >= 0; i-- {
-		if a := &p.Attempts[i]; a.Action == ActionPass || a.Gate.OK() {
+		if a := &p.Attempts[i]; a.Action == ActionPass || (a.Gate.OK() && !a.Repeats) {
 			return a
 		}
 	}

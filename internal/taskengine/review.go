@@ -86,10 +86,11 @@ type ReviewComment struct {
 // Approved reports whether r lets the change land.
 func (r *Review) Approved() bool { return r != nil && r.Verdict == ReviewApprove }
 
-// Passed reports whether attempt a passed: the checks passed and, when a
-// reviewer read it, the reviewer approved.
+// Passed reports whether attempt a passed: the checks passed, it did not
+// make again a change pushed before (Repeats) and, when a reviewer read it,
+// the reviewer approved.
 func (a Attempt) Passed() bool {
-	return a.Gate.OK() && (a.Review == nil || a.Review.Approved())
+	return a.Gate.OK() && !a.Repeats && (a.Review == nil || a.Review.Approved())
 }
 
 // reviewPrompt asks the reviewer to read the task's change.
@@ -337,6 +338,9 @@ func reviewSummary(s *TierSummary, r Review) *TierSummary {
 // Judged says how attempt a was judged: the checks' summary, and what the
 // reviewer asked when it did not approve.
 func (a Attempt) Judged() string {
+	if a.Repeats {
+		return a.Gate.Summary() + "; it made again a change pushed before"
+	}
 	if a.Review == nil || a.Review.Approved() {
 		return a.Gate.Summary()
 	}
@@ -347,8 +351,12 @@ func (a Attempt) Judged() string {
 }
 
 // nudgeOf is the nudge of a developer caught in loop d at attempt a: the
-// checks' (nudge), or, for the same-review rule, the reviewer's comments.
+// checks' (nudge), for the same-review rule the reviewer's comments, for
+// a change pushed before made again (Repeats) what the pull request needs.
 func nudgeOf(d detect.Detection, a Attempt) string {
+	if a.Repeats {
+		return repeatNudge(d)
+	}
 	if d.Rule != RuleSameReview || a.Review == nil {
 		return nudge(d, a.Gate)
 	}
@@ -356,4 +364,15 @@ func nudgeOf(d detect.Detection, a Attempt) string {
 		"what it asked. Read each comment again, at its file and line, and change the code so that it holds; if this "+
 		"attempt is refused the same way again, the task goes to the next tier. The reviewer's comments:\n%s",
 		DetectionText(d), ReviewText(a.Review))
+}
+
+// repeatNudge is the nudge of a round of a pull request's loop whose
+// attempt made again a change that a run before it pushed (loop d): the
+// local checks pass, but the pull request's own checks or reviewers found
+// that change wanting already.
+func repeatNudge(d detect.Detection) string {
+	return fmt.Sprintf("Step back: your change repeats one already pushed to this pull request (%s: %s), and the pull "+
+		"request still needs what is said above: that change did not give it. Do not make it again. Read what the pull "+
+		"request needs again (the failing check's step and log, the review's words), find its root cause, and try a "+
+		"different approach: if this attempt loops again, the task goes to the next tier.", d.Names(), DetectionText(d))
 }

@@ -107,9 +107,12 @@ type Tester interface {
 	Test(ctx context.Context, change git.Change) gate.Report
 }
 
-// LoopChecker finds a developer going round in circles (detect.LoopDetector).
+// LoopChecker finds a developer going round in circles (detect.LoopDetector):
+// Check in the attempts of a step, CheckEarlier in an attempt against the
+// changes earlier runs put in place (EarlierChanges).
 type LoopChecker interface {
 	Check(ctx context.Context, history []detect.Attempt) (detect.Detection, bool)
+	CheckEarlier(ctx context.Context, last detect.Attempt, earlier []detect.Attempt) (detect.Detection, bool)
 }
 
 // SnapshotReader is what a Workspace may offer the loop rules besides: the
@@ -667,6 +670,15 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 	a.Gate = rep
 	a.DurationMs = millis.Of(t.now().Sub(began))
 
+	if rep.OK() {
+		// A round of a pull request's loop that makes again a change
+		// pushed before does not pass, whatever the local checks say: the
+		// pull request's own found it wanting already.
+		if det := t.earlierLoop(ctx, a); det != nil {
+			a.Repeats = true
+			return a, det, true
+		}
+	}
 	if rep.OK() && t.o.Reviewer != nil {
 		if !t.review(ctx, &a, change) {
 			return Attempt{}, nil, false
@@ -692,7 +704,21 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 			return a, &det, true
 		}
 	}
-	return a, nil, true
+	return a, t.earlierLoop(ctx, a), true
+}
+
+// earlierLoop is the loop that the rules across runs find in attempt a
+// (nil: none, or no earlier change to compare it with): in a round of a
+// pull request's loop, a made again a change a run before it pushed.
+func (t *task) earlierLoop(ctx context.Context, a Attempt) *detect.Detection {
+	earlier := EarlierChanges(t.prior)
+	if t.o.Loops == nil || len(earlier) == 0 {
+		return nil
+	}
+	if det, found := t.o.Loops.CheckEarlier(ctx, loopAttempt(a), earlier); found {
+		return &det
+	}
+	return nil
 }
 
 // loopHistory is LoopHistory with each attempt's tree, read through the

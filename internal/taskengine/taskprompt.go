@@ -82,7 +82,11 @@ func developerPrompt(task string, h History, a Next) string {
 	}
 	if len(earlier) > 0 {
 		last := earlier[len(earlier)-1]
-		if rv := last.Review; rv != nil && rv.Verdict == ReviewChanges {
+		if last.Repeats && last.Detection != nil {
+			fmt.Fprintf(&b, "\n## Last attempt\n\nThe checks passed, but attempt %d made again a change already pushed to "+
+				"this pull request (%s), which did not give the pull request what it needs: it was not kept as the "+
+				"round's change.\n", last.Number, DetectionText(*last.Detection))
+		} else if rv := last.Review; rv != nil && rv.Verdict == ReviewChanges {
 			fmt.Fprintf(&b, "\n## Review\n\nThe checks passed, but the reviewer (tier %s) did not approve attempt %d: "+
 				"make the changes it asks for, and keep the checks passing.\n\n", rv.Tier, last.Number)
 			b.WriteString(ReviewText(rv))
@@ -244,6 +248,8 @@ func attemptDetail(x Attempt, last bool, sameAs int) string {
 	switch {
 	case x.Gate.OK() && x.Review != nil && x.Review.Verdict == ReviewChanges && !last:
 		fmt.Fprintf(&b, "The checks: %s; the reviewer asked for changes:\n\n%s\n", x.Gate.Summary(), ReviewText(x.Review))
+	case x.Gate.OK() && x.Repeats:
+		fmt.Fprintf(&b, "The checks: %s, but it made again a change already pushed to the pull request.\n", x.Gate.Summary())
 	case x.Gate.OK():
 		fmt.Fprintf(&b, "The checks: %s\n", x.Gate.Summary())
 	case last:

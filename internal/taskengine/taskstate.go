@@ -91,6 +91,11 @@ type Attempt struct {
 	AttemptDiff string `json:"attemptDiff,omitempty"`
 
 	Gate gate.Report `json:"gate"`
+	// Repeats: in a round of a pull request's loop, its checks passed but
+	// it made again a change that a run before it pushed (the loop rules
+	// across rounds found it; Detection says how): it does not pass, and
+	// is neither reviewed nor committed.
+	Repeats bool `json:"repeats,omitempty"`
 	// Review is the reviewer's reading of the attempt when its checks
 	// passed and the task has a reviewer.
 	Review    *Review           `json:"review,omitempty"`

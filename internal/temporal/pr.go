@@ -419,6 +419,7 @@ func (w *prFlow) first() (local.PRResult, bool) {
 	}
 	st.First = nil
 	st.Result.Number = pr.Number
+	w.addPushed(res, 0)
 	if st.Prompt == "" {
 		st.Prompt = fi.Task
 	}
@@ -498,6 +499,7 @@ func (w *prFlow) round() (local.PRResult, bool) {
 	if p.End.Pushed != "" {
 		st.Memory = st.Memory.PushedAt(p.End.Pushed, p.At)
 		st.Result.Head = p.End.Pushed
+		w.addPushed(res, r.Data.Round)
 	}
 	return local.PRResult{}, false
 }
@@ -523,6 +525,15 @@ func (w *prFlow) addPrior(res taskengine.Result) {
 	p.CostEstimated = p.CostEstimated || res.CostEstimated
 	p.DurationMs += res.DurationMs
 	w.st.Prior = p
+}
+
+// addPushed adds the change that the task res put on the pull request's
+// branch, as round (0: the task that opened it), to those a later round
+// may not make again (workflow state only: no command).
+func (w *prFlow) addPushed(res taskengine.Result, round int) {
+	if c, ok := taskengine.PushedOf(res, round); ok && w.st.Prior != nil {
+		w.st.Prior.Pushed = append(w.st.Prior.Pushed, c)
+	}
 }
 
 // prior is what the next round follows: the runs before it, and what the

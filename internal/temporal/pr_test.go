@@ -246,6 +246,18 @@ func TestPRSecondRoundKnowsTheFirst(t *testing.T) {
 	if second == nil || len(second.Attempts) != 1 || second.Attempts[0].Response != "fixed pr-1-r1" || second.CostUSD != 0.5 {
 		t.Errorf("second round's prior %+v, want the first round's attempt and cost", second)
 	}
+	// The change the first round pushed, which the second may not make
+	// again; its attempts on the workers are given it, and only it.
+	if second == nil || len(second.Pushed) != 1 || second.Pushed[0].RunID != "pr-1-r1" || second.Pushed[0].Round != 1 || second.Pushed[0].Attempt != 1 {
+		t.Fatalf("second round's pushed changes %+v, want the first round's", second.Pushed)
+	}
+	if first := w.rounds[0].Prior; len(first.Pushed) != 0 {
+		t.Errorf("first round's pushed changes %+v, want none (the pull request was taken over)", first.Pushed)
+	}
+	h := stepHistory(taskengine.History{Prior: second, Attempts: []taskengine.Attempt{{Number: 1}}}, taskengine.Next{Number: 2})
+	if h.Prior == nil || len(h.Prior.Pushed) != 1 || len(h.Prior.Attempts) != 0 || h.Prior.Needs == "" {
+		t.Errorf("an attempt's prior %+v, want the pushed changes and what the pull request needs only", h.Prior)
+	}
 }
 
 // Giving up tells the pull request once, and ends needs-you; a merge is

@@ -464,9 +464,10 @@ func (in TaskInput) options(queue string, timeout time.Duration) workflow.Activi
 }
 
 // stepHistory is what an attempt needs of the history: the state, the plan
-// and the attempts of its step (the loop rules read them).
+// and the attempts of its step, and, in a pull request's round, the changes
+// the runs before it pushed (the loop rules read them).
 func stepHistory(h taskengine.History, next taskengine.Next) taskengine.History {
-	out := taskengine.History{Plan: h.Plan, State: h.State}
+	out := taskengine.History{Plan: h.Plan, State: h.State, Prior: h.Prior.ForAttempt()}
 	for _, a := range h.Attempts {
 		if a.Step == next.Step {
 			a.Prompt, a.Response = "", ""
