@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,5 +132,114 @@ func TestIssuesOnWorkers(t *testing.T) {
 	if !slices.Equal(vs.Labels, []string{"agent", intake.LabelClaimed}) || len(vs.Comments) != 1 ||
 		!strings.Contains(vs.Comments[0].Body, "stopped (resumable)") || !strings.Contains(vs.Comments[0].Body, "was closed") {
 		t.Errorf("issue s: labels %v, comments %+v", vs.Labels, vs.Comments)
+	}
+}
+
+// TestIssueWatchOnWorkers: batch --issues --watch --temporal starts the
+// watch as a workflow of its own, which the workers run with their own
+// token (the submitter has none): a look takes the labelled issue a and
+// runs it as a batch; the worker is killed during the wait that follows
+// and another goes on, whose later look takes issue b, labelled after the
+// first batch; jlgcli stop ends the watch, and the jlgcli that follows it
+// exits 130 with both tasks done in its summary.
+func TestIssueWatchOnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	w, srv, repo, co := forgeWorld(ctx, t, issuesAgent)
+	a, err := repo.NewIssue(ctx, srv.Reviewer, "Write a", "Create a.txt holding a.", "agent")
+	must(t, err)
+	submitterEnv := slices.Clone(w.env)
+	w.env = append(w.env, tokenVar+"="+srv.Admin.Token) // the workers' token only
+	w1 := w.worker("w1")
+
+	cmd := exec.Command(jlgcli, "batch", "--issues", "label:agent", "--watch", "--json", "--temporal", w.addr, "--temporal-namespace", w.ns,
+		"-b", "fake", "--check", "true", "--poll", "1s", "--forge-kind", "gitea", "--forge-url", srv.URL, "--forge-token-env", tokenVar)
+	var stdout, stderr syncBuffer
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = submitterEnv, co, &stdout, &stderr
+	must(t, cmd.Start())
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-ended
+		}
+	})
+	labelled := func(n int, label string) {
+		t.Helper()
+		for {
+			v, err := repo.IssueView(ctx, n)
+			if err == nil && slices.Contains(v.Labels, label) {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("issue #%d never got %s (labels %v)\n%s", n, label, v.Labels, stderr.String())
+			case err := <-ended:
+				t.Fatalf("the watch's follower ended (%v) before issue #%d got %s\n%s\n%s", err, n, label, stdout.String(), stderr.String())
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	}
+	labelled(a, intake.LabelDone)
+
+	// The batch of a ended; the watch waits on a timer. Its worker dies,
+	// another comes, and b is labelled after the first look.
+	must(t, w1.Process.Kill())
+	_ = w1.Wait()
+	w.worker("w2")
+	b, err := repo.NewIssue(ctx, srv.Reviewer, "Write b", "Create b.txt holding b.", "agent")
+	must(t, err)
+	labelled(b, intake.LabelDone)
+	calls, err := os.ReadFile(w.calls)
+	must(t, err)
+	if got := strings.Fields(string(calls)); !slices.Equal(got, []string{"w1", "w2"}) {
+		t.Errorf("agent calls on %v, want a on w1 and b on w2", got)
+	}
+
+	// The watch is a batch run here; stop ends it.
+	out, _, _ := w.runIn(co, "runs", "--json")
+	var rows []struct{ ID, Command, Status string }
+	must(t, json.Unmarshal([]byte(out), &rows))
+	id := ""
+	for _, r := range rows {
+		if r.Command == "batch" && !strings.Contains(r.ID, "-b") {
+			id = r.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("the watch is not listed:\n%s", out)
+	}
+	if sout, serr, code := w.runIn(co, "stop", id); code != 0 {
+		t.Fatalf("stop %s: exit %d\n%s\n%s", id, code, sout, serr)
+	}
+	var code int
+	select {
+	case err := <-ended:
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the watch's follower did not end once the watch was stopped\n%s", stderr.String())
+	}
+	var sum batchResult
+	must(t, json.Unmarshal([]byte(stdout.String()), &sum))
+	if code != 130 || sum.RunID != id || sum.Status != "interrupted" || len(sum.Tasks) != 2 {
+		t.Fatalf("exit %d, watch %s %s with %d tasks:\n%s\n%s", code, sum.RunID, sum.Status, len(sum.Tasks), stdout.String(), stderr.String())
+	}
+	for i, n := range []int{a, b} {
+		tk := sum.Tasks[i]
+		if tk.ID != intake.IDOf(n) || tk.Status != "done" || tk.RunID == nil || !strings.HasPrefix(*tk.RunID, fmt.Sprintf("%s-b%d-", id, i+1)) {
+			t.Errorf("task %d: %s %s (run %v), want issue #%d done in batch %d", i, tk.ID, tk.Status, tk.RunID, n, i+1)
+		}
+	}
+	if ref := "refs/heads/" + fmt.Sprintf("jlgcli/batch-%s-b2", id); !strings.Contains(w.git(co, "ls-remote", "origin", ref), ref) {
+		t.Errorf("the second batch's branch %s is not on the remote", ref)
+	}
+	shown, _, _ := w.runIn(co, "show", id, "--json")
+	if !strings.Contains(shown, `"status":"interrupted"`) && !strings.Contains(shown, `"status": "interrupted"`) {
+		t.Errorf("show %s:\n%s", id, shown)
 	}
 }

@@ -42,6 +42,24 @@ type IssueSource struct {
 // first wait, the key's default.
 const DefaultIssuePoll = pull.DefaultPoll
 
+// MaxIssueWait is the longest wait of a watch (batch --issues --watch)
+// between two reads of the tracker when nothing new was found.
+const MaxIssueWait = 5 * time.Minute
+
+// NextIssueWait is the wait of a watch before its next read of the
+// tracker: poll (DefaultIssuePoll when 0) after a read that found issues
+// to run (found); while nothing new matches, twice the last wait (poll's
+// when none was waited yet), up to MaxIssueWait.
+func NextIssueWait(last, poll time.Duration, found bool) time.Duration {
+	if poll <= 0 {
+		poll = DefaultIssuePoll
+	}
+	if found {
+		return poll
+	}
+	return min(max(last, poll)*2, MaxIssueWait)
+}
+
 // TaskIssue is the issue a batch task came from.
 type TaskIssue struct {
 	Number int    `json:"number"`

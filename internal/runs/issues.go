@@ -225,9 +225,16 @@ func planIssues(ctx context.Context, lc Config, c BatchCommand, repo, planRepo s
 		return BatchPlan{}, in, nil
 	}
 	b := Batch{Sheets: in.Sheets, Base: c.Base, FailFast: c.FailFast, BudgetUSD: c.BudgetUSD, Plan: c.Plan, Repo: planRepo}
+	plan, err := planTaken(lc, in, src, b, p)
+	return plan, in, err
+}
+
+// planTaken is the plan of batch b of the issues the intake in took from
+// src: each task is told its issue, and its file is the issue's address.
+func planTaken(lc Config, in Intake, src local.IssueSource, b Batch, p local.Parts) (BatchPlan, error) {
 	plan, err := PlanBatch(lc, b, p)
 	if err != nil {
-		return BatchPlan{}, in, err
+		return BatchPlan{}, err
 	}
 	plan.Spec.Issues = &src
 	for i := range plan.Spec.Tasks {
@@ -237,22 +244,15 @@ func planIssues(ctx context.Context, lc Config, c BatchCommand, repo, planRepo s
 			t.File = t.Issue.URL
 		}
 	}
-	return plan, in, nil
+	return plan, nil
 }
 
-// MaxIssueWait is the longest wait of a watch between two reads of the
-// tracker when nothing new was found.
-const MaxIssueWait = 5 * time.Minute
-
 // watchIssues runs a batch of the query's issues, then again each time new
-// ones match, until ctx ends: after a batch, and while nothing new
-// matches, it waits poll, doubling up to MaxIssueWait. Each batch is a
-// run of its own. once runs one batch (nil plan: nothing to run now).
+// ones match, until ctx ends: it waits between two reads of the tracker
+// as local.NextIssueWait says. Each batch is a run of its own. once runs
+// one batch (nil plan: nothing to run now).
 func watchIssues(ctx context.Context, poll time.Duration, say func(string), once func() (*batch.Summary, error)) (*batch.Summary, error) {
-	if poll <= 0 {
-		poll = local.DefaultIssuePoll
-	}
-	wait := poll
+	var wait time.Duration
 	var last *batch.Summary
 	for {
 		sum, err := once()
@@ -260,10 +260,9 @@ func watchIssues(ctx context.Context, poll time.Duration, say func(string), once
 			return last, err
 		}
 		if sum != nil {
-			last, wait = sum, poll
-		} else {
-			wait = min(wait*2, MaxIssueWait)
+			last = sum
 		}
+		wait = local.NextIssueWait(wait, poll, sum != nil)
 		if ctx.Err() != nil {
 			return last, nil
 		}

@@ -493,10 +493,13 @@ func startIssues(ctx context.Context, f Front, lc Config, c BatchCommand) (Batch
 		return BatchDone{}, exit.Usagef("add --issues QUERY (label:agent)", "--watch and --remote are for a batch of the forge's issues (--issues)")
 	case len(c.Paths) > 0:
 		return BatchDone{}, exit.Usagef("run the sheets and the issues as two batches", "task sheets (%s) and --issues: a batch takes one or the other", strings.Join(c.Paths, ", "))
-	case cfg.Temporal.Address != "" && c.Watch:
-		return BatchDone{}, exit.Usagef("watch here, without --temporal (each batch then runs here), or send one batch at a time", "--watch --temporal: the watch is not a workflow yet")
 	case c.Watch && c.DryRun:
 		return BatchDone{}, exit.Usagef("drop one of them", "--watch and --dry-run: a dry run plans once")
+	}
+	if c.Watch && cfg.Temporal.Address != "" {
+		// The watch is a workflow: the workers look, plan and run.
+		id, sum, err := submitWatch(ctx, f, lc, c)
+		return BatchDone{JSON: cfg.JSON, ID: id, Summary: sum}, err
 	}
 	if err := CheckLocal(cfg, "batch", c.Submission, c.HeartbeatGiven); err != nil {
 		return BatchDone{}, err

@@ -345,6 +345,10 @@ type batchTasks struct {
 	meta    store.Meta
 	in      temporal.BatchInput
 	changed func(batch.TaskSummary)
+	// inputOf, when not nil, is the input of the batch whose task's run
+	// is id, the record's parent being in's run (a watch's batches);
+	// false when it cannot be had.
+	inputOf func(id string) (temporal.BatchInput, bool)
 
 	seen map[string]bool
 	wg   sync.WaitGroup
@@ -363,13 +367,20 @@ func (b *batchTasks) change(t batch.TaskSummary) {
 	}
 	id := *t.RunID
 	b.seen[id] = true
-	i := slices.IndexFunc(b.in.Spec.Tasks, func(bt local.BatchTask) bool { return bt.ID == t.ID })
-	if i < 0 || len(b.in.Spec.Tasks[i].Spec.Tiers) == 0 {
+	in := b.in
+	if b.inputOf != nil {
+		var ok bool
+		if in, ok = b.inputOf(id); !ok {
+			return
+		}
+	}
+	i := slices.IndexFunc(in.Spec.Tasks, func(bt local.BatchTask) bool { return bt.ID == t.ID })
+	if i < 0 || len(in.Spec.Tasks[i].Spec.Tiers) == 0 {
 		return
 	}
-	bt := b.in.Spec.Tasks[i]
-	rec := temporal.TaskInput{RunID: id, Task: bt.Prompt, Repo: b.in.Repo, BaseBranch: b.in.Branch, Branch: git.BranchName(id, bt.Prompt),
-		Spec: bt.Spec.Recorded(), Queue: b.in.Queue, WorkerWaitMs: b.in.WorkerWaitMs, HeartbeatMs: b.in.HeartbeatMs}
+	bt := in.Spec.Tasks[i]
+	rec := temporal.TaskInput{RunID: id, Task: bt.Prompt, Repo: in.Repo, BaseBranch: in.Branch, Branch: git.BranchName(id, bt.Prompt),
+		Spec: bt.Spec.Recorded(), Queue: in.Queue, WorkerWaitMs: in.WorkerWaitMs, HeartbeatMs: in.HeartbeatMs}
 	run, made, err := b.record(id, bt, rec)
 	if err != nil {
 		say(b.p).Warn(fmt.Sprintf("task %s of batch %s: no local record of it could be kept: %v", t.ID, b.in.RunID, err))
@@ -807,6 +818,10 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp
 	if run.Meta.Command == "batch" {
 		if limits.Any() {
 			return out, &exit.UsageError{Err: errors.New("a batch on Temporal takes no new limits")}
+		}
+		if temporal.IsWatch(run.Meta.Options) {
+			out.Batch, err = resumeWatch(ctx, c, run, rp, env)
+			return out, err
 		}
 		var sum batch.Summary
 		closed, err := temporal.Outcome(ctx, c, run.ID, &sum)

@@ -71,7 +71,7 @@ func Serve(ctx context.Context, cfg *config.Config, w Worker, p local.Parts) err
 	r := say(p)
 	r.Notice(fmt.Sprintf("worker on %s (namespace %s, queue %s): backends %s, %s at once; clones in %s",
 		t.Address, t.Namespace, t.TaskQueue, strings.Join(have, ", "), plural.N(w.Concurrency, "attempt"), dir))
-	acts := &temporal.Activities{StateDir: dir, Parts: p, Commands: cfg.Backends, Prices: cfg.Prices}
+	acts := &temporal.Activities{StateDir: dir, Parts: p, Commands: cfg.Backends, Prices: cfg.Prices, PlanIssues: LookIssues}
 	err = temporal.Serve(ctx, c, acts, temporal.WorkerOptions{Queue: t.TaskQueue, Backends: have, Concurrency: w.Concurrency})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

@@ -132,6 +132,9 @@ type Activities struct {
 	// loop's activities; nil: forge.Open, the token read from Parts'
 	// environment.
 	OpenForge func(ctx context.Context, repo string, s forge.Settings) (forge.Forge, error)
+	// PlanIssues plans the batch of a watch's look (IssueWatchLook); nil:
+	// this worker refuses the looks of a watch.
+	PlanIssues PlanIssues
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex

@@ -62,6 +62,8 @@ func Register(w worker.Registry, acts *Activities) {
 	w.RegisterActivityWithOptions(acts.IssueNotes, activity.RegisterOptions{Name: IssueNotesName})
 	w.RegisterActivityWithOptions(acts.IssueProgress, activity.RegisterOptions{Name: IssueProgressName})
 	w.RegisterActivityWithOptions(acts.IssuesEnded, activity.RegisterOptions{Name: IssuesEndedName})
+	w.RegisterWorkflowWithOptions(IssueWatchWorkflow, workflow.RegisterOptions{Name: IssueWatchWorkflowName})
+	w.RegisterActivityWithOptions(acts.IssueWatchLook, activity.RegisterOptions{Name: IssueWatchLookName})
 }
 
 // Identity is the identity of a worker that takes the attempts of
