@@ -242,4 +242,7 @@ func TestIssueWatchOnWorkers(t *testing.T) {
 	if !strings.Contains(shown, `"status":"interrupted"`) && !strings.Contains(shown, `"status": "interrupted"`) {
 		t.Errorf("show %s:\n%s", id, shown)
 	}
+	if *update {
+		recordHistory(t, w, id, filepath.Join("..", "..", "internal", "temporal", "testdata", "watch-history.json"))
+	}
 }

@@ -48,13 +48,13 @@ const MaxIssueWait = 5 * time.Minute
 
 // NextIssueWait is the wait of a watch before its next read of the
 // tracker: poll (DefaultIssuePoll when 0) after a read that found issues
-// to run (found); while nothing new matches, twice the last wait (poll's
-// when none was waited yet), up to MaxIssueWait.
+// to run (found) and before the first wait (last 0); while nothing new
+// matches, twice the last wait, up to MaxIssueWait.
 func NextIssueWait(last, poll time.Duration, found bool) time.Duration {
 	if poll <= 0 {
 		poll = DefaultIssuePoll
 	}
-	if found {
+	if found || last <= 0 {
 		return poll
 	}
 	return min(max(last, poll)*2, MaxIssueWait)

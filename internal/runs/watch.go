@@ -57,6 +57,32 @@ func watchLayers(lc Config) []*config.Layer {
 // tracker here: the workers read it with their own token. What a batch
 // sent to Temporal needs is checked now: backends named, checks
 // configured or detected in this checkout.
+// firstLook reads the tracker of the repository at url once, from the
+// submitter, when it holds a token for it: a token the forge refuses, a
+// forge that cannot be reached or a query it refuses end the submission
+// here, with the reason, rather than in looks the workers retry. Without a
+// token here (the workers have their own), it says that nothing was
+// checked.
+func firstLook(ctx context.Context, url string, src local.IssueSource, q forge.IssueQuery, p local.Parts) error {
+	t, err := forge.Resolve(url, src.Forge)
+	if err != nil {
+		return err
+	}
+	o := forge.Options{Getenv: getenv(p)}
+	if _, _, err := forge.Token(t, src.Forge.TokenEnv, o); err != nil {
+		say(p).Notice(fmt.Sprintf("the issues are not read here (%v): the workers read them with their own token", err))
+		return nil
+	}
+	f, err := forge.OpenTarget(ctx, t, src.Forge.TokenEnv, o)
+	if err == nil {
+		_, err = f.Issues(ctx, q)
+	}
+	if err != nil {
+		return fmt.Errorf("the issues of %s: %w", t.Repo, trackerError(err, src))
+	}
+	return nil
+}
+
 func submitWatch(ctx context.Context, f Front, lc Config, c BatchCommand) (string, *batch.Summary, error) {
 	cfg := lc.Config
 	p := withEnv(f.Parts(cfg.Quiet, false, false), cfg)
@@ -80,6 +106,9 @@ func submitWatch(ctx context.Context, f Front, lc Config, c BatchCommand) (strin
 		if checks, err = submittedChecks(nil, checkout, url, "", local.BatchChecksHint); err != nil {
 			return "", nil, err
 		}
+	}
+	if err := firstLook(ctx, url, issueSource(cfg, q, c.Remote), q, p); err != nil {
+		return "", nil, err
 	}
 	t := cfg.Temporal
 	id := store.NewRunID(time.Now())

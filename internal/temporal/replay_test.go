@@ -167,3 +167,21 @@ func TestReplayCatchesAChangedPRWorkflow(t *testing.T) {
 		t.Fatal("a pull request's workflow that schedules other commands replayed the history")
 	}
 }
+
+// watchHistory is an issue watch's workflow history recorded from a real
+// Temporal server by the end-to-end tests (cd e2e/temporal && go test
+// -count=1 -run 'TestIssueWatchOnWorkers$' -update .): a look that takes
+// an issue and runs its batch as a child, waits on timers (its worker
+// killed during one), a later look that takes a second issue on another
+// worker, then the stop that ends it.
+const watchHistory = "testdata/watch-history.json"
+
+// TestReplayWatchHistory: the watch's workflow, as it is now, replays the
+// recorded history.
+func TestReplayWatchHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(IssueWatchWorkflow, workflow.RegisterOptions{Name: IssueWatchWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, watchHistory); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -218,15 +219,24 @@ func (w *Activities) IssueWatchLook(ctx context.Context, in WatchLookInput) (Wat
 	}
 	ctx, f, done, err := w.forgeStart(ctx, PRForge{Repo: in.Repo, Forge: in.Source.Forge})
 	if err != nil {
-		return WatchLook{}, err
+		return WatchLook{}, lookError(err)
 	}
 	defer done()
 	warn := func(s string) { activity.GetLogger(ctx).Warn(s) }
 	look, err := w.PlanIssues(ctx, f, in, warn)
-	if err != nil && exit.IsUsage(err) {
-		return WatchLook{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrWatchPlan, nil)
+	return look, lookError(err)
+}
+
+// lookError is err as a look returns it: a setting refused, no token on
+// this worker or a token the forge refuses is not tried again (the watch
+// says why in its details and looks again after its wait: the same
+// answer a moment later helps nobody, while a worker with a good token may
+// take the next look); any other error is the tracker's, tried again.
+func lookError(err error) error {
+	if err != nil && (exit.IsUsage(err) || errors.Is(err, forge.ErrUnauthorized)) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrWatchPlan, nil)
 	}
-	return look, err
+	return err
 }
 
 // lookOptions are the options of a look: it waits for a worker as long as
@@ -283,7 +293,8 @@ func (w *watchFlow) run() (batch.Summary, error) {
 			if !w.batch() {
 				return w.stopped(), nil
 			}
-			if err := w.sleep(local.NextIssueWait(0, poll, true)); err != nil {
+			st.Wait = millis.Of(local.NextIssueWait(0, poll, true))
+			if err := w.sleep(st.Wait.Duration()); err != nil {
 				return w.stopped(), nil
 			}
 		}
@@ -303,7 +314,7 @@ func (w *watchFlow) run() (batch.Summary, error) {
 		case ctx.Err() != nil:
 			return w.stopped(), nil
 		case err != nil:
-			st.Last = "the batch could not be planned: " + message(err)
+			st.Last = "the last look failed: " + message(err)
 		default:
 			st.Last = ""
 			if len(look.Left) > 0 {

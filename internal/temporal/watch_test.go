@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -109,7 +110,7 @@ func watchInput() WatchInput {
 
 // A look that finds issues runs them as a child batch (<watch>-b<n>, the
 // batch's own input as a submitted batch's) and waits for it; one that
-// finds nothing waits on a durable timer, poll then doubling, with no
+// finds nothing waits on a durable timer, poll first then doubling, with no
 // activity under way; after a batch the wait is poll again. A stop ends
 // the watch interrupted, the tasks of its batches in its summary.
 func TestWatchLooksRunsAndWaits(t *testing.T) {
@@ -125,8 +126,8 @@ func TestWatchLooksRunsAndWaits(t *testing.T) {
 		}
 		timers = append(timers, d)
 	})
-	// 20s, batch, 10s, 20s, 40s, batch, 10s, 20s: then the stop, during
-	// the wait of 40s.
+	// 10s (poll, the first wait), batch, 10s (poll, after a batch), 20s,
+	// 40s, batch, 10s, 20s: then the stop, during the wait of 40s.
 	env.RegisterDelayedCallback(env.CancelWorkflow, 130*time.Second)
 	env.ExecuteWorkflow(IssueWatchWorkflowName, watchInput())
 	if !env.IsWorkflowCompleted() {
@@ -136,7 +137,7 @@ func TestWatchLooksRunsAndWaits(t *testing.T) {
 	if err := env.GetWorkflowResult(&sum); err != nil {
 		t.Fatalf("the stopped watch ended with an error: %v", err)
 	}
-	want := []time.Duration{20 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second}
+	want := []time.Duration{10 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second}
 	if len(timers) != len(want) {
 		t.Fatalf("timers %v, want %v", timers, want)
 	}
@@ -287,5 +288,28 @@ func TestWatchConfigEnv(t *testing.T) {
 	missing := rec.FillEnv(func(tier, name string) (string, bool) { v, ok := values[tier+":"+name]; return v, ok })
 	if strings.Join(missing, ",") != "C" || rec.Layers[0].Env["A"] != "a" || rec.Layers[0].Tiers[0].Env["B"] != "b" {
 		t.Errorf("filled %+v, missing %v", rec.Layers[0], missing)
+	}
+}
+
+// TestLookError: a look that fails on a setting, on no token or on a token
+// the forge refuses is not tried again (the watch says why and looks
+// again after its wait); one the tracker did not answer is.
+func TestLookError(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		again bool
+	}{
+		{fmt.Errorf("gitea at x: %w (401)", forge.ErrUnauthorized), false},
+		{exit.Usagef("export TOKEN", "no token for x"), false},
+		{errors.New("dial tcp: connection refused"), true},
+	} {
+		var app *temporal.ApplicationError
+		err := lookError(tc.err)
+		if again := !errors.As(err, &app) || !app.NonRetryable(); again != tc.again {
+			t.Errorf("%v: tried again %v, want %v", tc.err, again, tc.again)
+		}
+	}
+	if lookError(nil) != nil {
+		t.Error("no error is no error")
 	}
 }
