@@ -14,6 +14,7 @@ import (
 
 	"github.com/jlgcli/jlgcli/internal/forge/giteatest"
 	"github.com/jlgcli/jlgcli/internal/intake"
+	"github.com/jlgcli/jlgcli/internal/temporal"
 )
 
 // issuesAgent writes the letter of its issue's title ("# Write x") into
@@ -241,6 +242,20 @@ func TestIssueWatchOnWorkers(t *testing.T) {
 	shown, _, _ := w.runIn(co, "show", id, "--json")
 	if !strings.Contains(shown, `"status":"interrupted"`) && !strings.Contains(shown, `"status": "interrupted"`) {
 		t.Errorf("show %s:\n%s", id, shown)
+	}
+	// Each batch's input is read back from its history once it has ended
+	// (what the follower does for a task that ended between two looks),
+	// and each task has its record here.
+	for i, n := range []int{a, b} {
+		in, err := temporal.StartedBatchInput(ctx, w.ts.GetDefaultClient(), temporal.WatchBatchID(id, i+1))
+		if err != nil || len(in.Spec.Tasks) != 1 || in.Spec.Tasks[0].ID != intake.IDOf(n) {
+			t.Errorf("batch %d's input: %v %+v", i+1, err, in.Spec.Tasks)
+		}
+		if tk := sum.Tasks[i]; tk.RunID != nil {
+			if out, serr, code := w.runIn(co, "show", *tk.RunID); code != 0 {
+				t.Errorf("show %s: exit %d\n%s\n%s", *tk.RunID, code, out, serr)
+			}
+		}
 	}
 	if *update {
 		recordHistory(t, w, id, filepath.Join("..", "..", "internal", "temporal", "testdata", "watch-history.json"))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -158,10 +157,19 @@ func followWatch(ctx context.Context, c client.Client, p local.Parts, run *store
 	tasks := &batchTasks{ctx: ctx, c: c, p: p, in: temporal.BatchInput{RunID: id}, changed: changed,
 		inputOf: func(task string) (temporal.BatchInput, bool) {
 			st, err := temporal.QueryWatchState(ctx, c, id)
-			if err != nil || st.Current == nil || !strings.HasPrefix(task, st.Current.RunID+"-") {
-				return temporal.BatchInput{}, false
+			in := temporal.BatchInput{}
+			switch b, ok := temporal.WatchBatchOf(id, task); {
+			case err == nil && st.Current != nil && st.Current.RunID == b:
+				in = *st.Current
+			case ok:
+				// Its batch ended between two looks of the follower: its
+				// input is in its history.
+				if in, err = temporal.StartedBatchInput(ctx, c, b); err != nil {
+					return in, false
+				}
+			default:
+				return in, false
 			}
-			in := *st.Current
 			in.RunID = id // the records' parent: the watch
 			return in, true
 		}}

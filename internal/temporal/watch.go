@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -448,6 +450,43 @@ func ResumedWatch(st WatchState, current *batch.Summary, resume *BatchResume) *W
 // id.
 func SubmitWatch(ctx context.Context, c client.Client, in WatchInput) error {
 	return start(ctx, c, "watch", in.RunID, in.Queue, IssueWatchWorkflowName, in)
+}
+
+// WatchBatchOf is the id of the batch of watch id that the task run task
+// belongs to (WatchBatchID: "<watch>-b<n>-…"); false for a task of none.
+func WatchBatchOf(id, task string) (string, bool) {
+	rest, ok := strings.CutPrefix(task, id+"-b")
+	if !ok {
+		return "", false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n == len(rest) || rest[n] != '-' {
+		return "", false
+	}
+	return id + "-b" + rest[:n], true
+}
+
+// StartedBatchInput is the input batch workflow id was started with, read
+// from the first event of its history: a watch's batch that has ended (its
+// state no longer holds it) as well as one under way, no worker needed.
+func StartedBatchInput(ctx context.Context, c client.Client, id string) (BatchInput, error) {
+	var in BatchInput
+	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return in, fmt.Errorf("batch %s: no history", id)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return in, err
+	}
+	a := ev.GetWorkflowExecutionStartedEventAttributes()
+	if a == nil {
+		return in, fmt.Errorf("batch %s: its history does not start with its start", id)
+	}
+	return in, converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in)
 }
 
 // QueryWatchState asks a watch where it stands (an ended one too, while

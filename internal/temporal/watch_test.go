@@ -313,3 +313,20 @@ func TestLookError(t *testing.T) {
 		t.Error("no error is no error")
 	}
 }
+
+// TestWatchBatchOf: a task run's batch among a watch's batches.
+func TestWatchBatchOf(t *testing.T) {
+	for task, want := range map[string]string{
+		"w1-b1-20261128T050000Z-aaaa": "w1-b1",
+		"w1-b12-issue-3":              "w1-b12",
+		"w1-b-x":                      "",
+		"w1-b3":                       "",
+		"w2-b1-x":                     "",
+		"w1-bx-1":                     "",
+	} {
+		got, ok := WatchBatchOf("w1", task)
+		if got != want || ok != (want != "") {
+			t.Errorf("WatchBatchOf(w1, %s) = %q, %v; want %q", task, got, ok, want)
+		}
+	}
+}
