@@ -85,6 +85,9 @@ type Detail struct {
 	Diff      string
 	Truncated bool
 	NoDiff    string
+	// Live: Attempt is under way and the change is the task's worktree
+	// as it is now.
+	Live bool
 }
 
 // Source is what the view reads and does. Its one implementation is
@@ -120,6 +123,7 @@ type Store struct {
 
 	mu    sync.Mutex
 	ended map[string]batchEnded // the tasks of batches that ended, by batch id
+	live  map[string]measured   // the changes of worktrees under way, by path
 }
 
 // batchEnded is the tasks of a batch that has ended, as read when its row
@@ -310,6 +314,16 @@ func (s *Store) Detail(ctx context.Context, id string, width int) (Detail, error
 		return Detail{}, err
 	}
 	d := Detail{Text: b.String()}
+	if st.Task != nil && st.Live && st.Worktree.Path != "" {
+		// Its attempt under way: the worktree as it is now.
+		if ch, err := s.liveChange(ctx, st.Worktree); err == nil {
+			d.Live, d.Attempt, d.Files, d.Diff, d.Truncated = true, len(st.Task.Attempts)+1, ch.Files, ch.Text, ch.Truncated
+			if ch.Empty {
+				d.NoDiff = "the worktree holds no change yet"
+			}
+			return d, nil
+		}
+	}
 	switch {
 	case st.Task != nil && len(st.Task.Attempts) > 0:
 		a := st.Task.Attempts[len(st.Task.Attempts)-1]
@@ -343,6 +357,40 @@ func (s *Store) Resume(id string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("started jlgcli resume %s (process %d); its output goes to %s", d.ID, d.PID, d.Log), nil
+}
+
+// liveEvery is how often the worktree of a task under way is measured
+// again for its diff: at most once in that time per worktree.
+const liveEvery = 2 * time.Second
+
+// liveChange is the change of a task's worktree now against its base
+// (git.Worktree.Diff: through a temporary index, its git calls hardened
+// as the engine's are, nothing in the worktree changed), measured again
+// at most every liveEvery.
+func (s *Store) liveChange(ctx context.Context, wt git.Worktree) (git.Change, error) {
+	s.mu.Lock()
+	c, ok := s.live[wt.Path]
+	s.mu.Unlock()
+	if ok && time.Since(c.at) < liveEvery {
+		return c.change, nil
+	}
+	ch, err := wt.Diff(ctx)
+	if err != nil {
+		return ch, err
+	}
+	s.mu.Lock()
+	if s.live == nil {
+		s.live = map[string]measured{}
+	}
+	s.live[wt.Path] = measured{at: time.Now(), change: ch}
+	s.mu.Unlock()
+	return ch, nil
+}
+
+// measured is a worktree's change as measured at a time.
+type measured struct {
+	at     time.Time
+	change git.Change
 }
 
 // boardTimeout bounds the look for a board.

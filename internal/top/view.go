@@ -233,14 +233,19 @@ func callWord(kind string) string {
 	return "iteration"
 }
 
-// diffText is the newest attempt's change: +N −M per file, then the diff,
+// diffText is the newest attempt's change (or the worktree's now, for an
+// attempt under way): +N −M per file, then the diff,
 // its lines made safe and cut to w.
 func (m Model) diffText(w int) []string {
 	d := m.detail
 	if d.NoDiff != "" {
 		return wrapAll([]string{d.NoDiff}, w)
 	}
-	out := []string{m.pal.Paint(tty.Fit(fmt.Sprintf("attempt %d's change against the task's base", d.Attempt), w), dimSGR)}
+	head := fmt.Sprintf("attempt %d's change against the task's base", d.Attempt)
+	if d.Live {
+		head = fmt.Sprintf("the worktree now, attempt %d under way, against the task's base", d.Attempt)
+	}
+	out := []string{m.pal.Paint(tty.Fit(head, w), dimSGR)}
 	for _, f := range d.Files {
 		n := fmt.Sprintf("+%d −%d", f.Added, f.Deleted)
 		if f.Binary() {
