@@ -739,8 +739,12 @@ func Refresh(ctx context.Context, run *store.Run, connect Connect) error {
 	case "batch":
 		var sum batch.Summary
 		closed, err := temporal.Outcome(ctx, c, run.ID, &sum)
+		query := temporal.QueryBatchSummary
+		if temporal.IsWatch(run.Meta.Options) {
+			query = temporal.QueryWatchSummary
+		}
 		if err == nil && !closed {
-			sum, err = temporal.QueryBatchSummary(ctx, c, run.ID)
+			sum, err = query(ctx, c, run.ID)
 		}
 		if err != nil {
 			return fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)

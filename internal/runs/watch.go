@@ -176,7 +176,7 @@ func followWatch(ctx context.Context, c client.Client, p local.Parts, run *store
 	if run != nil {
 		tasks.root, tasks.meta = run.Root(), run.Meta
 	}
-	sum, err := temporal.FollowBatch(ctx, c, id, tasks.change, time.Second)
+	sum, err := temporal.FollowWatch(ctx, c, id, tasks.change, time.Second)
 	tasks.wait()
 	return sum, err
 }

@@ -240,6 +240,18 @@ func SubmitBatch(ctx context.Context, c client.Client, in BatchInput) error {
 // FollowBatch follows batch runID until it ends, telling changed (may be
 // nil) of each task whose status changes, and returns its result.
 func FollowBatch(ctx context.Context, c client.Client, runID string, changed func(batch.TaskSummary), every time.Duration) (batch.Summary, error) {
+	return followSummary(ctx, c, runID, changed, every, QueryBatchSummary)
+}
+
+// FollowWatch is FollowBatch of an issue watch (IssueWatchWorkflow): its
+// tasks as QueryWatchSummary tells them.
+func FollowWatch(ctx context.Context, c client.Client, runID string, changed func(batch.TaskSummary), every time.Duration) (batch.Summary, error) {
+	return followSummary(ctx, c, runID, changed, every, QueryWatchSummary)
+}
+
+// followSummary follows batch runID, its summary read by query.
+func followSummary(ctx context.Context, c client.Client, runID string, changed func(batch.TaskSummary), every time.Duration,
+	query func(context.Context, client.Client, string) (batch.Summary, error)) (batch.Summary, error) {
 	var sum batch.Summary
 	if changed == nil {
 		return sum, await(ctx, c, "batch", runID, &sum, every, nil)
@@ -254,7 +266,7 @@ func FollowBatch(ctx context.Context, c client.Client, runID string, changed fun
 		}
 	}
 	err := await(ctx, c, "batch", runID, &sum, every, func() {
-		if s, err := QueryBatchSummary(ctx, c, runID); err == nil {
+		if s, err := query(ctx, c, runID); err == nil {
 			tell(s)
 		}
 	})

@@ -452,6 +452,47 @@ func SubmitWatch(ctx context.Context, c client.Client, in WatchInput) error {
 	return start(ctx, c, "watch", in.RunID, in.Queue, IssueWatchWorkflowName, in)
 }
 
+// QueryWatchSummary asks watch id where it stands, as QueryBatchSummary
+// asks a batch: the tasks of its batches so far, those of its batch under
+// way as that batch tells them (the watch itself only knows them started).
+func QueryWatchSummary(ctx context.Context, c client.Client, id string) (batch.Summary, error) {
+	s, err := QueryBatchSummary(ctx, c, id)
+	if err != nil {
+		return s, err
+	}
+	st, err := QueryWatchState(ctx, c, id)
+	if err != nil || st.Current == nil {
+		return s, nil
+	}
+	cur, err := QueryBatchSummary(ctx, c, st.Current.RunID)
+	if err != nil {
+		return s, nil // not started yet, or its worker away: as the watch knows it
+	}
+	return withCurrent(s, st.Current.RunID, cur), nil
+}
+
+// withCurrent is the watch's summary s with the tasks of its batch under
+// way, batchID, as that batch's summary cur tells them, and its cost.
+func withCurrent(s batch.Summary, batchID string, cur batch.Summary) batch.Summary {
+	byID := map[string]batch.TaskSummary{}
+	for _, t := range cur.Tasks {
+		byID[t.ID] = t
+	}
+	tasks := make([]batch.TaskSummary, 0, len(s.Tasks))
+	for _, t := range s.Tasks {
+		if t.RunID != nil && strings.HasPrefix(*t.RunID, batchID+"-") {
+			if c, ok := byID[t.ID]; ok {
+				t = c
+			}
+		}
+		tasks = append(tasks, t)
+	}
+	s.Tasks = tasks
+	s.CostUSD += cur.CostUSD
+	s.CostKnown = s.CostKnown && (cur.CostKnown || cur.CostUSD == 0)
+	return s
+}
+
 // WatchBatchOf is the id of the batch of watch id that the task run task
 // belongs to (WatchBatchID: "<watch>-b<n>-…"); false for a task of none.
 func WatchBatchOf(id, task string) (string, bool) {

@@ -330,3 +330,30 @@ func TestWatchBatchOf(t *testing.T) {
 		}
 	}
 }
+
+// TestWithCurrent: the watch's summary tells the tasks of its batch under
+// way as that batch does (one done, one pending: not both "running"), the
+// tasks of its ended batches as they ended, and adds that batch's cost.
+func TestWithCurrent(t *testing.T) {
+	id := func(s string) *string { return &s }
+	s := batch.Summary{CostUSD: 1, CostKnown: true, Tasks: []batch.TaskSummary{
+		{ID: "issue-1", Status: "done", RunID: id("w1-b1-issue-1")},
+		{ID: "issue-2", Status: "running", RunID: id("w1-b2-issue-2")},
+		{ID: "issue-3", Status: "running", RunID: id("w1-b2-issue-3")},
+	}}
+	cur := batch.Summary{CostUSD: 0.5, CostKnown: true, Tasks: []batch.TaskSummary{
+		{ID: "issue-2", Status: "done", RunID: id("w1-b2-issue-2")},
+		{ID: "issue-3", Status: "pending"},
+	}}
+	got := withCurrent(s, "w1-b2", cur)
+	var words []string
+	for _, tk := range got.Tasks {
+		words = append(words, tk.ID+" "+tk.Status)
+	}
+	if w := strings.Join(words, ", "); w != "issue-1 done, issue-2 done, issue-3 pending" || got.CostUSD != 1.5 || !got.CostKnown {
+		t.Errorf("%s, cost %v %v", w, got.CostUSD, got.CostKnown)
+	}
+	if s.Tasks[1].Status != "running" {
+		t.Error("the watch's own summary was written into")
+	}
+}
