@@ -142,7 +142,9 @@ func TestIssuesOnWorkers(t *testing.T) {
 // runs it as a batch; the worker is killed during the wait that follows
 // and another goes on, whose later look takes issue b, labelled after the
 // first batch; jlgcli stop ends the watch, and the jlgcli that follows it
-// exits 130 with both tasks done in its summary.
+// exits 130 with both tasks done in its summary. jlgcli resume starts it
+// again from where it stood: issue c, opened meanwhile, is its third
+// batch; stopped again, it ends with the three.
 func TestIssueWatchOnWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -259,5 +261,58 @@ func TestIssueWatchOnWorkers(t *testing.T) {
 	}
 	if *update {
 		recordHistory(t, w, id, filepath.Join("..", "..", "internal", "temporal", "testdata", "watch-history.json"))
+	}
+
+	// Resumed, the watch goes on from where it stood, on the server: a
+	// third issue is taken by a later look as a third batch; stopped again,
+	// it ends interrupted with the tasks of its three batches.
+	c, err := repo.NewIssue(ctx, srv.Reviewer, "Write c", "Create c.txt holding c.", "agent")
+	must(t, err)
+	res := exec.Command(jlgcli, "resume", "--json", id)
+	var rout, rerr syncBuffer
+	res.Env, res.Dir, res.Stdout, res.Stderr = w.env, co, &rout, &rerr
+	must(t, res.Start())
+	rended := make(chan error, 1)
+	go func() { rended <- res.Wait() }()
+	t.Cleanup(func() {
+		if res.ProcessState == nil {
+			_ = res.Process.Kill()
+			<-rended
+		}
+	})
+	for {
+		v, err := repo.IssueView(ctx, c)
+		if err == nil && slices.Contains(v.Labels, intake.LabelDone) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("issue #%d never got %s after the resume\n%s", c, intake.LabelDone, rerr.String())
+		case err := <-rended:
+			t.Fatalf("the resume ended (%v) before issue #%d was done\n%s\n%s", err, c, rout.String(), rerr.String())
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	if sout, serr, code := w.runIn(co, "stop", id); code != 0 {
+		t.Fatalf("stop %s after its resume: exit %d\n%s\n%s", id, code, sout, serr)
+	}
+	code = 0
+	select {
+	case err := <-rended:
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the resumed watch's follower did not end once stopped\n%s", rerr.String())
+	}
+	var again batchResult
+	must(t, json.Unmarshal([]byte(rout.String()), &again))
+	if code != 130 || again.RunID != id || again.Status != "interrupted" || len(again.Tasks) != 3 {
+		t.Fatalf("resumed: exit %d, watch %s %s with %d tasks:\n%s\n%s", code, again.RunID, again.Status, len(again.Tasks), rout.String(), rerr.String())
+	}
+	if tk := again.Tasks[2]; tk.ID != intake.IDOf(c) || tk.Status != "done" || tk.RunID == nil || !strings.HasPrefix(*tk.RunID, id+"-b3-") {
+		t.Errorf("the resumed watch's task: %s %s (run %v), want issue #%d done in batch 3", tk.ID, tk.Status, tk.RunID, c)
 	}
 }
