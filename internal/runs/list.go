@@ -139,7 +139,9 @@ func List(root string, f store.Filter) ([]Listed, error) {
 	l := newLister(root)
 	out := make([]Listed, 0, len(rows))
 	for _, row := range rows {
-		out = append(out, l.run(row))
+		if r := l.run(row); f.Status == "" || r.Status == f.Status { // a live run is running, whatever its row says
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }
@@ -163,6 +165,12 @@ type lister struct {
 // run is row with what the run's files add. A file that cannot be read
 // leaves its part out: the row is what the index knows.
 func (l *lister) run(row store.RunRow) Listed {
+	if row.Live {
+		// A process runs it: it runs, whatever its row last said (a
+		// resume writes the row at its first checkpoint, which can be
+		// minutes away; until then the row says how it stopped).
+		row.Status = store.Running
+	}
 	r := Listed{RunRow: row, SpentUSD: row.CostUSD, SpentKnown: row.CostKnown}
 	run, err := store.Open(l.root, row.ID)
 	if err != nil {

@@ -224,3 +224,42 @@ func TestCheckLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestListLiveIsRunning: a run that a process runs is listed running,
+// whatever its row last said: a resume writes the row only at its first
+// checkpoint. Once the process has let it go, it is what its row says.
+func TestListLiveIsRunning(t *testing.T) {
+	root := t.TempDir()
+	id := "20261128T050000Z-0resumed"
+	create(t, root, id, store.Meta{Command: "task", Prompt: "Go on"}, store.Progress{Status: "interrupted", Iterations: 1})
+	status := func() string {
+		t.Helper()
+		rows, err := List(root, store.Filter{})
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("list: %v %+v", err, rows)
+		}
+		return rows[0].Status
+	}
+	if s := status(); s != "interrupted" {
+		t.Fatalf("stopped: %s, want interrupted", s)
+	}
+	run, err := store.Open(root, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := run.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := status(); s != store.Running {
+		t.Errorf("resumed, before its first checkpoint: %s, want running", s)
+	}
+	if rows, err := List(root, store.Filter{Status: "interrupted"}); err != nil || len(rows) != 0 {
+		t.Errorf("listed as interrupted while it runs: %v %+v", err, rows)
+	}
+	unlock()
+	run.Close()
+	if s := status(); s != "interrupted" {
+		t.Errorf("let go: %s, want interrupted", s)
+	}
+}

@@ -201,7 +201,13 @@ func itemOf(r runs.Listed, now time.Time) Item {
 		it.Attempt = r.Iterations
 	}
 	if r.Status == store.Running {
-		if r.Live && !r.StartedAt.IsZero() {
+		switch {
+		case !r.Live:
+		case r.DurationMs > 0 && !r.UpdatedAt.IsZero():
+			// As long as it had run when its row was written, and since:
+			// a resumed run's stopped time is not counted.
+			it.Duration = max(it.Duration, r.DurationMs.Duration()+now.Sub(r.UpdatedAt))
+		case !r.StartedAt.IsZero():
 			it.Duration = max(it.Duration, now.Sub(r.StartedAt))
 		}
 		if c := r.Current; c != nil {
