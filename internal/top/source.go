@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -123,7 +124,7 @@ type Store struct {
 
 	mu    sync.Mutex
 	ended map[string]batchEnded // the tasks of batches that ended, by batch id
-	live  map[string]measured   // the changes of worktrees under way, by path
+	live  map[string]*measured  // the changes of worktrees under way, by path
 }
 
 // batchEnded is the tasks of a batch that has ended, as read when its row
@@ -373,30 +374,51 @@ const liveEvery = 2 * time.Second
 // (git.Worktree.Diff: through a temporary index, its git calls hardened
 // as the engine's are, nothing in the worktree changed), measured again
 // at most every liveEvery.
+//
+// One measurement of a worktree at a time: while one is under way (an
+// agent may leave a file of gigabytes to hash), the last one is given, or
+// errMeasuring before the first, and the pane reads every second without
+// piling measurements up.
 func (s *Store) liveChange(ctx context.Context, wt git.Worktree) (git.Change, error) {
 	s.mu.Lock()
-	c, ok := s.live[wt.Path]
-	s.mu.Unlock()
-	if ok && time.Since(c.at) < liveEvery {
-		return c.change, nil
+	if s.live == nil {
+		s.live = map[string]*measured{}
 	}
+	c := s.live[wt.Path]
+	switch {
+	case c == nil:
+		c = &measured{}
+		s.live[wt.Path] = c
+	case c.busy || time.Since(c.at) < liveEvery:
+		ch, ok := c.change, !c.at.IsZero()
+		s.mu.Unlock()
+		if !ok {
+			return ch, errMeasuring
+		}
+		return ch, nil
+	}
+	c.busy = true
+	s.mu.Unlock()
 	ch, err := wt.Diff(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.busy = false
 	if err != nil {
 		return ch, err
 	}
-	s.mu.Lock()
-	if s.live == nil {
-		s.live = map[string]measured{}
-	}
-	s.live[wt.Path] = measured{at: time.Now(), change: ch}
-	s.mu.Unlock()
+	c.at, c.change = time.Now(), ch
 	return ch, nil
 }
 
-// measured is a worktree's change as measured at a time.
+// errMeasuring: the first measurement of a worktree is under way.
+var errMeasuring = errors.New("the worktree is being measured")
+
+// measured is a worktree's change as last measured, and whether a
+// measurement of it is under way.
 type measured struct {
 	at     time.Time
 	change git.Change
+	busy   bool
 }
 
 // boardTimeout bounds the look for a board.
