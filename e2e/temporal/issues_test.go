@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,51 +65,22 @@ func TestIssuesOnWorkers(t *testing.T) {
 	w.env = append(w.env, tokenVar+"="+srv.Admin.Token) // the submitter reads the issues; the workers claim them
 	w.worker("w1")
 	w.worker("w2")
-	cmd := exec.Command(jlgcli, "batch", "--issues", "label:agent", "--json", "--temporal", w.addr, "--temporal-namespace", w.ns,
+	f := follow(ctx, t, w.env, co, "batch", "--issues", "label:agent", "--json", "--temporal", w.addr, "--temporal-namespace", w.ns,
 		"-b", "fake", "--check", "true", "-j", "2", "--poll", "1s",
 		"--forge-kind", "gitea", "--forge-url", srv.URL, "--forge-token-env", tokenVar)
-	var stdout, stderr syncBuffer
-	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = w.env, co, &stdout, &stderr
-	must(t, cmd.Start())
-	ended := make(chan error, 1)
-	go func() { ended <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-ended
-		}
-	})
 
 	// Once s's task works (claimed, its comment says so), s is closed.
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if time.Now().After(deadline) {
-			t.Fatalf("issue #%d was never worked on\n%s", s, stderr.String())
-		}
-		time.Sleep(200 * time.Millisecond)
+	f.until(fmt.Sprintf("issue #%d was worked on", s), func() bool {
 		v, err := repo.IssueView(ctx, s)
-		if err != nil || !slices.Contains(v.Labels, intake.LabelClaimed) || len(v.Comments) == 0 ||
-			!strings.Contains(v.Comments[0].Body, "working on it") {
-			continue
-		}
-		must(t, repo.CloseIssue(ctx, srv.Reviewer, s))
-		break
-	}
-	var code int
-	select {
-	case err := <-ended:
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	case <-ctx.Done():
-		t.Fatalf("the batch did not end\n%s", stderr.String())
-	}
+		return err == nil && slices.Contains(v.Labels, intake.LabelClaimed) && len(v.Comments) > 0 &&
+			strings.Contains(v.Comments[0].Body, "working on it")
+	})
+	must(t, repo.CloseIssue(ctx, srv.Reviewer, s))
+	code := f.exit()
 	var sum batchResult
-	must(t, json.Unmarshal([]byte(stdout.String()), &sum))
+	must(t, json.Unmarshal([]byte(f.stdout.String()), &sum))
 	if code != 3 || sum.Status != "incomplete" || len(sum.Tasks) != 2 {
-		t.Fatalf("exit %d, batch %s with %d tasks:\n%s\n%s", code, sum.Status, len(sum.Tasks), stdout.String(), stderr.String())
+		t.Fatalf("exit %d, batch %s with %d tasks:\n%s\n%s", code, sum.Status, len(sum.Tasks), f.stdout.String(), f.stderr.String())
 	}
 	for _, tk := range sum.Tasks {
 		switch tk.ID {
@@ -155,36 +127,16 @@ func TestIssueWatchOnWorkers(t *testing.T) {
 	w.env = append(w.env, tokenVar+"="+srv.Admin.Token) // the workers' token only
 	w1 := w.worker("w1")
 
-	cmd := exec.Command(jlgcli, "batch", "--issues", "label:agent", "--watch", "--json", "--temporal", w.addr, "--temporal-namespace", w.ns,
+	f := follow(ctx, t, submitterEnv, co, "batch", "--issues", "label:agent", "--watch", "--json", "--temporal", w.addr, "--temporal-namespace", w.ns,
 		"-b", "fake", "--check", "true", "--poll", "1s", "--forge-kind", "gitea", "--forge-url", srv.URL, "--forge-token-env", tokenVar)
-	var stdout, stderr syncBuffer
-	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = submitterEnv, co, &stdout, &stderr
-	must(t, cmd.Start())
-	ended := make(chan error, 1)
-	go func() { ended <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-ended
-		}
-	})
-	labelled := func(n int, label string) {
+	labelled := func(f *follower, n int) {
 		t.Helper()
-		for {
+		f.until(fmt.Sprintf("issue #%d got %s", n, intake.LabelDone), func() bool {
 			v, err := repo.IssueView(ctx, n)
-			if err == nil && slices.Contains(v.Labels, label) {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("issue #%d never got %s (labels %v)\n%s", n, label, v.Labels, stderr.String())
-			case err := <-ended:
-				t.Fatalf("the watch's follower ended (%v) before issue #%d got %s\n%s\n%s", err, n, label, stdout.String(), stderr.String())
-			case <-time.After(300 * time.Millisecond):
-			}
-		}
+			return err == nil && slices.Contains(v.Labels, intake.LabelDone)
+		})
 	}
-	labelled(a, intake.LabelDone)
+	labelled(f, a)
 
 	// The batch of a ended; the watch waits on a timer. Its worker dies,
 	// another comes, and b is labelled after the first look.
@@ -193,7 +145,7 @@ func TestIssueWatchOnWorkers(t *testing.T) {
 	w.worker("w2")
 	b, err := repo.NewIssue(ctx, srv.Reviewer, "Write b", "Create b.txt holding b.", "agent")
 	must(t, err)
-	labelled(b, intake.LabelDone)
+	labelled(f, b)
 	calls, err := os.ReadFile(w.calls)
 	must(t, err)
 	if got := strings.Fields(string(calls)); !slices.Equal(got, []string{"w1", "w2"}) {
@@ -216,21 +168,11 @@ func TestIssueWatchOnWorkers(t *testing.T) {
 	if sout, serr, code := w.runIn(co, "stop", id); code != 0 {
 		t.Fatalf("stop %s: exit %d\n%s\n%s", id, code, sout, serr)
 	}
-	var code int
-	select {
-	case err := <-ended:
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	case <-ctx.Done():
-		t.Fatalf("the watch's follower did not end once the watch was stopped\n%s", stderr.String())
-	}
+	code := f.exit()
 	var sum batchResult
-	must(t, json.Unmarshal([]byte(stdout.String()), &sum))
+	must(t, json.Unmarshal([]byte(f.stdout.String()), &sum))
 	if code != 130 || sum.RunID != id || sum.Status != "interrupted" || len(sum.Tasks) != 2 {
-		t.Fatalf("exit %d, watch %s %s with %d tasks:\n%s\n%s", code, sum.RunID, sum.Status, len(sum.Tasks), stdout.String(), stderr.String())
+		t.Fatalf("exit %d, watch %s %s with %d tasks:\n%s\n%s", code, sum.RunID, sum.Status, len(sum.Tasks), f.stdout.String(), f.stderr.String())
 	}
 	for i, n := range []int{a, b} {
 		tk := sum.Tasks[i]
@@ -268,51 +210,78 @@ func TestIssueWatchOnWorkers(t *testing.T) {
 	// it ends interrupted with the tasks of its three batches.
 	c, err := repo.NewIssue(ctx, srv.Reviewer, "Write c", "Create c.txt holding c.", "agent")
 	must(t, err)
-	res := exec.Command(jlgcli, "resume", "--json", id)
-	var rout, rerr syncBuffer
-	res.Env, res.Dir, res.Stdout, res.Stderr = w.env, co, &rout, &rerr
-	must(t, res.Start())
-	rended := make(chan error, 1)
-	go func() { rended <- res.Wait() }()
-	t.Cleanup(func() {
-		if res.ProcessState == nil {
-			_ = res.Process.Kill()
-			<-rended
-		}
-	})
-	for {
-		v, err := repo.IssueView(ctx, c)
-		if err == nil && slices.Contains(v.Labels, intake.LabelDone) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("issue #%d never got %s after the resume\n%s", c, intake.LabelDone, rerr.String())
-		case err := <-rended:
-			t.Fatalf("the resume ended (%v) before issue #%d was done\n%s\n%s", err, c, rout.String(), rerr.String())
-		case <-time.After(300 * time.Millisecond):
-		}
-	}
+	r := follow(ctx, t, w.env, co, "resume", "--json", id)
+	labelled(r, c)
 	if sout, serr, code := w.runIn(co, "stop", id); code != 0 {
 		t.Fatalf("stop %s after its resume: exit %d\n%s\n%s", id, code, sout, serr)
 	}
-	code = 0
-	select {
-	case err := <-rended:
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	case <-ctx.Done():
-		t.Fatalf("the resumed watch's follower did not end once stopped\n%s", rerr.String())
-	}
+	code = r.exit()
 	var again batchResult
-	must(t, json.Unmarshal([]byte(rout.String()), &again))
+	must(t, json.Unmarshal([]byte(r.stdout.String()), &again))
 	if code != 130 || again.RunID != id || again.Status != "interrupted" || len(again.Tasks) != 3 {
-		t.Fatalf("resumed: exit %d, watch %s %s with %d tasks:\n%s\n%s", code, again.RunID, again.Status, len(again.Tasks), rout.String(), rerr.String())
+		t.Fatalf("resumed: exit %d, watch %s %s with %d tasks:\n%s\n%s", code, again.RunID, again.Status, len(again.Tasks), r.stdout.String(), r.stderr.String())
 	}
 	if tk := again.Tasks[2]; tk.ID != intake.IDOf(c) || tk.Status != "done" || tk.RunID == nil || !strings.HasPrefix(*tk.RunID, id+"-b3-") {
 		t.Errorf("the resumed watch's task: %s %s (run %v), want issue #%d done in batch 3", tk.ID, tk.Status, tk.RunID, c)
+	}
+}
+
+// follower is a jlgcli that follows a run in the background (batch
+// --watch, resume), its output kept.
+type follower struct {
+	ctx            context.Context
+	t              *testing.T
+	cmd            *exec.Cmd
+	ended          chan error
+	stdout, stderr syncBuffer
+}
+
+// follow starts jlgcli args in dir with env; the test's end kills it if
+// it still runs.
+func follow(ctx context.Context, t *testing.T, env []string, dir string, args ...string) *follower {
+	t.Helper()
+	f := &follower{ctx: ctx, t: t, cmd: exec.Command(jlgcli, args...), ended: make(chan error, 1)}
+	f.cmd.Env, f.cmd.Dir, f.cmd.Stdout, f.cmd.Stderr = env, dir, &f.stdout, &f.stderr
+	must(t, f.cmd.Start())
+	go func() { f.ended <- f.cmd.Wait() }()
+	t.Cleanup(func() {
+		if f.cmd.ProcessState == nil {
+			_ = f.cmd.Process.Kill()
+			<-f.ended
+		}
+	})
+	return f
+}
+
+// until waits for done (what, when it never comes) while the follower
+// runs: its end first fails the test.
+func (f *follower) until(what string, done func() bool) {
+	f.t.Helper()
+	for !done() {
+		select {
+		case <-f.ctx.Done():
+			f.t.Fatalf("never: %s\n%s", what, f.stderr.String())
+		case err := <-f.ended:
+			f.t.Fatalf("jlgcli %s ended (%v) before %s\n%s\n%s", f.cmd.Args[1], err, what, f.stdout.String(), f.stderr.String())
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// exit waits for the follower's end (the test's time at most) and is its
+// exit code.
+func (f *follower) exit() int {
+	f.t.Helper()
+	select {
+	case err := <-f.ended:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		must(f.t, err)
+		return 0
+	case <-f.ctx.Done():
+		f.t.Fatalf("jlgcli %s did not end\n%s", f.cmd.Args[1], f.stderr.String())
+		return -1
 	}
 }
