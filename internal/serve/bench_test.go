@@ -115,11 +115,10 @@ func BenchmarkBatchPage200FirstPaint(b *testing.B) {
 	b.ReportMetric(total/float64(b.N), "ms-first-paint")
 }
 
-// BenchmarkBatchPage200Height: how tall the page of that batch is in a
-// real headless Chromium, 1440 and 700 px wide (the screens it takes: 900
-// px each).
-func BenchmarkBatchPage200Height(b *testing.B) {
-	s, err := New(newBigBatch(200), Options{})
+// benchHeight serves src and measures how tall its page at path is in a
+// real headless Chromium, 1440 and 700 px wide, once shown is visible.
+func benchHeight(b *testing.B, src Source, path, shown string) {
+	s, err := New(src, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,7 +127,7 @@ func BenchmarkBatchPage200Height(b *testing.B) {
 	ctx := benchBrowser(b)
 	for b.Loop() {
 		for _, w := range []int64{1440, 700} {
-			if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate(ts.URL+"/runs/20261125T100000Z-bbbbbbbb"), chromedp.WaitVisible(chromedp.CSS(`svg.dag`))); err != nil {
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate(ts.URL+path), chromedp.WaitVisible(chromedp.CSS(shown))); err != nil {
 				b.Fatal(err)
 			}
 			h, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollHeight`))
@@ -138,6 +137,13 @@ func BenchmarkBatchPage200Height(b *testing.B) {
 			b.ReportMetric(float64(h), fmt.Sprintf("px-tall-at-%d", w))
 		}
 	}
+}
+
+// BenchmarkBatchPage200Height: how tall the page of that batch is in a
+// real headless Chromium, 1440 and 700 px wide (the screens it takes: 900
+// px each).
+func BenchmarkBatchPage200Height(b *testing.B) {
+	benchHeight(b, newBigBatch(200), "/runs/20261125T100000Z-bbbbbbbb", `svg.dag`)
 }
 
 // manyRuns is a state directory of n runs, newest first: tasks, loops and
@@ -173,23 +179,5 @@ func BenchmarkRunsPage500(b *testing.B) {
 // BenchmarkRunsPage500Height: how tall the runs page of 500 runs is in a
 // real headless Chromium, 1440 and 700 px wide.
 func BenchmarkRunsPage500Height(b *testing.B) {
-	s, err := New(&manyRuns{n: 500}, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	b.Cleanup(ts.Close)
-	ctx := benchBrowser(b)
-	for b.Loop() {
-		for _, w := range []int64{1440, 700} {
-			if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, 900), chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`table.runs`))); err != nil {
-				b.Fatal(err)
-			}
-			h, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollHeight`))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(h), fmt.Sprintf("px-tall-at-%d", w))
-		}
-	}
+	benchHeight(b, &manyRuns{n: 500}, "/", `table.runs`)
 }
