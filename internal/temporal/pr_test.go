@@ -163,16 +163,7 @@ func prResult(t *testing.T, env *testsuite.TestWorkflowEnvironment) local.PRResu
 func TestPRWaitIsATimer(t *testing.T) {
 	w := &prWorld{looks: []pull.Observation{obs("h1", forge.Pending), obs("h1", forge.Pending), obs("h1", forge.Pending), obs("h1", forge.Success)}}
 	env := newPREnv(t, w)
-	var timers []time.Duration
-	running := 0
-	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) { running++ })
-	env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { running-- })
-	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) {
-		if running != 0 {
-			t.Errorf("a timer of %s was scheduled with %d activities under way", d, running)
-		}
-		timers = append(timers, d)
-	})
+	timers := idleTimers(t, env)
 	start := env.Now()
 	env.ExecuteWorkflow(PullRequestWorkflowName, prInput(pull.Green))
 	res := prResult(t, env)
@@ -181,12 +172,12 @@ func TestPRWaitIsATimer(t *testing.T) {
 	}
 	// The wait doubles while the look finds the same: 15s, 30s, 60s.
 	want := []time.Duration{15 * time.Second, 30 * time.Second, time.Minute}
-	if len(timers) != len(want) {
-		t.Fatalf("timers %v, want %v", timers, want)
+	if len((*timers)) != len(want) {
+		t.Fatalf("(*timers) %v, want %v", (*timers), want)
 	}
 	for i := range want {
-		if timers[i] != want[i] {
-			t.Errorf("timer %d: %s, want %s", i, timers[i], want[i])
+		if (*timers)[i] != want[i] {
+			t.Errorf("timer %d: %s, want %s", i, (*timers)[i], want[i])
 		}
 	}
 	if got := env.Now().Sub(start); got < 105*time.Second {
@@ -376,4 +367,22 @@ func TestPRWeakenedTestsNeedYou(t *testing.T) {
 	if got := strings.Join(w.calls, ","); got != "begin,look,judge h1,comment" || len(w.comments) != 1 {
 		t.Errorf("calls %s (%d comments), want the judgement then one comment, no merge", got, len(w.comments))
 	}
+}
+
+// idleTimers are the durations of the timers env's workflow schedules, in
+// order, as they are scheduled (read it once the workflow has run); a
+// timer scheduled while an activity is under way fails the test: a wait
+// holds nothing on a worker.
+func idleTimers(t *testing.T, env *testsuite.TestWorkflowEnvironment) *[]time.Duration {
+	timers := &[]time.Duration{}
+	running := 0
+	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) { running++ })
+	env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { running-- })
+	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) {
+		if running != 0 {
+			t.Errorf("a timer of %s was scheduled with %d activities under way", d, running)
+		}
+		*timers = append(*timers, d)
+	})
+	return timers
 }

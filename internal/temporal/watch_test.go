@@ -116,16 +116,7 @@ func watchInput() WatchInput {
 func TestWatchLooksRunsAndWaits(t *testing.T) {
 	w := &watchWorld{looks: []watchLookScript{{}, {tasks: []string{"issue-1"}}, {}, {}, {tasks: []string{"issue-2", "issue-3"}}, {}}}
 	env := newWatchEnv(t, w)
-	var timers []time.Duration
-	running := 0
-	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) { running++ })
-	env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { running-- })
-	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) {
-		if running != 0 {
-			t.Errorf("a timer of %s was scheduled with %d activities under way", d, running)
-		}
-		timers = append(timers, d)
-	})
+	timers := idleTimers(t, env)
 	// 10s (poll, the first wait), batch, 10s (poll, after a batch), 20s,
 	// 40s, batch, 10s, 20s: then the stop, during the wait of 40s.
 	env.RegisterDelayedCallback(env.CancelWorkflow, 130*time.Second)
@@ -138,12 +129,12 @@ func TestWatchLooksRunsAndWaits(t *testing.T) {
 		t.Fatalf("the stopped watch ended with an error: %v", err)
 	}
 	want := []time.Duration{10 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second}
-	if len(timers) != len(want) {
-		t.Fatalf("timers %v, want %v", timers, want)
+	if len((*timers)) != len(want) {
+		t.Fatalf("(*timers) %v, want %v", (*timers), want)
 	}
 	for i := range want {
-		if timers[i] != want[i] {
-			t.Errorf("timer %d: %s, want %s (all: %v)", i, timers[i], want[i], timers)
+		if (*timers)[i] != want[i] {
+			t.Errorf("timer %d: %s, want %s (all: %v)", i, (*timers)[i], want[i], (*timers))
 		}
 	}
 	if got := strings.Join(w.calls, ","); got != "look,look,batch w1-b1,look,look,look,batch w1-b2,look,look" {
