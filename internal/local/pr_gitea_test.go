@@ -51,6 +51,20 @@ type prWorld struct {
 
 const tokenVar = "JLGCLI_TEST_GITEA_TOKEN"
 
+// comments are the comments of the world's pull request, oldest first.
+func (w *prWorld) comments(t *testing.T) []*gitea.Comment {
+	t.Helper()
+	c, err := w.srv.Client(w.srv.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _, err := c.ListIssueComments(w.repo.Owner, w.repo.Name, int64(w.number), gitea.ListIssueCommentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
 func newPRWorld(t *testing.T, target pull.Target, ciAfter time.Duration, decide func(giteatest.Head) giteatest.Verdict) *prWorld {
 	t.Helper()
 	srv := giteaSrv.Get(t)
@@ -338,14 +352,7 @@ func TestPRStopResumeAndGiveUpOnGitea(t *testing.T) {
 	if res2.Status != engine.StatusNeedsYou || res2.ExitCode != 8 || res2.Comment == "" || len(res2.Rounds) != 1 {
 		t.Fatalf("gave up: %s (exit %d, comment %q) after %d rounds: %s\n%s", res2.Status, res2.ExitCode, res2.Comment, len(res2.Rounds), res2.Reason, strings.Join(w2.said.lines, "\n"))
 	}
-	c, err := w2.srv.Client(w2.srv.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, _, err := c.ListIssueComments(w2.repo.Owner, w2.repo.Name, int64(w2.number), gitea.ListIssueCommentOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := w2.comments(t)
 	n := 0
 	for _, cm := range cs {
 		if strings.Contains(cm.Body, "jlgcli stopped working on this pull request") && strings.Contains(cm.Body, "lint: line too long") {

@@ -105,14 +105,7 @@ func TestPRRoundRepeatingAPushedChangeGivesUpOnGitea(t *testing.T) {
 	}
 
 	// One comment; the pull request's head is still round 1's.
-	c, err := w.srv.Client(w.srv.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, _, err := c.ListIssueComments(w.repo.Owner, w.repo.Name, int64(w.number), gitea.ListIssueCommentOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := w.comments(t)
 	n := 0
 	for _, cm := range cs {
 		if strings.Contains(cm.Body, "jlgcli stopped working on this pull request") {
@@ -124,6 +117,10 @@ func TestPRRoundRepeatingAPushedChangeGivesUpOnGitea(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("the pull request was told %d times why jlgcli gave up, want once", n)
+	}
+	c, err := w.srv.Client(w.srv.Admin)
+	if err != nil {
+		t.Fatal(err)
 	}
 	pr, _, err := c.GetPullRequest(w.repo.Owner, w.repo.Name, int64(w.number))
 	if err != nil {
