@@ -49,13 +49,6 @@ func watchLayers(lc Config) []*config.Layer {
 	return out
 }
 
-// submitWatch sends the watch of the command's query to the Temporal
-// server of lc, keeps a local record of it (a batch), and follows it
-// until it is stopped (jlgcli stop; a Ctrl-C only stops following): its
-// summary; with Detach it returns once submitted. Nothing is read from the
-// tracker here: the workers read it with their own token. What a batch
-// sent to Temporal needs is checked now: backends named, checks
-// configured or detected in this checkout.
 // firstLook reads the tracker of the repository at url once, from the
 // submitter, when it holds a token for it: a token the forge refuses, a
 // forge that cannot be reached or a query it refuses end the submission
@@ -82,6 +75,13 @@ func firstLook(ctx context.Context, url string, src local.IssueSource, q forge.I
 	return nil
 }
 
+// submitWatch sends the watch of the command's query to the Temporal
+// server of lc, keeps a local record of it (a batch), and follows it
+// until it is stopped (jlgcli stop; a Ctrl-C only stops following): its
+// summary; with Detach it returns once submitted. The tracker is read here
+// once at most (firstLook); the workers read it with their own token. What
+// a batch sent to Temporal needs is checked now: backends named, checks
+// configured or detected in this checkout.
 func submitWatch(ctx context.Context, f Front, lc Config, c BatchCommand) (string, *batch.Summary, error) {
 	cfg := lc.Config
 	p := withEnv(f.Parts(cfg.Quiet, false, false), cfg)
