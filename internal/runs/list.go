@@ -165,12 +165,6 @@ type lister struct {
 // run is row with what the run's files add. A file that cannot be read
 // leaves its part out: the row is what the index knows.
 func (l *lister) run(row store.RunRow) Listed {
-	if row.Live {
-		// A process runs it: it runs, whatever its row last said (a
-		// resume writes the row at its first checkpoint, which can be
-		// minutes away; until then the row says how it stopped).
-		row.Status = store.Running
-	}
 	r := Listed{RunRow: row, SpentUSD: row.CostUSD, SpentKnown: row.CostKnown}
 	run, err := store.Open(l.root, row.ID)
 	if err != nil {
@@ -178,6 +172,14 @@ func (l *lister) run(row store.RunRow) Listed {
 	}
 	defer run.Close()
 	r.Temporal = run.Meta.Temporal
+	if row.Live && r.Temporal == nil {
+		// A process runs it here: it runs, whatever its row last said (a
+		// resume writes the row at its first checkpoint, which can be
+		// minutes away; until then the row says how it stopped). The lock
+		// of a run on Temporal only says that a jlgcli here holds its
+		// record (following it, or writing what the server said).
+		r.Status = store.Running
+	}
 	if row.Command == "pr" {
 		l.prAt(run, &r)
 	}
@@ -196,7 +198,7 @@ func (l *lister) run(row store.RunRow) Listed {
 			r.Landed = &landed
 		}
 	}
-	if row.Status != store.Running {
+	if r.Status != store.Running {
 		return r
 	}
 	switch row.Command {
