@@ -154,11 +154,13 @@ func TestIssueWatchOnWorkers(t *testing.T) {
 
 	// The watch is a batch run here; stop ends it.
 	out, _, _ := w.runIn(co, "runs", "--json")
-	var rows []struct{ ID, Command, Status string }
+	var rows []struct{ ID, Command, Status, Parent string }
 	must(t, json.Unmarshal([]byte(out), &rows))
 	id := ""
 	for _, r := range rows {
-		if r.Command == "batch" && !strings.Contains(r.ID, "-b") {
+		// The watch's record is the batch run that is no task's batch (a
+		// run id's random part may itself start with "-b").
+		if r.Command == "batch" && r.Parent == "" {
 			id = r.ID
 		}
 	}
