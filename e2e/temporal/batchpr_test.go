@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,5 +93,84 @@ func TestBatchPRsOnWorkers(t *testing.T) {
 	}
 	if len(prs) != 2 || merged != 2 {
 		t.Errorf("%d pull requests, %d merged; want 2, both merged", len(prs), merged)
+	}
+}
+
+// TestResumeABatchOfPRsOnWorkers: a batch of pull requests on the workers,
+// stopped (jlgcli stop) while task a's pull request waits for a CI that
+// has not started, is resumed: a's pull request goes on from where its
+// workflow stood (no agent call, no second pull request), CI then passes
+// and the workers merge it; b, which depends on a, runs then.
+func TestResumeABatchOfPRsOnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	w, srv, repo, co := forgeWorld(ctx, t, prAgent)
+	must(t, repo.Protect(ctx, "main", giteatest.ProtectOptions{RequiredContexts: []string{"ci/test"}}))
+	sheets := w.sheets("", map[string]string{"a": "# a\nWrite a.\n", "b": "---\ndepends: [a]\n---\n# b\nWrite b.\n"})
+	c, err := srv.Client(srv.Admin)
+	must(t, err)
+	prs := func() []*gitea.PullRequest {
+		l, _, err := c.ListRepoPullRequests(repo.Owner, repo.Name, gitea.ListPullRequestsOptions{State: gitea.StateAll})
+		must(t, err)
+		return l
+	}
+
+	clientEnv := w.env
+	w.env = append(w.env, tokenVar+"="+srv.Admin.Token)
+	w.worker("w1")
+	w.env = clientEnv
+	f := follow(ctx, t, clientEnv, co, "batch", "--pr", "--until", "merged", "--json", "--temporal", w.addr, "--temporal-namespace", w.ns,
+		"-b", "fake", "--check", "true", "-j", "1", "--poll", "1s", "--checks-grace", "5m",
+		"--forge-kind", "gitea", "--forge-url", srv.URL, "--forge-token-env", tokenVar, sheets)
+	f.until("a's pull request is opened", func() bool { return len(prs()) == 1 })
+	opened := prs()[0]
+	batchID := w.runIDIn(co, "batch")
+	if stdout, stderr, code := w.runIn(co, "stop", batchID); code != 0 {
+		t.Fatalf("stop: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code := f.exit(); code != 130 {
+		t.Fatalf("the batch exited %d, want 130\n%s\n%s", code, f.stdout.String(), f.stderr.String())
+	}
+	var sum batchResult
+	must(t, json.Unmarshal([]byte(f.stdout.String()), &sum))
+	if sum.Status != "interrupted" || sum.Tasks[0].Status != "interrupted" {
+		t.Fatalf("stopped batch %s, task a %s (%s)", sum.Status, sum.Tasks[0].Status, sum.Tasks[0].Details)
+	}
+	if n := len(w.callsMade()); n != 1 {
+		t.Fatalf("%d agent calls before the resume, want a's one", n)
+	}
+
+	ci := repo.CI(func(giteatest.Head) giteatest.Verdict {
+		return giteatest.Verdict{"ci/test": {State: gitea.StatusSuccess, Description: "all tests pass", After: time.Second}}
+	})
+	ci.Interval = 100 * time.Millisecond
+	ci.Start(ctx)
+	t.Cleanup(func() { _ = ci.Stop() })
+	stdout, stderr, code := w.runIn(co, "resume", "--json", batchID)
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var again batchResult
+	must(t, json.Unmarshal([]byte(stdout), &again))
+	for _, tk := range again.Tasks {
+		if tk.Status != "done" || !strings.Contains(tk.Details, "pull request #") {
+			t.Errorf("after resume, task %s: %s (%s)", tk.ID, tk.Status, tk.Details)
+		}
+	}
+	if !strings.Contains(again.Tasks[0].Details, fmt.Sprintf("pull request #%d ", opened.Index)) {
+		t.Errorf("task a after resume: %s; want its pull request #%d", again.Tasks[0].Details, opened.Index)
+	}
+	all := prs()
+	merged := 0
+	for _, pr := range all {
+		if pr.HasMerged {
+			merged++
+		}
+	}
+	if len(all) != 2 || merged != 2 {
+		t.Errorf("%d pull requests, %d merged; want a's and b's, both merged", len(all), merged)
+	}
+	if n := len(w.callsMade()); n != 2 {
+		t.Errorf("%d agent calls in all, want 2: a's task was not made again", n)
 	}
 }

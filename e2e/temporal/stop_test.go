@@ -65,9 +65,15 @@ func (b *background) wait(t *testing.T, limit time.Duration) int {
 // jlgcli, waiting for it to be listed.
 func (w *world) runID(command string) string {
 	w.t.Helper()
+	return w.runIDIn(w.dir, command)
+}
+
+// runIDIn is runID for the runs of the repository of dir.
+func (w *world) runIDIn(dir, command string) string {
+	w.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		out, _, _ := w.run("runs", "--json")
+		out, _, _ := w.runIn(dir, "runs", "--json")
 		var rows []struct{ ID, Command string }
 		if json.Unmarshal([]byte(out), &rows) == nil {
 			for _, r := range rows {

@@ -173,13 +173,6 @@ func refreshPR(ctx context.Context, c client.Client, run *store.Run) error {
 	return savePR(run, res)
 }
 
-// prResumable tells whether a pull-request run on Temporal that ended with
-// status goes on when resumed, as one here does: stopped, or ended by an
-// error (the forge unreachable, a push that failed).
-func prResumable(status engine.Status) bool {
-	return status == engine.StatusError || local.Resumable(status)
-}
-
 // resumePR continues a pull-request run on Temporal: one still going on
 // the workers is followed to its end; one stopped, or ended by an error,
 // is started again on the server from where it stood (a round under way
@@ -193,7 +186,7 @@ func resumePR(ctx context.Context, c client.Client, run *store.Run, rp ResumePar
 	}
 	p := rp.task(env)
 	hooks := local.HooksOf(p, run)
-	if closed && prResumable(res.Status) {
+	if closed && res.Resumable() {
 		var in temporal.PRInput
 		if err := jsonOptions(run, &in); err != nil {
 			return res, err

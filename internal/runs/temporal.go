@@ -842,7 +842,7 @@ func resumeTemporal(ctx context.Context, run *store.Run, limits local.Limits, rp
 			if missing := in.Spec.FillEnv(env); len(missing) > 0 {
 				return out, local.MissingEnv(run.ID, missing)
 			}
-			if in.Resume, err = temporal.ResumeBatchOf(ctx, c, sum); err != nil {
+			if in.Resume, err = temporal.ResumeBatchOf(ctx, c, sum, in.Spec.PR != nil); err != nil {
 				return out, fmt.Errorf("batch %s on %s: %w", run.ID, t.Address, err)
 			}
 			if err := temporal.SubmitBatch(ctx, c, in); err != nil {

@@ -218,7 +218,7 @@ func resumeWatch(ctx context.Context, c client.Client, run *store.Run, rp Resume
 			case err == nil && ended:
 				cur = &cs
 				if cs.Status != string(batch.BatchDone) {
-					if again, err = temporal.ResumeBatchOf(ctx, c, cs); err != nil {
+					if again, err = temporal.ResumeBatchOf(ctx, c, cs, st.Current.Spec.PR != nil); err != nil {
 						return sum, fmt.Errorf("batch %s of watch %s on %s: %w", st.Current.RunID, run.ID, addr, err)
 					}
 				}

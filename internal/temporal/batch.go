@@ -72,6 +72,11 @@ type BatchResume struct {
 	// landing refused): a run of their own, whose branch and records are
 	// not the earlier run's.
 	Anew map[string]string `json:"anew,omitempty"`
+	// PRs, for a batch whose tasks land through pull requests, are where
+	// the pull-request workflow of each task to resume stood when the
+	// batch ended, by task id: it goes on from there (its wait, its round
+	// or its task continued from its history), under its own run id.
+	PRs map[string]PRState `json:"prs,omitempty"`
 }
 
 // BatchRunning is the status of a batch under way, as the batch query
@@ -221,15 +226,16 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 	// prChild works task id's pull request in a child PullRequestWorkflow
 	// of its own: it runs the task from the remote's base branch as it is
 	// then (First), opens its pull request and works it until the
-	// batch's target; done is told what became of it.
-	prChild := func(id, runID string, done func(local.PRResult, error)) {
+	// batch's target, or goes on from carry (a resumed batch's); done is
+	// told what became of it.
+	prChild := func(id, runID string, carry *PRState, done func(local.PRResult, error)) {
 		bt := byID[id]
 		tin := task
 		tin.RunID, tin.Task, tin.Repo, tin.BaseBranch, tin.Spec = PRTaskID(runID), bt.Prompt, in.Repo, in.Spec.BaseBranch, specs[id]
 		tin.MergePush, tin.Spec.PR = false, false
 		tin.Branch = git.BranchName(tin.RunID, bt.Prompt)
 		pin := PRInput{RunID: runID, Repo: in.Repo, Forge: in.Spec.PR.Forge, Policy: in.Spec.PR.Policy, Task: bt.Prompt, Spec: specs[id],
-			First: &tin, Queue: in.Queue, WorkerWaitMs: in.WorkerWaitMs, HeartbeatMs: in.HeartbeatMs}
+			First: &tin, Queue: in.Queue, WorkerWaitMs: in.WorkerWaitMs, HeartbeatMs: in.HeartbeatMs, Carry: carry}
 		if bt.Issue != nil {
 			pin.Closes = bt.Issue.Number
 		}
@@ -341,11 +347,16 @@ func BatchWorkflow(ctx workflow.Context, in BatchInput) (batch.Summary, error) {
 				})
 			}
 			if in.Spec.PR != nil {
-				// The task's pull request is its landing.
+				// The task's pull request is its landing; a resumed batch's
+				// goes on where its workflow stood.
+				prID, carry := runID, (*PRState)(nil)
+				if st, ok := resume.PRs[id]; ok {
+					prID, carry = st.Result.RunID, ResumedPR(st)
+				}
 				work := func() {
-					prChild(id, runID, func(res local.PRResult, err error) {
+					prChild(id, prID, carry, func(res local.PRResult, err error) {
 						if err != nil {
-							m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Error, RunID: runID, Details: message(err)})
+							m.Ended(id, batch.Outcome{Status: batch.StatusError, ExitCode: exit.Error, RunID: prID, Details: message(err)})
 							return
 						}
 						m.Ended(id, local.PROutcome(res, res.From, 0, false))

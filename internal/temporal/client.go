@@ -2,13 +2,16 @@ package temporal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -303,7 +306,10 @@ func Outcome(ctx context.Context, c client.Client, runID string, v any) (closed 
 // ResumeBatchOf is where the ended batch whose summary is sum goes on from,
 // by the rules of a local batch's resume (local.ResumeState): for each task
 // to resume, the server is asked for the run id of its task's workflow.
-func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*BatchResume, error) {
+// For a batch whose tasks land through pull requests (prs), it is asked
+// where each unfinished task's pull-request workflow stood instead
+// (resumePRs).
+func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary, prs bool) (*BatchResume, error) {
 	tasks := map[string]batch.TaskResult{}
 	kept := map[string]batch.TaskSummary{}
 	for _, t := range sum.Tasks {
@@ -331,6 +337,11 @@ func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*Ba
 		tasks[t.ID] = tr
 	}
 	r := &BatchResume{Tasks: local.ResumeState(tasks), Runs: map[string]string{}, Summaries: kept, Anew: map[string]string{}}
+	if prs {
+		if err := resumePRs(ctx, c, sum, tasks, r); err != nil {
+			return nil, err
+		}
+	}
 	taken := map[string]bool{}
 	for _, t := range sum.Tasks {
 		taken[sum.RunID+"-"+t.ID] = true
@@ -348,7 +359,7 @@ func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*Ba
 		}
 	}
 	for id, t := range r.Tasks {
-		if t.Status != batch.StatusInterrupted {
+		if _, ok := r.PRs[id]; ok || t.Status != batch.StatusInterrupted {
 			continue
 		}
 		d, err := c.DescribeWorkflowExecution(ctx, t.RunID, "")
@@ -358,6 +369,43 @@ func ResumeBatchOf(ctx context.Context, c client.Client, sum batch.Summary) (*Ba
 		r.Runs[id] = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	}
 	return r, nil
+}
+
+// resumePRs fills r for a batch of pull requests whose summary is sum and
+// whose tasks stood at tasks: each task not done whose pull-request
+// workflow (<batch>-<task>) ran goes on from where that workflow stood
+// (r.PRs) when a resume of that pull request would go on
+// (PRResult.Resumable: stopped, cut short, in error); else what it ended with is
+// told again, as a local batch's resume tells a pull request that gave up
+// or spent its budget, and blocks the tasks that depend on it.
+func resumePRs(ctx context.Context, c client.Client, sum batch.Summary, tasks map[string]batch.TaskResult, r *BatchResume) error {
+	r.PRs = map[string]PRState{}
+	for _, t := range sum.Tasks {
+		tr, ok := tasks[t.ID]
+		if !ok || tr.Status == batch.StatusDone {
+			continue
+		}
+		id := sum.RunID + "-" + t.ID
+		st, err := QueryPRState(ctx, c, id)
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+			continue // never started: the task starts anew
+		case err != nil:
+			return fmt.Errorf("task %s: where its pull request's run %s stood: %w", t.ID, id, err)
+		}
+		if st.Result.Resumable() {
+			r.PRs[t.ID] = st
+			tr.Status, tr.RunID = batch.StatusInterrupted, cmp.Or(tr.RunID, id)
+			r.Tasks[t.ID] = tr
+			continue
+		}
+		o := local.PROutcome(st.Result, st.Result.From, 0, false)
+		tr.Status, tr.ExitCode, tr.Details, tr.RunID = o.Status, o.ExitCode, o.Details, cmp.Or(o.RunID, tr.RunID)
+		r.Tasks[t.ID] = tr
+		r.Summaries[t.ID] = t
+	}
+	return nil
 }
 
 // nextRun is the run id of the next run of a batch's task whose last run

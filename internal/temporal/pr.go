@@ -401,6 +401,17 @@ func (w *prFlow) first() (local.PRResult, bool) {
 		r, _ := w.stopped("the task " + res.RunID + " was stopped")
 		return r, true
 	}
+	if local.Resumable(res.Status) {
+		// Stopped by a limit of its own (time, rate limit, attempts, no
+		// progress): it stays under way, as a batch's task does, and a
+		// resume goes on with it from its history (a new turn of its
+		// tier), which counts what it spent. Its cost is told in the
+		// result, not kept in the state.
+		r, _ := w.end(res.Status, fmt.Sprintf("the task %s ended %s: %s", res.RunID, res.Status, res.Details), nil)
+		r.CostUSD += res.CostUSD
+		r.CostKnown = r.CostKnown || res.CostKnown
+		return r, true
+	}
 	w.addPrior(res)
 	st.Result.CostUSD += res.CostUSD
 	if res.Status != engine.StatusDone {

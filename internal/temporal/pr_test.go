@@ -386,3 +386,50 @@ func idleTimers(t *testing.T, env *testsuite.TestWorkflowEnvironment) *[]time.Du
 	})
 	return timers
 }
+
+// task --pr --until whose task stops on a limit of its own (here its
+// attempts): the run ends with that status, its cost told, and the task
+// stays under way; the resume goes on with it from its history (a new
+// turn), then opens the pull request, instead of making it anew.
+func TestPRFirstTaskStoppedIsResumed(t *testing.T) {
+	w := &prWorld{looks: []pull.Observation{obs("h1", forge.Success)}, round: engine.StatusMaxIterations}
+	env := newPREnv(t, w)
+	in := prInput(pull.Green)
+	in.Number, in.Task = 0, "Make it so"
+	in.First = &TaskInput{Task: "Make it so", Repo: in.Repo, BaseBranch: "main", Branch: "jlgcli/make-it-so-1", Spec: in.Spec, Queue: "q"}
+	env.ExecuteWorkflow(PullRequestWorkflowName, in)
+	res := prResult(t, env)
+	if res.Status != engine.StatusMaxIterations || res.Number != 0 || res.CostUSD != 0.5 || res.From != "pr-1-task" {
+		t.Fatalf("result %+v, want max-iterations with the task's cost, no pull request", res)
+	}
+	if !res.Resumable() {
+		t.Errorf("a run whose task stopped on its own limit is not resumable")
+	}
+	v, err := env.QueryWorkflow(QueryPR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st PRState
+	if err := v.Get(&st); err != nil || st.First == nil || st.First.Run == "" || st.Result.CostUSD != 0 || st.Prior != nil {
+		t.Fatalf("state %+v (%v), want the task under way with its run, nothing counted yet", st, err)
+	}
+
+	w2 := &prWorld{looks: []pull.Observation{obs("h1", forge.Success)}}
+	env = newPREnv(t, w2)
+	env.OnActivity(PROpenName, mockAny, mockAny).Return(func(_ context.Context, in PROpenInput) (forge.PR, error) {
+		w2.call("open")
+		return forge.PR{Number: 7, Head: in.New.Head}, nil
+	})
+	in.Carry = ResumedPR(st)
+	env.ExecuteWorkflow(PullRequestWorkflowName, in)
+	res = prResult(t, env)
+	if res.Status != engine.StatusDone || res.Number != 7 || res.CostUSD != 0.5 {
+		t.Fatalf("resumed: %+v, want done, the task counted once", res)
+	}
+	if got := strings.Join(w2.calls, ","); !strings.HasPrefix(got, "task pr-1-task,open,begin,look") {
+		t.Errorf("resumed calls %s", got)
+	}
+	if r := w2.rounds[0]; r.ResumeRun != st.First.Run {
+		t.Errorf("the resumed task %+v, want it continued from its run %s", r, st.First.Run)
+	}
+}

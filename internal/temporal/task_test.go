@@ -27,6 +27,7 @@ import (
 	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/local"
 	"github.com/jlgcli/jlgcli/internal/millis"
+	"github.com/jlgcli/jlgcli/internal/pull"
 	"github.com/jlgcli/jlgcli/internal/taskengine"
 	"github.com/jlgcli/jlgcli/internal/taskengine/decisiontest"
 )
@@ -497,7 +498,7 @@ func TestResumeBatchOf(t *testing.T) {
 		{ID: "y", Status: "merge-failed", RunID: new("b1-y-r2")},
 		{ID: "z", Status: "blocked"},
 	}}
-	r, err := ResumeBatchOf(t.Context(), nil, sum) // no task to resume: the server is not asked
+	r, err := ResumeBatchOf(t.Context(), nil, sum, false) // no task to resume: the server is not asked
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -678,5 +679,61 @@ func TestWorkflowWindowLimit(t *testing.T) {
 				t.Error("the result has no windows")
 			}
 		})
+	}
+}
+
+// TestBatchOfPullRequestsResumed: a resumed batch of pull requests goes
+// on with each pull request where its workflow stood, under its own run
+// id (not the task that opened it, not anew); one that gave up is told
+// again and blocks what depends on it; one that never began starts.
+func TestBatchOfPullRequestsResumed(t *testing.T) {
+	env := newBatchEnv()
+	env.RegisterWorkflowWithOptions(PullRequestWorkflow, workflow.RegisterOptions{Name: PullRequestWorkflowName})
+	started := map[string]*PRState{}
+	env.OnWorkflow(PullRequestWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in PRInput) (local.PRResult, error) {
+		started[in.RunID] = in.Carry
+		n := 8
+		if in.Carry != nil {
+			n = in.Carry.Result.Number
+		}
+		return local.PRResult{RunID: in.RunID, Number: n, Status: engine.StatusDone, From: PRTaskID(in.RunID), CostUSD: 1, CostKnown: true}, nil
+	})
+	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.Result, error) {
+		t.Errorf("task %s started outside its pull request's workflow", in.RunID)
+		return taskengine.Result{}, nil
+	})
+	spec := local.BatchSpec{BaseBranch: "main", Jobs: 1, PR: &local.BatchPR{Remote: "origin", Policy: pull.Policy{Target: pull.Merged}},
+		Tasks: []local.BatchTask{{ID: "a", Prompt: "task a"}, {ID: "b", Prompt: "task b"}, {ID: "c", Prompt: "task c", Depends: []string{"b"}}, {ID: "d", Prompt: "task d"}}}
+	withTier(&spec)
+	stood := PRState{Result: local.PRResult{RunID: "b1-a", Number: 7, From: "b1-a-task", Status: engine.StatusInterrupted, Reason: "stopped", CostUSD: 0.5},
+		Begun: true, Waiting: []string{"ci"}}
+	resume := &BatchResume{
+		Tasks: map[string]batch.TaskResult{
+			"a": {ID: "a", Status: batch.StatusInterrupted, RunID: "b1-a-task", CostUSD: 0.5, CostKnown: true},
+			"b": {ID: "b", Status: batch.Status(engine.StatusNeedsYou), RunID: "b1-b-task", Details: "pull request #9: gave up"},
+		},
+		Runs:      map[string]string{},
+		Summaries: map[string]batch.TaskSummary{},
+		Anew:      map[string]string{},
+		PRs:       map[string]PRState{"a": stood},
+	}
+	env.ExecuteWorkflow(BatchWorkflowName, BatchInput{RunID: "b1", Repo: "file:///r", Spec: spec, Branch: BatchBranch("b1"), Queue: "q", Resume: resume})
+	var sum batch.Summary
+	if err := env.GetWorkflowResult(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(started) != 2 || started["b1-d"] != nil {
+		t.Fatalf("pull-request workflows started %v, want b1-a (resumed) and b1-d (new)", started)
+	}
+	c := started["b1-a"]
+	if c == nil || c.Result.Number != 7 || c.Result.Status != "running" || c.Result.Reason != "" || !c.Begun || c.Waiting != nil {
+		t.Errorf("b1-a carried %+v, want where it stood, running again", c)
+	}
+	status := map[string]string{}
+	for _, tk := range sum.Tasks {
+		status[tk.ID] = tk.Status
+	}
+	if diff := cmp.Diff(map[string]string{"a": "done", "b": "needs-you", "c": "blocked", "d": "done"}, status); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
 	}
 }
