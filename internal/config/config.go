@@ -151,12 +151,14 @@ type Config struct {
 	// merged merges it.
 	Until       pull.Target
 	MergeMethod forge.MergeMethod
-	// Poll, ChecksGrace, MaxRounds and Trust are the pull-request loop's
-	// first wait between looks, the time checks have to appear at a head,
-	// its most rounds, and the logins whose threads count though they
-	// cannot push (pull.Policy); zero: its defaults.
+	// Poll, ChecksGrace, GiveUpAfter, MaxRounds and Trust are the
+	// pull-request loop's first wait between looks, the time checks have
+	// to appear at a head, how long it waits with nothing new before it
+	// gives up, its most rounds, and the logins whose threads count though
+	// they cannot push (pull.Policy); zero: its defaults.
 	Poll        time.Duration
 	ChecksGrace time.Duration
+	GiveUpAfter time.Duration
 	MaxRounds   int
 	Trust       []string
 	// Jobs is how many tasks of a batch run at once.

@@ -79,6 +79,7 @@ type Layer struct {
 	MergeMethod   *string                       `toml:"mergeMethod"`
 	Poll          *string                       `toml:"poll"`
 	ChecksGrace   *string                       `toml:"checksGrace"`
+	GiveUpAfter   *string                       `toml:"giveUpAfter"`
 	MaxRounds     *int                          `toml:"maxRounds"`
 	Trust         []string                      `toml:"trust"`
 	Jobs          *int                          `toml:"jobs"`

@@ -597,7 +597,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 	ctx, unwatch := watchStop(ctx, w.run)
 	defer unwatch()
 	w.checkpoint(store.Running, l.spent)
-	m := l.memory
+	m := l.memory.Restarted()
 	spent := l.spent
 	if l.open != nil {
 		// A round the killed jlgcli began: its task run goes on, or is made.

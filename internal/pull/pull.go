@@ -87,6 +87,10 @@ type Policy struct {
 	MaxPoll millis.Duration `json:"maxPollMs,omitempty"`
 	// MaxRounds bounds the attempts made for the pull request.
 	MaxRounds int `json:"maxRounds,omitempty"`
+	// GiveUpAfter, when not 0, is how long the loop waits with nothing
+	// new on the pull request (no new head, check state, review or word)
+	// before it gives up: a wait is never longer than what is left of it.
+	GiveUpAfter millis.Duration `json:"giveUpAfterMs,omitempty"`
 	// Method is how the target merged merges ("": the forge's merge).
 	Method forge.MergeMethod `json:"method,omitempty"`
 }
@@ -145,9 +149,11 @@ type Memory struct {
 	Failures string `json:"failures,omitempty"`
 	Same     int    `json:"same,omitempty"`
 	// Seen is what the last look found, in short; Quiet how many looks in a
-	// row found the same (the wait doubles with each).
-	Seen  string `json:"seen,omitempty"`
-	Quiet int    `json:"quiet,omitempty"`
+	// row found the same (the wait doubles with each), and SeenSince when
+	// a look first found it (Policy.GiveUpAfter counts from there).
+	Seen      string    `json:"seen,omitempty"`
+	Quiet     int       `json:"quiet,omitempty"`
+	SeenSince time.Time `json:"seenSince,omitzero"`
 }
 
 func (m Memory) count(key string) int {
@@ -396,7 +402,7 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 			stuck = append(stuck, b)
 		}
 	}
-	m = m.look(fingerprint(o))
+	m = m.look(fingerprint(o), o.At)
 	switch {
 	case len(fresh) > 0 && m.Rounds >= p.MaxRounds:
 		act.Do, act.Blockers = GiveUp, blockers
@@ -436,7 +442,25 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 			act.After = m.wait(p)
 		}
 	}
+	if act.Do == Wait && p.GiveUpAfter > 0 {
+		act = giveUpAfter(p, o, m, act, blockers)
+	}
 	return act, m
+}
+
+// giveUpAfter is the wait act once Policy.GiveUpAfter is counted: a give-up
+// when nothing new came for that long, else the wait, no longer than what
+// is left of it.
+func giveUpAfter(p Policy, o Observation, m Memory, act Action, blockers []Blocker) Action {
+	idle := o.At.Sub(m.SeenSince)
+	left := p.GiveUpAfter.Duration() - idle
+	if left > 0 {
+		act.After = min(act.After, millis.Of(left))
+		return act
+	}
+	return Action{Do: GiveUp, Head: act.Head, Blockers: blockers,
+		Reason: fmt.Sprintf("nothing new on the pull request for %s (--give-up-after) while it waited for %s",
+			idle.Round(time.Second), strings.Join(act.Waiting, ", "))}
 }
 
 // MaxSameFailures is how many rounds in a row may be woken for the same
@@ -562,11 +586,15 @@ func fingerprint(o Observation) string {
 }
 
 // look is m after a look that found seen.
-func (m Memory) look(seen string) Memory {
-	if seen == m.Seen {
+func (m Memory) look(seen string, at time.Time) Memory {
+	switch {
+	case seen != m.Seen:
+		m.Seen, m.Quiet, m.SeenSince = seen, 0, at
+	case m.SeenSince.IsZero(): // a memory kept before SeenSince was
 		m.Quiet++
-	} else {
-		m.Seen, m.Quiet = seen, 0
+		m.SeenSince = at
+	default:
+		m.Quiet++
 	}
 	return m
 }
@@ -579,6 +607,14 @@ func (m Memory) wait(p Policy) millis.Duration {
 		d *= 2
 	}
 	return min(d, p.MaxPoll)
+}
+
+// Restarted is m for a run of the loop that starts again from it (a
+// resume): the time it did not run is not time it waited, so the wait for
+// something new (Policy.GiveUpAfter) counts from its first look.
+func (m Memory) Restarted() Memory {
+	m.SeenSince = time.Time{}
+	return m
 }
 
 // Pushed is m after the loop pushed head: its next lease, and the head

@@ -275,3 +275,47 @@ func TestSameFailuresAcrossRounds(t *testing.T) {
 		t.Fatalf("a different failure: %+v, want an attempt", a)
 	}
 }
+
+// GiveUpAfter: a loop that waits (here for an approval) with nothing new
+// on the pull request gives up once that long passed since the last
+// change, each wait cut to what is left of it; anything new (a review's
+// word, a check's state) starts the count again; a resumed loop counts
+// from its first look; without it, the loop waits on.
+func TestGiveUpAfterNothingNew(t *testing.T) {
+	p := Policy{Target: Approved, Poll: millis.Of(time.Minute), MaxPoll: millis.Of(5 * time.Minute), GiveUpAfter: millis.Of(10 * time.Minute)}
+	at := func(d time.Duration) Observation {
+		o := look("h1", d, check("ci/test", forge.Success))
+		o.Reviews.Decision = forge.DecisionReviewRequired
+		return o
+	}
+	a, m := Decide(p, at(0), Memory{})
+	if a.Do != Wait || a.After.Duration() != time.Minute {
+		t.Fatalf("first look: %+v, want a wait of 1m", a)
+	}
+	a, m = Decide(p, at(8*time.Minute), m)
+	if a.Do != Wait || a.After.Duration() != 2*time.Minute {
+		t.Fatalf("8m in: %+v, want the wait cut to the 2m left", a)
+	}
+	if a, _ := Decide(p, at(10*time.Minute), m); a.Do != GiveUp || !strings.Contains(a.Reason, "nothing new on the pull request for 10m0s") ||
+		!strings.Contains(a.Reason, "an approving review") {
+		t.Fatalf("10m in: %+v, want a give-up naming what it waited for", a)
+	}
+	if a, _ := Decide(Policy{Target: Approved}, at(time.Hour), m); a.Do != Wait {
+		t.Fatalf("no GiveUpAfter: %+v, want a wait", a)
+	}
+	// A comment of the reviewer's at 9m: the count starts again there.
+	o := at(9 * time.Minute)
+	o.Reviews.Reviews = []forge.Review{{ID: 3, Author: "reviewer", State: forge.Commented, CommitSHA: "h1", Submitted: t0}}
+	a, m2 := Decide(p, o, m)
+	if a.Do != Wait {
+		t.Fatalf("a new word: %+v, want a wait", a)
+	}
+	o.At = t0.Add(18 * time.Minute)
+	if a, _ := Decide(p, o, m2); a.Do != Wait || a.After.Duration() != time.Minute {
+		t.Fatalf("9m after the new word: %+v, want a wait of the 1m left", a)
+	}
+	// Resumed an hour later: the time it did not run is not waited.
+	if a, _ := Decide(p, at(time.Hour), m.Restarted()); a.Do != Wait {
+		t.Fatalf("resumed: %+v, want a wait", a)
+	}
+}

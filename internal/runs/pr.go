@@ -56,7 +56,7 @@ func prNumber(ref string) (int, error) {
 // none.
 func policyOf(cfg *config.Config, def pull.Target) pull.Policy {
 	return pull.Policy{Target: cmp.Or(cfg.Until, def), Method: cfg.MergeMethod, Poll: millis.Of(cfg.Poll), Grace: millis.Of(cfg.ChecksGrace),
-		MaxRounds: cfg.MaxRounds, Trusted: cfg.Trust}
+		MaxRounds: cfg.MaxRounds, Trusted: cfg.Trust, GiveUpAfter: millis.Of(cfg.GiveUpAfter)}
 }
 
 // StartPR works the pull request of the command until its target
@@ -116,12 +116,24 @@ func watchFlag(flags *config.Layer) string {
 	case flags == nil:
 	case flags.Poll != nil:
 		return "poll"
-	case flags.ChecksGrace != nil:
-		return "checks-grace"
-	case flags.MaxRounds != nil:
-		return "max-rounds"
 	case flags.Trust != nil:
 		return "trust"
+	}
+	return untilFlag(flags)
+}
+
+// untilFlag is the first flag given on the command line (flags) that only
+// the pull-request loop takes (a batch of issues takes --poll and --trust
+// too), "" for none.
+func untilFlag(flags *config.Layer) string {
+	switch {
+	case flags == nil:
+	case flags.ChecksGrace != nil:
+		return "checks-grace"
+	case flags.GiveUpAfter != nil:
+		return "give-up-after"
+	case flags.MaxRounds != nil:
+		return "max-rounds"
 	case flags.MergeMethod != nil:
 		return "merge-method"
 	}

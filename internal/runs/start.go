@@ -432,16 +432,7 @@ func checkBatchPR(cfg *config.Config, c BatchCommand) error {
 		case c.Issues == "" && flags.Forge != nil:
 			return exit.Usagef("add --issues QUERY or --pr --until TARGET", "--forge-kind, --forge-url and --forge-token-env are for a batch of the forge's issues (--issues) or of pull requests (--until)")
 		}
-		f := ""
-		switch {
-		case flags.ChecksGrace != nil:
-			f = "checks-grace"
-		case flags.MaxRounds != nil:
-			f = "max-rounds"
-		case flags.MergeMethod != nil:
-			f = "merge-method"
-		}
-		if f != "" {
+		if f := untilFlag(flags); f != "" {
 			return exit.Usagef("add --pr --until green|approved|merged", "--%s: only a batch whose pull requests are worked --until takes it", f)
 		}
 		return nil

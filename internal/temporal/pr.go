@@ -611,6 +611,7 @@ func ResumedPR(st PRState) *PRState {
 	st.Result.Status, st.Result.ExitCode, st.Result.Reason = store.Running, 0, ""
 	st.ElapsedMs = st.Result.DurationMs
 	st.Waiting, st.Until = nil, time.Time{}
+	st.Memory = st.Memory.Restarted()
 	return &st
 }
 
