@@ -174,3 +174,54 @@ func TestResumeABatchOfPRsOnWorkers(t *testing.T) {
 		t.Errorf("%d agent calls in all, want 2: a's task was not made again", n)
 	}
 }
+
+// TestDetachedPROnWorkers: task --pr --until green --temporal --detach
+// prints the run's id and exits once the loop is submitted; the workers
+// make the task, open the pull request and work it to green on their
+// own; show reads where it stands from the server, and resume follows it
+// to its end.
+func TestDetachedPROnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	w, srv, repo, co := forgeWorld(ctx, t, prAgent)
+	must(t, repo.Protect(ctx, "main", giteatest.ProtectOptions{RequiredContexts: []string{"ci/test"}}))
+	ci := repo.CI(func(giteatest.Head) giteatest.Verdict {
+		return giteatest.Verdict{"ci/test": {State: gitea.StatusSuccess, Description: "all tests pass", After: 3 * time.Second}}
+	})
+	ci.Interval = 100 * time.Millisecond
+	ci.Start(ctx)
+	t.Cleanup(func() { _ = ci.Stop() })
+	clientEnv := w.env
+	w.env = append(w.env, tokenVar+"="+srv.Admin.Token)
+	w.worker("w1")
+	w.env = clientEnv
+
+	stdout, stderr, code := w.runIn(co, "task", "--pr", "--until", "green", "--detach", "--temporal", w.addr, "--temporal-namespace", w.ns,
+		"-b", "fake", "--check", "true", "--poll", "1s", "--checks-grace", "1m",
+		"--forge-kind", "gitea", "--forge-url", srv.URL, "--forge-token-env", tokenVar, "# a\nWrite a.")
+	id := strings.TrimSpace(stdout)
+	if code != 0 || strings.Contains(id, "\n") || id == "" {
+		t.Fatalf("task --detach: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if n := len(w.callsMade()); n != 0 {
+		t.Fatalf("the detached submission waited for %d agent calls", n)
+	}
+	out, serr, code := w.runIn(co, "show", "--json", id)
+	var shown struct {
+		RunID, Status, Target string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.RunID != id || shown.Target != "green" {
+		t.Fatalf("show %s while it runs: exit %d\n%s\n%s", id, code, out, serr)
+	}
+	out, serr, code = w.runIn(co, "resume", "--json", id)
+	var res struct {
+		Status string
+		Number int
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Status != "done" || res.Number == 0 {
+		t.Fatalf("resume %s (it follows the run): exit %d\n%s\n%s", id, code, out, serr)
+	}
+	if n := len(w.callsMade()); n != 1 {
+		t.Errorf("%d agent calls, want the task's one", n)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -38,6 +39,7 @@ forge.tokenEnv). Ctrl-C or 'jlgcli stop' stops it; 'jlgcli resume ID' goes on.`)
 	c.Flags = flagLayer()
 	bindKeys(fs, "pr", c.Flags)
 	fs.StringVar(&c.Remote, "remote", "origin", "the git remote the pull request's branch is on")
+	fs.BoolVar(&c.Detach, "detach", false, "with --temporal: print the run id and exit once the loop is submitted")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c.Ref = args[0]
 		return runPRCmd(cmd.Context(), stdio, c)
@@ -49,6 +51,10 @@ func runPRCmd(ctx context.Context, stdio *Stdio, c runs.PRCommand) error {
 	out, err := runs.StartPR(ctx, stdio, c)
 	if err != nil {
 		return err
+	}
+	if out.Result == nil {
+		fmt.Fprintln(stdio.Out, out.ID) // --detach
+		return nil
 	}
 	return withCode(plain.PRResult(stdio.Out, stdio.Reporter(), out.JSON, *out.Result), out.Result.ExitCode)
 }

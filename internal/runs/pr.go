@@ -28,11 +28,15 @@ type PRCommand struct {
 	Flags *config.Layer
 	// Remote is the git remote its branch is on ("": origin).
 	Remote string
+	// Detach, with a Temporal server: return once the loop is submitted.
+	Detach bool
 }
 
-// PRDone is what StartPR (or a task with --until) did.
+// PRDone is what StartPR (or a task with --until) did: its result, or
+// the run submitted with Detach (ID, Result nil).
 type PRDone struct {
 	Result *local.PRResult
+	ID     string
 	JSON   bool
 }
 
@@ -80,11 +84,17 @@ func StartPR(ctx context.Context, f Front, c PRCommand) (PRDone, error) {
 		}
 		p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 		defer endParts(p)
-		res, _, err := SubmitPR(ctx, cfg, in, temporal.DefaultHeartbeat, p)
+		res, _, err := SubmitPR(ctx, cfg, in, temporal.DefaultHeartbeat, c.Detach, p)
 		if err != nil {
 			return PRDone{}, err
 		}
+		if c.Detach {
+			return PRDone{ID: res.RunID, JSON: cfg.JSON}, nil
+		}
 		return PRDone{Result: &res, JSON: cfg.JSON}, nil
+	}
+	if c.Detach {
+		return PRDone{}, usagef("--detach is for a pull request's loop sent to a Temporal server (--temporal HOST:PORT)")
 	}
 	repo, err := local.OpenRepo(ctx, cfg.Cwd)
 	if err != nil {

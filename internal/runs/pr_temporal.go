@@ -3,7 +3,6 @@ package runs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,8 +28,9 @@ import (
 // its result. in is its input but for the run id and the server's queue
 // and timeouts, which SubmitPR gives it; with in.First, the task that
 // opens the pull request runs first, and first is its result once the
-// run ended (nil otherwise).
-func SubmitPR(ctx context.Context, cfg *config.Config, in temporal.PRInput, heartbeat time.Duration, p local.Parts) (res local.PRResult, first *taskengine.Result, err error) {
+// run ended (nil otherwise). With detach it returns once submitted: res
+// is the run, running, for show, resume and stop to follow later.
+func SubmitPR(ctx context.Context, cfg *config.Config, in temporal.PRInput, heartbeat time.Duration, detach bool, p local.Parts) (res local.PRResult, first *taskengine.Result, err error) {
 	t := cfg.Temporal
 	c, err := Dial(ctx, temporal.ConnectionOf(cfg, getenv(p)))
 	if err != nil {
@@ -61,6 +61,9 @@ func SubmitPR(ctx context.Context, cfg *config.Config, in temporal.PRInput, hear
 	run := keepRecord(p, cfg, in.RunID, "pr", in.Spec.Tiers[0].Backend, prompt, rec)
 	if run != nil {
 		defer run.Close()
+	}
+	if detach {
+		return local.PRResult{RunID: in.RunID, Number: in.Number, Target: in.Policy.Target, Status: store.Running}, nil, nil
 	}
 	what := fmt.Sprintf("pull request #%d", in.Number)
 	if in.Number == 0 {
@@ -279,7 +282,3 @@ func jsonOptions(run *store.Run, v any) error {
 	}
 	return nil
 }
-
-// errNoDetach refuses --detach for a pull request's loop, which is
-// followed.
-var errNoDetach = &exit.UsageError{Err: errors.New("--detach is not for --until yet: the pull request's loop is followed (Ctrl-C stops following; it goes on on the workers)")}

@@ -243,18 +243,19 @@ func StartTask(ctx context.Context, f Front, c TaskCommand) (TaskDone, error) {
 		if !cfg.PR {
 			return TaskDone{}, cfg.KeyError("until", "works a pull request: add --pr (config: pr = true)")
 		}
-		if c.Detach {
-			return TaskDone{}, errNoDetach
-		}
 		p := withEnv(f.Parts(cfg.Quiet, true, false), cfg)
 		defer endParts(p)
 		in, err := taskPRSubmission(ctx, cfg, c.Submission, prompt, p)
 		if err != nil {
 			return TaskDone{}, err
 		}
-		res, first, err := SubmitPR(ctx, cfg, in, c.Heartbeat, p)
+		res, first, err := SubmitPR(ctx, cfg, in, c.Heartbeat, c.Detach, p)
 		if err != nil {
 			return TaskDone{}, err
+		}
+		if c.Detach {
+			out.Temporal, out.ID = true, res.RunID
+			return out, nil
 		}
 		out.Temporal, out.Result = true, first
 		if first == nil || res.Number > 0 {
