@@ -25,10 +25,12 @@ import (
 
 // slowAgent is a developer that says what it works on, takes a while, then
 // writes the file its task names (task-<id>) with a two-line change, and
-// says so.
+// says so; with JLGCLI_TEST_DRAFT=N, it writes a draft of it N seconds
+// in, silently, first.
 const slowAgent = `#!/bin/sh
 n=$(grep -o 'task-[a-z]*' | head -1)
 echo "working on $n"
+if [ -n "$JLGCLI_TEST_DRAFT" ]; then sleep "$JLGCLI_TEST_DRAFT"; echo "a draft of $n" > "$n.txt"; fi
 sleep "${JLGCLI_TEST_SLEEP:-2}"
 printf 'first line of %s\nsecond line\n' "$n" > "$n.txt"
 echo "wrote $n.txt"
@@ -317,6 +319,51 @@ func TestBoardOfARunningBatch(t *testing.T) {
 		t.Errorf("the diff shows:\n%s", added)
 	}
 	screenshot(t, ctx, "task")
+}
+
+// TestLiveDiffOfATaskUnderWay: while a task's attempt works, its page
+// shows the worktree as it is now, measured by the board through the
+// engine's git: no change yet, then, without a reload though the agent
+// says nothing more, the file it drafted (+1); the diff opened shows it.
+func TestLiveDiffOfATaskUnderWay(t *testing.T) {
+	w := newWorld(t)
+	// A task's agent gets only the environment the sandbox passes.
+	w.start([]string{"JLGCLI_TEST_SLEEP=30", "JLGCLI_TEST_DRAFT=5", "JLGCLI_SANDBOX_PASS_ENV=JLGCLI_TEST_*"}, "task", "--check", "true", "Write task-w")
+	url := w.serve()
+	var list []struct {
+		ID   string
+		Live bool
+	}
+	waitFor(t, 30*time.Second, "the task, live", func() bool {
+		getJSON(t, url+"api/runs", &list)
+		return len(list) == 1 && list[0].Live
+	})
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"runs/"+list[0].ID), chromedp.WaitVisible(chromedp.CSS(`section.working`))); err != nil {
+		t.Fatalf("the live task's page has no worktree: %v", err)
+	}
+	head, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("section.working").innerText`))
+	if !strings.Contains(head, "No change yet") {
+		t.Errorf("before the draft, the worktree reads %q", head)
+	}
+	waitFor(t, 20*time.Second, "the draft in the worktree's heading", func() bool {
+		head, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector("section.working h2") || {}).innerText || ""`))
+		return strings.Contains(head, "1 file +1 −0")
+	})
+	if !strings.Contains(head, "The worktree now, attempt 1 under way") {
+		t.Errorf("the worktree's heading reads %q", head)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("working").open = true`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#working pre.diff span.da`))); err != nil {
+		t.Fatalf("the worktree's diff: %v", err)
+	}
+	diff, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#working pre.diff").innerText`))
+	if !strings.Contains(diff, "task-w.txt") || !strings.Contains(diff, "+a draft of task-w") {
+		t.Errorf("the worktree's diff shows:\n%s", diff)
+	}
+	screenshot(t, ctx, "task-working")
 }
 
 // TestStopThroughTheAPI: a loop stopped through POST /api/runs/ID/stop

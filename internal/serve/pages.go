@@ -44,7 +44,10 @@ var funcs = template.FuncMap{
 	"subject": taskengine.Subject,
 	"add":     func(a, b float64) float64 { return a + b },
 	"plus":    func(a, b int) int { return a + b },
-	"yes":     func(b *bool) bool { return b != nil && *b },
+	// liveEveryMs is how soon a page asks again for a worktree under way,
+	// which is measured at most that often (runs.LiveEvery).
+	"liveEveryMs": func() int64 { return runs.LiveEvery.Milliseconds() },
+	"yes":         func(b *bool) bool { return b != nil && *b },
 	// runShort is the last 8 characters of a run id (its random part),
 	// enough to tell it among the runs listed; pages give the whole id
 	// in a title.

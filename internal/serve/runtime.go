@@ -37,6 +37,8 @@ type Runtime struct {
 	// id: they do not change, so a batch's page, fetched again at each
 	// event, does not read their journals again.
 	ended map[string]endedTask
+	// live are the changes of the worktrees of tasks under way.
+	live runs.LiveDiffs
 }
 
 // endedTask is a batch's task run that ended: its result and its start.
@@ -102,6 +104,13 @@ func (r *Runtime) Show(ctx context.Context, id string) (Shown, error) {
 		StartedAt: st.Meta.StartedAt, Loop: st.Loop, Task: st.Task, Batch: st.Batch, PR: st.PR, ParentCommand: st.ParentCommand, Round: st.Round}
 	if t := st.Meta.Temporal; t != nil {
 		out.Temporal = t.Address
+	}
+	if st.Task != nil && st.Live && st.Worktree.Path != "" {
+		// Its attempt under way: the worktree as it is now.
+		if ch, err := r.live.Of(ctx, st.Worktree); err == nil {
+			kept := taskengine.ChangeOf(ch)
+			out.Working = &kept
+		}
 	}
 	if st.Batch != nil {
 		// Each task's attempts, for the chart; a running task's start and

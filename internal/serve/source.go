@@ -66,6 +66,10 @@ type Shown struct {
 	// Tasks are a batch's task runs that have one, by task id: their
 	// attempts are drawn in the batch's chart.
 	Tasks map[string]*taskengine.Result
+	// Working is, for a task whose attempt is under way here, its
+	// worktree's change now against its base (runs.LiveDiffs); nil when
+	// none is measured.
+	Working *taskengine.Change
 }
 
 // Object is what show --json prints of the run.

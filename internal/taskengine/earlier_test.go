@@ -29,7 +29,7 @@ func roundWorld(head string, needs bool, tiers []tierSpec) *world {
 	before, after := maps.Clone(startFiles), maps.Clone(startFiles)
 	after["a.go"] = "fix"
 	p := &Prior{RunID: "r1", Attempts: []Attempt{{Number: 1, Tier: "t1", Action: ActionPass, Gate: passReport()}},
-		Pushed: []PushedChange{{RunID: "r1", Round: 1, Attempt: 1, Change: changeOf(fakeChange(before, after))}}}
+		Pushed: []PushedChange{{RunID: "r1", Round: 1, Attempt: 1, Change: ChangeOf(fakeChange(before, after))}}}
 	if needs {
 		p.Needs = "## What the pull request needs\n\ncheck \"ci\" failed\n"
 	}

@@ -249,7 +249,7 @@ func (t *task) review(ctx context.Context, a *Attempt, change git.Change) bool {
 	m, err := t.o.Workspace.Measure(ctx, strconv.Itoa(a.Number)+"-review", a.Result)
 	changed := err != nil || !m.From[0].Empty
 	if err == nil && changed {
-		r.Discarded = changeOf(m.From[0]).Paths()
+		r.Discarded = ChangeOf(m.From[0]).Paths()
 	}
 	if changed {
 		if err := t.o.Workspace.Restore(ctx, a.Result); err != nil {

@@ -648,7 +648,7 @@ func (t *task) execute(ctx context.Context, next Next) (Attempt, *detect.Detecti
 	change, own, fromStep := m.Change, m.From[0], m.From[1]
 	a.Unchanged = fromStep.Empty
 	a.Result = m.Snapshot
-	a.Change = changeOf(change)
+	a.Change = ChangeOf(change)
 	a.AttemptDiff, _ = bound(own.Text, MaxKeptDiff)
 
 	if t.o.Observer != nil {

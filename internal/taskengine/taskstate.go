@@ -134,7 +134,9 @@ func (c Change) Paths() []string {
 	return out
 }
 
-func changeOf(c git.Change) Change {
+// ChangeOf is the change c as a record keeps it: its diff cut to
+// MaxKeptDiff bytes.
+func ChangeOf(c git.Change) Change {
 	files := c.Files
 	if files == nil {
 		files = []git.FileChange{}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -124,7 +123,7 @@ type Store struct {
 
 	mu    sync.Mutex
 	ended map[string]batchEnded // the tasks of batches that ended, by batch id
-	live  map[string]*measured  // the changes of worktrees under way, by path
+	live  runs.LiveDiffs        // the changes of worktrees under way
 }
 
 // batchEnded is the tasks of a batch that has ended, as read when its row
@@ -323,7 +322,7 @@ func (s *Store) Detail(ctx context.Context, id string, width int) (Detail, error
 	d := Detail{Text: b.String()}
 	if st.Task != nil && st.Live && st.Worktree.Path != "" {
 		// Its attempt under way: the worktree as it is now.
-		if ch, err := s.liveChange(ctx, st.Worktree); err == nil {
+		if ch, err := s.live.Of(ctx, st.Worktree); err == nil {
 			d.Live, d.Attempt, d.Files, d.Diff, d.Truncated = true, len(st.Task.Attempts)+1, ch.Files, ch.Text, ch.Truncated
 			if ch.Empty {
 				d.NoDiff = "the worktree holds no change yet"
@@ -364,61 +363,6 @@ func (s *Store) Resume(id string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("started jlgcli resume %s (process %d); its output goes to %s", d.ID, d.PID, d.Log), nil
-}
-
-// liveEvery is how often the worktree of a task under way is measured
-// again for its diff: at most once in that time per worktree.
-const liveEvery = 2 * time.Second
-
-// liveChange is the change of a task's worktree now against its base
-// (git.Worktree.Diff: through a temporary index, its git calls hardened
-// as the engine's are, nothing in the worktree changed), measured again
-// at most every liveEvery.
-//
-// One measurement of a worktree at a time: while one is under way (an
-// agent may leave a file of gigabytes to hash), the last one is given, or
-// errMeasuring before the first, and the pane reads every second without
-// piling measurements up.
-func (s *Store) liveChange(ctx context.Context, wt git.Worktree) (git.Change, error) {
-	s.mu.Lock()
-	if s.live == nil {
-		s.live = map[string]*measured{}
-	}
-	c := s.live[wt.Path]
-	switch {
-	case c == nil:
-		c = &measured{}
-		s.live[wt.Path] = c
-	case c.busy || time.Since(c.at) < liveEvery:
-		ch, ok := c.change, !c.at.IsZero()
-		s.mu.Unlock()
-		if !ok {
-			return ch, errMeasuring
-		}
-		return ch, nil
-	}
-	c.busy = true
-	s.mu.Unlock()
-	ch, err := wt.Diff(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c.busy = false
-	if err != nil {
-		return ch, err
-	}
-	c.at, c.change = time.Now(), ch
-	return ch, nil
-}
-
-// errMeasuring: the first measurement of a worktree is under way.
-var errMeasuring = errors.New("the worktree is being measured")
-
-// measured is a worktree's change as last measured, and whether a
-// measurement of it is under way.
-type measured struct {
-	at     time.Time
-	change git.Change
-	busy   bool
 }
 
 // boardTimeout bounds the look for a board.

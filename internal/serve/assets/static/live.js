@@ -94,9 +94,17 @@
           if (html !== shown) { show(html); }
         });
       })
-      .catch(function () {});
+      .catch(function () {})
+      .then(again);
   }
   function schedule() { if (!timer) { timer = setTimeout(function () { refresh(false); }, 250); } }
+  // A part the server measures rather than is told of (a task's worktree
+  // while its attempt works) says how soon to fetch it again:
+  // data-refresh, in milliseconds.
+  function again() {
+    var el = live && live.querySelector("[data-refresh]");
+    if (el && !timer) { timer = setTimeout(function () { refresh(false); }, Number(el.dataset.refresh) || 3000); }
+  }
   // The streams are closed when the page is left: a browser may keep a
   // page it left alive for a while, and it has few connections to a server.
   var streams = [];
@@ -113,6 +121,7 @@
   if (live) {
     if (live.dataset.events) { listen(live.dataset.events); }
     if (live.dataset.changes) { listen(live.dataset.changes); }
+    again();
   }
 
   var out = document.getElementById("output");

@@ -1,4 +1,4 @@
-package top
+package runs
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 )
 
-// TestLiveChange: the diff of a task under way is its worktree as it is
-// now, measured again at most every liveEvery, and never twice at once:
-// while a measurement runs, the last one is given (errMeasuring before the
+// TestLiveDiffs: the diff of a task under way is its worktree as it is
+// now, measured again at most every LiveEvery, and never twice at once:
+// while a measurement runs, the last one is given (ErrMeasuring before the
 // first).
-func TestLiveChange(t *testing.T) {
+func TestLiveDiffs(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
@@ -48,30 +48,30 @@ func TestLiveChange(t *testing.T) {
 		}
 		return out
 	}
-	s := &Store{}
+	s := &LiveDiffs{}
 	write("a.txt")
-	ch, err := s.liveChange(ctx, *wt)
+	ch, err := s.Of(ctx, *wt)
 	if err != nil || len(ch.Files) != 1 || ch.Files[0].Path != "a.txt" || ch.Files[0].Added != 1 {
 		t.Fatalf("first: %v %v", err, paths(ch))
 	}
 	write("b.txt")
-	if ch, _ := s.liveChange(ctx, *wt); len(ch.Files) != 1 {
-		t.Errorf("within %s: measured again: %v", liveEvery, paths(ch))
+	if ch, _ := s.Of(ctx, *wt); len(ch.Files) != 1 {
+		t.Errorf("within %s: measured again: %v", LiveEvery, paths(ch))
 	}
-	s.live[wt.Path].at = time.Now().Add(-liveEvery)
-	if ch, _ := s.liveChange(ctx, *wt); len(ch.Files) != 2 {
-		t.Errorf("after %s: %v, want a.txt and b.txt", liveEvery, paths(ch))
+	s.by[wt.Path].at = time.Now().Add(-LiveEvery)
+	if ch, _ := s.Of(ctx, *wt); len(ch.Files) != 2 {
+		t.Errorf("after %s: %v, want a.txt and b.txt", LiveEvery, paths(ch))
 	}
 	// A measurement under way: the last one, not a second measurement.
-	s.live[wt.Path].busy, s.live[wt.Path].at = true, time.Now().Add(-time.Hour)
+	s.by[wt.Path].busy, s.by[wt.Path].at = true, time.Now().Add(-time.Hour)
 	write("c.txt")
-	if ch, _ := s.liveChange(ctx, *wt); len(ch.Files) != 2 {
+	if ch, _ := s.Of(ctx, *wt); len(ch.Files) != 2 {
 		t.Errorf("while measured: %v, want the last measurement's", paths(ch))
 	}
 	other := *wt
 	other.Path += "-other"
-	s.live[other.Path] = &measured{busy: true}
-	if _, err := s.liveChange(ctx, other); !errors.Is(err, errMeasuring) {
-		t.Errorf("while first measured: %v, want errMeasuring", err)
+	s.by[other.Path] = &measured{busy: true}
+	if _, err := s.Of(ctx, other); !errors.Is(err, ErrMeasuring) {
+		t.Errorf("while first measured: %v, want ErrMeasuring", err)
 	}
 }
