@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -71,6 +72,28 @@ func (j journal) checkpoint(cp any, p store.Progress) error {
 		ix.status = p.Status
 	}
 	return nil
+}
+
+// running writes the run's row to the index as running now, before the
+// first checkpoint of a resume (which can be minutes away; until then the
+// checkpoint says how the run stopped), so that `runs --status running`
+// finds it at once. The checkpoint is left as it is: a kill before the
+// first one leaves a row that says running with no process, which reads
+// killed, resumable, as any run killed while it ran.
+func (j journal) running() {
+	if j.idx == nil {
+		return
+	}
+	row, err := j.run.Row()
+	if err != nil {
+		return
+	}
+	row.Status, row.UpdatedAt = store.Running, time.Now().UTC()
+	if j.idx.Upsert(row) == nil && j.indexed != nil {
+		j.indexed.mu.Lock()
+		j.indexed.status = store.Running
+		j.indexed.mu.Unlock()
+	}
 }
 
 func (j journal) Output(i int) io.WriteCloser {

@@ -214,6 +214,7 @@ func ResumeLoop(ctx context.Context, root string, run *store.Run, events []engin
 		st.ElapsedMs.Duration().Round(time.Second))
 	j := openJournal(p, root, run)
 	defer j.close()
+	j.running()
 	if baseline == nil && s.Baseline && len(s.Checks) > 0 {
 		if st.Iterations > 0 {
 			// The agent has changed the tree since: a baseline now would be

@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jlgcli/jlgcli/internal/agent"
 	"github.com/jlgcli/jlgcli/internal/engine"
 	"github.com/jlgcli/jlgcli/internal/exit"
+	"github.com/jlgcli/jlgcli/internal/gate"
 	"github.com/jlgcli/jlgcli/internal/git"
 	"github.com/jlgcli/jlgcli/internal/sandbox"
 	"github.com/jlgcli/jlgcli/internal/store"
@@ -215,5 +217,71 @@ func TestTaskResultOfAJournalThatWentFurther(t *testing.T) {
 	}
 	if said := strings.Join(s.lines, "\n"); !strings.Contains(said, "went on after it wrote report.json (1 attempt, the journal has 2)") {
 		t.Errorf("said:\n%s", said)
+	}
+}
+
+// A resumed task is listed running from its start, before its first
+// checkpoint (the first heartbeat is 10s away): `runs --status running`
+// finds it while its agent works, and its row says how it ended after.
+func TestResumedTaskIndexedRunningAtOnce(t *testing.T) {
+	repo := gitRepo(t)
+	dir := t.TempDir()
+	mark, started, goOn := filepath.Join(dir, "mark"), filepath.Join(dir, "started"), filepath.Join(dir, "go")
+	script := `if [ -f "` + mark + `" ]; then touch "` + started + `"; while [ ! -f "` + goOn + `" ]; do sleep 0.05; done; echo 42 > answer.txt; else touch "` + mark + `"; fi`
+	spec := TaskSpec{
+		Tiers:    []TierSpec{{Name: "fake", Backend: "fake", Attempts: 1}},
+		Commands: map[string]agent.CommandSpec{"fake": {Command: []string{"sh", "-c", "cat >/dev/null; " + script}}},
+		Repo:     repo, TimeoutMs: 60000, EscalateFrom: "base", AntiGaming: "refuse", Commit: "branch", Merge: git.MergeSquash,
+		Checks:  []gate.Check{{Name: "check", Shell: "grep -qx 42 answer.txt"}},
+		Sandbox: sandbox.Config{Mode: sandbox.Off},
+	}
+	state := t.TempDir()
+	res, err := StartTask(context.Background(), NewTask{Prompt: "Make the answer 42", Spec: spec, StateDir: state}, Parts{})
+	if err != nil || res.Status != engine.StatusMaxIterations {
+		t.Fatalf("first run: %v %s", err, res.Status)
+	}
+	running := func() bool {
+		idx, err := store.OpenIndex(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer idx.Close()
+		rows, err := idx.List(store.Filter{Status: store.Running})
+		return err == nil && len(rows) == 1 && rows[0].ID == res.RunID
+	}
+	if running() {
+		t.Fatal("listed running before it was resumed")
+	}
+	run, events := openLocked(t, state, res.RunID)
+	ended := make(chan taskengine.Result, 1)
+	go func() {
+		back, _, err := ResumeTask(context.Background(), state, run, events, Limits{}, Parts{})
+		if err != nil {
+			t.Error(err)
+		}
+		ended <- back
+	}()
+	// Once its agent works, at once: its heartbeat, which would write the
+	// row too, comes 10s after the attempt began.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the resumed task's agent never started")
+		}
+	}
+	listed := running()
+	if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !listed {
+		t.Error("the resumed task is not listed running while its agent works")
+	}
+	if back := <-ended; back.Status != engine.StatusDone {
+		t.Fatalf("resumed: %s (%s)", back.Status, back.Details)
+	}
+	if running() {
+		t.Error("still listed running once done")
 	}
 }

@@ -309,6 +309,7 @@ func ResumeTask(ctx context.Context, root string, run *store.Run, events []engin
 		st.ElapsedMs.Duration().Round(time.Second), relTo(s.Repo, wt.Path))
 	jl := openJournal(p, root, run)
 	defer jl.close()
+	jl.running()
 	res, err = s.run(ctx, p, run, jl, run.Meta.Prompt, tiers, planner, &j.Resume, nil, false, box)
 	return res, false, err
 }
