@@ -429,7 +429,7 @@ func (r *Report) tiers(res taskengine.Result) {
 		t.CostUSD += a.CostUSD
 		t.CostKnown = t.CostKnown || a.CostKnown || a.CostUSD != 0
 		t.CostEstimated = t.CostEstimated || a.CostEstimated
-		if a.Gate.OK() {
+		if a.Action == taskengine.ActionPass { // as the engine counts a tier's (a repeat of a pushed change does not pass)
 			t.Passed++
 		}
 	}

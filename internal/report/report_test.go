@@ -559,3 +559,18 @@ func TestGitJSON(t *testing.T) {
 		t.Errorf("read back (-want +got):\n%s", diff)
 	}
 }
+
+// A result with no tier table (a run of before it) counts each tier's
+// passes from its attempts as the engine does: an attempt whose checks
+// passed but that made again a change already pushed (a loop) did not
+// pass.
+func TestTierPassesFromAttempts(t *testing.T) {
+	ok := gate.Report{Status: gate.StatusPass, Recommendation: gate.RecommendPassToCommit}
+	r := New(taskengine.Result{RunID: "20261128T090000Z-00000001", Status: "done", Attempts: []taskengine.Attempt{
+		{Number: 1, Tier: "fast", Gate: ok, Repeats: true, Action: taskengine.ActionNudge},
+		{Number: 2, Tier: "fast", Gate: ok, Action: taskengine.ActionPass},
+	}})
+	if len(r.TiersUsed) != 1 || r.TiersUsed[0].Attempts != 2 || r.TiersUsed[0].Passed != 1 {
+		t.Errorf("tiers used %+v, want fast: 2 attempts, 1 passed", r.TiersUsed)
+	}
+}
