@@ -81,19 +81,24 @@ func TestBatchPRsOnWorkers(t *testing.T) {
 			t.Errorf("main's %s: %q (%v), want %q", f, got, err, want)
 		}
 	}
+	if all, merged := mergedPRs(t, srv, repo); all != 2 || merged != 2 {
+		t.Errorf("%d pull requests, %d merged; want 2, both merged", all, merged)
+	}
+}
+
+// mergedPRs counts the pull requests of repo, and those merged.
+func mergedPRs(t *testing.T, srv *giteatest.Server, repo giteatest.Repo) (all, merged int) {
+	t.Helper()
 	c, err := srv.Client(srv.Admin)
 	must(t, err)
 	prs, _, err := c.ListRepoPullRequests(repo.Owner, repo.Name, gitea.ListPullRequestsOptions{State: gitea.StateAll})
 	must(t, err)
-	merged := 0
 	for _, pr := range prs {
 		if pr.HasMerged {
 			merged++
 		}
 	}
-	if len(prs) != 2 || merged != 2 {
-		t.Errorf("%d pull requests, %d merged; want 2, both merged", len(prs), merged)
-	}
+	return len(prs), merged
 }
 
 // TestResumeABatchOfPRsOnWorkers: a batch of pull requests on the workers,
@@ -160,15 +165,8 @@ func TestResumeABatchOfPRsOnWorkers(t *testing.T) {
 	if !strings.Contains(again.Tasks[0].Details, fmt.Sprintf("pull request #%d ", opened.Index)) {
 		t.Errorf("task a after resume: %s; want its pull request #%d", again.Tasks[0].Details, opened.Index)
 	}
-	all := prs()
-	merged := 0
-	for _, pr := range all {
-		if pr.HasMerged {
-			merged++
-		}
-	}
-	if len(all) != 2 || merged != 2 {
-		t.Errorf("%d pull requests, %d merged; want a's and b's, both merged", len(all), merged)
+	if all, merged := mergedPRs(t, srv, repo); all != 2 || merged != 2 {
+		t.Errorf("%d pull requests, %d merged; want a's and b's, both merged", all, merged)
 	}
 	if n := len(w.callsMade()); n != 2 {
 		t.Errorf("%d agent calls in all, want 2: a's task was not made again", n)

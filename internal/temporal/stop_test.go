@@ -113,10 +113,7 @@ func TestCancelledBatchEndsInterrupted(t *testing.T) {
 	if err := env.GetWorkflowResult(&sum); err != nil {
 		t.Fatalf("the cancelled batch ended with an error: %v", err)
 	}
-	status := map[string]string{}
-	for _, tk := range sum.Tasks {
-		status[tk.ID] = tk.Status
-	}
+	status := statuses(sum)
 	if diff := cmp.Diff(map[string]string{"b": "pending", "c": "done", "e": "interrupted", "f": "pending"}, status); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}

@@ -311,10 +311,7 @@ func TestBatchWorkflowFollowsTheDAGRules(t *testing.T) {
 	if err := env.GetWorkflowResult(&sum); err != nil {
 		t.Fatal(err)
 	}
-	status := map[string]string{}
-	for _, tk := range sum.Tasks {
-		status[tk.ID] = tk.Status
-	}
+	status := statuses(sum)
 	want := map[string]string{"a": "max-iterations", "b": "blocked", "c": "done"}
 	if diff := cmp.Diff(want, status); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
@@ -560,6 +557,15 @@ func newBatchEnv() *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
+// statuses are the status of each task of sum, by task id.
+func statuses(sum batch.Summary) map[string]string {
+	out := map[string]string{}
+	for _, tk := range sum.Tasks {
+		out[tk.ID] = tk.Status
+	}
+	return out
+}
+
 // withTier gives every task of spec one tier of one attempt.
 func withTier(spec *local.BatchSpec) {
 	for i := range spec.Tasks {
@@ -729,10 +735,7 @@ func TestBatchOfPullRequestsResumed(t *testing.T) {
 	if c == nil || c.Result.Number != 7 || c.Result.Status != "running" || c.Result.Reason != "" || !c.Begun || c.Waiting != nil {
 		t.Errorf("b1-a carried %+v, want where it stood, running again", c)
 	}
-	status := map[string]string{}
-	for _, tk := range sum.Tasks {
-		status[tk.ID] = tk.Status
-	}
+	status := statuses(sum)
 	if diff := cmp.Diff(map[string]string{"a": "done", "b": "needs-you", "c": "blocked", "d": "done"}, status); diff != "" {
 		t.Errorf("tasks (-want +got):\n%s", diff)
 	}
