@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -431,5 +432,26 @@ func TestPRFirstTaskStoppedIsResumed(t *testing.T) {
 	}
 	if r := w2.rounds[0]; r.ResumeRun != st.First.Run {
 		t.Errorf("the resumed task %+v, want it continued from its run %s", r, st.First.Run)
+	}
+}
+
+// --give-up-after on the workers: a check pending with nothing new gives
+// up once that long passed on the workflow's clock, the last timer cut to
+// what was left, the pull request told once; no round.
+func TestPRGiveUpAfterOnTheWorkflowsClock(t *testing.T) {
+	w := &prWorld{looks: []pull.Observation{obs("h1", forge.Pending)}}
+	env := newPREnv(t, w)
+	timers := idleTimers(t, env)
+	in := prInput(pull.Green)
+	in.Policy.GiveUpAfter = millis.Of(70 * time.Second)
+	env.ExecuteWorkflow(PullRequestWorkflowName, in)
+	res := prResult(t, env)
+	if res.Status != engine.StatusNeedsYou || !strings.Contains(res.Reason, "nothing new on the pull request for 1m10s") || len(w.comments) != 1 || len(w.rounds) != 0 {
+		t.Fatalf("result %+v (%d comments), want needs-you after 1m10s, told once, no round", res, len(w.comments))
+	}
+	// 15s, 30s, then the 25s left of 70s.
+	want := []time.Duration{15 * time.Second, 30 * time.Second, 25 * time.Second}
+	if fmt.Sprint(*timers) != fmt.Sprint(want) {
+		t.Errorf("timers %v, want %v", *timers, want)
 	}
 }
