@@ -198,7 +198,7 @@ func priorSection(p *Prior) string {
 		fmt.Fprintf(&b, "\nThe change that passed, whole (against the tree that run started from):\n\n%s",
 			fenced(headLines(a.Change.Diff, -1, 2*MaxAttemptDiff), "diff"))
 	}
-	b.WriteString(attemptsDetailOf(p.Attempts, "\n## That run's attempts in detail (most recent first)\n", MaxPriorDetail, false))
+	b.WriteString(attemptsDetailOf(p.Attempts, nil, "\n## That run's attempts in detail (most recent first)\n", MaxPriorDetail, false))
 	return b.String()
 }
 
@@ -213,15 +213,19 @@ func pullSection(p *Prior) string {
 		return b.String()
 	}
 	b.WriteString("\n## How the pull request's change was made so far\n\n")
+	runs := runNumbers(p.Attempts)
+	if runs != nil {
+		fmt.Fprintf(&b, "%d runs made it, one after the other (run 1 the earliest), each numbering its attempts from 1.\n\n", runs[len(runs)-1])
+	}
 	from := max(0, len(p.Attempts)-MaxHistory)
 	if from > 0 {
 		fmt.Fprintf(&b, "(%d earlier attempts not shown)\n", from)
 	}
-	for _, x := range p.Attempts[from:] {
+	for i, x := range p.Attempts[from:] {
 		b.WriteString("- ")
-		b.WriteString(attemptLine(x))
+		b.WriteString(attemptLineAs(x, attemptName(x, runs, from+i)))
 		b.WriteString("\n")
 	}
-	b.WriteString(attemptsDetailOf(p.Attempts, "\n## Those attempts in detail (most recent first)\n", MaxPriorDetail, false))
+	b.WriteString(attemptsDetailOf(p.Attempts, runs, "\n## Those attempts in detail (most recent first)\n", MaxPriorDetail, false))
 	return b.String()
 }

@@ -182,3 +182,26 @@ func TestPullRequestRound(t *testing.T) {
 		t.Errorf("what the pull request needs is not told before its history")
 	}
 }
+
+// TestPullRequestHistoryNamesRuns: the history of a pull request made by
+// several runs (the task that opened it, then a round) names each attempt
+// with its run, since each run numbers its attempts from 1; one run's
+// attempts keep their plain numbers.
+func TestPullRequestHistoryNamesRuns(t *testing.T) {
+	diff := "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-41\n+42\n"
+	att := func(n int, tier string) Attempt {
+		return Attempt{Number: n, Tier: tier, AttemptDiff: diff, Response: "tried", Action: ActionRetry}
+	}
+	p := &Prior{Needs: "\n## What pull request #7 needs\n\nCI failed\n", Attempts: []Attempt{att(1, "cheap"), att(2, "strong"), att(1, "strong")}}
+	got := priorSection(p)
+	mustContain(t, "the history", got, "2 runs made it, one after the other",
+		"- attempt 1 of run 1 (tier cheap)", "- attempt 2 of run 1 (tier strong)", "- attempt 1 of run 2 (tier strong)",
+		"### Attempt 1 of run 2 (tier strong)", "### Attempt 2 of run 1 (tier strong)",
+		"Its change: the same diff as attempt 1 of run 2 (above).")
+	p.Attempts = p.Attempts[:2]
+	got = priorSection(p)
+	mustContain(t, "one run's history", got, "- attempt 1 (tier cheap)", "### Attempt 2 (tier strong)")
+	if strings.Contains(got, "of run") || strings.Contains(got, "runs made it") {
+		t.Errorf("one run's history names runs:\n%s", got)
+	}
+}

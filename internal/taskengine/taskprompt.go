@@ -152,7 +152,10 @@ func startingPoint(earlier []Attempt, stepBase string, a Next) string {
 }
 
 // attemptLine says in one line what an attempt did and how it ended.
-func attemptLine(a Attempt) string {
+func attemptLine(a Attempt) string { return attemptLineAs(a, fmt.Sprintf("attempt %d", a.Number)) }
+
+// attemptLineAs is attemptLine of the attempt named name (attemptName).
+func attemptLineAs(a Attempt, name string) string {
 	who := "tier " + a.Tier
 	if a.Model != "" {
 		who += ", " + a.Model
@@ -161,7 +164,7 @@ func attemptLine(a Attempt) string {
 	if !a.Change.Empty {
 		change = "changed " + strings.Join(headOf(a.Change.Paths(), 6), ", ")
 	}
-	s := fmt.Sprintf("attempt %d (%s): %s; checks: %s", a.Number, who, change, a.Gate.Summary())
+	s := fmt.Sprintf("%s (%s): %s; checks: %s", name, who, change, a.Gate.Summary())
 	if e := firstError(a.Gate); e != "" {
 		s += " — " + e
 	}
@@ -183,22 +186,23 @@ func attemptLine(a Attempt) string {
 // checks failed, each bounded, and all of them within MaxAttemptsDetail;
 // the attempts that do not fit are named.
 func attemptsDetail(earlier []Attempt) string {
-	return attemptsDetailOf(earlier, "\n## The earlier attempts in detail (most recent first)\n", MaxAttemptsDetail, true)
+	return attemptsDetailOf(earlier, nil, "\n## The earlier attempts in detail (most recent first)\n", MaxAttemptsDetail, true)
 }
 
 // attemptsDetailOf is attemptsDetail of attempts under heading, within
-// limit; lastShown: the last attempt's failure is in the prompt already
-// (its last check result).
-func attemptsDetailOf(earlier []Attempt, heading string, limit int, lastShown bool) string {
+// limit, each named by attemptName with runs; lastShown: the last
+// attempt's failure is in the prompt already (its last check result).
+func attemptsDetailOf(earlier []Attempt, runs []int, heading string, limit int, lastShown bool) string {
 	var b strings.Builder
 	b.WriteString(heading)
 	shown := 0
-	diffs := map[string]int{} // the diffs shown, to the attempt that made each
+	diffs := map[string]string{} // the diffs shown, to the attempt that made each
 	for i := len(earlier) - 1; i >= 0; i-- {
 		x := earlier[i]
-		block := attemptDetail(x, lastShown && i == len(earlier)-1, diffs[x.AttemptDiff])
+		name := attemptName(x, runs, i)
+		block := attemptDetail(x, name, lastShown && i == len(earlier)-1, diffs[x.AttemptDiff])
 		if _, seen := diffs[x.AttemptDiff]; !seen && x.AttemptDiff != "" {
-			diffs[x.AttemptDiff] = x.Number
+			diffs[x.AttemptDiff] = name
 		}
 		if shown > 0 && b.Len()+len(block) > limit {
 			break
@@ -208,8 +212,12 @@ func attemptsDetailOf(earlier []Attempt, heading string, limit int, lastShown bo
 	}
 	if left := len(earlier) - shown; left > 0 {
 		var nums []string
-		for _, x := range earlier[:left] {
-			nums = append(nums, strconv.Itoa(x.Number))
+		for i, x := range earlier[:left] {
+			if runs == nil {
+				nums = append(nums, strconv.Itoa(x.Number))
+			} else {
+				nums = append(nums, strings.TrimPrefix(attemptName(x, runs, i), "attempt "))
+			}
 		}
 		fmt.Fprintf(&b, "\n(… %d older attempts not shown in detail, to keep this prompt short: %s; the list above says what they did)\n",
 			left, strings.Join(headOf(nums, 10), ", "))
@@ -217,16 +225,45 @@ func attemptsDetailOf(earlier []Attempt, heading string, limit int, lastShown bo
 	return b.String()
 }
 
-// attemptDetail is one earlier attempt in detail; last: it is the most
-// recent, whose failure the prompt shows already; sameAs, when not 0, is the
-// later attempt shown above with the same diff.
-func attemptDetail(x Attempt, last bool, sameAs int) string {
+// attemptName names attempts[i] in a prompt: "attempt 2", or, when runs
+// says which run made each (runNumbers), "attempt 2 of run 3".
+func attemptName(x Attempt, runs []int, i int) string {
+	if i < len(runs) {
+		return fmt.Sprintf("attempt %d of run %d", x.Number, runs[i])
+	}
+	return fmt.Sprintf("attempt %d", x.Number)
+}
+
+// runNumbers are, for attempts that several runs made one after the other
+// (a pull request's: the task that opened it, then its rounds), the run
+// each belongs to, from 1 for the earliest; nil when one run made them
+// all. A run numbers its attempts from 1: a number that does not grow
+// starts the next run.
+func runNumbers(attempts []Attempt) []int {
+	out := make([]int, len(attempts))
+	run := 1
+	for i, a := range attempts {
+		if i > 0 && a.Number <= attempts[i-1].Number {
+			run++
+		}
+		out[i] = run
+	}
+	if run == 1 {
+		return nil
+	}
+	return out
+}
+
+// attemptDetail is one earlier attempt, named name, in detail; last: it is
+// the most recent, whose failure the prompt shows already; sameAs, when
+// not "", names the later attempt shown above with the same diff.
+func attemptDetail(x Attempt, name string, last bool, sameAs string) string {
 	var b strings.Builder
 	who := "tier " + x.Tier
 	if x.Model != "" {
 		who += ", " + x.Model
 	}
-	fmt.Fprintf(&b, "\n### Attempt %d (%s)\n\n", x.Number, who)
+	fmt.Fprintf(&b, "\n### %s (%s)\n\n", strings.ToUpper(name[:1])+name[1:], who)
 	if x.Failure != nil {
 		fmt.Fprintf(&b, "The agent failed (%s): %s\n\n", x.Failure.Kind, oneLine(x.Failure.Message, 300))
 	}
@@ -236,8 +273,8 @@ func attemptDetail(x Attempt, last bool, sameAs int) string {
 		fmt.Fprintf(&b, "The first lines of its reply:\n\n%s\n", fenced(headLines(reply, MaxReplyLines, MaxAttemptReply), ""))
 	}
 	switch {
-	case sameAs != 0:
-		fmt.Fprintf(&b, "Its change: the same diff as attempt %d (above).\n\n", sameAs)
+	case sameAs != "":
+		fmt.Fprintf(&b, "Its change: the same diff as %s (above).\n\n", sameAs)
 	case x.AttemptDiff != "":
 		fmt.Fprintf(&b, "Its change (diff from the tree it started from):\n\n%s\n", fenced(headLines(x.AttemptDiff, -1, MaxAttemptDiff), "diff"))
 	case x.Unchanged:
