@@ -150,7 +150,8 @@ type Memory struct {
 	Same     int    `json:"same,omitempty"`
 	// Seen is what the last look found, in short; Quiet how many looks in a
 	// row found the same (the wait doubles with each), and SeenSince when
-	// a look first found it (Policy.GiveUpAfter counts from there).
+	// a look first found it, or first after a round (Policy.GiveUpAfter
+	// counts from there).
 	Seen      string    `json:"seen,omitempty"`
 	Quiet     int       `json:"quiet,omitempty"`
 	SeenSince time.Time `json:"seenSince,omitzero"`
@@ -421,6 +422,9 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 		m.Same = sameFailures(m, fresh)
 		m.Failures = failures(fresh)
 		m.Rounds++
+		// The time the round works is not time waited: the wait for
+		// something new (GiveUpAfter) counts from the next look.
+		m.SeenSince = time.Time{}
 	case len(rerun) > 0:
 		act.Do, act.Checks = Rerun, rerun
 		for _, c := range rerun {
@@ -605,7 +609,7 @@ func (m Memory) look(seen string, at time.Time) Memory {
 	switch {
 	case seen != m.Seen:
 		m.Seen, m.Quiet, m.SeenSince = seen, 0, at
-	case m.SeenSince.IsZero(): // a memory kept before SeenSince was
+	case m.SeenSince.IsZero(): // after a round or a resume, or kept before SeenSince was
 		m.Quiet++
 		m.SeenSince = at
 	default:

@@ -368,3 +368,26 @@ func TestPassersByWakeNoRoundAndKeepNoLoopWaiting(t *testing.T) {
 		t.Errorf("the round is told:\n%s\nwant the reviewer's words and not the passer-by's", s)
 	}
 }
+
+// TestGiveUpAfterCountsNoRound: the time a round works is not time the
+// loop waited for something new: a round that pushed nothing (the thread
+// it addressed waits for its reviewer) is not followed at once by a
+// give-up for the hours its agent worked.
+func TestGiveUpAfterCountsNoRound(t *testing.T) {
+	p := Policy{Target: Green, Self: "jlg", GiveUpAfter: millis.Of(time.Hour)}
+	o := look("h1", 0, check("ci/test", forge.Success))
+	o.Threads = []forge.Thread{{ID: "10", Path: "a.go", Line: 3, Comments: []forge.Comment{writer("reviewer")}}}
+	a, m := Decide(p, o, Memory{})
+	if a.Do != Attempt {
+		t.Fatalf("a writer's thread: %+v, want an attempt", a)
+	}
+	o.At = t0.Add(2 * time.Hour) // the round worked two hours and pushed nothing
+	a, m = Decide(p, o, m)
+	if a.Do != Wait {
+		t.Fatalf("the first look after a round of 2h: %+v, want a wait for the reviewer", a)
+	}
+	o.At = t0.Add(3 * time.Hour)
+	if a, _ = Decide(p, o, m); a.Do != GiveUp || !strings.Contains(a.Reason, "for 1h0m0s") {
+		t.Fatalf("an hour after the round: %+v, want a give-up after the hour waited", a)
+	}
+}
