@@ -399,18 +399,15 @@ func (w *prFlow) first() (local.PRResult, bool) {
 	if res.Status == engine.StatusInterrupted && ctx.Err() != nil {
 		// Stopped: a resume goes on with it, from its history.
 		r, _ := w.stopped("the task " + res.RunID + " was stopped")
-		return r, true
+		return withCost(r, res), true
 	}
 	if local.Resumable(res.Status) {
 		// Stopped by a limit of its own (time, rate limit, attempts, no
 		// progress): it stays under way, as a batch's task does, and a
 		// resume goes on with it from its history (a new turn of its
-		// tier), which counts what it spent. Its cost is told in the
-		// result, not kept in the state.
+		// tier), which counts what it spent.
 		r, _ := w.end(res.Status, fmt.Sprintf("the task %s ended %s: %s", res.RunID, res.Status, res.Details), nil)
-		r.CostUSD += res.CostUSD
-		r.CostKnown = r.CostKnown || res.CostKnown
-		return r, true
+		return withCost(r, res), true
 	}
 	w.addPrior(res)
 	st.Result.CostUSD += res.CostUSD
@@ -481,10 +478,10 @@ func (w *prFlow) round() (local.PRResult, bool) {
 			// history, which counts what it spent.
 			if ctx.Err() != nil {
 				out, _ := w.stopped(fmt.Sprintf("round %d (task %s) was stopped", end.Round, end.RunID))
-				return out, true
+				return withCost(out, res), true
 			}
 			out, _ := w.end(status, reason, nil)
-			return out, true
+			return withCost(out, res), true
 		}
 		st.Round = nil
 		st.Result.CostUSD += res.CostUSD
@@ -513,6 +510,16 @@ func (w *prFlow) round() (local.PRResult, bool) {
 		w.addPushed(res, r.Data.Round)
 	}
 	return local.PRResult{}, false
+}
+
+// withCost is the result r of a run that ended with res, its task under
+// way, stopped: what that task spent is told in the result (a batch's
+// budget and summary count it, as they count a round ended here), not
+// kept in the state, since the resume's task counts it again in its own.
+func withCost(r local.PRResult, res taskengine.Result) local.PRResult {
+	r.CostUSD += res.CostUSD
+	r.CostKnown = r.CostKnown || res.CostKnown
+	return r
 }
 
 func firstOf(a, b string) string {
