@@ -179,3 +179,23 @@ func TestRunsPageKilledOrLive(t *testing.T) {
 		t.Errorf("the killed run's line under Needs you does not say it was killed")
 	}
 }
+
+// A live task whose worktree is still being measured (an agent left a file
+// of gigabytes in it) has its section all the same, saying so, and the
+// page keeps asking for it (data-refresh): it is not left without the
+// worktree once the measurement ends.
+func TestWorktreeBeingMeasured(t *testing.T) {
+	res := &taskengine.Result{Status: engine.StatusRunning}
+	body := pageOf(t, Shown{ID: "20261128T090000Z-dddddddd", Command: "task", Live: true, Task: res, Measuring: true})
+	if !strings.Contains(body, `<section class="working" data-refresh=`) || !strings.Contains(body, "being measured") {
+		t.Errorf("a worktree being measured:\n%s", body)
+	}
+	ch := taskengine.Change{Empty: true, Files: []git.FileChange{}}
+	body = pageOf(t, Shown{ID: "20261128T090000Z-dddddddd", Command: "task", Live: true, Task: res, Working: &ch})
+	if !strings.Contains(body, `<section class="working" data-refresh=`) || !strings.Contains(body, "No change yet") || strings.Contains(body, "being measured") {
+		t.Errorf("a worktree measured:\n%s", body)
+	}
+	if body = pageOf(t, Shown{ID: "20261128T090000Z-dddddddd", Command: "task", Task: res}); strings.Contains(body, "data-refresh") {
+		t.Errorf("a task not under way here asks again for its worktree")
+	}
+}
