@@ -21,6 +21,10 @@ const LiveWait = time.Second
 // for once LiveWait has passed.
 const maxMeasure = 10 * time.Minute
 
+// liveForget is how long what a worktree measured is kept once nobody asks
+// for it (its task ended, its page closed).
+const liveForget = time.Minute
+
 // ErrMeasuring: the first measurement of a worktree is under way.
 var ErrMeasuring = errors.New("the worktree is being measured")
 
@@ -35,6 +39,7 @@ type LiveDiffs struct {
 // measured is a worktree's change as last measured, and the measurement
 // under way.
 type measured struct {
+	asked  time.Time // when it was last asked for
 	at     time.Time // when change was measured (zero: never)
 	ended  time.Time // when the last measurement ended, measured or not
 	change git.Change
@@ -57,11 +62,18 @@ func (l *LiveDiffs) Of(ctx context.Context, wt git.Worktree) (git.Change, error)
 	if l.by == nil {
 		l.by = map[string]*measured{}
 	}
+	now := time.Now()
+	for path, m := range l.by {
+		if m.busy == nil && now.Sub(m.asked) > liveForget {
+			delete(l.by, path)
+		}
+	}
 	c := l.by[wt.Path]
 	if c == nil {
 		c = &measured{}
 		l.by[wt.Path] = c
 	}
+	c.asked = now
 	started := false
 	if c.busy == nil && time.Since(c.ended) >= LiveEvery {
 		c.busy, started = make(chan struct{}), true

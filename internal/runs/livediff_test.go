@@ -151,3 +151,24 @@ func TestLiveDiffsDoNotHoldTheAsker(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveDiffsForget: what a worktree measured is forgotten once nobody
+// asked for it for a while (its task ended): a board that runs for weeks
+// does not keep the change of every task it showed (each up to 256 KiB of
+// diff and a file list as long as an agent made it).
+func TestLiveDiffsForget(t *testing.T) {
+	s := &LiveDiffs{by: map[string]*measured{
+		"/gone":   {asked: time.Now().Add(-liveForget - time.Second), at: time.Now(), change: git.Change{Text: "old"}},
+		"/recent": {asked: time.Now(), at: time.Now()},
+		"/busy":   {asked: time.Now().Add(-time.Hour), busy: make(chan struct{})},
+	}}
+	if _, err := s.Of(context.Background(), git.Worktree{Path: "/recent"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.by["/gone"]; ok {
+		t.Errorf("a worktree nobody asked for in %s is kept", liveForget)
+	}
+	if _, ok := s.by["/busy"]; !ok {
+		t.Errorf("a worktree being measured is forgotten")
+	}
+}
