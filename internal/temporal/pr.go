@@ -34,7 +34,11 @@ const (
 	// change against its base's tests before it is called done or merged
 	// (histories made before it replay without it).
 	judgeTestsChange = "pr-judge-tests"
-	QueryPR          = "pr"
+	// prWorkflowClock: a look's time, and a push's, are the workflow's
+	// clock, not that of the worker that made it (workers' clocks differ:
+	// the checks' grace and --give-up-after count on one clock).
+	prWorkflowClock = "pr/workflow-clock"
+	QueryPR         = "pr"
 )
 
 // ErrPRRefused is the type of the error of PRBegin for a pull request the
@@ -243,7 +247,8 @@ func PullRequestWorkflow(ctx workflow.Context, in PRInput) (local.PRResult, erro
 	if err := workflow.SetQueryHandler(ctx, QueryPR, func() (PRState, error) { return *st, nil }); err != nil {
 		return local.PRResult{}, err
 	}
-	w := &prFlow{ctx: ctx, in: in, st: st, started: workflow.Now(ctx), policy: in.Policy.WithDefaults()}
+	w := &prFlow{ctx: ctx, in: in, st: st, started: workflow.Now(ctx), policy: in.Policy.WithDefaults(),
+		clock: workflow.GetVersion(ctx, prWorkflowClock, workflow.DefaultVersion, 1) >= 1}
 	return w.run()
 }
 
@@ -254,6 +259,9 @@ type prFlow struct {
 	st      *PRState
 	started time.Time
 	policy  pull.Policy
+	// clock: looks and pushes are timed by the workflow's clock
+	// (prWorkflowClock).
+	clock bool
 }
 
 func (w *prFlow) run() (local.PRResult, error) {
@@ -290,6 +298,9 @@ func (w *prFlow) run() (local.PRResult, error) {
 		var o pull.Observation
 		if err := workflow.ExecuteActivity(in.forgeOptions(ctx), PRLookName, in.forgeOf(st)).Get(ctx, &o); err != nil {
 			return w.failed(err, "look at the pull request")
+		}
+		if w.clock {
+			o.At = workflow.Now(ctx)
 		}
 		act, next := pull.Decide(w.policy, o, st.Memory)
 		var ready PRRoundReady
@@ -505,6 +516,9 @@ func (w *prFlow) round() (local.PRResult, bool) {
 	st.Result.Rounds = append(st.Result.Rounds, r.ended(p.End))
 	st.Round = nil
 	if p.End.Pushed != "" {
+		if w.clock {
+			p.At = workflow.Now(ctx)
+		}
 		st.Memory = st.Memory.PushedAt(p.End.Pushed, p.At)
 		st.Result.Head = p.End.Pushed
 		w.addPushed(res, r.Data.Round)

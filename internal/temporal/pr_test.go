@@ -42,6 +42,9 @@ type prWorld struct {
 	// weakened is what the judgement of the whole change says ("": it
 	// weakens no test).
 	weakened string
+	// behind is how far behind the workflow's clock the clock of the
+	// worker that makes each look is (the last one is repeated).
+	behind []time.Duration
 }
 
 func (w *prWorld) call(name string) {
@@ -82,8 +85,11 @@ func newPREnv(t *testing.T, w *prWorld) *testsuite.TestWorkflowEnvironment {
 		defer w.mu.Unlock()
 		w.calls = append(w.calls, "look")
 		o := w.looks[min(w.seen, len(w.looks)-1)]
-		w.seen++
 		o.At = env.Now()
+		if len(w.behind) > 0 {
+			o.At = o.At.Add(-w.behind[min(w.seen, len(w.behind)-1)])
+		}
+		w.seen++
 		return o, nil
 	})
 	env.OnActivity(PRRoundName, mockAny, mockAny).Return(func(_ context.Context, in PRRoundInput) (PRRoundReady, error) {
@@ -510,5 +516,26 @@ func TestPRTaskUnderWayCostIsTold(t *testing.T) {
 				t.Fatalf("state %+v (%v), want its task under way, its cost not counted there", st, err)
 			}
 		})
+	}
+}
+
+// Each look is made by whichever worker takes it, by its own clock: a
+// worker two hours behind the others made the first look, and the next,
+// on a worker on time, counted those two hours as waited (a give-up at
+// the second look, 'nothing new for 2h0m15s'). The workflow's clock
+// decides how long it waited.
+func TestPRGiveUpAfterIsNotTheWorkersClock(t *testing.T) {
+	w := &prWorld{looks: []pull.Observation{obs("h1", forge.Pending)}, behind: []time.Duration{2 * time.Hour, 0}}
+	env := newPREnv(t, w)
+	in := prInput(pull.Green)
+	in.Policy.GiveUpAfter = millis.Of(time.Hour)
+	start := env.Now()
+	env.ExecuteWorkflow(PullRequestWorkflowName, in)
+	res := prResult(t, env)
+	if res.Status != engine.StatusNeedsYou || !strings.Contains(res.Reason, "nothing new on the pull request for 1h0m0s") {
+		t.Fatalf("result %+v, want a give-up after the hour waited", res)
+	}
+	if got := env.Now().Sub(start); got < time.Hour {
+		t.Errorf("gave up %s in, want an hour", got)
 	}
 }
