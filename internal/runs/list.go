@@ -175,8 +175,8 @@ func (l *lister) run(row store.RunRow) Listed {
 	r.Temporal = run.Meta.Temporal
 	if row.Live && r.Temporal == nil {
 		// A process runs it here: it runs, whatever its row last said (a
-		// resume writes the row at its first checkpoint, which can be
-		// minutes away; until then the row says how it stopped). The lock
+		// resume writes its row running at once, but until then, or by a
+		// jlgcli from before that, the row says how it stopped). The lock
 		// of a run on Temporal only says that a jlgcli here holds its
 		// record (following it, or writing what the server said).
 		r.Status = store.Running
