@@ -42,6 +42,7 @@ type measured struct {
 	asked  time.Time // when it was last asked for
 	at     time.Time // when change was measured (zero: never)
 	ended  time.Time // when the last measurement ended, measured or not
+	err    error     // why the last one failed, when none was measured yet
 	change git.Change
 	busy   chan struct{} // closed when the measurement under way ends; nil: none
 }
@@ -55,8 +56,9 @@ type measured struct {
 // may leave a file of gigabytes to hash): it runs on its own, and the
 // asker that started it, or that has no measurement yet, waits LiveWait
 // at most for it; past that, or while one is under way, the last one is
-// given, or ErrMeasuring before the first, so a page that asks every
-// second neither hangs nor piles measurements up.
+// given, or ErrMeasuring before the first (the error of the last one when
+// it failed and none is under way), so a page that asks every second
+// neither hangs nor piles measurements up.
 func (l *LiveDiffs) Of(ctx context.Context, wt git.Worktree) (git.Change, error) {
 	l.mu.Lock()
 	if l.by == nil {
@@ -92,10 +94,13 @@ func (l *LiveDiffs) Of(ctx context.Context, wt git.Worktree) (git.Change, error)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c.at.IsZero() {
-		return c.change, ErrMeasuring
+	switch {
+	case !c.at.IsZero():
+		return c.change, nil
+	case c.busy == nil && c.err != nil:
+		return c.change, c.err
 	}
-	return c.change, nil
+	return c.change, ErrMeasuring
 }
 
 // measure measures wt for c, then ends the measurement busy.
@@ -105,7 +110,7 @@ func (l *LiveDiffs) measure(ctx context.Context, wt git.Worktree, c *measured, b
 	ch, err := wt.Diff(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c.ended = time.Now()
+	c.ended, c.err = time.Now(), err
 	if err == nil {
 		c.at, c.change = c.ended, ch
 	}

@@ -172,3 +172,13 @@ func TestLiveDiffsForget(t *testing.T) {
 		t.Errorf("a worktree being measured is forgotten")
 	}
 }
+
+// A worktree that cannot be measured says why, not that it is being
+// measured, once no measurement is under way.
+func TestLiveDiffsSayWhyNot(t *testing.T) {
+	s := &LiveDiffs{}
+	_, err := s.Of(context.Background(), git.Worktree{Path: filepath.Join(t.TempDir(), "gone")})
+	if err == nil || errors.Is(err, ErrMeasuring) {
+		t.Errorf("a worktree that is no more: %v, want why it cannot be measured", err)
+	}
+}
