@@ -263,9 +263,11 @@ type Review struct {
 	ID     int64  `json:"id,omitempty"`
 	Author string `json:"author,omitempty"`
 	// Permission is the author's in the repository, asked for the
-	// verdicts (approved, changes requested, dismissed): only a writer's
-	// counts (as for the forge's branch protection), and only a writer's
-	// (or a trusted author's) request for changes is feedback.
+	// verdicts (approved, changes requested, dismissed) and the comments:
+	// only a writer's verdict counts (as for the forge's branch
+	// protection), only a writer's (or a trusted author's) request for
+	// changes is feedback, and a passer-by's comment is nothing new to
+	// the pull-request loop.
 	Permission Permission  `json:"permission,omitempty"`
 	State      ReviewState `json:"state,omitempty"`
 	Body       string      `json:"body,omitempty"`

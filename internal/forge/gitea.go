@@ -320,7 +320,7 @@ func (g *giteaForge) Reviews(ctx context.Context, number int) (Reviews, error) {
 		if rv.Reviewer != nil {
 			review.Author = rv.Reviewer.UserName
 		}
-		if verdict(st) {
+		if verdict(st) || st == Commented {
 			if review.Permission, err = g.permission(ctx, c, review.Author); err != nil {
 				return Reviews{}, err
 			}

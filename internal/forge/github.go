@@ -410,7 +410,7 @@ func (g *githubForge) Reviews(ctx context.Context, number int) (Reviews, error) 
 			}
 			review := Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), State: st, Body: rv.GetBody(),
 				CommitSHA: rv.GetCommitID(), Stale: head != "" && rv.GetCommitID() != head, Submitted: rv.GetSubmittedAt().Time, URL: rv.GetHTMLURL()}
-			if verdict(st) {
+			if verdict(st) || st == Commented {
 				if review.Permission, err = g.permission(ctx, review.Author); err != nil {
 					return Reviews{}, err
 				}

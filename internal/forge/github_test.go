@@ -337,13 +337,14 @@ func TestGitHubRerun(t *testing.T) {
 
 // Reviews: each writer's latest verdict (a drive-by's approval counts for
 // nothing), GitHub's own review decision over it; a review of an older
-// head is stale.
+// head is stale; the permission of each verdict's and comment's author.
 func TestGitHubReviews(t *testing.T) {
 	f := newFakeGitHub(t)
 	fg := f.open(t)
 	f.on("GET /repos/octo/hello/pulls/1347/reviews?per_page=100", 200, "reviews.json")
 	f.on("GET /repos/octo/hello/collaborators/reviewer/permission", 200, `{"permission":"write","role_name":"maintain","user":{"login":"reviewer"}}`)
 	f.on("GET /repos/octo/hello/collaborators/drive-by/permission", 200, `{"permission":"read","role_name":"read","user":{"login":"drive-by"}}`)
+	f.on("GET /repos/octo/hello/collaborators/passerby/permission", 200, `{"permission":"read","role_name":"read","user":{"login":"passerby"}}`)
 	for _, tc := range []struct {
 		decision string
 		want     Decision
@@ -362,7 +363,7 @@ func TestGitHubReviews(t *testing.T) {
 		if got.Decision != tc.want || !slices.Equal(got.Approvals, []string{"reviewer"}) || got.ChangesRequested != nil || got.Required != -1 {
 			t.Errorf("decision %s: %s, approvals %v, changes %v, required %d", tc.decision, got.Decision, got.Approvals, got.ChangesRequested, got.Required)
 		}
-		if len(got.Reviews) != 4 || !got.Reviews[0].Stale || got.Reviews[1].Stale || got.Reviews[2].State != Commented ||
+		if len(got.Reviews) != 4 || !got.Reviews[0].Stale || got.Reviews[1].Stale || got.Reviews[2].State != Commented || got.Reviews[2].Permission != PermRead ||
 			got.Reviews[1].Permission != PermWrite || got.Reviews[3].Author != "drive-by" || got.Reviews[3].Permission != PermRead ||
 			got.Reviews[0].Submitted != time.Date(2026, 1, 26, 19, 5, 0, 0, time.UTC) {
 			t.Errorf("reviews %+v", got.Reviews)

@@ -150,7 +150,8 @@ type Memory struct {
 	Same     int    `json:"same,omitempty"`
 	// Seen is what the last look found, in short; Quiet how many looks in a
 	// row found the same (the wait doubles with each), and SeenSince when
-	// a look first found it (Policy.GiveUpAfter counts from there).
+	// a look first found it, or first after a round (Policy.GiveUpAfter
+	// counts from there).
 	Seen      string    `json:"seen,omitempty"`
 	Quiet     int       `json:"quiet,omitempty"`
 	SeenSince time.Time `json:"seenSince,omitzero"`
@@ -367,9 +368,11 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 		if first.Author == p.Self || !p.trusted(first) {
 			continue
 		}
-		// The loop's own replies are no feedback: the thread is keyed by
-		// the last word of someone else's.
-		t.Comments = slices.DeleteFunc(slices.Clone(t.Comments), func(c forge.Comment) bool { return c.Author == p.Self })
+		// The loop's own replies are no feedback, nor is a passer-by's
+		// word in a writer's thread (anyone may write on a public pull
+		// request): the thread is keyed by, and told, the words of those
+		// whose threads block.
+		t.Comments = slices.DeleteFunc(slices.Clone(t.Comments), func(c forge.Comment) bool { return c.Author == p.Self || !p.trusted(c) })
 		blockers = append(blockers, Blocker{Kind: OpenThread, Thread: &t})
 	}
 
@@ -402,7 +405,7 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 			stuck = append(stuck, b)
 		}
 	}
-	m = m.look(fingerprint(o), o.At)
+	m = m.look(fingerprint(p, o), o.At)
 	switch {
 	case len(fresh) > 0 && m.Rounds >= p.MaxRounds:
 		act.Do, act.Blockers = GiveUp, blockers
@@ -419,6 +422,9 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 		m.Same = sameFailures(m, fresh)
 		m.Failures = failures(fresh)
 		m.Rounds++
+		// The time the round works is not time waited: the wait for
+		// something new (GiveUpAfter) counts from the next look.
+		m.SeenSince = time.Time{}
 	case len(rerun) > 0:
 		act.Do, act.Checks = Rerun, rerun
 		for _, c := range rerun {
@@ -569,18 +575,31 @@ func latestReviews(rs forge.Reviews, self string) []forge.Review {
 }
 
 // fingerprint is what a look found, in short: two looks alike leave the
-// loop waiting longer.
-func fingerprint(o Observation) string {
+// loop waiting longer, and count towards Policy.GiveUpAfter. A passer-by's
+// words (their threads, replies and reviews) are not in it: they are no
+// feedback, and anyone could otherwise keep the loop from giving up.
+func fingerprint(p Policy, o Observation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s %s", o.PR.State, o.PR.HeadSHA, o.PR.Mergeable, o.Reviews.Decision)
 	for _, c := range o.Checks.Checks {
 		fmt.Fprintf(&b, "|%s=%s", c.Name, c.State)
 	}
+	counts := func(c forge.Comment) bool { return c.Author == p.Self || p.trusted(c) }
 	for _, t := range o.Threads {
-		fmt.Fprintf(&b, "|%s:%t:%d", t.ID, t.Resolved, len(t.Comments))
+		n := 0
+		for _, c := range t.Comments {
+			if counts(c) {
+				n++
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(&b, "|%s:%t:%d", t.ID, t.Resolved, n)
+		}
 	}
 	for _, r := range o.Reviews.Reviews {
-		fmt.Fprintf(&b, "|%d:%s", r.ID, r.State)
+		if counts(forge.Comment{Author: r.Author, Permission: r.Permission}) {
+			fmt.Fprintf(&b, "|%d:%s", r.ID, r.State)
+		}
 	}
 	return b.String()
 }
@@ -590,7 +609,7 @@ func (m Memory) look(seen string, at time.Time) Memory {
 	switch {
 	case seen != m.Seen:
 		m.Seen, m.Quiet, m.SeenSince = seen, 0, at
-	case m.SeenSince.IsZero(): // a memory kept before SeenSince was
+	case m.SeenSince.IsZero(): // after a round or a resume, or kept before SeenSince was
 		m.Quiet++
 		m.SeenSince = at
 	default:

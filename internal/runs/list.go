@@ -43,7 +43,8 @@ type Listed struct {
 	SpentKnown bool    `json:"spentKnown"`
 	// Current is where a run whose status is running stands (nil for the
 	// others). A running run that is not Live was killed: Current is where
-	// it was cut, and `jlgcli resume` goes on from there.
+	// it was cut, and `jlgcli resume` goes on from there. (A run on
+	// Temporal is Live while its record says running.)
 	Current *Current `json:"current,omitempty"`
 	// PR is, for a pull-request run (jlgcli pr, task --until), its pull
 	// request and how far its work went; nil for the other runs.
@@ -174,11 +175,17 @@ func (l *lister) run(row store.RunRow) Listed {
 	r.Temporal = run.Meta.Temporal
 	if row.Live && r.Temporal == nil {
 		// A process runs it here: it runs, whatever its row last said (a
-		// resume writes the row at its first checkpoint, which can be
-		// minutes away; until then the row says how it stopped). The lock
+		// resume writes its row running at once, but until then, or by a
+		// jlgcli from before that, the row says how it stopped). The lock
 		// of a run on Temporal only says that a jlgcli here holds its
 		// record (following it, or writing what the server said).
 		r.Status = store.Running
+	}
+	if r.Temporal != nil {
+		// Its workers run it as long as its record says so (show says
+		// the same): nobody here need hold its lock (--detach, a Ctrl-C
+		// that stopped following), and it was not killed for that.
+		r.Live = r.Status == store.Running
 	}
 	if row.Command == "pr" {
 		l.prAt(run, &r)

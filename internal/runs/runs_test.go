@@ -263,3 +263,27 @@ func TestListLiveIsRunning(t *testing.T) {
 		t.Errorf("let go: %s, want interrupted", s)
 	}
 }
+
+// TestListTemporalRunIsNotKilled: a run sent to Temporal that nobody here
+// follows (--detach, or a Ctrl-C that stopped following) runs on the
+// workers: it is listed live while its record says running, as show says
+// it, not killed (the board's first screen put it under "needs you",
+// "killed, resumable", and top said "killed"). Its lock only says that a
+// jlgcli here holds its record.
+func TestListTemporalRunIsNotKilled(t *testing.T) {
+	root := t.TempDir()
+	on := &store.Temporal{Address: "temporal.internal:7233", Namespace: "default", Queue: "jlgcli"}
+	create(t, root, "20261128T050000Z-0detach0", store.Meta{Command: "pr", Prompt: "Make it so", Temporal: on}, store.Progress{Status: store.Running})
+	create(t, root, "20261128T040000Z-0ended00", store.Meta{Command: "task", Prompt: "Done", Temporal: on}, store.Progress{Status: "done"})
+	rows, err := List(root, store.Filter{})
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("list: %v %+v", err, rows)
+	}
+	live := map[string]bool{}
+	for _, r := range rows {
+		live[r.ID] = r.Live
+	}
+	if !live["20261128T050000Z-0detach0"] || live["20261128T040000Z-0ended00"] {
+		t.Errorf("live: %v, want the running one live, the ended one not", live)
+	}
+}

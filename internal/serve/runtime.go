@@ -107,9 +107,12 @@ func (r *Runtime) Show(ctx context.Context, id string) (Shown, error) {
 	}
 	if st.Task != nil && st.Live && st.Worktree.Path != "" {
 		// Its attempt under way: the worktree as it is now.
-		if ch, err := r.live.Of(ctx, st.Worktree); err == nil {
+		switch ch, err := r.live.Of(ctx, st.Worktree); {
+		case err == nil:
 			kept := taskengine.ChangeOf(ch)
 			out.Working = &kept
+		case errors.Is(err, runs.ErrMeasuring):
+			out.Measuring = true
 		}
 	}
 	if st.Batch != nil {

@@ -68,8 +68,9 @@ type Shown struct {
 	Tasks map[string]*taskengine.Result
 	// Working is, for a task whose attempt is under way here, its
 	// worktree's change now against its base (runs.LiveDiffs); nil when
-	// none is measured.
-	Working *taskengine.Change
+	// none is measured. Measuring: its first measurement is under way.
+	Working   *taskengine.Change
+	Measuring bool
 }
 
 // Object is what show --json prints of the run.

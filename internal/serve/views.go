@@ -92,10 +92,18 @@ func shortHash(s string) string {
 	return s
 }
 
+// MaxFilesShown bounds the files of a change a page lists: an agent may
+// make them by the hundred thousand, and a task's page under way is asked
+// for again every few seconds.
+const MaxFilesShown = 500
+
 // filesView is an attempt's change file by file, as its page lists it:
 // each file's lines added and deleted (git's numstat), and their sums.
 type filesView struct {
 	Files []git.FileChange
+	// Shown are the first MaxFilesShown files, More how many others.
+	Shown []git.FileChange
+	More  int
 	// Added and Deleted sum the text files' lines; Binary counts the
 	// binary files (whose lines git does not count).
 	Added, Deleted, Binary int
@@ -103,7 +111,7 @@ type filesView struct {
 
 // filesOf is the view of the files of a change.
 func filesOf(files []git.FileChange) filesView {
-	v := filesView{Files: files}
+	v := filesView{Files: files, Shown: files[:min(len(files), MaxFilesShown)], More: max(len(files)-MaxFilesShown, 0)}
 	for _, f := range files {
 		if f.Binary() {
 			v.Binary++

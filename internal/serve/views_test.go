@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -177,5 +178,45 @@ func TestRunsPageKilledOrLive(t *testing.T) {
 	}
 	if !strings.Contains(body, `<span class="st stop">killed, resumable</span>`) || !strings.Contains(body, killedWhy) {
 		t.Errorf("the killed run's line under Needs you does not say it was killed")
+	}
+}
+
+// A live task whose worktree is still being measured (an agent left a file
+// of gigabytes in it) has its section all the same, saying so, and the
+// page keeps asking for it (data-refresh): it is not left without the
+// worktree once the measurement ends.
+func TestWorktreeBeingMeasured(t *testing.T) {
+	res := &taskengine.Result{Status: engine.StatusRunning}
+	body := pageOf(t, Shown{ID: "20261128T090000Z-dddddddd", Command: "task", Live: true, Task: res, Measuring: true})
+	if !strings.Contains(body, `<section class="working" data-refresh=`) || !strings.Contains(body, "being measured") {
+		t.Errorf("a worktree being measured:\n%s", body)
+	}
+	ch := taskengine.Change{Empty: true, Files: []git.FileChange{}}
+	body = pageOf(t, Shown{ID: "20261128T090000Z-dddddddd", Command: "task", Live: true, Task: res, Working: &ch})
+	if !strings.Contains(body, `<section class="working" data-refresh=`) || !strings.Contains(body, "No change yet") || strings.Contains(body, "being measured") {
+		t.Errorf("a worktree measured:\n%s", body)
+	}
+	if body = pageOf(t, Shown{ID: "20261128T090000Z-dddddddd", Command: "task", Task: res}); strings.Contains(body, "data-refresh") {
+		t.Errorf("a task not under way here asks again for its worktree")
+	}
+}
+
+// An agent may fill its worktree with files by the hundred thousand: the
+// page lists the first MaxFilesShown of a change and counts the others,
+// for the worktree asked again every 2 seconds as for an attempt's.
+func TestChangeOfManyFilesIsBounded(t *testing.T) {
+	var files []git.FileChange
+	for i := range 100000 {
+		files = append(files, git.FileChange{Path: fmt.Sprintf("junk/%06d.txt", i), Status: "A", Added: 1})
+	}
+	ch := taskengine.Change{Files: files, Diff: "diff --git a/junk/000000.txt b/junk/000000.txt\n"}
+	res := &taskengine.Result{Status: engine.StatusRunning, Attempts: []taskengine.Attempt{{Number: 1, Tier: "fast", Change: ch}}}
+	body := pageOf(t, Shown{ID: "20261128T090000Z-eeeeeeee", Command: "task", Live: true, Task: res, Working: &ch})
+	if len(body) > 1<<20 {
+		t.Fatalf("the page of a change of 100000 files is %d bytes", len(body))
+	}
+	if !strings.Contains(body, "junk/000000.txt") || strings.Contains(body, fmt.Sprintf("junk/%06d.txt", MaxFilesShown)) ||
+		!strings.Contains(body, fmt.Sprintf("and %d more files", 100000-MaxFilesShown)) || !strings.Contains(body, "100000 files") {
+		t.Errorf("the files of a change of 100000 files are not the first %d and a count", MaxFilesShown)
 	}
 }

@@ -34,7 +34,11 @@ const (
 	// change against its base's tests before it is called done or merged
 	// (histories made before it replay without it).
 	judgeTestsChange = "pr-judge-tests"
-	QueryPR          = "pr"
+	// prWorkflowClock: a look's time, and a push's, are the workflow's
+	// clock, not that of the worker that made it (workers' clocks differ:
+	// the checks' grace and --give-up-after count on one clock).
+	prWorkflowClock = "pr/workflow-clock"
+	QueryPR         = "pr"
 )
 
 // ErrPRRefused is the type of the error of PRBegin for a pull request the
@@ -243,7 +247,8 @@ func PullRequestWorkflow(ctx workflow.Context, in PRInput) (local.PRResult, erro
 	if err := workflow.SetQueryHandler(ctx, QueryPR, func() (PRState, error) { return *st, nil }); err != nil {
 		return local.PRResult{}, err
 	}
-	w := &prFlow{ctx: ctx, in: in, st: st, started: workflow.Now(ctx), policy: in.Policy.WithDefaults()}
+	w := &prFlow{ctx: ctx, in: in, st: st, started: workflow.Now(ctx), policy: in.Policy.WithDefaults(),
+		clock: workflow.GetVersion(ctx, prWorkflowClock, workflow.DefaultVersion, 1) >= 1}
 	return w.run()
 }
 
@@ -254,6 +259,9 @@ type prFlow struct {
 	st      *PRState
 	started time.Time
 	policy  pull.Policy
+	// clock: looks and pushes are timed by the workflow's clock
+	// (prWorkflowClock).
+	clock bool
 }
 
 func (w *prFlow) run() (local.PRResult, error) {
@@ -290,6 +298,9 @@ func (w *prFlow) run() (local.PRResult, error) {
 		var o pull.Observation
 		if err := workflow.ExecuteActivity(in.forgeOptions(ctx), PRLookName, in.forgeOf(st)).Get(ctx, &o); err != nil {
 			return w.failed(err, "look at the pull request")
+		}
+		if w.clock {
+			o.At = workflow.Now(ctx)
 		}
 		act, next := pull.Decide(w.policy, o, st.Memory)
 		var ready PRRoundReady
@@ -399,18 +410,15 @@ func (w *prFlow) first() (local.PRResult, bool) {
 	if res.Status == engine.StatusInterrupted && ctx.Err() != nil {
 		// Stopped: a resume goes on with it, from its history.
 		r, _ := w.stopped("the task " + res.RunID + " was stopped")
-		return r, true
+		return withCost(r, res), true
 	}
 	if local.Resumable(res.Status) {
 		// Stopped by a limit of its own (time, rate limit, attempts, no
 		// progress): it stays under way, as a batch's task does, and a
 		// resume goes on with it from its history (a new turn of its
-		// tier), which counts what it spent. Its cost is told in the
-		// result, not kept in the state.
+		// tier), which counts what it spent.
 		r, _ := w.end(res.Status, fmt.Sprintf("the task %s ended %s: %s", res.RunID, res.Status, res.Details), nil)
-		r.CostUSD += res.CostUSD
-		r.CostKnown = r.CostKnown || res.CostKnown
-		return r, true
+		return withCost(r, res), true
 	}
 	w.addPrior(res)
 	st.Result.CostUSD += res.CostUSD
@@ -481,10 +489,10 @@ func (w *prFlow) round() (local.PRResult, bool) {
 			// history, which counts what it spent.
 			if ctx.Err() != nil {
 				out, _ := w.stopped(fmt.Sprintf("round %d (task %s) was stopped", end.Round, end.RunID))
-				return out, true
+				return withCost(out, res), true
 			}
 			out, _ := w.end(status, reason, nil)
-			return out, true
+			return withCost(out, res), true
 		}
 		st.Round = nil
 		st.Result.CostUSD += res.CostUSD
@@ -508,11 +516,24 @@ func (w *prFlow) round() (local.PRResult, bool) {
 	st.Result.Rounds = append(st.Result.Rounds, r.ended(p.End))
 	st.Round = nil
 	if p.End.Pushed != "" {
+		if w.clock {
+			p.At = workflow.Now(ctx)
+		}
 		st.Memory = st.Memory.PushedAt(p.End.Pushed, p.At)
 		st.Result.Head = p.End.Pushed
 		w.addPushed(res, r.Data.Round)
 	}
 	return local.PRResult{}, false
+}
+
+// withCost is the result r of a run that ended with res, its task under
+// way, stopped: what that task spent is told in the result (a batch's
+// budget and summary count it, as they count a round ended here), not
+// kept in the state, since the resume's task counts it again in its own.
+func withCost(r local.PRResult, res taskengine.Result) local.PRResult {
+	r.CostUSD += res.CostUSD
+	r.CostKnown = r.CostKnown || res.CostKnown
+	return r
 }
 
 func firstOf(a, b string) string {

@@ -32,14 +32,19 @@ type prWorld struct {
 	calls []string
 	// rounds are the inputs of the rounds' task workflows.
 	rounds []TaskInput
-	// round is the status of each round's task (done when unset).
+	// round is the status of each round's task (done when unset); with
+	// hold, each task works until it is cancelled, then ends interrupted.
 	round    engine.Status
+	hold     bool
 	comments []string
 	pushed   []PRPushInput
 	moved    bool
 	// weakened is what the judgement of the whole change says ("": it
 	// weakens no test).
 	weakened string
+	// behind is how far behind the workflow's clock the clock of the
+	// worker that makes each look is (the last one is repeated).
+	behind []time.Duration
 }
 
 func (w *prWorld) call(name string) {
@@ -80,8 +85,11 @@ func newPREnv(t *testing.T, w *prWorld) *testsuite.TestWorkflowEnvironment {
 		defer w.mu.Unlock()
 		w.calls = append(w.calls, "look")
 		o := w.looks[min(w.seen, len(w.looks)-1)]
-		w.seen++
 		o.At = env.Now()
+		if len(w.behind) > 0 {
+			o.At = o.At.Add(-w.behind[min(w.seen, len(w.behind)-1)])
+		}
+		w.seen++
 		return o, nil
 	})
 	env.OnActivity(PRRoundName, mockAny, mockAny).Return(func(_ context.Context, in PRRoundInput) (PRRoundReady, error) {
@@ -119,14 +127,17 @@ func newPREnv(t *testing.T, w *prWorld) *testsuite.TestWorkflowEnvironment {
 		w.mu.Unlock()
 		return "https://forge/o/r/pulls/7#c1", nil
 	})
-	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(_ workflow.Context, in TaskInput) (taskengine.Result, error) {
+	env.OnWorkflow(TaskWorkflowName, mockAny, mockAny).Return(func(ctx workflow.Context, in TaskInput) (taskengine.Result, error) {
 		w.call("task " + in.RunID)
 		w.mu.Lock()
 		w.rounds = append(w.rounds, in)
-		st := w.round
+		st, hold := w.round, w.hold
 		w.mu.Unlock()
 		if st == "" {
 			st = engine.StatusDone
+		}
+		if hold && workflow.Sleep(ctx, 24*time.Hour) != nil {
+			st = engine.StatusInterrupted
 		}
 		res := taskengine.Result{RunID: in.RunID, Status: st, ExitCode: st.ExitCode(), CostUSD: 0.5, CostKnown: true, Details: "the round's task",
 			Attempts: []taskengine.Attempt{{Number: 1, Tier: "fake", Action: taskengine.ActionPass, Response: "fixed " + in.RunID}},
@@ -453,5 +464,78 @@ func TestPRGiveUpAfterOnTheWorkflowsClock(t *testing.T) {
 	want := []time.Duration{15 * time.Second, 30 * time.Second, 25 * time.Second}
 	if fmt.Sprint(*timers) != fmt.Sprint(want) {
 		t.Errorf("timers %v, want %v", *timers, want)
+	}
+}
+
+// What a task under way cost when the run ended (a round or the task that
+// opens the pull request, stopped by a limit of its own or by jlgcli
+// stop) is told in the run's result, as the run here tells it: a batch's
+// budget and summary count it, and the resume, whose task counts it
+// again in its own result, replaces it. The state a resume goes on from
+// does not count it.
+func TestPRTaskUnderWayCostIsTold(t *testing.T) {
+	first := func(in PRInput) PRInput {
+		in.Number, in.Task = 0, "Make it so"
+		in.First = &TaskInput{Task: "Make it so", Repo: in.Repo, BaseBranch: "main", Branch: "jlgcli/make-it-so-1", Spec: in.Spec, Queue: "q"}
+		return in
+	}
+	for _, tc := range []struct {
+		name   string
+		round  engine.Status
+		hold   bool
+		first  bool
+		status engine.Status
+	}{
+		{"a round timed out", engine.StatusTimeout, false, false, engine.StatusTimeout},
+		{"a round stopped", "", true, false, engine.StatusInterrupted},
+		{"the first task stopped", "", true, true, engine.StatusInterrupted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &prWorld{looks: []pull.Observation{obs("h1", forge.Failed)}, round: tc.round, hold: tc.hold}
+			env := newPREnv(t, w)
+			in := prInput(pull.Green)
+			child := PRRoundID(in.RunID, 1)
+			if tc.first {
+				in, child = first(in), PRTaskID(in.RunID)
+			}
+			if tc.hold {
+				// jlgcli stop: the server cancels the run and its task.
+				env.RegisterDelayedCallback(func() { env.CancelWorkflow(); env.CancelWorkflowByID(child, "") }, time.Hour)
+			}
+			env.ExecuteWorkflow(PullRequestWorkflowName, in)
+			res := prResult(t, env)
+			if res.Status != tc.status || res.CostUSD != 0.5 || !res.CostKnown {
+				t.Fatalf("result %+v, want %s with the 0.5 its task under way spent", res, tc.status)
+			}
+			v, err := env.QueryWorkflow(QueryPR)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st PRState
+			if err := v.Get(&st); err != nil || (st.Round == nil && st.First == nil) || st.Result.CostUSD != 0 {
+				t.Fatalf("state %+v (%v), want its task under way, its cost not counted there", st, err)
+			}
+		})
+	}
+}
+
+// Each look is made by whichever worker takes it, by its own clock: a
+// worker two hours behind the others made the first look, and the next,
+// on a worker on time, counted those two hours as waited (a give-up at
+// the second look, 'nothing new for 2h0m15s'). The workflow's clock
+// decides how long it waited.
+func TestPRGiveUpAfterIsNotTheWorkersClock(t *testing.T) {
+	w := &prWorld{looks: []pull.Observation{obs("h1", forge.Pending)}, behind: []time.Duration{2 * time.Hour, 0}}
+	env := newPREnv(t, w)
+	in := prInput(pull.Green)
+	in.Policy.GiveUpAfter = millis.Of(time.Hour)
+	start := env.Now()
+	env.ExecuteWorkflow(PullRequestWorkflowName, in)
+	res := prResult(t, env)
+	if res.Status != engine.StatusNeedsYou || !strings.Contains(res.Reason, "nothing new on the pull request for 1h0m0s") {
+		t.Fatalf("result %+v, want a give-up after the hour waited", res)
+	}
+	if got := env.Now().Sub(start); got < time.Hour {
+		t.Errorf("gave up %s in, want an hour", got)
 	}
 }

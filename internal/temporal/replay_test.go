@@ -149,6 +149,24 @@ func TestReplayPRHistory(t *testing.T) {
 	}
 }
 
+// prClockHistory is the pull request's workflow history recorded, as
+// prHistory was, by cd e2e/temporal && go test -count=1 -run
+// 'TestPRUntilMergedOnWorkers$' -update . once its looks and pushes were
+// timed by the workflow's clock (pr/workflow-clock, and pr-judge-tests):
+// the path of the pull requests submitted since; prHistory is the one
+// before it.
+const prClockHistory = "testdata/pr-clock-history.json"
+
+// TestReplayPRClockHistory: the pull request's workflow replays the
+// history of its newest path too.
+func TestReplayPRClockHistory(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(PullRequestWorkflow, workflow.RegisterOptions{Name: PullRequestWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, prClockHistory); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestReplayCatchesAChangedPRWorkflow: the replay can fail: a workflow that
 // waits with an activity instead of a timer does not replay the history.
 func TestReplayCatchesAChangedPRWorkflow(t *testing.T) {
