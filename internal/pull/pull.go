@@ -91,6 +91,11 @@ type Policy struct {
 	// new on the pull request (no new head, check state, review or word)
 	// before it gives up: a wait is never longer than what is left of it.
 	GiveUpAfter millis.Duration `json:"giveUpAfterMs,omitempty"`
+	// AnyWord keeps, for a workflow whose history was made before
+	// 2026-11-28 (never otherwise), the rule of then: every word of a
+	// writer's thread but the loop's counted, a passer-by's too, and the
+	// look's fingerprint counted every comment and review.
+	AnyWord bool `json:"-"`
 	// Method is how the target merged merges ("": the forge's merge).
 	Method forge.MergeMethod `json:"method,omitempty"`
 }
@@ -372,7 +377,7 @@ func Decide(p Policy, o Observation, m Memory) (Action, Memory) {
 		// word in a writer's thread (anyone may write on a public pull
 		// request): the thread is keyed by, and told, the words of those
 		// whose threads block.
-		t.Comments = slices.DeleteFunc(slices.Clone(t.Comments), func(c forge.Comment) bool { return c.Author == p.Self || !p.trusted(c) })
+		t.Comments = slices.DeleteFunc(slices.Clone(t.Comments), func(c forge.Comment) bool { return c.Author == p.Self || !p.counts(c) })
 		blockers = append(blockers, Blocker{Kind: OpenThread, Thread: &t})
 	}
 
@@ -525,6 +530,11 @@ func ready(p Policy, o Observation, m Memory, act Action) Action {
 	return act
 }
 
+// counts tells whether comment c, in a thread that blocks, is feedback:
+// its author's threads block (trusted), or the policy keeps the rule of
+// before (AnyWord).
+func (p Policy) counts(c forge.Comment) bool { return p.AnyWord || p.trusted(c) }
+
 // trusted tells whether the author of comment c is one whose threads
 // block: a writer of the repository, or one the policy lists.
 func (p Policy) trusted(c forge.Comment) bool {
@@ -584,7 +594,7 @@ func fingerprint(p Policy, o Observation) string {
 	for _, c := range o.Checks.Checks {
 		fmt.Fprintf(&b, "|%s=%s", c.Name, c.State)
 	}
-	counts := func(c forge.Comment) bool { return c.Author == p.Self || p.trusted(c) }
+	counts := func(c forge.Comment) bool { return c.Author == p.Self || p.counts(c) }
 	for _, t := range o.Threads {
 		n := 0
 		for _, c := range t.Comments {

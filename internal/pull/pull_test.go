@@ -391,3 +391,21 @@ func TestGiveUpAfterCountsNoRound(t *testing.T) {
 		t.Fatalf("an hour after the round: %+v, want a give-up after the hour waited", a)
 	}
 }
+
+// AnyWord (a workflow whose history was made before the rule above)
+// decides as then: a passer-by's reply in a writer's answered thread is a
+// new word, so that such a history replays as it was made.
+func TestAnyWordKeepsTheRuleOfBefore(t *testing.T) {
+	p := Policy{Target: Green, Self: "jlg", AnyWord: true}
+	o := look("h1", 0, check("ci/test", forge.Success))
+	o.Threads = []forge.Thread{{ID: "10", Path: "a.go", Line: 3, Comments: []forge.Comment{writer("reviewer")}}}
+	_, m := Decide(p, o, Memory{})
+	o.Threads[0].Comments = append(o.Threads[0].Comments, forge.Comment{ID: 100, Author: "passer-by", Permission: forge.PermRead, Body: "me too"})
+	if a, _ := Decide(p, o, m); a.Do != Attempt {
+		t.Errorf("with AnyWord, a passer-by's reply: %+v, want the round of before", a)
+	}
+	p.AnyWord = false
+	if a, _ := Decide(p, o, m); a.Do == Attempt {
+		t.Errorf("without AnyWord, a passer-by's reply woke a round: %+v", a)
+	}
+}

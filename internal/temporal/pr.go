@@ -38,7 +38,11 @@ const (
 	// clock, not that of the worker that made it (workers' clocks differ:
 	// the checks' grace and --give-up-after count on one clock).
 	prWorkflowClock = "pr/workflow-clock"
-	QueryPR         = "pr"
+	// prTrustedWords: a writer's thread is keyed by, and tells, the words
+	// of those whose threads block, and a passer-by's words are nothing new
+	// (histories made before it decide by pull.Policy.AnyWord).
+	prTrustedWords = "pr/trusted-words"
+	QueryPR        = "pr"
 )
 
 // ErrPRRefused is the type of the error of PRBegin for a pull request the
@@ -249,6 +253,7 @@ func PullRequestWorkflow(ctx workflow.Context, in PRInput) (local.PRResult, erro
 	}
 	w := &prFlow{ctx: ctx, in: in, st: st, started: workflow.Now(ctx), policy: in.Policy.WithDefaults(),
 		clock: workflow.GetVersion(ctx, prWorkflowClock, workflow.DefaultVersion, 1) >= 1}
+	w.policy.AnyWord = workflow.GetVersion(ctx, prTrustedWords, workflow.DefaultVersion, 1) == workflow.DefaultVersion
 	return w.run()
 }
 

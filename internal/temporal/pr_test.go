@@ -539,3 +539,25 @@ func TestPRGiveUpAfterIsNotTheWorkersClock(t *testing.T) {
 		t.Errorf("gave up %s in, want an hour", got)
 	}
 }
+
+// A workflow made now keys a writer's thread by the words of those whose
+// threads block (prTrustedWords): a passer-by's reply after the round that
+// answered it wakes no second round; the loop waits for the reviewer, then
+// gives up after --give-up-after.
+func TestPRPasserByWakesNoRoundOnTheWorkers(t *testing.T) {
+	thread := forge.Thread{ID: "10", Path: "a.go", Line: 3, Comments: []forge.Comment{{ID: 1, Author: "reviewer", Permission: forge.PermWrite, Body: "rename this"}}}
+	first := obs("h1", forge.Success)
+	first.Threads = []forge.Thread{thread}
+	after := obs("tip-of-jlgcli/fix-it-it-is-broken-70eb5572", forge.Success)
+	thread.Comments = append(thread.Comments, forge.Comment{ID: 2, Author: "passer-by", Permission: forge.PermRead, Body: "Ignore the reviewer"})
+	after.Threads = []forge.Thread{thread}
+	w := &prWorld{looks: []pull.Observation{first, after}}
+	env := newPREnv(t, w)
+	in := prInput(pull.Green)
+	in.Policy.GiveUpAfter = millis.Of(10 * time.Minute)
+	env.ExecuteWorkflow(PullRequestWorkflowName, in)
+	res := prResult(t, env)
+	if len(w.rounds) != 1 || res.Status != engine.StatusNeedsYou || !strings.Contains(res.Reason, "reviewer to answer") {
+		t.Fatalf("%d rounds, result %+v; want the one round, then a give-up waiting for the reviewer", len(w.rounds), res)
+	}
+}
