@@ -735,9 +735,7 @@ func (w *prWatch) work(ctx context.Context, l prLog) (PRResult, error) {
 			for _, b := range act.Blockers {
 				rd.Blockers = append(rd.Blockers, b.String())
 				if b.Thread != nil {
-					t := *b.Thread
-					t.Comments, t.DiffHunk = nil, ""
-					rd.Threads = append(rd.Threads, t)
+					rd.Threads = append(rd.Threads, journaledThread(*b.Thread))
 				}
 				if b.Kind == pull.Conflict {
 					if err := w.mergeBase(ctx, &rd, o.PR, b, len(act.Blockers) == 1); err != nil {
@@ -1061,6 +1059,18 @@ func RoundFailed(end PRRoundEndData) (engine.Status, string) {
 		return st, fmt.Sprintf("round %d (task %s) spent the budget", end.Round, end.RunID)
 	}
 	return engine.StatusNeedsYou, fmt.Sprintf("round %d (task %s) ended %s: %s", end.Round, end.RunID, st, oneLine(end.Details))
+}
+
+// journaledThread is thread t as a round's journal keeps it, to answer it
+// once the round pushed: where it is, and its first comment's id and
+// author (GitHub answers a thread in reply to its first comment), not the
+// words or the hunk.
+func journaledThread(t forge.Thread) forge.Thread {
+	if len(t.Comments) > 0 {
+		t.Comments = []forge.Comment{{ID: t.Comments[0].ID, Author: t.Comments[0].Author}}
+	}
+	t.DiffHunk = ""
+	return t
 }
 
 // ConflictReason is why a round for blockers is not made on Temporal
