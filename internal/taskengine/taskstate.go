@@ -124,7 +124,6 @@ type Change struct {
 // MaxKeptDiff bounds each diff kept in an attempt's record.
 const MaxKeptDiff = 16 << 10
 
-// changeOf keeps c within MaxKeptDiff.
 // Paths are the paths of the change's files, in its order.
 func (c Change) Paths() []string {
 	var out []string
