@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -91,6 +92,29 @@ func (f FileChange) Binary() bool { return f.Added < 0 }
 // worktree through a temporary index and changes nothing.
 func (w *Worktree) Diff(ctx context.Context) (Change, error) {
 	g := w.tree(ctx)
+	tree, err := captureTree(ctx, g)
+	if err != nil {
+		return Change{}, err
+	}
+	return diffTrees(ctx, g, w.Base, tree)
+}
+
+// Peek is Diff that leaves no trace in the repository: the objects the
+// measurement writes (the worktree's files, its tree) go to a scratch
+// object store, removed after, so that a worktree measured again and again
+// while an agent works (the board, top) does not fill the repository with
+// the blobs of every state it passed through.
+func (w *Worktree) Peek(ctx context.Context) (Change, error) {
+	g := w.tree(ctx)
+	if g.err != nil {
+		return Change{}, g.err
+	}
+	dir, err := os.MkdirTemp("", "jlgcli-objects-")
+	if err != nil {
+		return Change{}, err
+	}
+	defer os.RemoveAll(dir)
+	g.scratch = dir
 	tree, err := captureTree(ctx, g)
 	if err != nil {
 		return Change{}, err

@@ -2,6 +2,7 @@ package git
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -307,5 +308,39 @@ func TestDiffFromMeasuresOnlyWhatChangedSince(t *testing.T) {
 	}
 	if c, err = w.DiffFrom(ctx, start); err != nil || !c.Empty {
 		t.Errorf("back to the snapshot: %+v, %v", c, err)
+	}
+}
+
+// Peek measures as Diff does and leaves no object in the repository (a
+// worktree measured every few seconds while an agent works); Diff, whose
+// objects the engine keeps, does write them.
+func TestPeekLeavesNoTrace(t *testing.T) {
+	t.Parallel()
+	dir, r := newRepo(t)
+	w := newTask(t, r, "t1")
+	write(t, w.Path, "draft.txt", "a draft seen only by a peek\n")
+	blob := tgit(t, w.Path, "hash-object", "draft.txt")
+	peeked, err := w.Peek(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(peeked.Files) != 1 || peeked.Files[0].Path != "draft.txt" || peeked.Files[0].Added != 1 || !strings.Contains(peeked.Text, "+a draft seen only by a peek") {
+		t.Fatalf("peek = %+v", peeked)
+	}
+	has := func() bool {
+		return exec.Command("git", "-C", dir, "cat-file", "-e", blob).Run() == nil
+	}
+	if has() {
+		t.Error("the peek wrote the draft's blob into the repository")
+	}
+	measured, err := w.Diff(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if measured.Hash != peeked.Hash {
+		t.Errorf("Diff and Peek differ: %s and %s", measured.Hash, peeked.Hash)
+	}
+	if !has() {
+		t.Error("Diff did not write the blob: the test cannot tell a peek from a diff")
 	}
 }

@@ -251,6 +251,10 @@ type runner struct {
 	// err, when set, is why no repository could be pinned: every call
 	// fails with it.
 	err error
+	// scratch, when set, is where the objects git writes go (the
+	// repository's own are read through it): a measurement that leaves
+	// no trace (Worktree.Peek).
+	scratch string
 }
 
 // safety are the -c options of every call: no hook of any kind, no
@@ -282,6 +286,9 @@ func (g runner) environ(extra []string) []string {
 	env = append(env, "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
 	if g.commonDir != "" {
 		env = append(env, "GIT_COMMON_DIR="+g.commonDir)
+	}
+	if g.scratch != "" && g.commonDir != "" {
+		env = append(env, "GIT_OBJECT_DIRECTORY="+g.scratch, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(g.commonDir, "objects"))
 	}
 	return append(env, extra...)
 }
@@ -603,7 +610,7 @@ type treeCache struct {
 // key is the key of object id in g's repository; "" when id is not a whole
 // object id or g is pinned to no repository.
 func (c *treeCache) key(g runner, id string) string {
-	if g.commonDir == "" || !isObjectID(id) {
+	if g.commonDir == "" || g.scratch != "" || !isObjectID(id) { // a scratch store's objects are gone after
 		return ""
 	}
 	return g.commonDir + "\x00" + id

@@ -48,9 +48,10 @@ type measured struct {
 }
 
 // Of is the change of a task's worktree now against its base
-// (git.Worktree.Diff: through a temporary index, its git calls hardened
-// as the engine's are, nothing in the worktree changed), measured again
-// at most every LiveEvery.
+// (git.Worktree.Peek: through a temporary index and a scratch object
+// store, its git calls hardened as the engine's are, nothing in the
+// worktree or the repository changed), measured again at most every
+// LiveEvery.
 //
 // One measurement of a worktree at a time, and nobody held by it (an agent
 // may leave a file of gigabytes to hash): it runs on its own, and the
@@ -107,7 +108,7 @@ func (l *LiveDiffs) Of(ctx context.Context, wt git.Worktree) (git.Change, error)
 func (l *LiveDiffs) measure(ctx context.Context, wt git.Worktree, c *measured, busy chan struct{}) {
 	ctx, cancel := context.WithTimeout(ctx, maxMeasure)
 	defer cancel()
-	ch, err := wt.Diff(ctx)
+	ch, err := wt.Peek(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c.ended, c.err = time.Now(), err
