@@ -471,7 +471,7 @@ func giveUpAfter(p Policy, o Observation, m Memory, act Action, blockers []Block
 	}
 	return Action{Do: GiveUp, Head: act.Head, Blockers: blockers,
 		Reason: fmt.Sprintf("nothing new on the pull request for %s (--give-up-after) while it waited for %s",
-			idle.Round(time.Second), strings.Join(act.Waiting, ", "))}
+			p.GiveUpAfter.Duration(), strings.Join(act.Waiting, ", "))}
 }
 
 // MaxSameFailures is how many rounds in a row may be woken for the same
