@@ -12,14 +12,10 @@ import (
 	"github.com/jlgcli/jlgcli/internal/git"
 )
 
-// TestLiveDiffs: the diff of a task under way is its worktree as it is
-// now, measured again at most every LiveEvery, and never twice at once:
-// while a measurement runs, the last one is given (ErrMeasuring before the
-// first).
-func TestLiveDiffs(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
+// liveWorktree is the worktree of task run id in a new repository of one
+// empty commit.
+func liveWorktree(t *testing.T, id string) *git.Worktree {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "base"}} {
@@ -33,10 +29,23 @@ func TestLiveDiffs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt, err := repo.NewWorktree(ctx, "20261128T050000Z-00live00", "Go on", "", false)
+	wt, err := repo.NewWorktree(ctx, id, "Go on", "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return wt
+}
+
+// TestLiveDiffs: the diff of a task under way is its worktree as it is
+// now, measured again at most every LiveEvery, and never twice at once:
+// while a measurement runs, the last one is given (ErrMeasuring before the
+// first).
+func TestLiveDiffs(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	ctx := context.Background()
+	wt := liveWorktree(t, "20261128T050000Z-00live00")
 	write := func(name string) {
 		if err := os.WriteFile(filepath.Join(wt.Path, name), []byte(name+"\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -102,22 +111,7 @@ func TestLiveDiffsDoNotHoldTheAsker(t *testing.T) {
 		t.Skip("no git")
 	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "base"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	repo, err := git.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, err := repo.NewWorktree(ctx, "20261128T050000Z-00slow00", "Go on", "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wt := liveWorktree(t, "20261128T050000Z-00slow00")
 	if err := os.WriteFile(filepath.Join(wt.Path, "huge.bin"), []byte("as good as gigabytes\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
