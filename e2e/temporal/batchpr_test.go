@@ -38,12 +38,7 @@ func TestBatchPRsOnWorkers(t *testing.T) {
 	defer cancel()
 	w, srv, repo, co := forgeWorld(ctx, t, prAgent)
 	must(t, repo.Protect(ctx, "main", giteatest.ProtectOptions{RequiredContexts: []string{"ci/test"}}))
-	ci := repo.CI(func(giteatest.Head) giteatest.Verdict {
-		return giteatest.Verdict{"ci/test": {State: gitea.StatusSuccess, Description: "all tests pass", After: time.Second}}
-	})
-	ci.Interval = 100 * time.Millisecond
-	ci.Start(ctx)
-	t.Cleanup(func() { _ = ci.Stop() })
+	greenCI(ctx, t, repo, time.Second)
 	sheets := w.sheets("", map[string]string{"a": "# a\nWrite a.\n", "b": "---\ndepends: [a]\n---\n# b\nWrite b.\n"})
 
 	clientEnv := w.env
@@ -84,6 +79,18 @@ func TestBatchPRsOnWorkers(t *testing.T) {
 	if all, merged := mergedPRs(t, srv, repo); all != 2 || merged != 2 {
 		t.Errorf("%d pull requests, %d merged; want 2, both merged", all, merged)
 	}
+}
+
+// greenCI starts, for the rest of the test, a CI that posts ci/test as
+// passing on each new head of repo's pull requests, after.
+func greenCI(ctx context.Context, t *testing.T, repo giteatest.Repo, after time.Duration) {
+	t.Helper()
+	ci := repo.CI(func(giteatest.Head) giteatest.Verdict {
+		return giteatest.Verdict{"ci/test": {State: gitea.StatusSuccess, Description: "all tests pass", After: after}}
+	})
+	ci.Interval = 100 * time.Millisecond
+	ci.Start(ctx)
+	t.Cleanup(func() { _ = ci.Stop() })
 }
 
 // mergedPRs counts the pull requests of repo, and those merged.
@@ -145,12 +152,7 @@ func TestResumeABatchOfPRsOnWorkers(t *testing.T) {
 		t.Fatalf("%d agent calls before the resume, want a's one", n)
 	}
 
-	ci := repo.CI(func(giteatest.Head) giteatest.Verdict {
-		return giteatest.Verdict{"ci/test": {State: gitea.StatusSuccess, Description: "all tests pass", After: time.Second}}
-	})
-	ci.Interval = 100 * time.Millisecond
-	ci.Start(ctx)
-	t.Cleanup(func() { _ = ci.Stop() })
+	greenCI(ctx, t, repo, time.Second)
 	stdout, stderr, code := w.runIn(co, "resume", "--json", batchID)
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
@@ -183,12 +185,7 @@ func TestDetachedPROnWorkers(t *testing.T) {
 	defer cancel()
 	w, srv, repo, co := forgeWorld(ctx, t, prAgent)
 	must(t, repo.Protect(ctx, "main", giteatest.ProtectOptions{RequiredContexts: []string{"ci/test"}}))
-	ci := repo.CI(func(giteatest.Head) giteatest.Verdict {
-		return giteatest.Verdict{"ci/test": {State: gitea.StatusSuccess, Description: "all tests pass", After: 3 * time.Second}}
-	})
-	ci.Interval = 100 * time.Millisecond
-	ci.Start(ctx)
-	t.Cleanup(func() { _ = ci.Stop() })
+	greenCI(ctx, t, repo, 3*time.Second)
 	clientEnv := w.env
 	w.env = append(w.env, tokenVar+"="+srv.Admin.Token)
 	w.worker("w1")
